@@ -1,0 +1,19 @@
+import { z } from 'zod';
+
+/** Stored credentials of a connection, one shape per auth mode (the API's `credentials`). */
+export const apiKeyCredentialsSchema = z.object({ type: z.literal('API_KEY'), apiKey: z.string().min(1) });
+export const oauth2CredentialsSchema = z.object({
+  type: z.literal('OAUTH2'),
+  access_token: z.string().min(1),
+  refresh_token: z.string().min(1).optional(),
+  expires_at: z.iso.datetime({ offset: true }).optional(),
+  raw: z.record(z.string(), z.unknown()).optional(),
+});
+export const appCredentialsSchema = z.object({
+  type: z.literal('APP'),
+  app_id: z.string().regex(/^\d+$/, 'app_id must be numeric'),
+  installation_id: z.string().regex(/^\d+$/, 'installation_id must be numeric'),
+});
+
+export const credentialsSchema = z.discriminatedUnion('type', [apiKeyCredentialsSchema, oauth2CredentialsSchema, appCredentialsSchema]);
+export type Credentials = z.infer<typeof credentialsSchema>;

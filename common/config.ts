@@ -1,0 +1,42 @@
+import { z } from 'zod';
+
+/**
+ * All configuration comes from the environment, parsed once here. No other module reads
+ * process.env: they receive the parsed Config (or the part they need).
+ */
+const duration = z.coerce.number().int().positive();
+
+export const configSchema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3003),
+  /** The public base URL of the API (used in connect links and status URLs). */
+  WEFT_PUBLIC_URL: z.string().url().optional(),
+  TEMPORAL_ADDRESS: z.string().min(1).optional(),
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  MONGODB_URI: z.string().min(1).optional(),
+  MONGODB_DB: z.string().min(1).default('weft'),
+  /** 32 bytes, base64: the AES-256-GCM key that encrypts stored credentials. */
+  WEFT_ENCRYPTION_KEY: z.string().optional(),
+  WEFT_DEV_SECRET_KEY: z.string().min(16).optional(),
+  WEFT_PROD_SECRET_KEY: z.string().min(16).optional(),
+  WEFT_STATE_DIR: z.string().default('.weft'),
+  WEFT_SYNC_TASK_QUEUE: z.string().default('weft-syncs'),
+  WEFT_ACTION_TASK_QUEUE: z.string().default('weft-actions'),
+  /** How long a sync activity may go without a heartbeat before Temporal retries it elsewhere. */
+  WEFT_SYNC_HEARTBEAT_TIMEOUT_MS: duration.default(30_000),
+  /** Waits shorter than this are slept inside the activity; longer ones become durable timers. */
+  WEFT_MAX_INLINE_WAIT_MS: duration.default(10_000),
+  WEFT_REQUEST_LOG_TTL_DAYS: duration.default(14),
+});
+
+export type Config = z.infer<typeof configSchema>;
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = configSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new Error(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  return parsed.data;
+}

@@ -1,0 +1,9 @@
+import type { IntegrationDefinition } from '../../runtime/types';
+import { lumaProvider } from './provider';
+import { listEvents } from './syncs/list-events';
+
+export const luma: IntegrationDefinition = {
+  provider: lumaProvider,
+  syncs: [listEvents],
+  actions: [],
+};

@@ -1,0 +1,19 @@
+import type { Config } from 'jest';
+
+// One config for every suite: unit tests, generated integration tests and the end-to-end
+// suites that run against the real Temporal dev server and FerretDB started by globalSetup.
+const config: Config = {
+  testEnvironment: 'node',
+  injectGlobals: true,
+  roots: ['<rootDir>/tests'],
+  testMatch: ['**/*.test.ts'],
+  transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022' } }] },
+  globalSetup: '<rootDir>/tests/support/global-setup.ts',
+  globalTeardown: '<rootDir>/tests/support/global-teardown.ts',
+  setupFiles: ['<rootDir>/tests/support/setup-globals.ts'],
+  testTimeout: 120_000,
+  maxWorkers: 2,
+  collectCoverageFrom: ['{api,activities,integrations,runtime,store,auth,workflows,sandbox}/**/*.ts'],
+};
+
+export default config;

@@ -1,0 +1,31 @@
+import { createHash } from 'node:crypto';
+import stringify from 'safe-stable-stringify';
+import type { PageState } from './paginate';
+import type { RequestConfig } from './types';
+
+/**
+ * Progress of one sync attempt, sent with each activity heartbeat. A retried attempt
+ * (after a crash or a durable rate-limit wait) reads it back from the heartbeat details
+ * and resumes every saving listing where it stopped.
+ */
+export interface AttemptCheckpoint {
+  version: 1;
+  /** Per listing: the state after the last page whose records were saved, or 'done'. */
+  pages: Record<string, PageState | 'done'>;
+  savedRecords: number;
+}
+
+export function emptyCheckpoint(): AttemptCheckpoint {
+  return { version: 1, pages: {}, savedRecords: 0 };
+}
+
+export function readCheckpoint(details: unknown): AttemptCheckpoint {
+  const c = details as Partial<AttemptCheckpoint> | undefined;
+  return c && c.version === 1 && typeof c.pages === 'object' && c.pages !== null ? { version: 1, pages: { ...c.pages }, savedRecords: c.savedRecords ?? 0 } : emptyCheckpoint();
+}
+
+/** Identifies a listing by what it asks for, so the same call in the next attempt finds its state. */
+export function listingKey(config: RequestConfig): string {
+  const identity = { method: config.method ?? 'GET', endpoint: config.endpoint, params: config.params ?? {} };
+  return createHash('sha256').update(stringify(identity) ?? '').digest('hex').slice(0, 16);
+}

@@ -1,0 +1,54 @@
+import { WeftError, type ValidationIssue } from '../common/errors';
+
+/** The provider answered with a non-success status that retries did not fix. */
+export class ProviderHttpError extends WeftError {
+  constructor(
+    readonly providerStatus: number,
+    readonly providerBody: unknown,
+    readonly providerHeaders: Record<string, string>,
+    method: string,
+    url: string,
+  ) {
+    super('provider_http_error', `${method} ${url} failed with HTTP ${providerStatus}`, 424, {
+      upstream: { status: providerStatus, headers: providerHeaders, body: providerBody },
+    });
+  }
+}
+
+/** The provider could not be reached (DNS, refused, reset, timeout) after the retries. */
+export class ProviderUnreachableError extends WeftError {
+  constructor(method: string, url: string, cause: string) {
+    super('provider_unreachable', `${method} ${url} failed: ${cause}`, 424);
+  }
+}
+
+/** A wait too long to sleep inside an activity: the caller turns it into a durable timer. */
+export class RateLimitedError extends WeftError {
+  constructor(readonly waitMs: number, reason: string) {
+    super('rate_limited', `${reason}; retry in ${Math.ceil(waitMs / 1000)} s`, 429);
+  }
+}
+
+/** The provider refused the credentials: the connection needs the user to re-authorize. */
+export class ProviderAuthError extends WeftError {
+  constructor(status: number, message: string) {
+    super('provider_auth_failed', message, 424, { upstream: { status } });
+  }
+}
+
+export interface InvalidRecordDetail {
+  validation: ValidationIssue[];
+  model: string;
+}
+
+export class InvalidRecordError extends WeftError {
+  constructor(readonly detail: InvalidRecordDetail, readonly record?: unknown) {
+    super('invalid_sync_record', `Invalid record for model ${detail.model}: ${detail.validation.map((v) => `${v.path}: ${v.message}`).join('; ')}`, 400, detail);
+  }
+}
+
+export class IntegrationCodeError extends WeftError {
+  constructor(code: string, message: string) {
+    super(code, message, 400);
+  }
+}

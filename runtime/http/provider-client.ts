@@ -1,0 +1,201 @@
+import { request as undiciRequest, type Dispatcher } from 'undici';
+import type { HttpMethod, HttpResponse, ProviderDefinition, QueryValue, RequestBudget, RequestConfig } from '../types';
+import { ProviderAuthError, ProviderHttpError, ProviderUnreachableError, RateLimitedError } from '../errors';
+import { redactUrl, scrubSecrets } from './redact';
+import type { RequestBudgetGate } from './request-budget';
+
+/** The provider as configured for one integration: definition plus per-integration overrides. */
+export interface ResolvedProvider {
+  definition: ProviderDefinition;
+  baseUrl: string;
+  budget: RequestBudget | null;
+}
+
+export interface RequestLogEntry {
+  method: string;
+  url: string;
+  status: number | null;
+  durationMs: number;
+  attempt: number;
+  rateLimitWaitMs: number;
+  error: string | null;
+}
+
+export interface ProviderClientDeps {
+  provider: ResolvedProvider;
+  /** Adds the connection's credentials to outgoing headers; returns the secret values to scrub. */
+  authorize(headers: Record<string, string>): Promise<string[]>;
+  budget: RequestBudgetGate | null;
+  logRequest(entry: RequestLogEntry): void;
+  /** Waits up to this long inside the call; longer waits throw RateLimitedError. */
+  maxInlineWaitMs: number;
+  sleep(ms: number): Promise<void>;
+  dispatcher?: Dispatcher;
+  signal?: AbortSignal;
+}
+
+const RETRYABLE_STATUS = new Set([500, 502, 503, 504]);
+const MAX_INLINE_THROTTLE_WAITS = 8;
+
+/**
+ * Every third-party request goes through here: credentials injected, the shared request
+ * budget respected, network errors and 5xx retried with backoff, throttling answered per
+ * the provider's rule, and each attempt written to the request log with secrets removed.
+ */
+export class ProviderClient {
+  constructor(private readonly deps: ProviderClientDeps) {}
+
+  async request<T = unknown>(config: RequestConfig): Promise<HttpResponse<T>> {
+    const method: HttpMethod = config.method ?? 'GET';
+    const url = this.buildUrl(config.endpoint, config.params);
+    const retries = config.retries ?? this.deps.provider.definition.retries ?? 3;
+    let serverErrorAttempts = 0;
+    let throttleWaits = 0;
+    let attempt = 0;
+
+    for (;;) {
+      attempt += 1;
+      const headers: Record<string, string> = {
+        'user-agent': 'weft/0.1 (+self-hosted integration platform)',
+        accept: 'application/json',
+        ...this.deps.provider.definition.defaultHeaders,
+        ...config.headers,
+      };
+      const secrets = await this.deps.authorize(headers);
+      let body: string | undefined;
+      if (config.data !== undefined) {
+        body = typeof config.data === 'string' ? config.data : JSON.stringify(config.data);
+        headers['content-type'] ??= 'application/json';
+      }
+
+      const waited = this.deps.budget ? await this.deps.budget.acquire() : { waitedMs: 0, release: async () => undefined };
+      const started = Date.now();
+      let res: Dispatcher.ResponseData;
+      try {
+        res = await undiciRequest(url, { method, headers, body, dispatcher: this.deps.dispatcher, signal: this.deps.signal });
+      } catch (err) {
+        await waited.release();
+        const reason = scrubSecrets((err as Error).message, secrets);
+        this.log({ method, url, status: null, started, attempt, waitMs: waited.waitedMs, error: reason });
+        if (serverErrorAttempts < retries && !this.deps.signal?.aborted) {
+          serverErrorAttempts += 1;
+          await this.deps.sleep(backoffMs(serverErrorAttempts));
+          continue;
+        }
+        throw new ProviderUnreachableError(method, redactUrl(url), reason);
+      }
+      const responseHeaders = flattenHeaders(res.headers);
+      const text = await res.body.text();
+      await waited.release();
+      const status = res.statusCode;
+      this.log({ method, url, status, started, attempt, waitMs: waited.waitedMs, error: status >= 400 ? `HTTP ${status}` : null });
+
+      const throttleWait = this.throttleWaitMs(status, responseHeaders);
+      if (throttleWait !== null) {
+        if (this.deps.budget && this.deps.provider.definition.throttle?.kind === 'lockout') {
+          // The provider locked the key: stop every run sharing it until the lockout ends.
+          await this.deps.budget.blockFor(throttleWait);
+        }
+        if (throttleWait <= this.deps.maxInlineWaitMs && throttleWaits < MAX_INLINE_THROTTLE_WAITS) {
+          throttleWaits += 1;
+          await this.deps.sleep(throttleWait);
+          continue;
+        }
+        throw new RateLimitedError(throttleWait, `${this.deps.provider.definition.displayName} throttled ${method} ${redactUrl(url)} (HTTP ${status})`);
+      }
+      if (RETRYABLE_STATUS.has(status) && serverErrorAttempts < retries) {
+        serverErrorAttempts += 1;
+        await this.deps.sleep(backoffMs(serverErrorAttempts));
+        continue;
+      }
+      const data = parseBody(text, responseHeaders['content-type']);
+      if (status === 401) {
+        throw new ProviderAuthError(status, `${this.deps.provider.definition.displayName} rejected the connection's credentials (HTTP 401)`);
+      }
+      if (status >= 400) {
+        throw new ProviderHttpError(status, data, pickHeaders(responseHeaders), method, redactUrl(url));
+      }
+      return { status, headers: responseHeaders, data: data as T };
+    }
+  }
+
+  buildUrl(endpoint: string, params?: Record<string, QueryValue | undefined>): string {
+    const base = new URL(this.deps.provider.baseUrl);
+    const url = /^https?:\/\//i.test(endpoint) ? new URL(endpoint) : new URL(joinPath(base.pathname, endpoint), base);
+    if (!this.isAllowedHost(url, base)) {
+      throw new ProviderHttpError(0, null, {}, 'REQUEST', `${url.origin} is not a host of ${this.deps.provider.definition.displayName}`);
+    }
+    for (const [key, value] of Object.entries(params ?? {})) {
+      if (value === undefined) continue;
+      if (Array.isArray(value)) for (const v of value) url.searchParams.append(key, String(v));
+      else url.searchParams.set(key, String(value));
+    }
+    return url.toString();
+  }
+
+  private isAllowedHost(url: URL, base: URL): boolean {
+    if (url.host === base.host) return true;
+    return (this.deps.provider.definition.allowedHosts ?? []).some((h) => url.host === h || url.host.endsWith(`.${h}`));
+  }
+
+  private throttleWaitMs(status: number, headers: Record<string, string>): number | null {
+    const rule = this.deps.provider.definition.throttle;
+    if (!rule || !rule.statuses.includes(status)) return null;
+    if (rule.kind === 'lockout') return this.deps.provider.budget?.lockoutMs ?? 60_000;
+    const retryAfter = parseRetryAfter(headers['retry-after']);
+    return retryAfter ?? rule.defaultWaitMs;
+  }
+
+  private log(e: { method: string; url: string; status: number | null; started: number; attempt: number; waitMs: number; error: string | null }): void {
+    this.deps.logRequest({
+      method: e.method,
+      url: redactUrl(e.url),
+      status: e.status,
+      durationMs: Date.now() - e.started,
+      attempt: e.attempt,
+      rateLimitWaitMs: e.waitMs,
+      error: e.error,
+    });
+  }
+}
+
+/** `Retry-After` in seconds (decimals allowed, as Graph sends them) or an HTTP date. */
+export function parseRetryAfter(value: string | undefined, now = Date.now()): number | null {
+  if (!value) return null;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds) && seconds >= 0) return Math.ceil(seconds * 1000);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? null : Math.max(0, date - now);
+}
+
+function backoffMs(attempt: number): number {
+  const base = Math.min(8_000, 250 * 2 ** (attempt - 1));
+  return base / 2 + Math.random() * (base / 2);
+}
+
+function joinPath(basePath: string, endpoint: string): string {
+  return `${basePath.replace(/\/+$/, '')}/${endpoint.replace(/^\/+/, '')}`;
+}
+
+function flattenHeaders(h: Record<string, string | string[] | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(h)) if (v !== undefined) out[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
+  return out;
+}
+
+const UPSTREAM_HEADERS = /^(content-type|retry-after|x-ratelimit-.*|link|www-authenticate|request-id|x-request-id|x-github-request-id)$/;
+function pickHeaders(h: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(h).filter(([k]) => UPSTREAM_HEADERS.test(k)));
+}
+
+function parseBody(text: string, contentType: string | undefined): unknown {
+  if (text === '') return null;
+  if (contentType?.includes('json') || /^[[{]/.test(text.trimStart())) {
+    try {
+      return JSON.parse(text);
+    } catch {
+      return text;
+    }
+  }
+  return text;
+}

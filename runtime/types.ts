@@ -1,0 +1,178 @@
+import type { z } from 'zod';
+
+/**
+ * The contract between Weft and integration code. An integration folder imports only
+ * from here: the same `SyncContext` is backed by the worker, by `weft dryrun` and by the
+ * saved mocks of generated tests.
+ */
+
+export type AuthMode = 'API_KEY' | 'OAUTH2' | 'APP';
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+export type QueryValue = string | number | boolean | Array<string | number>;
+
+export interface RequestConfig {
+  method?: HttpMethod;
+  /** Path relative to the provider's base URL (or a full URL on an allowed host). */
+  endpoint: string;
+  params?: Record<string, QueryValue | undefined>;
+  headers?: Record<string, string>;
+  data?: unknown;
+  /** Extra attempts on network errors and 5xx (default from the provider). */
+  retries?: number;
+}
+
+export interface HttpResponse<T = unknown> {
+  status: number;
+  headers: Record<string, string>;
+  data: T;
+}
+
+/** How `ctx.paginate` walks a listing. One shape per style real APIs use. */
+export type PaginationConfig =
+  | {
+      type: 'cursor';
+      /** Dotted path to the next cursor in the response body (e.g. `next_cursor`). */
+      cursorPathInResponse: string;
+      /** Query parameter that carries the cursor (e.g. `pagination_cursor`). */
+      cursorNameInRequest: string;
+      /** Dotted path to a boolean that says whether more pages follow (optional). */
+      hasMorePathInResponse?: string;
+      responsePath?: string;
+      limitNameInRequest?: string;
+      limit?: number;
+    }
+  | {
+      type: 'link';
+      /** `header` reads RFC 8288 `Link: <...>; rel="next"`; otherwise a dotted body path such as `@odata.nextLink`. */
+      linkRelInResponseHeader?: string;
+      linkPathInResponseBody?: string;
+      responsePath?: string;
+      limitNameInRequest?: string;
+      limit?: number;
+    }
+  | {
+      type: 'offset';
+      offsetNameInRequest: string;
+      responsePath?: string;
+      limitNameInRequest?: string;
+      limit?: number;
+    };
+
+export interface PaginateConfig extends RequestConfig {
+  paginate?: Partial<PaginationConfig> & { type?: PaginationConfig['type'] };
+}
+
+export interface ConnectionInfo {
+  connection_id: string;
+  provider_config_key: string;
+  provider: string;
+  connection_config: Record<string, unknown>;
+  metadata: Record<string, unknown>;
+}
+
+export interface LogFields {
+  [key: string]: unknown;
+}
+
+/** What sync and action code sees. */
+export interface BaseContext {
+  readonly connectionId: string;
+  readonly providerConfigKey: string;
+  get<T = unknown>(config: RequestConfig): Promise<HttpResponse<T>>;
+  post<T = unknown>(config: RequestConfig): Promise<HttpResponse<T>>;
+  put<T = unknown>(config: RequestConfig): Promise<HttpResponse<T>>;
+  patch<T = unknown>(config: RequestConfig): Promise<HttpResponse<T>>;
+  delete<T = unknown>(config: RequestConfig): Promise<HttpResponse<T>>;
+  proxy<T = unknown>(config: RequestConfig): Promise<HttpResponse<T>>;
+  /** Yields one page of items at a time; resumes from the last checkpoint after a crash. */
+  paginate<T = unknown>(config: PaginateConfig): AsyncGenerator<T[], void, undefined>;
+  getConnection(): Promise<ConnectionInfo>;
+  getMetadata<T = Record<string, unknown>>(): Promise<T>;
+  setMetadata(metadata: Record<string, unknown>): Promise<void>;
+  updateMetadata(metadata: Record<string, unknown>): Promise<void>;
+  log(message: string, fields?: LogFields): void;
+}
+
+export interface SyncContext extends BaseContext {
+  readonly variant: string;
+  /** Start of the last successful run, or null on the first run / after a reset. */
+  readonly lastSyncDate: Date | null;
+  batchSave<T extends { id: string }>(records: T[], model: string): Promise<void>;
+  batchDelete<T extends { id: string }>(records: T[], model: string): Promise<void>;
+  getCheckpoint<T = unknown>(): Promise<T | null>;
+  saveCheckpoint(checkpoint: unknown): Promise<void>;
+}
+
+export type ActionContext = BaseContext;
+
+export type ModelSchemas = Record<string, z.ZodType<{ id: string }>>;
+
+export interface SyncDefinition {
+  kind: 'sync';
+  name: string;
+  description: string;
+  /** The operation's own endpoint (`GET /<path>`), from the spec's table. */
+  endpoint: { method: 'GET'; path: string };
+  models: ModelSchemas;
+  /** full: every run sees everything, so records it did not see are deleted at the end. */
+  syncType: 'full' | 'incremental';
+  /** Human frequency such as "every 1h"; minimum 30 s. */
+  frequency: string;
+  autoStart: boolean;
+  exec(ctx: SyncContext): Promise<void>;
+}
+
+export interface ActionDefinition<I = unknown, O = unknown> {
+  kind: 'action';
+  name: string;
+  description: string;
+  endpoint: { method: 'GET' | 'POST'; path: string };
+  input: z.ZodType<I>;
+  output: z.ZodType<O>;
+  exec(ctx: ActionContext, input: I): Promise<O>;
+}
+
+/** Proactive request budget of a provider (e.g. Luma: 300 per sliding minute per key). */
+export interface RequestBudget {
+  requests: number;
+  windowMs: number;
+  /** How long the provider locks a key out once the budget is exceeded. */
+  lockoutMs?: number;
+}
+
+/**
+ * Declarative throttling rules; the runtime implements each kind.
+ * - `retry-after`: the listed statuses carry `Retry-After` in (decimal) seconds.
+ * - `lockout`: a 429 locks the key out for the budget's `lockoutMs` (no header to read).
+ */
+export type ThrottleRule =
+  | { kind: 'retry-after'; statuses: number[]; defaultWaitMs: number }
+  | { kind: 'lockout'; statuses: number[] };
+
+export interface ProviderDefinition {
+  name: string;
+  displayName: string;
+  authMode: AuthMode;
+  baseUrl: string;
+  /** Hosts a request may target besides the base URL's (full-URL pagination links, downloads). */
+  allowedHosts?: string[];
+  defaultHeaders?: Record<string, string>;
+  apiKey?: {
+    /** The header that carries the key, e.g. `x-luma-api-key`. */
+    header: string;
+    /** A cheap call that proves the key works; 401/403 means it does not. */
+    verify: { method: HttpMethod; endpoint: string };
+  };
+  pagination?: PaginationConfig;
+  requestBudget?: RequestBudget;
+  /** How the provider says "slow down" (429/503 and friends), so the runtime can wait. */
+  throttle?: ThrottleRule;
+  /** Default extra attempts on network errors and 5xx. */
+  retries?: number;
+}
+
+export interface IntegrationDefinition {
+  provider: ProviderDefinition;
+  syncs: SyncDefinition[];
+  actions: ActionDefinition[];
+}

@@ -1,0 +1,107 @@
+import { randomUUID } from 'node:crypto';
+import type { Collection, Db, Filter } from 'mongodb';
+import { ConflictError } from '../common/errors';
+import { isDuplicateKey } from './environments';
+
+export type AuthMode = 'API_KEY' | 'OAUTH2' | 'APP';
+
+export interface ConnectionDoc {
+  _id: string;
+  environment: string;
+  provider_config_key: string;
+  provider: string;
+  connection_id: string;
+  auth_mode: AuthMode;
+  /** The credentials object, JSON-encoded then AES-256-GCM encrypted (auth/credential-cipher). */
+  credentials_encrypted: string;
+  connection_config: Record<string, unknown>;
+  metadata: Record<string, unknown>;
+  tags: Record<string, string>;
+  auth_status: 'ok' | 'needs_reauthorization';
+  last_auth_error: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export type NewConnection = Omit<ConnectionDoc, '_id' | 'created_at' | 'updated_at' | 'auth_status' | 'last_auth_error'>;
+
+export interface ConnectionKey {
+  environment: string;
+  providerConfigKey: string;
+  connectionId: string;
+}
+
+export class ConnectionStore {
+  private readonly col: Collection<ConnectionDoc>;
+  constructor(db: Db) {
+    this.col = db.collection<ConnectionDoc>('connections');
+  }
+
+  async ensureIndexes(): Promise<void> {
+    await this.col.createIndex({ environment: 1, provider_config_key: 1, connection_id: 1 }, { unique: true });
+    await this.col.createIndex({ environment: 1, created_at: -1 });
+  }
+
+  async create(input: NewConnection): Promise<ConnectionDoc> {
+    const now = new Date();
+    const doc: ConnectionDoc = { _id: randomUUID(), auth_status: 'ok', last_auth_error: null, ...input, created_at: now, updated_at: now };
+    try {
+      await this.col.insertOne(doc);
+    } catch (err) {
+      if (isDuplicateKey(err)) {
+        throw new ConflictError(
+          'duplicate_connection',
+          `Connection "${input.connection_id}" already exists for integration "${input.provider_config_key}".`,
+        );
+      }
+      throw err;
+    }
+    return doc;
+  }
+
+  async find(key: ConnectionKey): Promise<ConnectionDoc | null> {
+    return this.col.findOne({ environment: key.environment, provider_config_key: key.providerConfigKey, connection_id: key.connectionId });
+  }
+
+  async getById(id: string): Promise<ConnectionDoc | null> {
+    return this.col.findOne({ _id: id });
+  }
+
+  async list(
+    environment: string,
+    opts: { connectionId?: string; search?: string; providerConfigKey?: string; limit: number; page: number },
+  ): Promise<ConnectionDoc[]> {
+    const filter: Filter<ConnectionDoc> = { environment };
+    if (opts.connectionId) filter.connection_id = opts.connectionId;
+    if (opts.providerConfigKey) filter.provider_config_key = opts.providerConfigKey;
+    if (opts.search) filter.connection_id = { $regex: escapeRegex(opts.search), $options: 'i' };
+    return this.col
+      .find(filter)
+      .sort({ created_at: -1, _id: 1 })
+      .skip(opts.page * opts.limit)
+      .limit(opts.limit)
+      .toArray();
+  }
+
+  async listForIntegration(environment: string, providerConfigKey: string): Promise<ConnectionDoc[]> {
+    return this.col.find({ environment, provider_config_key: providerConfigKey }).toArray();
+  }
+
+  async updateMetadata(id: string, metadata: Record<string, unknown>, mode: 'replace' | 'merge'): Promise<void> {
+    if (mode === 'replace') {
+      await this.col.updateOne({ _id: id }, { $set: { metadata, updated_at: new Date() } });
+      return;
+    }
+    const set: Record<string, unknown> = { updated_at: new Date() };
+    for (const [k, v] of Object.entries(metadata)) set[`metadata.${k}`] = v;
+    await this.col.updateOne({ _id: id }, { $set: set });
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.col.deleteOne({ _id: id });
+  }
+}
+
+function escapeRegex(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}

@@ -1,0 +1,62 @@
+import { MongoClient, type Db } from 'mongodb';
+import { EnvironmentStore } from './environments';
+import { IntegrationStore } from './integrations';
+import { ConnectionStore } from './connections';
+import { SyncStore } from './syncs';
+import { SyncRunStore } from './sync-runs';
+import { RecordStore } from './records';
+import { RequestLogStore } from './request-logs';
+import { RateBudgetStore } from './rate-budgets';
+
+/** Every collection Weft uses, each behind its own module. */
+export interface Stores {
+  db: Db;
+  environments: EnvironmentStore;
+  integrations: IntegrationStore;
+  connections: ConnectionStore;
+  syncs: SyncStore;
+  syncRuns: SyncRunStore;
+  records: RecordStore;
+  requestLogs: RequestLogStore;
+  rateBudgets: RateBudgetStore;
+}
+
+export interface StoreOptions {
+  requestLogTtlDays: number;
+}
+
+export async function connectMongo(uri: string): Promise<MongoClient> {
+  // FerretDB and MongoDB both accept these; retryWrites is off because FerretDB has no
+  // transactions/sessions to retry with.
+  const client = new MongoClient(uri, { retryWrites: false, serverSelectionTimeoutMS: 10_000 });
+  await client.connect();
+  return client;
+}
+
+export function createStores(db: Db, options: StoreOptions = { requestLogTtlDays: 14 }): Stores {
+  return {
+    db,
+    environments: new EnvironmentStore(db),
+    integrations: new IntegrationStore(db),
+    connections: new ConnectionStore(db),
+    syncs: new SyncStore(db),
+    syncRuns: new SyncRunStore(db),
+    records: new RecordStore(db),
+    requestLogs: new RequestLogStore(db, options.requestLogTtlDays),
+    rateBudgets: new RateBudgetStore(db),
+  };
+}
+
+/** Indexes are created at start-up, idempotently, by each store. */
+export async function ensureIndexes(stores: Stores): Promise<void> {
+  await Promise.all([
+    stores.environments.ensureIndexes(),
+    stores.integrations.ensureIndexes(),
+    stores.connections.ensureIndexes(),
+    stores.syncs.ensureIndexes(),
+    stores.syncRuns.ensureIndexes(),
+    stores.records.ensureIndexes(),
+    stores.requestLogs.ensureIndexes(),
+    stores.rateBudgets.ensureIndexes(),
+  ]);
+}

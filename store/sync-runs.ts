@@ -1,0 +1,56 @@
+import type { Collection, Db } from 'mongodb';
+import type { ModelCounts } from './syncs';
+
+export interface SyncRunDoc {
+  _id: string; // the Temporal run id of the syncRun workflow
+  workflow_id: string;
+  environment: string;
+  connection: string;
+  sync_name: string;
+  variant: string;
+  type: 'INITIAL' | 'INCREMENTAL';
+  status: 'RUNNING' | 'SUCCESS' | 'ERROR';
+  started_at: Date;
+  finished_at: Date | null;
+  result: ModelCounts | null;
+  error: { code: string; message: string } | null;
+}
+
+export class SyncRunStore {
+  private readonly col: Collection<SyncRunDoc>;
+  constructor(db: Db) {
+    this.col = db.collection<SyncRunDoc>('sync_runs');
+  }
+
+  async ensureIndexes(): Promise<void> {
+    await this.col.createIndex({ connection: 1, sync_name: 1, started_at: -1 });
+  }
+
+  /** Idempotent: a retried activity finds the run it already created. */
+  async start(run: Omit<SyncRunDoc, 'status' | 'finished_at' | 'result' | 'error'>): Promise<SyncRunDoc> {
+    const doc = await this.col.findOneAndUpdate(
+      { _id: run._id },
+      { $setOnInsert: { ...run, status: 'RUNNING', finished_at: null, result: null, error: null } },
+      { upsert: true, returnDocument: 'after' },
+    );
+    return doc as SyncRunDoc;
+  }
+
+  async get(id: string): Promise<SyncRunDoc | null> {
+    return this.col.findOne({ _id: id });
+  }
+
+  async finish(id: string, outcome: { status: 'SUCCESS'; result: ModelCounts } | { status: 'ERROR'; error: { code: string; message: string } }): Promise<void> {
+    await this.col.updateOne(
+      { _id: id },
+      {
+        $set: {
+          status: outcome.status,
+          finished_at: new Date(),
+          result: outcome.status === 'SUCCESS' ? outcome.result : null,
+          error: outcome.status === 'ERROR' ? outcome.error : null,
+        },
+      },
+    );
+  }
+}
