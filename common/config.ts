@@ -28,6 +28,8 @@ export const configSchema = z.object({
   /** Waits shorter than this are slept inside the activity; longer ones become durable timers. */
   WEFT_MAX_INLINE_WAIT_MS: duration.default(10_000),
   WEFT_REQUEST_LOG_TTL_DAYS: duration.default(14),
+  /** A prebuilt workflow bundle (file path); without it the worker bundles workflows/ at start. */
+  WEFT_WORKFLOW_BUNDLE: z.string().optional(),
 });
 
 export type Config = z.infer<typeof configSchema>;

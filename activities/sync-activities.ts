@@ -1,0 +1,248 @@
+import { createHash } from 'node:crypto';
+import { Context, ApplicationFailure } from '@temporalio/activity';
+import type { Logger } from '../common/logger';
+import { WeftError } from '../common/errors';
+import type { Stores } from '../store/db';
+import type { CredentialCipher } from '../auth/credential-cipher';
+import type { Credentials } from '../auth/credentials';
+import type { IntegrationRegistry } from '../runtime/registry';
+import { ProviderClient, type ResolvedProvider } from '../runtime/http/provider-client';
+import { createSharedRequestBudget } from '../runtime/http/request-budget';
+import { createWorkerSyncContext } from '../runtime/worker-context';
+import { readCheckpoint } from '../runtime/checkpoint';
+import { InvalidRecordError, RateLimitedError, ProviderAuthError } from '../runtime/errors';
+import type { ConnectionDoc } from '../store/connections';
+import type { IntegrationDoc } from '../store/integrations';
+import type { FailSyncRunInput, RunSyncInput, StartedSyncRun, SyncRunInput, SyncRunSummary } from './sync-contracts';
+import { authorizeRequest, resolveProvider } from '../runtime/http/provider-access';
+
+export interface SyncActivityDeps {
+  stores: Stores;
+  cipher: CredentialCipher;
+  registry: IntegrationRegistry;
+  logger: Logger;
+  maxInlineWaitMs: number;
+}
+
+/** The activities of a sync run, given their dependencies (Temporal samples style). */
+export function createSyncActivities(deps: SyncActivityDeps) {
+  const { stores, registry } = deps;
+
+  async function loadScope(input: SyncRunInput): Promise<{ connection: ConnectionDoc; integration: IntegrationDoc }> {
+    const connection = await stores.connections.getById(input.connection);
+    if (!connection || connection.environment !== input.environment) {
+      throw ApplicationFailure.nonRetryable(`Connection "${input.connectionId}" no longer exists.`, 'unknown_connection');
+    }
+    const integration = await stores.integrations.get(input.environment, input.providerConfigKey);
+    if (!integration) {
+      throw ApplicationFailure.nonRetryable(`Integration "${input.providerConfigKey}" no longer exists.`, 'unknown_provider_config');
+    }
+    return { connection, integration };
+  }
+
+  function syncDefinition(input: SyncRunInput) {
+    const def = registry.getSync(input.provider, input.syncName);
+    if (!def) throw ApplicationFailure.nonRetryable(`Integration "${input.provider}" has no sync "${input.syncName}".`, 'unknown_sync');
+    return def;
+  }
+
+  return {
+    /** Checks the connection and opens the run's records (idempotent on retry). */
+    async startSyncRun(input: SyncRunInput & { runId: string; workflowId: string }): Promise<StartedSyncRun> {
+      const def = syncDefinition(input);
+      await loadScope(input);
+      const key = { connection: input.connection, name: input.syncName, variant: input.variant };
+      const sync = await stores.syncs.ensure({
+        environment: input.environment,
+        connection: input.connection,
+        connection_id: input.connectionId,
+        provider_config_key: input.providerConfigKey,
+        name: input.syncName,
+        variant: input.variant,
+      });
+      const type = sync.last_success_started_at ? 'INCREMENTAL' : 'INITIAL';
+      const run = await stores.syncRuns.start({
+        _id: input.runId,
+        workflow_id: input.workflowId,
+        environment: input.environment,
+        connection: input.connection,
+        sync_name: input.syncName,
+        variant: input.variant,
+        type,
+        started_at: new Date(),
+      });
+      await stores.syncs.markRunStarted(key, run._id, run.started_at);
+      return {
+        runId: run._id,
+        startedAt: run.started_at.toISOString(),
+        lastSyncDate: sync.last_success_started_at?.toISOString() ?? null,
+        type: run.type,
+        syncType: def.syncType,
+      };
+    },
+
+    /** Runs the integration's exec(ctx). Long; heartbeats its checkpoint. */
+    async runSync(input: RunSyncInput): Promise<{ savedRecords: number }> {
+      const activity = Context.current();
+      const def = syncDefinition(input);
+      const { connection, integration } = await loadScope(input);
+      const provider = resolveProvider(registry, integration);
+      const credentials = deps.cipher.open<Credentials>(connection.credentials_encrypted);
+      const logger = deps.logger.child({ runId: input.run.runId, connectionId: input.connectionId, sync: input.syncName, attempt: activity.info.attempt });
+      const attempt = readCheckpoint(activity.info.heartbeatDetails);
+      if (attempt.savedRecords > 0) logger.info({ savedRecords: attempt.savedRecords }, 'resuming sync from checkpoint');
+
+      const sleep = (ms: number) => sleepWithHeartbeat(activity, ms, attempt);
+      const client = new ProviderClient({
+        provider,
+        authorize: (headers) => authorizeRequest(provider, credentials, headers),
+        budget: budgetFor(provider, credentials, deps, sleep),
+        logRequest: (entry) => {
+          stores.requestLogs
+            .insert({
+              at: new Date(),
+              environment: input.environment,
+              connection: input.connection,
+              connection_id: input.connectionId,
+              integration: input.providerConfigKey,
+              operation: `sync:${input.syncName}`,
+              run_id: input.run.runId,
+              method: entry.method,
+              url: entry.url,
+              status: entry.status,
+              duration_ms: entry.durationMs,
+              attempt: entry.attempt,
+              rate_limit_wait_ms: entry.rateLimitWaitMs,
+              error: entry.error,
+            })
+            .catch((err: unknown) => logger.warn({ err }, 'could not write request log'));
+        },
+        maxInlineWaitMs: deps.maxInlineWaitMs,
+        sleep,
+        signal: activity.cancellationSignal,
+      });
+      const syncKey = { connection: input.connection, name: input.syncName, variant: input.variant };
+      const ctx = createWorkerSyncContext({
+        scope: {
+          environment: input.environment,
+          connection: input.connection,
+          connectionId: input.connectionId,
+          providerConfigKey: input.providerConfigKey,
+          variant: input.variant,
+          runId: input.run.runId,
+          lastSyncDate: input.run.lastSyncDate ? new Date(input.run.lastSyncDate) : null,
+          models: def.models,
+          detectDeletes: def.syncType === 'full',
+        },
+        client,
+        providerPagination: provider.definition.pagination,
+        records: stores.records,
+        connection: {
+          connection_id: connection.connection_id,
+          provider_config_key: connection.provider_config_key,
+          provider: connection.provider,
+          connection_config: connection.connection_config,
+          metadata: connection.metadata,
+        },
+        metadata: {
+          replace: (m) => stores.connections.updateMetadata(connection._id, m, 'replace'),
+          merge: (m) => stores.connections.updateMetadata(connection._id, m, 'merge'),
+        },
+        checkpointStore: {
+          get: async () => (await stores.syncs.get(syncKey))?.checkpoint ?? null,
+          save: (value) => stores.syncs.saveCheckpoint(syncKey, value),
+        },
+        attempt,
+        heartbeat: (details) => activity.heartbeat(details),
+        logger,
+      });
+      try {
+        await def.exec(ctx);
+      } catch (err) {
+        throw toActivityFailure(err);
+      }
+      return { savedRecords: attempt.savedRecords };
+    },
+
+    /** Delete detection (complete full runs only), counts, and the run's final state. */
+    async finishSyncRun(input: RunSyncInput): Promise<SyncRunSummary> {
+      const def = syncDefinition(input);
+      const result: SyncRunSummary['result'] = {};
+      const recordCount: SyncRunSummary['recordCount'] = {};
+      for (const model of Object.keys(def.models)) {
+        const scope = { environment: input.environment, connection: input.connection, model, variant: input.variant };
+        if (def.syncType === 'full') await stores.records.deleteUnseen(scope, input.run.runId);
+        result[model] = await stores.records.countRunChanges(scope, input.run.runId);
+        recordCount[model] = await stores.records.countLive(scope);
+      }
+      await stores.syncRuns.finish(input.run.runId, { status: 'SUCCESS', result });
+      await stores.syncs.markRunSucceeded(
+        { connection: input.connection, name: input.syncName, variant: input.variant },
+        { id: input.run.runId, startedAt: new Date(input.run.startedAt), result, recordCount },
+      );
+      const changed = Object.values(result).some((c) => c.added + c.updated + c.deleted > 0);
+      return { runId: input.run.runId, type: input.run.type, result, recordCount, changed };
+    },
+
+    async failSyncRun(input: FailSyncRunInput): Promise<void> {
+      await stores.syncRuns.finish(input.run.runId, { status: 'ERROR', error: input.error });
+      await stores.syncs.markRunFailed(
+        { connection: input.connection, name: input.syncName, variant: input.variant },
+        { id: input.run.runId, startedAt: new Date(input.run.startedAt), error: input.error },
+      );
+      if (input.error.code === 'provider_auth_failed') {
+        await stores.db.collection('connections').updateOne(
+          { _id: input.connection as never },
+          { $set: { auth_status: 'needs_reauthorization', last_auth_error: input.error.message, updated_at: new Date() } },
+        );
+      }
+    },
+  };
+}
+
+export type SyncActivities = ReturnType<typeof createSyncActivities>;
+
+function budgetFor(provider: ResolvedProvider, credentials: Credentials, deps: SyncActivityDeps, sleep: (ms: number) => Promise<void>) {
+  if (!provider.budget) return null;
+  // Providers count per account key, so runs of different connections that use the same
+  // key share one budget. The key itself is never stored: only a hash of it.
+  const account = createHash('sha256').update(JSON.stringify(credentials)).digest('hex').slice(0, 24);
+  return createSharedRequestBudget({
+    store: deps.stores.rateBudgets,
+    key: `${provider.definition.name}:${account}`,
+    requests: provider.budget.requests,
+    windowMs: provider.budget.windowMs,
+    maxInlineWaitMs: deps.maxInlineWaitMs,
+    sleep,
+  });
+}
+
+/** Sleeps in slices, heartbeating, so a short heartbeat timeout survives an inline wait. */
+async function sleepWithHeartbeat(activity: Context, ms: number, details: unknown): Promise<void> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    activity.heartbeat(details);
+    await activity.sleep(Math.min(1_000, end - Date.now()));
+  }
+}
+
+/** Maps runtime errors to Temporal failures with a stable type and the right retry choice. */
+export function toActivityFailure(err: unknown): unknown {
+  if (err instanceof ApplicationFailure) return err;
+  if (err instanceof RateLimitedError) {
+    return ApplicationFailure.create({ type: err.code, message: err.message, nextRetryDelay: err.waitMs, nonRetryable: false });
+  }
+  if (err instanceof InvalidRecordError) {
+    return ApplicationFailure.create({ type: err.code, message: err.message, details: [err.detail], nonRetryable: true });
+  }
+  if (err instanceof ProviderAuthError) {
+    return ApplicationFailure.create({ type: err.code, message: err.message, nonRetryable: true });
+  }
+  if (err instanceof WeftError) {
+    const upstream = (err.details as { upstream?: { status?: number } } | undefined)?.upstream;
+    // 4xx from the provider will not fix itself (except 408/409/429); 5xx and network errors may.
+    const clientError = upstream?.status !== undefined && upstream.status >= 400 && upstream.status < 500 && ![408, 409, 429].includes(upstream.status);
+    return ApplicationFailure.create({ type: err.code, message: err.message, details: err.details === undefined ? [] : [err.details], nonRetryable: clientError || err.status === 400 });
+  }
+  return err;
+}

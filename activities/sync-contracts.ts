@@ -1,0 +1,52 @@
+/**
+ * What the syncRun workflow passes to its activities and gets back. Only ids and
+ * summaries: records and credentials never travel through workflow history.
+ */
+export interface SyncRunInput {
+  environment: string;
+  /** ConnectionDoc._id */
+  connection: string;
+  connectionId: string;
+  providerConfigKey: string;
+  provider: string;
+  syncName: string;
+  variant: string;
+  /** How long runSync may go silent before Temporal hands it to another worker. */
+  heartbeatTimeoutMs: number;
+}
+
+export interface StartedSyncRun {
+  runId: string;
+  startedAt: string;
+  lastSyncDate: string | null;
+  type: 'INITIAL' | 'INCREMENTAL';
+  syncType: 'full' | 'incremental';
+}
+
+export interface RunSyncInput extends SyncRunInput {
+  run: StartedSyncRun;
+}
+
+export interface SyncRunSummary {
+  runId: string;
+  type: 'INITIAL' | 'INCREMENTAL';
+  result: Record<string, { added: number; updated: number; deleted: number }>;
+  recordCount: Record<string, number>;
+  changed: boolean;
+}
+
+export interface FailSyncRunInput extends SyncRunInput {
+  run: StartedSyncRun;
+  error: { code: string; message: string };
+}
+
+/** Failure types the workflow must not retry: retrying cannot fix them. */
+export const NON_RETRYABLE_SYNC_ERRORS = [
+  'invalid_sync_record',
+  'unknown_connection',
+  'unknown_sync',
+  'unknown_model',
+  'provider_auth_failed',
+  'credentials_unreadable',
+  'pagination_not_configured',
+];

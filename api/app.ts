@@ -1,0 +1,31 @@
+import express, { type Express } from 'express';
+import type { ApiDeps } from './deps';
+import { requireSecretKey } from './middleware/auth';
+import { errorHandler, notFound } from './middleware/errors';
+import { integrationsRouter } from './routers/integrations';
+import { connectionsRouter } from './routers/connections';
+import { syncRouter } from './routers/sync';
+import { recordsRouter } from './routers/records';
+
+/** The app-facing REST API (shape of Nango's public API; see reference/api.md). */
+export function createApp(deps: ApiDeps): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('query parser', 'extended');
+  app.use(express.json({ limit: '2mb' }));
+
+  app.get('/health', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+
+  const auth = requireSecretKey(deps.stores.environments);
+  app.use('/integrations', auth, integrationsRouter(deps));
+  app.use('/connections', auth, connectionsRouter(deps));
+  app.use('/connection', auth, connectionsRouter(deps)); // Nango's older singular path
+  app.use('/sync', auth, syncRouter(deps));
+  app.use('/records', auth, recordsRouter(deps));
+
+  app.use(notFound);
+  app.use(errorHandler(deps.logger));
+  return app;
+}

@@ -1,0 +1,18 @@
+import type { Client } from '@temporalio/client';
+import type { Logger } from '../common/logger';
+import type { Stores } from '../store/db';
+import type { CredentialCipher } from '../auth/credential-cipher';
+import type { IntegrationRegistry } from '../runtime/registry';
+
+/** Everything the API needs, handed in by whoever starts it (npm start, tests, `weft api`). */
+export interface ApiDeps {
+  stores: Stores;
+  cipher: CredentialCipher;
+  registry: IntegrationRegistry;
+  temporal: Client;
+  logger: Logger;
+  settings: {
+    syncTaskQueue: string;
+    heartbeatTimeoutMs: number;
+  };
+}

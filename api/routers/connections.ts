@@ -1,0 +1,133 @@
+import { randomUUID } from 'node:crypto';
+import { Router } from 'express';
+import { BadRequestError } from '../../common/errors';
+import type { Credentials } from '../../auth/credentials';
+import { verifyApiKey } from '../../auth/api-key';
+import { resolveProvider } from '../../runtime/http/provider-access';
+import type { ConnectionDoc } from '../../store/connections';
+import type { ApiDeps } from '../deps';
+import { environmentOf } from '../middleware/auth';
+import { parseInput } from '../validate';
+import { createConnectionBody, listConnectionsQuery, metadataBody, providerConfigKeyQuery } from '../schemas/connections';
+import { findConnection, findIntegration } from '../services/connection-lookup';
+import { ensureSyncStates, startSyncRun, syncWorkflowId, DEFAULT_VARIANT } from '../services/sync-control';
+
+export function connectionsRouter(deps: ApiDeps): Router {
+  const router = Router();
+
+  router.post('/', async (req, res) => {
+    const env = environmentOf(res);
+    const body = parseInput(createConnectionBody, req.body, 'invalid_body');
+    const integration = await findIntegration(deps.stores, env, body.provider_config_key);
+    const provider = resolveProvider(deps.registry, integration);
+    if (provider.definition.authMode !== body.credentials.type) {
+      throw new BadRequestError('invalid_credentials_type', `Integration "${integration.unique_key}" uses ${provider.definition.authMode}; credentials of type ${body.credentials.type} do not apply.`);
+    }
+    if (body.credentials.type === 'API_KEY') {
+      await verifyApiKey(provider, body.credentials.apiKey, (entry) => {
+        deps.stores.requestLogs
+          .insert({ at: new Date(), environment: env, connection: null, connection_id: body.connection_id ?? null, integration: integration.unique_key, operation: 'auth', run_id: null, method: entry.method, url: entry.url, status: entry.status, duration_ms: entry.durationMs, attempt: entry.attempt, rate_limit_wait_ms: entry.rateLimitWaitMs, error: entry.error })
+          .catch((err: unknown) => deps.logger.warn({ err }, 'could not write request log'));
+      });
+    }
+    const connection = await deps.stores.connections.create({
+      environment: env,
+      provider_config_key: integration.unique_key,
+      provider: integration.provider,
+      connection_id: body.connection_id ?? randomUUID(),
+      auth_mode: body.credentials.type,
+      credentials_encrypted: deps.cipher.seal(body.credentials),
+      connection_config: body.connection_config ?? {},
+      metadata: body.metadata ?? {},
+      tags: body.tags ?? {},
+    });
+    await ensureSyncStates(deps, connection);
+    // Like Nango: syncs marked auto-start begin their initial run as soon as the connection exists.
+    const autoStart = (deps.registry.get(connection.provider)?.syncs ?? []).filter((s) => s.autoStart);
+    await Promise.all(autoStart.map((s) => startSyncRun(deps, connection, { name: s.name, variant: DEFAULT_VARIANT })));
+    res.status(201).json(presentConnection(connection, deps));
+  });
+
+  router.get('/', async (req, res) => {
+    const q = parseInput(listConnectionsQuery, req.query, 'invalid_query_params');
+    const docs = await deps.stores.connections.list(environmentOf(res), {
+      connectionId: q.connectionId,
+      search: q.search,
+      providerConfigKey: q.integrationId,
+      limit: q.limit,
+      page: q.page,
+    });
+    res.json({ connections: docs.map((c) => summarize(c)) });
+  });
+
+  router.get('/:connectionId', async (req, res) => {
+    const q = parseInput(providerConfigKeyQuery, req.query, 'invalid_query_params');
+    const { connection } = await findConnection(deps.stores, environmentOf(res), q.provider_config_key, req.params.connectionId);
+    res.json(presentConnection(connection, deps, { withCredentials: true }));
+  });
+
+  router.delete('/:connectionId', async (req, res) => {
+    const q = parseInput(providerConfigKeyQuery, req.query, 'invalid_query_params');
+    const env = environmentOf(res);
+    const { connection } = await findConnection(deps.stores, env, q.provider_config_key, req.params.connectionId);
+    // Stop running syncs first so nothing writes records for a connection that is gone.
+    const syncs = await deps.stores.syncs.listForConnection(connection._id);
+    await Promise.all(
+      syncs.map((s) =>
+        deps.temporal.workflow
+          .getHandle(syncWorkflowId(env, connection.provider_config_key, connection.connection_id, s.name, s.variant))
+          .terminate('connection deleted')
+          .catch(() => undefined),
+      ),
+    );
+    await deps.stores.records.deleteScope({ environment: env, connection: connection._id });
+    await deps.stores.syncs.deleteForConnection(connection._id);
+    await deps.stores.connections.delete(connection._id);
+    res.json({ success: true });
+  });
+
+  const writeMetadata = (mode: 'replace' | 'merge') => async (req: import('express').Request, res: import('express').Response) => {
+    const body = parseInput(metadataBody, req.body, 'invalid_body');
+    const ids = Array.isArray(body.connection_id) ? body.connection_id : [body.connection_id];
+    const env = environmentOf(res);
+    // Resolve every id first: an unknown one changes nothing at all.
+    const found = await Promise.all(ids.map((id) => findConnection(deps.stores, env, body.provider_config_key, id)));
+    await Promise.all(found.map(({ connection }) => deps.stores.connections.updateMetadata(connection._id, body.metadata, mode)));
+    res.json({ success: true });
+  };
+  router.post('/metadata', writeMetadata('replace'));
+  router.patch('/metadata', writeMetadata('merge'));
+
+  return router;
+}
+
+function summarize(c: ConnectionDoc) {
+  return {
+    id: c._id,
+    connection_id: c.connection_id,
+    provider: c.provider,
+    provider_config_key: c.provider_config_key,
+    created: c.created_at.toISOString(),
+    metadata: c.metadata,
+    tags: c.tags,
+    errors: c.auth_status === 'ok' ? [] : [{ type: 'auth', message: c.last_auth_error ?? 'The connection needs to be re-authorized.' }],
+  };
+}
+
+function presentConnection(c: ConnectionDoc, deps: ApiDeps, opts: { withCredentials?: boolean } = {}) {
+  const base = {
+    id: c._id,
+    connection_id: c.connection_id,
+    provider_config_key: c.provider_config_key,
+    provider: c.provider,
+    created_at: c.created_at.toISOString(),
+    updated_at: c.updated_at.toISOString(),
+    metadata: c.metadata,
+    connection_config: c.connection_config,
+    tags: c.tags,
+    auth_status: c.auth_status,
+  };
+  if (!opts.withCredentials) return base;
+  const credentials = deps.cipher.open<Credentials>(c.credentials_encrypted);
+  return { ...base, credentials: { ...credentials, raw: credentials.type === 'OAUTH2' ? (credentials.raw ?? {}) : {} } };
+}

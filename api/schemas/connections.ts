@@ -1,0 +1,34 @@
+import { z } from 'zod';
+import { credentialsSchema } from '../../auth/credentials';
+
+const connectionId = z.string().min(1).max(255).regex(/^[^\s/]+$/, 'no spaces or slashes');
+const jsonObject = z.record(z.string(), z.unknown());
+
+export const createConnectionBody = z.strictObject({
+  provider_config_key: z.string().min(1),
+  connection_id: connectionId.optional(),
+  credentials: credentialsSchema,
+  metadata: jsonObject.optional(),
+  connection_config: jsonObject.optional(),
+  tags: z.record(z.string(), z.string().max(255)).optional(),
+});
+
+export const listConnectionsQuery = z.object({
+  connectionId: z.string().optional(),
+  search: z.string().max(255).optional(),
+  integrationId: z.string().optional(),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  page: z.coerce.number().int().min(0).default(0),
+});
+
+export const providerConfigKeyQuery = z.object({
+  provider_config_key: z.string().min(1),
+  refresh_token: z.enum(['true', 'false']).optional(),
+  force_refresh: z.enum(['true', 'false']).optional(),
+});
+
+export const metadataBody = z.strictObject({
+  connection_id: z.union([connectionId, z.array(connectionId).min(1).max(1000)]),
+  provider_config_key: z.string().min(1),
+  metadata: jsonObject,
+});

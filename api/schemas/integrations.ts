@@ -1,0 +1,33 @@
+import { z } from 'zod';
+
+const uniqueKey = z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,99}$/, 'letters, digits, _ . - (max 100)');
+
+export const providerOverridesSchema = z.strictObject({
+  base_url: z.url({ protocol: /^https?$/ }).optional(),
+  rate_limit: z
+    .strictObject({
+      requests: z.number().int().min(1).max(100_000),
+      window_ms: z.number().int().min(100),
+      lockout_ms: z.number().int().min(0).optional(),
+    })
+    .optional(),
+});
+
+export const integrationCredentialsSchema = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('OAUTH2'), client_id: z.string().min(1), client_secret: z.string().min(1), scopes: z.string().optional() }),
+  z.strictObject({ type: z.literal('APP'), app_id: z.string().regex(/^\d+$/, 'App ID is numeric'), app_link: z.url(), private_key: z.string().min(1) }),
+]);
+
+export const createIntegrationBody = z.strictObject({
+  unique_key: uniqueKey,
+  provider: z.string().min(1),
+  display_name: z.string().min(1).max(200).optional(),
+  credentials: integrationCredentialsSchema.optional(),
+  provider_overrides: providerOverridesSchema.optional(),
+});
+
+export const patchIntegrationBody = z.strictObject({
+  display_name: z.string().min(1).max(200).optional(),
+  credentials: integrationCredentialsSchema.optional(),
+  provider_overrides: providerOverridesSchema.optional(),
+});

@@ -1,0 +1,24 @@
+import { z } from 'zod';
+
+const actions = ['added', 'updated', 'deleted'] as const;
+
+export const listRecordsQuery = z.object({
+  model: z.string().min(1),
+  variant: z.string().min(1).default('base'),
+  cursor: z.string().min(1).optional(),
+  limit: z.coerce.number().int().min(1).max(10_000).default(100),
+  modified_after: z.iso.datetime({ offset: true }).optional(),
+  filter: z
+    .string()
+    .refine((v) => {
+      const parts = v.split(',').map((s) => s.trim().toLowerCase());
+      return parts.length <= 2 && parts.every((p) => (actions as readonly string[]).includes(p));
+    }, 'one or two of added, updated, deleted, joined by a comma')
+    .optional(),
+  ids: z.union([z.string(), z.array(z.string())]).optional(),
+});
+
+export const connectionHeaders = z.object({
+  'connection-id': z.string().min(1),
+  'provider-config-key': z.string().min(1),
+});

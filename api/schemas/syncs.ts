@@ -1,0 +1,16 @@
+import { z } from 'zod';
+
+const syncRef = z.union([z.string().min(1), z.strictObject({ name: z.string().min(1), variant: z.string().min(1) })]);
+
+export const triggerSyncBody = z.strictObject({
+  provider_config_key: z.string().min(1),
+  connection_id: z.string().min(1).optional(),
+  syncs: z.array(syncRef).default([]),
+  opts: z.strictObject({ reset: z.boolean().optional(), emptyCache: z.boolean().optional() }).optional(),
+});
+
+export const syncStatusQuery = z.object({
+  provider_config_key: z.string().min(1),
+  syncs: z.string().min(1),
+  connection_id: z.string().min(1).optional(),
+});

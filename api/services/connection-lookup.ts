@@ -1,0 +1,18 @@
+import { NotFoundError } from '../../common/errors';
+import type { Stores } from '../../store/db';
+import type { ConnectionDoc } from '../../store/connections';
+import type { IntegrationDoc } from '../../store/integrations';
+
+/** Finds a connection of this environment; another environment's is simply not found. */
+export async function findConnection(stores: Stores, environment: string, providerConfigKey: string, connectionId: string): Promise<{ integration: IntegrationDoc; connection: ConnectionDoc }> {
+  const integration = await findIntegration(stores, environment, providerConfigKey);
+  const connection = await stores.connections.find({ environment, providerConfigKey, connectionId });
+  if (!connection) throw new NotFoundError('unknown_connection', `No connection "${connectionId}" for integration "${providerConfigKey}".`);
+  return { integration, connection };
+}
+
+export async function findIntegration(stores: Stores, environment: string, providerConfigKey: string): Promise<IntegrationDoc> {
+  const integration = await stores.integrations.get(environment, providerConfigKey);
+  if (!integration) throw new NotFoundError('unknown_provider_config', `No integration "${providerConfigKey}" in this environment.`);
+  return integration;
+}

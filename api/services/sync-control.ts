@@ -1,0 +1,93 @@
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { BadRequestError } from '../../common/errors';
+import type { ConnectionDoc } from '../../store/connections';
+import type { SyncDoc } from '../../store/syncs';
+import type { SyncRunInput } from '../../activities/sync-contracts';
+import { searchAttributesFor } from '../../common/search-attributes';
+import type { ApiDeps } from '../deps';
+
+export const DEFAULT_VARIANT = 'base';
+
+export interface SyncSelector {
+  name: string;
+  variant: string;
+}
+
+/** Stable per (environment, integration, connection, sync, variant): runs never overlap. */
+export function syncWorkflowId(environment: string, providerConfigKey: string, connectionId: string, syncName: string, variant: string): string {
+  return ['weft-sync', environment, providerConfigKey, connectionId, syncName, variant].map(encodeURIComponent).join(':');
+}
+
+/** Resolves the requested syncs (names or {name, variant}; empty = all) against the integration. */
+export function selectSyncs(deps: ApiDeps, provider: string, requested: Array<string | { name: string; variant: string }>): SyncSelector[] {
+  const known = deps.registry.get(provider)?.syncs ?? [];
+  if (requested.length === 0) return known.map((s) => ({ name: s.name, variant: DEFAULT_VARIANT }));
+  return requested.map((r) => {
+    const sel = typeof r === 'string' ? { name: r, variant: DEFAULT_VARIANT } : r;
+    if (!known.some((s) => s.name === sel.name)) {
+      throw new BadRequestError('unknown_sync', `Integration "${provider}" has no sync "${sel.name}" (available: ${known.map((s) => s.name).join(', ') || 'none'}).`);
+    }
+    return sel;
+  });
+}
+
+/** Makes sure the connection has state for each of its integration's syncs. */
+export async function ensureSyncStates(deps: ApiDeps, connection: ConnectionDoc): Promise<SyncDoc[]> {
+  const syncs = deps.registry.get(connection.provider)?.syncs ?? [];
+  return Promise.all(
+    syncs.map((s) =>
+      deps.stores.syncs.ensure({
+        environment: connection.environment,
+        connection: connection._id,
+        connection_id: connection.connection_id,
+        provider_config_key: connection.provider_config_key,
+        name: s.name,
+        variant: DEFAULT_VARIANT,
+      }),
+    ),
+  );
+}
+
+/**
+ * Starts a run now. If one is already running, that run is the answer (USE_EXISTING):
+ * triggering twice never runs one sync twice at the same time.
+ */
+export async function startSyncRun(deps: ApiDeps, connection: ConnectionDoc, sel: SyncSelector): Promise<{ workflowId: string; runId: string }> {
+  const workflowId = syncWorkflowId(connection.environment, connection.provider_config_key, connection.connection_id, sel.name, sel.variant);
+  const input: SyncRunInput = {
+    environment: connection.environment,
+    connection: connection._id,
+    connectionId: connection.connection_id,
+    providerConfigKey: connection.provider_config_key,
+    provider: connection.provider,
+    syncName: sel.name,
+    variant: sel.variant,
+    heartbeatTimeoutMs: deps.settings.heartbeatTimeoutMs,
+  };
+  const handle = await deps.temporal.workflow.start('syncRun', {
+    workflowId,
+    taskQueue: deps.settings.syncTaskQueue,
+    args: [input],
+    workflowIdConflictPolicy: 'USE_EXISTING',
+    typedSearchAttributes: searchAttributesFor({
+      environment: connection.environment,
+      integration: connection.provider_config_key,
+      connectionId: connection.connection_id,
+      syncName: sel.name,
+      operation: 'sync',
+    }),
+  });
+  return { workflowId, runId: handle.firstExecutionRunId };
+}
+
+/** Whether Temporal is running this sync right now (the source of truth for RUNNING). */
+export async function isSyncRunning(deps: ApiDeps, connection: ConnectionDoc, sel: SyncSelector): Promise<boolean> {
+  const workflowId = syncWorkflowId(connection.environment, connection.provider_config_key, connection.connection_id, sel.name, sel.variant);
+  try {
+    const desc = await deps.temporal.workflow.getHandle(workflowId).describe();
+    return desc.status.name === 'RUNNING';
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return false;
+    throw err;
+  }
+}

@@ -1,0 +1,30 @@
+import type { MongoClient } from 'mongodb';
+import { CredentialCipher } from '../auth/credential-cipher';
+import { integrations } from '../integrations';
+import { IntegrationRegistry } from '../runtime/registry';
+import { connectMongo, createStores, ensureIndexes, type Stores } from '../store/db';
+import { WeftError } from './errors';
+
+/** What both the API and the workers stand on: the database, the cipher, the integrations. */
+export interface Core {
+  mongo: MongoClient;
+  stores: Stores;
+  cipher: CredentialCipher;
+  registry: IntegrationRegistry;
+  close(): Promise<void>;
+}
+
+export async function openCore(opts: { mongodbUri: string; dbName: string; encryptionKey: string; requestLogTtlDays: number }): Promise<Core> {
+  if (!opts.encryptionKey) throw new WeftError('missing_encryption_key', 'WEFT_ENCRYPTION_KEY is required to store credentials.');
+  const cipher = new CredentialCipher(opts.encryptionKey);
+  const mongo = await connectMongo(opts.mongodbUri);
+  const stores = createStores(mongo.db(opts.dbName), { requestLogTtlDays: opts.requestLogTtlDays });
+  await ensureIndexes(stores);
+  return {
+    mongo,
+    stores,
+    cipher,
+    registry: new IntegrationRegistry(integrations),
+    close: () => mongo.close(),
+  };
+}

@@ -1,0 +1,22 @@
+import { defineSearchAttributeKey, SearchAttributeType, TypedSearchAttributes } from '@temporalio/common';
+
+/**
+ * Custom search attributes on every Weft workflow, registered with the dev server from
+ * temporal-dev.yaml, so operators can find runs in the Temporal UI by connection,
+ * integration and sync (e.g. `WeftConnectionId = "user-42"`).
+ */
+export const WeftEnvironment = defineSearchAttributeKey('WeftEnvironment', SearchAttributeType.KEYWORD);
+export const WeftIntegration = defineSearchAttributeKey('WeftIntegration', SearchAttributeType.KEYWORD);
+export const WeftConnectionId = defineSearchAttributeKey('WeftConnectionId', SearchAttributeType.KEYWORD);
+export const WeftSyncName = defineSearchAttributeKey('WeftSyncName', SearchAttributeType.KEYWORD);
+export const WeftOperation = defineSearchAttributeKey('WeftOperation', SearchAttributeType.KEYWORD);
+
+export function searchAttributesFor(a: { environment: string; integration: string; connectionId: string; syncName?: string; operation: string }): TypedSearchAttributes {
+  return new TypedSearchAttributes([
+    { key: WeftEnvironment, value: a.environment },
+    { key: WeftIntegration, value: a.integration },
+    { key: WeftConnectionId, value: a.connectionId },
+    { key: WeftOperation, value: a.operation },
+    ...(a.syncName ? [{ key: WeftSyncName, value: a.syncName }] : []),
+  ]);
+}

@@ -1,0 +1,46 @@
+/**
+ * A standalone sync worker process (`weft worker`): scale these horizontally. Reads the
+ * same configuration as the API; needs TEMPORAL_ADDRESS and MONGODB_URI.
+ */
+import { loadConfig } from '../common/config';
+import { createLogger } from '../common/logger';
+import { openCore } from '../common/core';
+import { buildSyncWorker } from './run-sync-worker';
+
+export async function runWorkerProcess(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger(config.LOG_LEVEL).child({ component: 'worker' });
+  if (!config.TEMPORAL_ADDRESS || !config.MONGODB_URI) {
+    throw new Error('weft worker needs TEMPORAL_ADDRESS and MONGODB_URI (npm start sets them for its own worker).');
+  }
+  const core = await openCore({
+    mongodbUri: config.MONGODB_URI,
+    dbName: config.MONGODB_DB,
+    encryptionKey: config.WEFT_ENCRYPTION_KEY ?? '',
+    requestLogTtlDays: config.WEFT_REQUEST_LOG_TTL_DAYS,
+  });
+  const { worker, connection } = await buildSyncWorker(
+    core,
+    {
+      temporalAddress: config.TEMPORAL_ADDRESS,
+      namespace: config.TEMPORAL_NAMESPACE,
+      taskQueue: config.WEFT_SYNC_TASK_QUEUE,
+      maxInlineWaitMs: config.WEFT_MAX_INLINE_WAIT_MS,
+      workflowBundlePath: config.WEFT_WORKFLOW_BUNDLE,
+    },
+    logger,
+  );
+  // Worker.run() shuts down gracefully on SIGINT/SIGTERM by default.
+  logger.info({ taskQueue: config.WEFT_SYNC_TASK_QUEUE, pid: process.pid }, 'sync worker running');
+  await worker.run();
+  await connection.close();
+  await core.close();
+}
+
+if (require.main === module) {
+  runWorkerProcess().catch((err) => {
+    // eslint-disable-next-line no-console
+    console.error(err instanceof Error ? err.message : err);
+    process.exit(1);
+  });
+}

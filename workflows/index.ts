@@ -1,0 +1,2 @@
+// Every workflow type the workers register. Workflow code only: no I/O imports.
+export { syncRun } from './sync-run';

@@ -1,0 +1,48 @@
+import { ActivityFailure, ApplicationFailure, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import type { SyncActivities } from '../activities/sync-activities';
+import type { SyncRunInput, SyncRunSummary } from '../activities/sync-contracts';
+import { NON_RETRYABLE_SYNC_ERRORS } from '../activities/sync-contracts';
+
+/**
+ * One run of one sync for one connection. Its workflow ID is derived from
+ * (environment, integration, connection, sync, variant), so two runs of the same sync
+ * never overlap. Records never pass through here: activities write them to MongoDB.
+ */
+export async function syncRun(input: SyncRunInput): Promise<SyncRunSummary> {
+  const { runId, workflowId } = workflowInfo();
+  const bookkeeping = proxyActivities<SyncActivities>({
+    startToCloseTimeout: '10 minutes',
+    retry: { initialInterval: '1 second', maximumInterval: '30 seconds', nonRetryableErrorTypes: NON_RETRYABLE_SYNC_ERRORS },
+  });
+  const { runSync } = proxyActivities<SyncActivities>({
+    startToCloseTimeout: '24 hours',
+    // A dead worker is noticed after this long; the next attempt resumes from the checkpoint.
+    heartbeatTimeout: input.heartbeatTimeoutMs,
+    retry: {
+      initialInterval: '2 seconds',
+      backoffCoefficient: 2,
+      maximumInterval: '10 minutes',
+      // Rate-limit waits end attempts too (with their own nextRetryDelay), hence the room.
+      maximumAttempts: 15,
+      nonRetryableErrorTypes: NON_RETRYABLE_SYNC_ERRORS,
+    },
+  });
+
+  const run = await bookkeeping.startSyncRun({ ...input, runId, workflowId });
+  try {
+    await runSync({ ...input, run });
+  } catch (err) {
+    const error = describeFailure(err);
+    await bookkeeping.failSyncRun({ ...input, run, error });
+    // No delete detection after a failed run: finishSyncRun is never reached.
+    throw ApplicationFailure.create({ type: error.code, message: error.message, nonRetryable: true, cause: err instanceof Error ? err : undefined });
+  }
+  return bookkeeping.finishSyncRun({ ...input, run });
+}
+
+function describeFailure(err: unknown): { code: string; message: string } {
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  if (cause instanceof ApplicationFailure) return { code: cause.type ?? 'sync_failed', message: cause.message };
+  if (cause instanceof Error) return { code: cause.name === 'TimeoutFailure' ? 'sync_timed_out' : 'sync_failed', message: cause.message };
+  return { code: 'sync_failed', message: String(cause) };
+}
