@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { Context, ApplicationFailure } from '@temporalio/activity';
 import type { Logger } from '../common/logger';
 import { WeftError } from '../common/errors';
@@ -7,14 +6,13 @@ import type { CredentialCipher } from '../auth/credential-cipher';
 import type { Credentials } from '../auth/credentials';
 import type { IntegrationRegistry } from '../runtime/registry';
 import { ProviderClient, type ResolvedProvider } from '../runtime/http/provider-client';
-import { createSharedRequestBudget } from '../runtime/http/request-budget';
 import { createWorkerSyncContext } from '../runtime/worker-context';
 import { readCheckpoint } from '../runtime/checkpoint';
 import { InvalidRecordError, RateLimitedError, ProviderAuthError } from '../runtime/errors';
 import type { ConnectionDoc } from '../store/connections';
 import type { IntegrationDoc } from '../store/integrations';
 import type { FailSyncRunInput, RunSyncInput, StartedSyncRun, SyncRunInput, SyncRunSummary } from './sync-contracts';
-import { authorizeRequest, resolveProvider } from '../runtime/http/provider-access';
+import { authorizeRequest, resolveProvider, sharedBudgetFor } from '../runtime/http/provider-access';
 
 export interface SyncActivityDeps {
   stores: Stores;
@@ -96,7 +94,7 @@ export function createSyncActivities(deps: SyncActivityDeps) {
       const client = new ProviderClient({
         provider,
         authorize: (headers) => authorizeRequest(provider, credentials, headers),
-        budget: budgetFor(provider, credentials, deps, sleep),
+        budget: sharedBudgetFor(provider, credentials, { store: stores.rateBudgets, maxInlineWaitMs: deps.maxInlineWaitMs, sleep }),
         logRequest: (entry) => {
           stores.requestLogs
             .insert({
@@ -201,21 +199,6 @@ export function createSyncActivities(deps: SyncActivityDeps) {
 }
 
 export type SyncActivities = ReturnType<typeof createSyncActivities>;
-
-function budgetFor(provider: ResolvedProvider, credentials: Credentials, deps: SyncActivityDeps, sleep: (ms: number) => Promise<void>) {
-  if (!provider.budget) return null;
-  // Providers count per account key, so runs of different connections that use the same
-  // key share one budget. The key itself is never stored: only a hash of it.
-  const account = createHash('sha256').update(JSON.stringify(credentials)).digest('hex').slice(0, 24);
-  return createSharedRequestBudget({
-    store: deps.stores.rateBudgets,
-    key: `${provider.definition.name}:${account}`,
-    requests: provider.budget.requests,
-    windowMs: provider.budget.windowMs,
-    maxInlineWaitMs: deps.maxInlineWaitMs,
-    sleep,
-  });
-}
 
 /** Sleeps in slices, heartbeating, so a short heartbeat timeout survives an inline wait. */
 async function sleepWithHeartbeat(activity: Context, ms: number, details: unknown): Promise<void> {

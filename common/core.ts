@@ -3,6 +3,7 @@ import { CredentialCipher } from '../auth/credential-cipher';
 import { integrations } from '../integrations';
 import { IntegrationRegistry } from '../runtime/registry';
 import { connectMongo, createStores, ensureIndexes, type Stores } from '../store/db';
+import type { ExpiryRule } from '../store/ttl';
 import { WeftError } from './errors';
 
 /** What both the API and the workers stand on: the database, the cipher, the integrations. */
@@ -11,6 +12,8 @@ export interface Core {
   stores: Stores;
   cipher: CredentialCipher;
   registry: IntegrationRegistry;
+  /** Retention the database cannot enforce itself; the worker sweeps these. */
+  manualExpiry: ExpiryRule[];
   close(): Promise<void>;
 }
 
@@ -19,8 +22,9 @@ export async function openCore(opts: { mongodbUri: string; dbName: string; encry
   const cipher = new CredentialCipher(opts.encryptionKey);
   const mongo = await connectMongo(opts.mongodbUri);
   const stores = createStores(mongo.db(opts.dbName), { requestLogTtlDays: opts.requestLogTtlDays });
-  await ensureIndexes(stores);
+  const manualExpiry = await ensureIndexes(stores);
   return {
+    manualExpiry,
     mongo,
     stores,
     cipher,

@@ -7,6 +7,7 @@ import { SyncRunStore } from './sync-runs';
 import { RecordStore } from './records';
 import { RequestLogStore } from './request-logs';
 import { RateBudgetStore } from './rate-budgets';
+import type { ExpiryRule } from './ttl';
 
 /** Every collection Weft uses, each behind its own module. */
 export interface Stores {
@@ -47,9 +48,12 @@ export function createStores(db: Db, options: StoreOptions = { requestLogTtlDays
   };
 }
 
-/** Indexes are created at start-up, idempotently, by each store. */
-export async function ensureIndexes(stores: Stores): Promise<void> {
-  await Promise.all([
+/**
+ * Indexes are created at start-up, idempotently, by each store. Returns the expiry rules
+ * that the server cannot enforce itself (see ttl.ts), for the periodic sweep.
+ */
+export async function ensureIndexes(stores: Stores): Promise<ExpiryRule[]> {
+  const results = await Promise.all([
     stores.environments.ensureIndexes(),
     stores.integrations.ensureIndexes(),
     stores.connections.ensureIndexes(),
@@ -59,4 +63,5 @@ export async function ensureIndexes(stores: Stores): Promise<void> {
     stores.requestLogs.ensureIndexes(),
     stores.rateBudgets.ensureIndexes(),
   ]);
+  return results.flatMap((r) => (Array.isArray(r) ? r : [])).filter((r) => !r.native);
 }

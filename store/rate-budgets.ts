@@ -33,7 +33,7 @@ export class RateBudgetStore {
     const taken = await this.col.findOneAndUpdate(
       { key, slot: { $lt: limit }, used_at: { $lte: new Date(now - windowMs) } },
       { $set: { used_at: new Date(now) } },
-      { returnDocument: 'after', projection: { _id: 1 } },
+      { returnDocument: 'after' },
     );
     if (taken) return { acquired: true, slotId: taken._id };
     const oldest = await this.col.find({ key, slot: { $lt: limit } }).sort({ used_at: 1 }).limit(1).next();

@@ -1,5 +1,6 @@
 import type { AnyBulkWriteOperation, Collection, Db, Filter, ObjectId } from 'mongodb';
 import { canonicalHash } from './canonical-hash';
+import { ensureExpiry, type ExpiryRule } from './ttl';
 import type { ModelCounts } from './syncs';
 
 export type RecordAction = 'ADDED' | 'UPDATED' | 'DELETED';
@@ -83,13 +84,13 @@ export class RecordStore {
     this.seen = db.collection<SeenDoc>('record_run_seen');
   }
 
-  async ensureIndexes(): Promise<void> {
+  async ensureIndexes(): Promise<ExpiryRule[]> {
     await this.col.createIndex({ environment: 1, connection: 1, model: 1, variant: 1, id: 1 }, { unique: true });
     await this.col.createIndex({ connection: 1, model: 1, variant: 1, seq: 1 });
     await this.col.createIndex({ connection: 1, model: 1, variant: 1, run_id: 1 });
     await this.seen.createIndex({ run_id: 1, connection: 1, model: 1, variant: 1 });
     // Seen-id staging of runs that never finished is garbage after a few days.
-    await this.seen.createIndex({ created_at: 1 }, { expireAfterSeconds: 3 * 86_400 });
+    return [await ensureExpiry(this.seen, 'created_at', 3 * 86_400)];
   }
 
   /** Saves a batch; returns what changed. Safe to repeat (a retried page changes nothing twice). */

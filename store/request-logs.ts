@@ -1,4 +1,5 @@
 import type { Collection, Db } from 'mongodb';
+import { ensureExpiry, type ExpiryRule } from './ttl';
 
 /** One third-party request, as an operator sees it in `GET /logs`. Secrets already removed. */
 export interface RequestLogDoc {
@@ -24,9 +25,10 @@ export class RequestLogStore {
     this.col = db.collection<RequestLogDoc>('request_logs');
   }
 
-  async ensureIndexes(): Promise<void> {
-    await this.col.createIndex({ at: 1 }, { expireAfterSeconds: this.ttlDays * 86_400 });
+  async ensureIndexes(): Promise<ExpiryRule[]> {
+    const rule = await ensureExpiry(this.col, 'at', this.ttlDays * 86_400);
     await this.col.createIndex({ environment: 1, connection_id: 1, at: -1 });
+    return [rule];
   }
 
   async insert(entry: RequestLogDoc): Promise<void> {

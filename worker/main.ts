@@ -6,6 +6,7 @@ import { loadConfig } from '../common/config';
 import { createLogger } from '../common/logger';
 import { openCore } from '../common/core';
 import { buildSyncWorker } from './run-sync-worker';
+import { startExpirySweeper } from './expiry-sweeper';
 
 export async function runWorkerProcess(): Promise<void> {
   const config = loadConfig();
@@ -32,7 +33,9 @@ export async function runWorkerProcess(): Promise<void> {
   );
   // Worker.run() shuts down gracefully on SIGINT/SIGTERM by default.
   logger.info({ taskQueue: config.WEFT_SYNC_TASK_QUEUE, pid: process.pid }, 'sync worker running');
+  const sweeper = startExpirySweeper(core.manualExpiry, logger);
   await worker.run();
+  sweeper.stop();
   await connection.close();
   await core.close();
 }

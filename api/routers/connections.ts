@@ -3,7 +3,7 @@ import { Router } from 'express';
 import { BadRequestError } from '../../common/errors';
 import type { Credentials } from '../../auth/credentials';
 import { verifyApiKey } from '../../auth/api-key';
-import { resolveProvider } from '../../runtime/http/provider-access';
+import { resolveProvider, sharedBudgetFor } from '../../runtime/http/provider-access';
 import type { ConnectionDoc } from '../../store/connections';
 import type { ApiDeps } from '../deps';
 import { environmentOf } from '../middleware/auth';
@@ -24,10 +24,13 @@ export function connectionsRouter(deps: ApiDeps): Router {
       throw new BadRequestError('invalid_credentials_type', `Integration "${integration.unique_key}" uses ${provider.definition.authMode}; credentials of type ${body.credentials.type} do not apply.`);
     }
     if (body.credentials.type === 'API_KEY') {
-      await verifyApiKey(provider, body.credentials.apiKey, (entry) => {
-        deps.stores.requestLogs
-          .insert({ at: new Date(), environment: env, connection: null, connection_id: body.connection_id ?? null, integration: integration.unique_key, operation: 'auth', run_id: null, method: entry.method, url: entry.url, status: entry.status, duration_ms: entry.durationMs, attempt: entry.attempt, rate_limit_wait_ms: entry.rateLimitWaitMs, error: entry.error })
-          .catch((err: unknown) => deps.logger.warn({ err }, 'could not write request log'));
+      await verifyApiKey(provider, body.credentials.apiKey, {
+        budget: sharedBudgetFor(provider, body.credentials, { store: deps.stores.rateBudgets, maxInlineWaitMs: 5_000, sleep: (ms) => new Promise((r) => setTimeout(r, ms)) }),
+        logRequest: (entry) => {
+          deps.stores.requestLogs
+            .insert({ at: new Date(), environment: env, connection: null, connection_id: body.connection_id ?? null, integration: integration.unique_key, operation: 'auth', run_id: null, method: entry.method, url: entry.url, status: entry.status, duration_ms: entry.durationMs, attempt: entry.attempt, rate_limit_wait_ms: entry.rateLimitWaitMs, error: entry.error })
+            .catch((err: unknown) => deps.logger.warn({ err }, 'could not write request log'));
+        },
       });
     }
     const connection = await deps.stores.connections.create({

@@ -1,4 +1,7 @@
+import { createHash } from 'node:crypto';
 import type { Credentials } from '../../auth/credentials';
+import type { RateBudgetStore } from '../../store/rate-budgets';
+import { createSharedRequestBudget, type RequestBudgetGate } from './request-budget';
 import type { ResolvedProvider } from './provider-client';
 import type { IntegrationRegistry } from '../registry';
 import type { IntegrationDoc } from '../../store/integrations';
@@ -30,4 +33,26 @@ export async function authorizeRequest(provider: ResolvedProvider, credentials: 
     case 'APP':
       throw new WeftError('auth_mode_not_supported', 'GitHub App installation tokens are not minted yet.', 501);
   }
+}
+
+/**
+ * Providers count requests per account key, so every run (and the key check at connect
+ * time) that uses the same key shares one budget. Only a hash of the secret is used.
+ */
+export function sharedBudgetFor(
+  provider: ResolvedProvider,
+  credentials: Credentials,
+  opts: { store: RateBudgetStore; maxInlineWaitMs: number; sleep(ms: number): Promise<void> },
+): RequestBudgetGate | null {
+  if (!provider.budget) return null;
+  const secret = credentials.type === 'API_KEY' ? credentials.apiKey : credentials.type === 'OAUTH2' ? credentials.access_token : credentials.installation_id;
+  const account = createHash('sha256').update(secret).digest('hex').slice(0, 24);
+  return createSharedRequestBudget({
+    store: opts.store,
+    key: `${provider.definition.name}:${account}`,
+    requests: provider.budget.requests,
+    windowMs: provider.budget.windowMs,
+    maxInlineWaitMs: opts.maxInlineWaitMs,
+    sleep: opts.sleep,
+  });
 }

@@ -1,0 +1,24 @@
+export {
+  createLumaSimulator,
+  LumaSimulatorOptionsSchema,
+  LUMA_DEFAULT_API_KEY,
+  encodeCursor,
+  decodeCursor,
+} from './simulator';
+export type {
+  LumaSimulator,
+  LumaSimulatorOptions,
+  ResolvedLumaSimulatorOptions,
+  LumaSimulatorStats,
+  LumaRequestLogEntry,
+} from './simulator';
+export { isoDuration, START_EPOCH_MS, START_SPAN_DAYS } from './data';
+export type {
+  LumaEvent,
+  LumaEventEntry,
+  LumaGeoAddress,
+  LumaTag,
+  LumaUser,
+  LumaCalendar,
+  LumaVisibility,
+} from './data';

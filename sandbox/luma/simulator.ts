@@ -1,0 +1,637 @@
+/**
+ * A deterministic simulator of the legacy Luma public API (`/public/v1/...`), the shape
+ * Weft's `luma` integration syncs from. See /work/shared/reference/providers.md §D.
+ *
+ * Routes:
+ *   GET /public/v1/user/get-self         → { user: { api_id, name, email, avatar_url, first_name, last_name } }
+ *   GET /public/v1/calendar/list-events  → { entries: [{ api_id, event, tags }], has_more, next_cursor? }
+ *   GET /public/v1/event/get?api_id=     → { event, hosts: [{ api_id, name, email, avatar_url }] }
+ *
+ * Request pipeline (in this order):
+ *   1. failNext() injections answer first (any path, any key).
+ *   2. Unknown path or non-GET method → 404.
+ *   3. Missing / unknown `x-luma-api-key` → 401.
+ *   4. Rate limit per key (sliding window + lockout) → 429.
+ *   5. The route: 400 for bad parameters, 404 for an unknown event, else 200.
+ * The response is then delayed by the current latency.
+ */
+import type http from 'node:http';
+import { z } from 'zod';
+import { Rng } from '../shared/prng';
+import { listenLocal, sendJson, type LocalServer } from '../shared/http';
+import { maxInAnyWindow, monotonicNow } from '../shared/rate';
+import {
+  buildEntry,
+  eventId,
+  eventStartMs,
+  makeDirectory,
+  seedKey,
+  type Directory,
+  type EventSkeleton,
+  type LumaCalendar,
+  type LumaEventEntry,
+  type LumaUser,
+} from './data';
+
+// ---------------------------------------------------------------------------------------
+// Options
+// ---------------------------------------------------------------------------------------
+
+export const LUMA_DEFAULT_API_KEY = 'sandbox-luma-api-key';
+
+export const LumaSimulatorOptionsSchema = z
+  .object({
+    /** Seed for all generated data. Same seed + same operations ⇒ byte-identical responses. */
+    seed: z.number().finite().default(1),
+    /** Number of events generated at start. */
+    eventCount: z.number().int().min(0).max(2_000_000).default(200),
+    /** Accepted `x-luma-api-key` values. */
+    apiKeys: z.array(z.string().min(1)).min(1).default([LUMA_DEFAULT_API_KEY]),
+    /** Sliding window per API key across all endpoints; exceeding it locks the key out. */
+    rateLimit: z
+      .object({
+        limit: z.number().int().positive().default(300),
+        windowMs: z.number().positive().default(60_000),
+        lockoutMs: z.number().min(0).default(60_000),
+      })
+      .prefault({}),
+    /** `pagination_limit` above this is clamped to it. */
+    maxPageSize: z.number().int().positive().default(100),
+    /** Page size when `pagination_limit` is absent. */
+    defaultPageSize: z.number().int().positive().default(50),
+    /** Artificial delay (ms) before every response; see also `setLatency`. */
+    latencyMs: z.number().min(0).default(0),
+    /** Calendar identity; defaults derive from the seed. */
+    calendar: z.object({ api_id: z.string().min(1).optional(), name: z.string().min(1).optional() }).prefault({}),
+    /** Overrides for the API key's own user (`get-self`); defaults derive from the seed. */
+    user: z
+      .object({
+        api_id: z.string().min(1).optional(),
+        name: z.string().optional(),
+        email: z.string().optional(),
+        avatar_url: z.string().optional(),
+        first_name: z.string().optional(),
+        last_name: z.string().optional(),
+      })
+      .prefault({}),
+    /**
+     * Clock (epoch ms) for rate limiting and the request log. Defaults to a monotonic clock.
+     * Never used for event data.
+     */
+    now: z.custom<() => number>((v) => typeof v === 'function', { message: 'now must be a function' }).optional(),
+  })
+  .strict()
+  .refine((o) => o.defaultPageSize <= o.maxPageSize, {
+    message: 'defaultPageSize must not exceed maxPageSize',
+    path: ['defaultPageSize'],
+  });
+
+export type LumaSimulatorOptions = z.input<typeof LumaSimulatorOptionsSchema>;
+export type ResolvedLumaSimulatorOptions = z.output<typeof LumaSimulatorOptionsSchema>;
+
+// ---------------------------------------------------------------------------------------
+// Public types
+// ---------------------------------------------------------------------------------------
+
+export interface LumaRequestLogEntry {
+  /** Arrival time, epoch ms from the simulator clock. */
+  at: number;
+  method: string;
+  path: string;
+  /** Query parameters (repeated ones as arrays); any value equal to an API key is redacted. */
+  query: Record<string, string | string[]>;
+  status: number;
+}
+
+export interface LumaSimulatorStats {
+  /** All requests received (any status). */
+  requests: number;
+  byStatus: Record<number, number>;
+  /**
+   * The largest number of requests carrying one valid API key within any `windowMs` span
+   * (accepted, rate-limited and injected failures alike), from the request timestamps.
+   */
+  maxRequestsInAnyWindow: number;
+  /** Requests answered 429 by the rate limiter (not counting `failNext(n, 429)` injections). */
+  rateLimited: number;
+}
+
+export interface LumaSimulator {
+  /** Starts listening on 127.0.0.1 (port 0 = any free port); resolves with `http://127.0.0.1:PORT`. */
+  start(port?: number): Promise<string>;
+  stop(): Promise<void>;
+  /** Base URL while started, else null. */
+  readonly url: string | null;
+  readonly options: Readonly<ResolvedLumaSimulatorOptions>;
+  readonly calendar: Readonly<LumaCalendar>;
+  /** The API key's own user, as `get-self` returns it (inside `{ user }`). */
+  readonly user: Readonly<LumaUser>;
+
+  // Injection
+  /** Edits `count` seeded-random live events or the given ids; returns the edited ids. */
+  editEvents(countOrIds: number | readonly string[]): string[];
+  /** Deletes `count` seeded-random live events or the given ids; returns the deleted ids. */
+  deleteEvents(countOrIds: number | readonly string[]): string[];
+  /** Adds `n` new events (deterministic from seed and creation order); returns their ids. */
+  addEvents(n: number): string[];
+  /** Clears every key's sliding window and lockout (stats are kept). */
+  resetRateLimits(): void;
+  setLatency(ms: number): void;
+  /** The next `n` requests (any path, any key) answer `status` with `{ message }`. */
+  failNext(n: number, status?: number): void;
+
+  // Inspection
+  stats(): LumaSimulatorStats;
+  /** Clears the request log and the stats (not the rate-limit state). */
+  resetStats(): void;
+  requestLog(): LumaRequestLogEntry[];
+  /** Current events (legacy entry shape), ascending by (start_at, api_id); fresh objects (~10 µs each). */
+  events(): LumaEventEntry[];
+  /** Current event ids in the same order as `events()`, without building the entries. */
+  eventIds(): string[];
+  /** One current event (fresh object), or undefined when it does not exist (or was deleted). */
+  getEvent(id: string): LumaEventEntry | undefined;
+}
+
+// ---------------------------------------------------------------------------------------
+// Event store
+// ---------------------------------------------------------------------------------------
+
+function compareKey(aStart: number, aId: string, bStart: number, bId: string): number {
+  if (aStart !== bStart) return aStart < bStart ? -1 : 1;
+  return aId < bId ? -1 : aId > bId ? 1 : 0;
+}
+
+class EventStore {
+  /** Live events sorted ascending by (startMs, id). */
+  private sorted: EventSkeleton[] = [];
+  private readonly byId = new Map<string, EventSkeleton>();
+  /** Every id ever issued (deleted ones too), so new ids never reuse an old one. */
+  private readonly issued = new Set<string>();
+  private readonly versions = new Map<number, number>();
+  private nextIndex = 0;
+
+  constructor(
+    private readonly seedK: number,
+    private readonly dir: Directory,
+    initialCount: number,
+  ) {
+    this.createSkeletons(initialCount);
+    this.sorted.sort((a, b) => compareKey(a.startMs, a.id, b.startMs, b.id));
+  }
+
+  private createSkeletons(n: number): EventSkeleton[] {
+    const created: EventSkeleton[] = [];
+    for (let k = 0; k < n; k++) {
+      const index = this.nextIndex++;
+      let attempt = 0;
+      let id = eventId(this.seedK, index, attempt);
+      while (this.issued.has(id)) id = eventId(this.seedK, index, ++attempt);
+      const skel: EventSkeleton = { index, id, startMs: eventStartMs(this.seedK, index) };
+      this.issued.add(id);
+      this.byId.set(id, skel);
+      this.sorted.push(skel);
+      created.push(skel);
+    }
+    return created;
+  }
+
+  get size(): number {
+    return this.sorted.length;
+  }
+
+  list(): readonly EventSkeleton[] {
+    return this.sorted;
+  }
+
+  has(id: string): boolean {
+    return this.byId.has(id);
+  }
+
+  skeleton(id: string): EventSkeleton | undefined {
+    return this.byId.get(id);
+  }
+
+  /**
+   * Builds the entry on demand (~10 µs): nothing is cached, so memory stays small for
+   * 100,000 events and every call returns a fresh object the caller may keep or mutate.
+   */
+  entry(skel: EventSkeleton): LumaEventEntry {
+    return buildEntry(this.seedK, this.dir, skel, this.versions.get(skel.index) ?? 0);
+  }
+
+  add(n: number): string[] {
+    const created = this.createSkeletons(n);
+    this.sorted.sort((a, b) => compareKey(a.startMs, a.id, b.startMs, b.id));
+    return created.map((s) => s.id);
+  }
+
+  edit(ids: readonly string[]): void {
+    for (const id of ids) {
+      const skel = this.byId.get(id)!;
+      this.versions.set(skel.index, (this.versions.get(skel.index) ?? 0) + 1);
+    }
+  }
+
+  delete(ids: readonly string[]): void {
+    if (ids.length === 0) return;
+    for (const id of ids) {
+      this.byId.delete(id);
+    }
+    this.sorted = this.sorted.filter((s) => this.byId.has(s.id));
+  }
+
+  /** First position whose key is >= (startMs, id). */
+  lowerBound(startMs: number, id: string): number {
+    let lo = 0;
+    let hi = this.sorted.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const s = this.sorted[mid];
+      if (compareKey(s.startMs, s.id, startMs, id) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** First position whose key is > (startMs, id). */
+  upperBound(startMs: number, id: string): number {
+    let lo = 0;
+    let hi = this.sorted.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const s = this.sorted[mid];
+      if (compareKey(s.startMs, s.id, startMs, id) <= 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** First position whose start is >= startMs. */
+  startLowerBound(startMs: number): number {
+    return this.lowerBound(startMs, '');
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Cursors: opaque, position-independent (they encode the sort key of the last entry sent)
+// ---------------------------------------------------------------------------------------
+
+const CURSOR_RE = /^v1:(\d{1,16}):(evt-[A-Za-z0-9]{1,64})$/;
+
+export function encodeCursor(startMs: number, id: string): string {
+  return Buffer.from(`v1:${startMs}:${id}`, 'utf8').toString('base64url');
+}
+
+export function decodeCursor(cursor: string): { startMs: number; id: string } | null {
+  if (!/^[A-Za-z0-9_-]{1,200}$/.test(cursor)) return null;
+  const m = CURSOR_RE.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  if (!m) return null;
+  const startMs = Number(m[1]);
+  if (!Number.isSafeInteger(startMs)) return null;
+  return { startMs, id: m[2] };
+}
+
+// ---------------------------------------------------------------------------------------
+// Simulator
+// ---------------------------------------------------------------------------------------
+
+type Reply = { status: number; body: unknown };
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const SORT_DIRECTIONS = new Set(['asc', 'desc', 'asc nulls last', 'desc nulls last']);
+
+function ok(body: unknown): Reply {
+  return { status: 200, body };
+}
+
+function single(query: URLSearchParams, name: string): string | undefined {
+  const all = query.getAll(name);
+  if (all.length > 1) throw new HttpError(400, `${name} must be given at most once`);
+  const v = all[0];
+  return v === undefined || v === '' ? undefined : v;
+}
+
+function parseIsoParam(query: URLSearchParams, name: string): number | undefined {
+  const v = single(query, name);
+  if (v === undefined) return undefined;
+  if (!/^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(v)) {
+    throw new HttpError(400, `${name} must be an ISO 8601 date-time`);
+  }
+  const ms = Date.parse(v);
+  if (Number.isNaN(ms)) throw new HttpError(400, `${name} must be an ISO 8601 date-time`);
+  return ms;
+}
+
+export function createLumaSimulator(options: LumaSimulatorOptions = {}): LumaSimulator {
+  const opts = LumaSimulatorOptionsSchema.parse(options);
+  const clock = opts.now ?? monotonicNow;
+  const seedK = seedKey(opts.seed);
+  const dir = makeDirectory(seedK, {
+    calendar: opts.calendar,
+    user: Object.fromEntries(Object.entries(opts.user).filter(([, v]) => v !== undefined)) as Partial<LumaUser>,
+  });
+  Object.freeze(dir.calendar);
+  Object.freeze(dir.self);
+  const store = new EventStore(seedK, dir, opts.eventCount);
+  const apiKeys = new Set(opts.apiKeys);
+
+  let latencyMs = opts.latencyMs;
+  let mutationCounter = 0;
+  let failRemaining = 0;
+  let failStatus = 503;
+
+  // Rate limiting: admitted-request timestamps per key + lockout deadline.
+  const windows = new Map<string, number[]>();
+  const lockedUntil = new Map<string, number>();
+  // Stats.
+  const keyTimestamps = new Map<string, number[]>();
+  let log: LumaRequestLogEntry[] = [];
+  let byStatus: Record<number, number> = {};
+  let rateLimitedCount = 0;
+
+  let server: LocalServer | null = null;
+  const pendingTimers = new Set<NodeJS.Timeout>();
+
+  // ---- routes --------------------------------------------------------------------------
+
+  function getSelf(): Reply {
+    return ok({ user: { ...dir.self } });
+  }
+
+  function listEvents(query: URLSearchParams): Reply {
+    const rawLimit = single(query, 'pagination_limit');
+    let limit = opts.defaultPageSize;
+    if (rawLimit !== undefined) {
+      if (!/^\d+$/.test(rawLimit) || Number(rawLimit) < 1) {
+        throw new HttpError(400, 'pagination_limit must be a positive integer');
+      }
+      limit = Math.min(Number(rawLimit), opts.maxPageSize);
+    }
+    const sortColumn = single(query, 'sort_column');
+    if (sortColumn !== undefined && sortColumn !== 'start_at') {
+      throw new HttpError(400, 'sort_column must be start_at');
+    }
+    const sortDirection = single(query, 'sort_direction') ?? 'asc';
+    if (!SORT_DIRECTIONS.has(sortDirection)) {
+      throw new HttpError(400, 'sort_direction must be one of asc, desc, asc nulls last, desc nulls last');
+    }
+    const desc = sortDirection.startsWith('desc');
+    const after = parseIsoParam(query, 'after');
+    const before = parseIsoParam(query, 'before');
+    const rawCursor = single(query, 'pagination_cursor');
+    const cursor = rawCursor === undefined ? undefined : decodeCursor(rawCursor);
+    if (cursor === null) throw new HttpError(400, 'Invalid pagination_cursor');
+
+    // Range [lo, hi) of the sorted list matching the filters: after ≤ start_at < before.
+    const all = store.list();
+    let lo = after === undefined ? 0 : store.startLowerBound(after);
+    let hi = before === undefined ? all.length : store.startLowerBound(before);
+    if (cursor) {
+      if (desc) hi = Math.min(hi, store.lowerBound(cursor.startMs, cursor.id));
+      else lo = Math.max(lo, store.upperBound(cursor.startMs, cursor.id));
+    }
+    const page: EventSkeleton[] = [];
+    let hasMore = false;
+    if (lo < hi) {
+      if (desc) {
+        const from = Math.max(lo, hi - limit);
+        for (let i = hi - 1; i >= from; i--) page.push(all[i]);
+        hasMore = from > lo;
+      } else {
+        const to = Math.min(hi, lo + limit);
+        for (let i = lo; i < to; i++) page.push(all[i]);
+        hasMore = to < hi;
+      }
+    }
+    const body: { entries: LumaEventEntry[]; has_more: boolean; next_cursor?: string } = {
+      entries: page.map((s) => store.entry(s)),
+      has_more: hasMore,
+    };
+    if (hasMore) {
+      const last = page[page.length - 1];
+      body.next_cursor = encodeCursor(last.startMs, last.id);
+    }
+    return ok(body);
+  }
+
+  function getEventRoute(query: URLSearchParams): Reply {
+    const id = single(query, 'api_id') ?? single(query, 'id') ?? single(query, 'event_api_id');
+    if (id === undefined) throw new HttpError(400, 'api_id is required');
+    const skel = store.skeleton(id);
+    if (!skel) throw new HttpError(404, 'Event not found');
+    const entry = store.entry(skel);
+    const host = dir.hosts.find((h) => h.api_id === entry.event.user_api_id) ?? dir.self;
+    return ok({
+      event: entry.event,
+      hosts: [{ api_id: host.api_id, name: host.name, email: host.email, avatar_url: host.avatar_url }],
+    });
+  }
+
+  const routes = new Map<string, (q: URLSearchParams) => Reply>([
+    ['/public/v1/user/get-self', getSelf],
+    ['/public/v1/calendar/list-events', listEvents],
+    ['/public/v1/event/get', getEventRoute],
+  ]);
+
+  // ---- rate limiting -------------------------------------------------------------------
+
+  /** True when the request is admitted; records it in the key's window. */
+  function admit(key: string, now: number): boolean {
+    const until = lockedUntil.get(key);
+    if (until !== undefined) {
+      if (now < until) return false;
+      lockedUntil.delete(key);
+    }
+    let w = windows.get(key);
+    if (!w) windows.set(key, (w = []));
+    const cutoff = now - opts.rateLimit.windowMs;
+    let drop = 0;
+    while (drop < w.length && w[drop] <= cutoff) drop++;
+    if (drop) w.splice(0, drop);
+    if (w.length >= opts.rateLimit.limit) {
+      lockedUntil.set(key, now + opts.rateLimit.lockoutMs);
+      return false;
+    }
+    w.push(now);
+    return true;
+  }
+
+  // ---- request handling ----------------------------------------------------------------
+
+  function redactedQuery(params: URLSearchParams, presentedKey: string | undefined): Record<string, string | string[]> {
+    const out: Record<string, string | string[]> = {};
+    const redact = (v: string) => (apiKeys.has(v) || (presentedKey !== undefined && v === presentedKey) ? '[redacted]' : v);
+    for (const name of new Set(params.keys())) {
+      const values = params.getAll(name).map(redact);
+      out[name] = values.length === 1 ? values[0] : values;
+    }
+    return out;
+  }
+
+  function decide(method: string, path: string, query: URLSearchParams, key: string | undefined, keyValid: boolean, now: number): Reply {
+    if (failRemaining > 0) {
+      failRemaining--;
+      return { status: failStatus, body: { message: `Simulated failure (HTTP ${failStatus})` } };
+    }
+    const route = routes.get(path);
+    if (!route || method !== 'GET') return { status: 404, body: { message: 'Not found' } };
+    if (!keyValid || key === undefined) {
+      return { status: 401, body: { message: 'Unauthorized: a valid x-luma-api-key header is required' } };
+    }
+    if (!admit(key, now)) {
+      rateLimitedCount++;
+      return { status: 429, body: { message: 'Too many requests. Please back off before retrying.' } };
+    }
+    try {
+      return route(query);
+    } catch (err) {
+      if (err instanceof HttpError) return { status: err.status, body: { message: err.message } };
+      return { status: 500, body: { message: 'Internal server error' } };
+    }
+  }
+
+  function handle(req: http.IncomingMessage, res: http.ServerResponse): void {
+    const now = clock();
+    const method = (req.method ?? 'GET').toUpperCase();
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    } catch {
+      url = new URL('http://127.0.0.1/');
+    }
+    const header = req.headers['x-luma-api-key'];
+    const key = typeof header === 'string' ? header : undefined;
+    const keyValid = key !== undefined && apiKeys.has(key);
+    if (keyValid) {
+      let ts = keyTimestamps.get(key);
+      if (!ts) keyTimestamps.set(key, (ts = []));
+      ts.push(now);
+    }
+
+    const reply = decide(method, url.pathname, url.searchParams, key, keyValid, now);
+
+    log.push({ at: now, method, path: url.pathname, query: redactedQuery(url.searchParams, key), status: reply.status });
+    byStatus[reply.status] = (byStatus[reply.status] ?? 0) + 1;
+
+    // Drain the request body (if any) so keep-alive connections stay usable.
+    req.resume();
+    const send = () => sendJson(res, reply.status, reply.body);
+    if (latencyMs > 0) {
+      const t = setTimeout(() => {
+        pendingTimers.delete(t);
+        send();
+      }, latencyMs);
+      pendingTimers.add(t);
+    } else {
+      send();
+    }
+  }
+
+  // ---- injection helpers ----------------------------------------------------------------
+
+  function resolveTargets(countOrIds: number | readonly string[], op: string): string[] {
+    const rng = Rng.from(seedK, 'mutation', mutationCounter++, op);
+    if (typeof countOrIds === 'number') {
+      if (!Number.isInteger(countOrIds) || countOrIds < 0) throw new Error(`${op}: count must be a non-negative integer`);
+      return rng.sample(store.list(), countOrIds).map((s) => s.id);
+    }
+    const ids = [...new Set(countOrIds)];
+    const unknown = ids.filter((id) => !store.has(id));
+    if (unknown.length) throw new Error(`${op}: unknown or deleted event id(s): ${unknown.slice(0, 5).join(', ')}`);
+    return ids;
+  }
+
+  const sim: LumaSimulator = {
+    async start(port = 0) {
+      if (server) throw new Error('Luma simulator already started');
+      server = await listenLocal(handle, port);
+      return server.url;
+    },
+    async stop() {
+      for (const t of pendingTimers) clearTimeout(t);
+      pendingTimers.clear();
+      const s = server;
+      server = null;
+      if (s) await s.close();
+    },
+    get url() {
+      return server?.url ?? null;
+    },
+    options: opts,
+    calendar: dir.calendar,
+    user: dir.self,
+
+    editEvents(countOrIds) {
+      const ids = resolveTargets(countOrIds, 'editEvents');
+      store.edit(ids);
+      return ids;
+    },
+    deleteEvents(countOrIds) {
+      const ids = resolveTargets(countOrIds, 'deleteEvents');
+      store.delete(ids);
+      return ids;
+    },
+    addEvents(n) {
+      if (!Number.isInteger(n) || n < 0) throw new Error('addEvents: n must be a non-negative integer');
+      mutationCounter++;
+      return store.add(n);
+    },
+    resetRateLimits() {
+      windows.clear();
+      lockedUntil.clear();
+    },
+    setLatency(ms) {
+      if (!Number.isFinite(ms) || ms < 0) throw new Error('setLatency: ms must be a non-negative number');
+      latencyMs = ms;
+    },
+    failNext(n, status = 503) {
+      if (!Number.isInteger(n) || n < 0) throw new Error('failNext: n must be a non-negative integer');
+      if (!Number.isInteger(status) || status < 400 || status > 599) throw new Error('failNext: status must be 400–599');
+      failRemaining = n;
+      failStatus = status;
+    },
+
+    stats() {
+      let max = 0;
+      for (const ts of keyTimestamps.values()) {
+        // The default clock is monotonic; a custom `now` might not be, so sort a copy.
+        max = Math.max(max, maxInAnyWindow([...ts].sort((a, b) => a - b), opts.rateLimit.windowMs));
+      }
+      return {
+        requests: log.length,
+        byStatus: { ...byStatus },
+        maxRequestsInAnyWindow: max,
+        rateLimited: rateLimitedCount,
+      };
+    },
+    resetStats() {
+      log = [];
+      byStatus = {};
+      rateLimitedCount = 0;
+      keyTimestamps.clear();
+    },
+    requestLog() {
+      return log.map((e) => ({ ...e, query: structuredClone(e.query) }));
+    },
+    events() {
+      return store.list().map((s) => store.entry(s));
+    },
+    eventIds() {
+      return store.list().map((s) => s.id);
+    },
+    getEvent(id) {
+      const skel = store.skeleton(id);
+      return skel ? store.entry(skel) : undefined;
+    },
+  };
+  return sim;
+}

@@ -1,0 +1,349 @@
+import { spawn } from 'node:child_process';
+import { constants as fsConstants } from 'node:fs';
+import { access, chmod, cp, mkdir, mkdtemp, open, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { InfraError, tail } from './errors';
+import { childProcessEnv, defaultBinaryCacheDir, executableSearchPath } from './infra-env';
+
+export type BinaryName = 'temporal' | 'ferretdb';
+
+export interface ResolveBinaryOptions {
+  /** A path the user chose (WEFT_TEMPORAL_BIN / WEFT_FERRETDB_BIN); it wins over everything else. */
+  explicitPath?: string;
+  /** Per-user cache of built binaries; defaults to `${XDG_CACHE_HOME:-~/.cache}/weft/bin`. */
+  cacheDir?: string;
+  log?: (msg: string) => void;
+}
+
+interface BinarySpec {
+  /** Pinned tag; Weft's flags and behaviour are checked against exactly this release. */
+  version: string;
+  /** Env var callers read the explicit path from; named in error messages only. */
+  explicitEnv: string;
+  /** Extracts a comparable description from `--version` output, or undefined if unusable. */
+  describeVersion(output: string): { ok: boolean; found: string };
+  build(ctx: BuildContext): Promise<void>;
+}
+
+interface BuildContext {
+  workDir: string;
+  /** Where the build must leave the finished executable. */
+  outFile: string;
+  output: OutputSink;
+}
+
+export const BINARY_SPECS: Record<BinaryName, BinarySpec> = {
+  temporal: {
+    version: 'v1.5.1',
+    explicitEnv: 'WEFT_TEMPORAL_BIN',
+    describeVersion(output) {
+      // Release builds print "temporal version 1.5.1 (Server 1.29.1, UI 2.42.1)". A plain
+      // `go install` leaves the CLI's version variable at "0.0.0-DEV", so for those the
+      // embedded server version (1.29.1 ships only in CLI 1.5.x) identifies the build.
+      const cli = /temporal version (\S+)/.exec(output)?.[1];
+      const server = /Server (\d+\.\d+\.\d+)/.exec(output)?.[1];
+      if (!cli) return { ok: false, found: firstLine(output) || 'no version output' };
+      const ok = cli === '1.5.1' || (cli.startsWith('0.0.0-DEV') && server === '1.29.1');
+      return { ok, found: `${cli}${server ? ` (server ${server})` : ''}` };
+    },
+    async build({ workDir, outFile, output }) {
+      // `go install pkg@v1.5.1` works here (later tags carry a replace directive). The ldflag
+      // stamps the real version so `temporal --version` says 1.5.1 instead of 0.0.0-DEV.
+      const gobin = path.join(workDir, 'bin');
+      await mkdir(gobin, { recursive: true });
+      await runGo(
+        ['install', '-ldflags', '-X github.com/temporalio/cli/temporalcli.Version=1.5.1', 'github.com/temporalio/cli/cmd/temporal@v1.5.1'],
+        { cwd: workDir, env: { GOBIN: gobin }, output },
+      );
+      await rename(path.join(gobin, 'temporal'), outFile);
+    },
+  },
+  ferretdb: {
+    version: 'v1.24.2',
+    explicitEnv: 'WEFT_FERRETDB_BIN',
+    describeVersion(output) {
+      const version = /^version: (\S+)/m.exec(output)?.[1];
+      if (!version) return { ok: false, found: firstLine(output) || 'no version output' };
+      return { ok: version === 'v1.24.2', found: version };
+    },
+    async build({ workDir, outFile, output }) {
+      // `go install .../ferretdb@v1.24.2` fails on this module proxy (403 on the @v/list
+      // deprecation lookup), so the module is fetched through a throwaway module instead.
+      const modDir = path.join(workDir, 'mod');
+      await mkdir(modDir, { recursive: true });
+      const goEnv = { GOFLAGS: '-mod=mod' };
+      await runGo(['mod', 'init', 'weft-ferretdb-build'], { cwd: modDir, env: goEnv, output });
+      await runGo(['get', 'github.com/FerretDB/FerretDB@v1.24.2'], { cwd: modDir, env: goEnv, output });
+      const sourceDir = (await runGo(['list', '-m', '-f', '{{.Dir}}', 'github.com/FerretDB/FerretDB'], { cwd: modDir, env: goEnv, output })).trim();
+      // FerretDB panics at start-up unless build/version/version.txt exists (its release
+      // tooling generates it; the module zip lacks it). Embedded files cannot be added to the
+      // read-only module cache, so build from a writable copy of the module with the file added.
+      const srcCopy = path.join(workDir, 'src');
+      await cp(sourceDir, srcCopy, { recursive: true });
+      await makeWritable(srcCopy);
+      await writeFile(path.join(srcCopy, 'build', 'version', 'version.txt'), 'v1.24.2\n');
+      await runGo(['build', '-buildvcs=false', '-o', outFile, './cmd/ferretdb'], { cwd: srcCopy, env: goEnv, output });
+    },
+  },
+};
+
+/**
+ * Finds a usable server binary: explicit path → PATH → per-user cache → build with Go.
+ * A binary of the wrong version on PATH or in the cache is skipped (the cached one rebuilt).
+ */
+export async function resolveBinary(name: BinaryName, opts: ResolveBinaryOptions = {}): Promise<string> {
+  const spec = BINARY_SPECS[name];
+  const log = opts.log ?? (() => {});
+  const cacheDir = path.resolve(opts.cacheDir ?? defaultBinaryCacheDir());
+  const tried: string[] = [];
+
+  if (opts.explicitPath) {
+    const explicit = path.resolve(opts.explicitPath);
+    if (!(await isExecutable(explicit))) {
+      throw new InfraError(
+        'infra_binary_unavailable',
+        `${name}: the explicit path ${explicit} (${spec.explicitEnv}) does not exist or is not executable.`,
+        { tried: [`${spec.explicitEnv}=${explicit}: missing`] },
+      );
+    }
+    // An explicit choice is honoured even at another version (it is the escape hatch), but say so.
+    const check = await checkVersion(explicit, spec);
+    if (!check.ok) log(`warning: ${explicit} reports ${name} ${check.found}; Weft is tested with ${spec.version}`);
+    return explicit;
+  }
+
+  for (const candidate of await findOnPath(name)) {
+    const check = await checkVersion(candidate, spec);
+    if (check.ok) return candidate;
+    tried.push(`PATH ${candidate}: version ${check.found}, need ${spec.version} (skipped)`);
+    log(`skipping ${candidate}: version ${check.found}, need ${spec.version}`);
+  }
+  if (!tried.length) tried.push(`PATH: no ${name}`);
+
+  const cached = path.join(cacheDir, name);
+  const cachedCheck = await checkCached(cached, spec);
+  if (cachedCheck.ok) return cached;
+  tried.push(`cache ${cached}: ${cachedCheck.reason}`);
+
+  return buildIntoCache(name, spec, cacheDir, tried, log);
+}
+
+async function checkCached(file: string, spec: BinarySpec): Promise<{ ok: boolean; reason: string }> {
+  if (!(await isExecutable(file))) return { ok: false, reason: 'not present' };
+  const check = await checkVersion(file, spec);
+  return check.ok ? { ok: true, reason: '' } : { ok: false, reason: `version ${check.found}, need ${spec.version}` };
+}
+
+async function buildIntoCache(name: BinaryName, spec: BinarySpec, cacheDir: string, tried: string[], log: (msg: string) => void): Promise<string> {
+  const target = path.join(cacheDir, name);
+  const goVersion = await run('go', ['version'], { timeoutMs: 30_000 }).catch((err: Error) => ({ code: -1, output: err.message }));
+  if (goVersion.code !== 0) {
+    throw new InfraError(
+      'infra_binary_unavailable',
+      `${name} ${spec.version} not found and cannot be built: the Go toolchain (go) is not on PATH.\nTried:\n  ${tried.join('\n  ')}\n` +
+        `Install Go ≥ 1.25, or set ${spec.explicitEnv} to an existing ${name} ${spec.version} binary.`,
+      { tried },
+    );
+  }
+
+  await mkdir(cacheDir, { recursive: true });
+  const release = await acquireBuildLock(path.join(cacheDir, `.${name}.build.lock`), name, log);
+  try {
+    // Another run may have finished the build while this one waited for the lock.
+    if ((await checkCached(target, spec)).ok) return target;
+
+    log(`building ${name} ${spec.version} with ${goVersion.output.trim()} into ${cacheDir} (the first build takes minutes)`);
+    const started = Date.now();
+    // The work dir lives inside the cache dir so the final rename stays on one file system.
+    const workDir = await mkdtemp(path.join(cacheDir, `.build-${name}-`));
+    const output = new OutputSink();
+    try {
+      const outFile = path.join(workDir, `${name}.new`);
+      try {
+        await spec.build({ workDir, outFile, output });
+      } catch (err) {
+        throw new InfraError(
+          'infra_binary_unavailable',
+          `${name} ${spec.version} not found and the Go build failed (${(err as Error).message}).\nTried:\n  ${tried.join('\n  ')}\n` +
+            `Build output (tail):\n${tail(output.text())}`,
+          { tried },
+        );
+      }
+      const check = await checkVersion(outFile, spec);
+      if (!check.ok) {
+        throw new InfraError('infra_binary_unavailable', `Built ${name} reports version ${check.found}, expected ${spec.version}.\nTried:\n  ${tried.join('\n  ')}`, { tried });
+      }
+      await chmod(outFile, 0o755);
+      // Atomic: a concurrent reader sees either no binary or the complete one.
+      await rename(outFile, target);
+      log(`built ${name} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+      return target;
+    } finally {
+      await rm(workDir, { recursive: true, force: true });
+    }
+  } finally {
+    await release();
+  }
+}
+
+/**
+ * A lock file created with O_EXCL. The holder's pid is written into it so a lock left by a
+ * crashed build is recognised and broken instead of blocking every later run.
+ */
+async function acquireBuildLock(lockFile: string, name: string, log: (msg: string) => void): Promise<() => Promise<void>> {
+  const deadline = Date.now() + 30 * 60_000;
+  let announced = false;
+  for (;;) {
+    try {
+      const handle = await open(lockFile, 'wx');
+      await handle.writeFile(JSON.stringify({ pid: process.pid, startedAt: new Date().toISOString() }));
+      await handle.close();
+      return async () => {
+        await unlink(lockFile).catch(() => {});
+      };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    const holder = await readLockHolder(lockFile);
+    if (holder && !isProcessAlive(holder.pid)) {
+      log(`removing stale build lock ${lockFile} (pid ${holder.pid} is gone)`);
+      await unlink(lockFile).catch(() => {});
+      continue;
+    }
+    if (!announced) {
+      log(`waiting for another ${name} build to finish (lock ${lockFile}${holder ? `, pid ${holder.pid}` : ''})`);
+      announced = true;
+    }
+    if (Date.now() > deadline) {
+      throw new InfraError('infra_binary_unavailable', `Timed out waiting for the ${name} build lock ${lockFile}; remove it if no build is running.`);
+    }
+    await sleep(1000);
+  }
+}
+
+async function readLockHolder(lockFile: string): Promise<{ pid: number } | undefined> {
+  try {
+    const parsed = JSON.parse(await readFile(lockFile, 'utf8')) as { pid?: unknown };
+    if (typeof parsed.pid === 'number') return { pid: parsed.pid };
+  } catch {
+    // Being written right now, or removed: treat as held and look again shortly. A lock
+    // that stays unreadable is old junk; break it after a minute.
+    const info = await stat(lockFile).catch(() => undefined);
+    if (info && Date.now() - info.mtimeMs > 60_000) return { pid: -1 };
+  }
+  return undefined;
+}
+
+function isProcessAlive(pid: number): boolean {
+  if (pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+async function checkVersion(file: string, spec: BinarySpec): Promise<{ ok: boolean; found: string }> {
+  try {
+    const result = await run(file, ['--version'], { timeoutMs: 30_000 });
+    return spec.describeVersion(result.output);
+  } catch (err) {
+    return { ok: false, found: `unusable (${(err as Error).message})` };
+  }
+}
+
+async function findOnPath(name: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const dir of executableSearchPath()) {
+    const candidate = path.join(dir, name);
+    if (!found.includes(candidate) && (await isExecutable(candidate))) found.push(candidate);
+  }
+  return found;
+}
+
+async function isExecutable(file: string): Promise<boolean> {
+  try {
+    await access(file, fsConstants.X_OK);
+    return (await stat(file)).isFile();
+  } catch {
+    return false;
+  }
+}
+
+async function makeWritable(dir: string): Promise<void> {
+  // The Go module cache is read-only; copies keep that mode and cannot be edited or removed.
+  await run('chmod', ['-R', 'u+w', dir], { timeoutMs: 60_000 }).then((r) => {
+    if (r.code !== 0) throw new Error(`chmod failed: ${r.output}`);
+  });
+}
+
+/** Collects build output so a failure can show its tail. */
+class OutputSink {
+  private chunks: string[] = [];
+  private size = 0;
+  push(text: string): void {
+    this.chunks.push(text);
+    this.size += text.length;
+    while (this.size > 256_000 && this.chunks.length > 1) this.size -= this.chunks.shift()!.length;
+  }
+  text(): string {
+    return this.chunks.join('');
+  }
+}
+
+async function runGo(args: string[], opts: { cwd: string; env: Record<string, string>; output: OutputSink }): Promise<string> {
+  opts.output.push(`$ go ${args.join(' ')}\n`);
+  const result = await run('go', args, { cwd: opts.cwd, env: opts.env, timeoutMs: 60 * 60_000, output: opts.output });
+  if (result.code !== 0) throw new Error(`go ${args[0]} exited with ${result.code}`);
+  return result.stdout;
+}
+
+interface RunResult {
+  code: number | null;
+  stdout: string;
+  output: string;
+}
+
+function run(
+  cmd: string,
+  args: string[],
+  opts: { cwd?: string; env?: Record<string, string>; timeoutMs: number; output?: OutputSink },
+): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    // Children inherit the environment (PATH, GOPATH, GOPROXY...) plus the given overrides.
+    const child = spawn(cmd, args, {
+      cwd: opts.cwd,
+      env: childProcessEnv(opts.env),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let output = '';
+    const onData = (isStdout: boolean) => (chunk: Buffer) => {
+      const text = chunk.toString();
+      if (isStdout) stdout += text;
+      output += text;
+      if (output.length > 512_000) output = output.slice(-256_000);
+      opts.output?.push(text);
+    };
+    child.stdout.on('data', onData(true));
+    child.stderr.on('data', onData(false));
+    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs);
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, output });
+    });
+  });
+}
+
+function firstLine(text: string): string {
+  return text.trim().split('\n')[0] ?? '';
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

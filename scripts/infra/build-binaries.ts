@@ -1,0 +1,26 @@
+/**
+ * `npm run infra:build`: obtain both server binaries ahead of time (CI image warm-up, or a
+ * fresh clone), so the first `npm start` / `npm test` does not spend minutes compiling.
+ */
+import { resolveBinary, type BinaryName } from './binaries';
+import { infraOptionsFromEnv } from './infra-env';
+
+async function main(): Promise<void> {
+  const { binaries } = infraOptionsFromEnv();
+  const log = (msg: string) => process.stderr.write(`[infra] ${msg}\n`);
+  // Both at once: each build holds its own lock, and Go parallelises within a build anyway.
+  const results = await Promise.all(
+    (['temporal', 'ferretdb'] as BinaryName[]).map(async (name) => {
+      const started = Date.now();
+      const file = await resolveBinary(name, { explicitPath: binaries[name], cacheDir: binaries.cacheDir, log });
+      return { name, file, seconds: (Date.now() - started) / 1000 };
+    }),
+  );
+  for (const r of results) console.log(`${r.name}: ${r.file} (${r.seconds.toFixed(1)} s)`);
+}
+
+main().catch((err: unknown) => {
+  const e = err as { code?: string; message?: string };
+  console.error(`infra:build failed${e.code ? ` [${e.code}]` : ''}: ${e.message ?? String(err)}`);
+  process.exit(1);
+});

@@ -1,0 +1,97 @@
+import { mkdir } from 'node:fs/promises';
+import { MongoClient } from 'mongodb';
+import { InfraError, tail } from './errors';
+import { LOOPBACK } from './free-port';
+import { childProcessEnv } from './infra-env';
+import { startSupervisedProcess, type SupervisedProcess } from './supervised-process';
+
+export interface FerretDBOptions {
+  binary: string;
+  port: number;
+  /** Metrics/pprof HTTP port. Every instance needs its own: the default 8088 is shared. */
+  debugPort: number;
+  /** SQLite databases live here (one file per database). */
+  dataDir: string;
+  /** FerretDB keeps its state.json (instance UUID) here; it defaults to the working directory. */
+  stateDir: string;
+  /** debug | info | warn | error */
+  logLevel: string;
+  readyTimeoutMs?: number;
+  onOutput?: (chunk: string) => void;
+}
+
+export interface FerretDBServer {
+  uri: string;
+  pid: number;
+  readyInMs: number;
+  recentOutput(): string;
+  stop(): Promise<void>;
+}
+
+export function ferretDBArgs(opts: FerretDBOptions): string[] {
+  return [
+    '--handler=sqlite',
+    // A directory URI: the trailing slash is required by FerretDB's SQLite backend.
+    `--sqlite-url=file:${opts.dataDir.replace(/\/?$/, '/')}`,
+    `--state-dir=${opts.stateDir}`,
+    `--listen-addr=${LOOPBACK}:${opts.port}`,
+    `--debug-addr=${LOOPBACK}:${opts.debugPort}`,
+    // The default ("undecided") later phones home to beacon.ferretdb.com.
+    '--telemetry=disable',
+    `--log-level=${opts.logLevel}`,
+  ];
+}
+
+export async function startFerretDB(opts: FerretDBOptions): Promise<FerretDBServer> {
+  await mkdir(opts.dataDir, { recursive: true });
+  await mkdir(opts.stateDir, { recursive: true });
+  const uri = `mongodb://${LOOPBACK}:${opts.port}/`;
+  const started = Date.now();
+  const proc = await startSupervisedProcess({
+    name: 'ferretdb',
+    command: opts.binary,
+    args: ferretDBArgs(opts),
+    cwd: opts.stateDir,
+    // FerretDB reads FERRETDB_* variables as flags; a stray one in the shell must not reconfigure it.
+    env: childProcessEnv({}, ['FERRETDB_']),
+    onOutput: opts.onOutput,
+  });
+  try {
+    await waitUntilMongoReady(proc, uri, opts.readyTimeoutMs ?? 30_000);
+  } catch (err) {
+    await proc.stop();
+    throw err;
+  }
+  return { uri, pid: proc.pid, readyInMs: Date.now() - started, recentOutput: proc.recentOutput, stop: proc.stop };
+}
+
+async function waitUntilMongoReady(proc: SupervisedProcess, uri: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError = 'no attempt yet';
+  while (Date.now() < deadline && !proc.hasExited()) {
+    const outcome = await Promise.race([pingMongo(uri).then(() => 'ready' as const, (err: Error) => err), proc.exited.then(() => 'exited' as const)]);
+    if (outcome === 'ready') return;
+    if (outcome === 'exited') break;
+    lastError = outcome.message;
+    await sleep(100);
+  }
+  if (proc.hasExited()) {
+    const exit = await proc.exited;
+    throw new InfraError('infra_start_failed', `FerretDB exited during start-up (code ${exit.code}, signal ${exit.signal}). Output:\n${tail(proc.recentOutput())}`);
+  }
+  throw new InfraError('infra_start_timeout', `FerretDB at ${uri} was not ready within ${Math.round(timeoutMs / 1000)} s (last error: ${lastError}). Output:\n${tail(proc.recentOutput())}`);
+}
+
+async function pingMongo(uri: string): Promise<void> {
+  const client = new MongoClient(uri, { serverSelectionTimeoutMS: 1_000, connectTimeoutMS: 1_000, directConnection: true });
+  try {
+    await client.connect();
+    await client.db('admin').command({ ping: 1 });
+  } finally {
+    await client.close().catch(() => {});
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

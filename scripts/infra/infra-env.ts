@@ -1,0 +1,99 @@
+import os from 'node:os';
+import path from 'node:path';
+import { z } from 'zod';
+import { InfraError } from './errors';
+
+/**
+ * The one place the infrastructure scripts read process.env. Everything else receives the
+ * parsed values as options, so tests can drive the modules without touching the environment.
+ */
+
+// An exported-but-empty variable (`FOO= npm test`) means "unset", not "the empty string".
+const optionalString = z.preprocess((v) => (v === '' ? undefined : v), z.string().min(1).optional());
+const optionalPort = z.preprocess(
+  (v) => (v === '' ? undefined : v),
+  z.coerce.number().int().min(1).max(65535).optional(),
+);
+
+export const infraEnvSchema = z.object({
+  /** An external Temporal frontend (host:port); when set no dev server is started. */
+  TEMPORAL_ADDRESS: optionalString,
+  TEMPORAL_NAMESPACE: optionalString,
+  /** An external MongoDB; when set FerretDB is not started. */
+  MONGODB_URI: optionalString,
+  WEFT_TEMPORAL_BIN: optionalString,
+  WEFT_FERRETDB_BIN: optionalString,
+  WEFT_BIN_CACHE: optionalString,
+  /** Port overrides for `npm start` when the defaults from temporal-dev.yaml are taken. */
+  WEFT_TEMPORAL_PORT: optionalPort,
+  WEFT_TEMPORAL_UI_PORT: optionalPort,
+  WEFT_FERRETDB_PORT: optionalPort,
+  XDG_CACHE_HOME: optionalString,
+  PATH: z.string().default(''),
+});
+
+export type InfraEnv = z.infer<typeof infraEnvSchema>;
+
+/** Names of the port override variables, for error messages that tell the user what to set. */
+export const PORT_ENV = {
+  temporal: 'WEFT_TEMPORAL_PORT',
+  temporalUi: 'WEFT_TEMPORAL_UI_PORT',
+  ferretdb: 'WEFT_FERRETDB_PORT',
+} as const;
+
+export function readInfraEnv(env: NodeJS.ProcessEnv = process.env): InfraEnv {
+  const parsed = infraEnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new InfraError('infra_env_invalid', `Invalid infrastructure environment:\n${lines.join('\n')}`, parsed.error.issues);
+  }
+  return parsed.data;
+}
+
+export interface InfraOptionsFromEnv {
+  external: { temporalAddress?: string; temporalNamespace?: string; mongodbUri?: string };
+  binaries: { temporal?: string; ferretdb?: string; cacheDir: string };
+  ports: { temporal?: number; temporalUi?: number; ferretdb?: number };
+}
+
+/** The pieces of `startInfrastructure` options that come from the environment. */
+export function infraOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): InfraOptionsFromEnv {
+  const e = readInfraEnv(env);
+  return {
+    external: { temporalAddress: e.TEMPORAL_ADDRESS, temporalNamespace: e.TEMPORAL_NAMESPACE, mongodbUri: e.MONGODB_URI },
+    binaries: { temporal: e.WEFT_TEMPORAL_BIN, ferretdb: e.WEFT_FERRETDB_BIN, cacheDir: binaryCacheDirFrom(e) },
+    ports: { temporal: e.WEFT_TEMPORAL_PORT, temporalUi: e.WEFT_TEMPORAL_UI_PORT, ferretdb: e.WEFT_FERRETDB_PORT },
+  };
+}
+
+/** `$WEFT_BIN_CACHE`, else `${XDG_CACHE_HOME:-~/.cache}/weft/bin`: shared by every clone for this user. */
+export function defaultBinaryCacheDir(env: NodeJS.ProcessEnv = process.env): string {
+  return binaryCacheDirFrom(readInfraEnv(env));
+}
+
+function binaryCacheDirFrom(e: InfraEnv): string {
+  if (e.WEFT_BIN_CACHE) return path.resolve(e.WEFT_BIN_CACHE);
+  return path.join(e.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'weft', 'bin');
+}
+
+/** Directories of PATH, in order, for looking up server binaries. */
+export function executableSearchPath(env: NodeJS.ProcessEnv = process.env): string[] {
+  return readInfraEnv(env).PATH.split(path.delimiter).filter(Boolean);
+}
+
+/**
+ * The environment for a child process: this process's environment minus variables the
+ * child would misread as its own configuration (e.g. FERRETDB_LISTEN_ADDR or TEMPORAL_ADDRESS
+ * left in a developer's shell), plus explicit overrides.
+ */
+export function childProcessEnv(
+  overrides: Record<string, string> = {},
+  dropPrefixes: string[] = [],
+  env: NodeJS.ProcessEnv = process.env,
+): NodeJS.ProcessEnv {
+  const result: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(env)) {
+    if (value !== undefined && !dropPrefixes.some((p) => key.startsWith(p))) result[key] = value;
+  }
+  return { ...result, ...overrides };
+}

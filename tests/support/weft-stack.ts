@@ -1,0 +1,177 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, Runtime, type Worker } from '@temporalio/worker';
+import pino from 'pino';
+import { CredentialCipher } from '../../auth/credential-cipher';
+import { openCore, type Core } from '../../common/core';
+import { startApiServer, type RunningApi } from '../../api/server';
+import { buildSyncWorker } from '../../worker/run-sync-worker';
+import { createLumaSimulator, type LumaSimulator, type LumaSimulatorOptions } from '../../sandbox/luma';
+import { syncWorkflowId } from '../../api/services/sync-control';
+
+/**
+ * A whole Weft for one test file, on the real Temporal dev server and FerretDB that
+ * globalSetup started: its own database, its own task queue, its own API port and its
+ * own Luma simulator, so test files never see each other's data.
+ */
+export interface WeftStack {
+  apiUrl: string;
+  keys: { dev: string; prod: string };
+  core: Core;
+  temporal: Client;
+  luma: LumaSimulator;
+  taskQueue: string;
+  env: Record<string, string>;
+  /** The captured JSON log lines of the in-process API and worker. */
+  logs: string[];
+  api(method: string, path: string, opts?: { body?: unknown; key?: string | null; headers?: Record<string, string> }): Promise<{ status: number; body: any }>;
+  startWorker(): Promise<void>;
+  stopWorker(): Promise<void>;
+  waitForSync(connectionId: string, syncName: string, opts?: { providerConfigKey?: string; environment?: string }): Promise<unknown>;
+  shutdown(): Promise<void>;
+}
+
+export interface StackOptions {
+  luma?: LumaSimulatorOptions;
+  heartbeatTimeoutMs?: number;
+  maxInlineWaitMs?: number;
+  /** Start the in-process sync worker right away (default true). */
+  worker?: boolean;
+}
+
+export function testInfra() {
+  const temporalAddress = process.env.WEFT_TEST_TEMPORAL_ADDRESS;
+  const mongodbUri = process.env.WEFT_TEST_MONGODB_URI;
+  const bundle = process.env.WEFT_TEST_WORKFLOW_BUNDLE;
+  if (!temporalAddress || !mongodbUri || !bundle) throw new Error('globalSetup did not publish the test infrastructure');
+  return { temporalAddress, namespace: process.env.WEFT_TEST_TEMPORAL_NAMESPACE ?? 'default', mongodbUri, bundle };
+}
+
+let runtimeInstalled = false;
+function quietTemporalRuntime(): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  // Worker state changes are noise in test output; warnings and errors still show.
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+}
+
+export async function startWeftStack(opts: StackOptions = {}): Promise<WeftStack> {
+  quietTemporalRuntime();
+  const infra = testInfra();
+  const dbName = `weft_test_${randomBytes(6).toString('hex')}`;
+  const taskQueue = `weft-syncs-${randomUUID()}`;
+  const encryptionKey = CredentialCipher.generateKey();
+  const keys = { dev: `weft_sk_dev_${randomBytes(18).toString('base64url')}`, prod: `weft_sk_prod_${randomBytes(18).toString('base64url')}` };
+  const heartbeatTimeoutMs = opts.heartbeatTimeoutMs ?? 10_000;
+  const maxInlineWaitMs = opts.maxInlineWaitMs ?? 10_000;
+
+  const logs: string[] = [];
+  const logger = pino({ level: 'debug' }, { write: (line: string) => void logs.push(line) });
+
+  const core = await openCore({ mongodbUri: infra.mongodbUri, dbName, encryptionKey, requestLogTtlDays: 1 });
+  await core.stores.environments.ensure('dev', keys.dev);
+  await core.stores.environments.ensure('prod', keys.prod);
+
+  const connection = await Connection.connect({ address: infra.temporalAddress });
+  const temporal = new Client({ connection, namespace: infra.namespace });
+
+  const luma = createLumaSimulator(opts.luma ?? {});
+  const lumaUrl = await luma.start();
+
+  const api: RunningApi = await startApiServer(
+    { stores: core.stores, cipher: core.cipher, registry: core.registry, temporal, logger, settings: { syncTaskQueue: taskQueue, heartbeatTimeoutMs } },
+    0,
+  );
+
+  let running: { worker: Worker; done: Promise<void>; close(): Promise<void> } | null = null;
+  const stack: WeftStack = {
+    apiUrl: api.url,
+    keys,
+    core,
+    temporal,
+    luma,
+    taskQueue,
+    logs,
+    env: {
+      TEMPORAL_ADDRESS: infra.temporalAddress,
+      TEMPORAL_NAMESPACE: infra.namespace,
+      MONGODB_URI: infra.mongodbUri,
+      MONGODB_DB: dbName,
+      WEFT_ENCRYPTION_KEY: encryptionKey,
+      WEFT_SYNC_TASK_QUEUE: taskQueue,
+      WEFT_WORKFLOW_BUNDLE: infra.bundle,
+      WEFT_MAX_INLINE_WAIT_MS: String(maxInlineWaitMs),
+      LOG_LEVEL: 'info',
+    },
+
+    async api(method, path, o = {}) {
+      const headers: Record<string, string> = { ...o.headers };
+      const key = o.key === undefined ? keys.dev : o.key;
+      if (key) headers.authorization = `Bearer ${key}`;
+      if (o.body !== undefined) headers['content-type'] = 'application/json';
+      const res = await fetch(`${api.url}${path}`, { method, headers, body: o.body === undefined ? undefined : typeof o.body === 'string' ? o.body : JSON.stringify(o.body) });
+      const text = await res.text();
+      return { status: res.status, body: text ? JSON.parse(text) : null };
+    },
+
+    async startWorker() {
+      if (running) return;
+      const built = await buildSyncWorker(core, { temporalAddress: infra.temporalAddress, namespace: infra.namespace, taskQueue, maxInlineWaitMs, workflowBundlePath: infra.bundle }, logger);
+      running = { worker: built.worker, done: built.worker.run(), close: () => built.connection.close() };
+    },
+
+    async stopWorker() {
+      if (!running) return;
+      const r = running;
+      running = null;
+      r.worker.shutdown();
+      await r.done;
+      await r.close();
+    },
+
+    async waitForSync(connectionId, syncName, o = {}) {
+      const id = syncWorkflowId(o.environment ?? 'dev', o.providerConfigKey ?? 'luma', connectionId, syncName, 'base');
+      // The handle follows the latest run of this workflow ID.
+      return temporal.workflow.getHandle(id).result();
+    },
+
+    async shutdown() {
+      await stack.stopWorker();
+      await api.close();
+      await luma.stop();
+      await core.mongo.db(dbName).dropDatabase().catch(() => undefined);
+      await core.close();
+      await connection.close();
+    },
+  };
+  if (opts.worker !== false) await stack.startWorker();
+  return stack;
+}
+
+/** Creates the `luma` integration in dev pointing at this stack's simulator. */
+export async function createLumaIntegration(stack: WeftStack, overrides: { rate_limit?: { requests: number; window_ms: number; lockout_ms?: number }; key?: string; unique_key?: string } = {}) {
+  const res = await stack.api('POST', '/integrations', {
+    key: overrides.key,
+    body: {
+      unique_key: overrides.unique_key ?? 'luma',
+      provider: 'luma',
+      provider_overrides: { base_url: stack.luma.url, ...(overrides.rate_limit ? { rate_limit: overrides.rate_limit } : {}) },
+    },
+  });
+  if (res.status !== 201) throw new Error(`creating the luma integration failed: ${JSON.stringify(res.body)}`);
+  return res.body.data;
+}
+
+/** Reads every record of a model through the API, following next_cursor. */
+export async function readAllRecords(stack: WeftStack, connectionId: string, model: string, query: Record<string, string> = {}, providerConfigKey = 'luma'): Promise<any[]> {
+  const out: any[] = [];
+  let cursor: string | null = null;
+  do {
+    const qs = new URLSearchParams({ model, limit: '1000', ...query, ...(cursor ? { cursor } : {}) });
+    const res = await stack.api('GET', `/records?${qs}`, { headers: { 'connection-id': connectionId, 'provider-config-key': providerConfigKey } });
+    if (res.status !== 200) throw new Error(`GET /records failed: ${res.status} ${JSON.stringify(res.body)}`);
+    out.push(...res.body.records);
+    cursor = res.body.next_cursor;
+  } while (cursor);
+  return out;
+}
