@@ -1,0 +1,89 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { syncWorkflowId } from '../../api/services/sync-control';
+import { startWeftStack, createLumaIntegration, readAllRecords, type WeftStack } from '../support/weft-stack';
+
+const EVENTS = 3_000;
+const REPO = path.resolve(__dirname, '../..');
+
+/** Starts `worker/main.ts` as its own OS process and resolves once it polls its task queue. */
+function spawnWorker(stack: WeftStack): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'worker/main.ts'], {
+    cwd: REPO,
+    env: { ...process.env, ...stack.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  return new Promise((resolve, reject) => {
+    let output = '';
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('sync worker running')) resolve(child);
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`worker exited early (${code}):\n${output}`)));
+  });
+}
+
+async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe('a worker killed in the middle of a sync', () => {
+  let stack: WeftStack;
+  const children: ChildProcess[] = [];
+
+  beforeAll(async () => {
+    // No in-process worker: the sync must run in processes this test can kill for real.
+    stack = await startWeftStack({ worker: false, heartbeatTimeoutMs: 3_000, luma: { seed: 11, eventCount: EVENTS, maxPageSize: 50, latencyMs: 25 } });
+    await createLumaIntegration(stack);
+  });
+  afterAll(async () => {
+    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    await stack?.shutdown();
+  });
+
+  test('completes on a new worker with no record missing or duplicated', async () => {
+    const first = await spawnWorker(stack);
+    children.push(first);
+
+    const created = await stack.api('POST', '/connections', {
+      body: { provider_config_key: 'luma', connection_id: 'crash-user', credentials: { type: 'API_KEY', apiKey: 'sandbox-luma-api-key' } },
+    });
+    expect(created.status).toBe(201);
+
+    const records = stack.core.stores.db.collection('records');
+    await waitFor(async () => (await records.countDocuments({})) >= 600, 60_000, 'the first pages to be saved');
+    first.kill('SIGKILL');
+    await new Promise((r) => first.once('exit', r));
+    expect(first.signalCode).toBe('SIGKILL');
+    const savedAtKill = await records.countDocuments({});
+    expect(savedAtKill).toBeLessThan(EVENTS); // it really died mid-run
+
+    const second = await spawnWorker(stack);
+    children.push(second);
+    const summary: any = await stack.waitForSync('crash-user', 'list-events');
+    second.kill('SIGTERM');
+
+    // Exactly the simulator's events, each once, and the run's counts agree.
+    const all = await readAllRecords(stack, 'crash-user', 'CalendarEvent');
+    const ids = all.map((r) => r.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect([...ids].sort()).toEqual(stack.luma.eventIds().sort());
+    expect(summary.result.CalendarEvent).toEqual({ added: EVENTS, updated: 0, deleted: 0 });
+
+    // The retried attempt resumed from the heartbeat checkpoint instead of page one.
+    const firstPageRequests = stack.luma.requestLog().filter((r) => r.path === '/public/v1/calendar/list-events' && !r.query.pagination_cursor);
+    expect(firstPageRequests).toHaveLength(1);
+
+    const history = await stack.temporal.workflow.getHandle(syncWorkflowId('dev', 'luma', 'crash-user', 'list-events', 'base')).fetchHistory();
+    const attempts = (history.events ?? [])
+      .filter((e) => e.activityTaskStartedEventAttributes)
+      .map((e) => e.activityTaskStartedEventAttributes!.attempt ?? 1);
+    expect(Math.max(...attempts)).toBeGreaterThanOrEqual(2);
+  });
+});
