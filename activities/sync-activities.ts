@@ -169,9 +169,9 @@ export function createSyncActivities(deps: SyncActivityDeps) {
       const recordCount: SyncRunSummary['recordCount'] = {};
       for (const model of Object.keys(def.models)) {
         const scope = { environment: input.environment, connection: input.connection, model, variant: input.variant };
-        if (def.syncType === 'full') await stores.records.deleteUnseen(scope, input.run.runId);
-        result[model] = await stores.records.countRunChanges(scope, input.run.runId);
-        recordCount[model] = await stores.records.countLive(scope);
+        const { live, ...changes } = await stores.records.finishScope(scope, input.run.runId, def.syncType === 'full');
+        result[model] = changes;
+        recordCount[model] = live;
       }
       await stores.syncRuns.finish(input.run.runId, { status: 'SUCCESS', result });
       await stores.syncs.markRunSucceeded(

@@ -11,8 +11,8 @@ export interface RunningApi {
 export async function startApiServer(deps: ApiDeps, port: number, host = '127.0.0.1'): Promise<RunningApi> {
   const app = createApp(deps);
   const server: Server = await new Promise((resolve, reject) => {
-    const s = app.listen(port, host, () => resolve(s));
-    s.once('error', reject);
+    // Express 5 passes a listen error to this callback instead of throwing.
+    const s = app.listen(port, host, (err?: Error) => (err ? reject(err) : resolve(s)));
   });
   const addr = server.address() as AddressInfo;
   return {

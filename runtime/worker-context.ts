@@ -1,5 +1,5 @@
 import type { Logger } from '../common/logger';
-import type { RecordStore, RecordScope } from '../store/records';
+import type { RecordStore, RecordScope, RecordWriter } from '../store/records';
 import type { AttemptCheckpoint } from './checkpoint';
 import { listingKey } from './checkpoint';
 import { IntegrationCodeError } from './errors';
@@ -47,6 +47,16 @@ export function createWorkerSyncContext(deps: WorkerContextDeps): SyncContext {
   let metadataCache: Record<string, unknown> = { ...deps.connection.metadata };
 
   const send = <T>(method: RequestConfig['method']) => (config: RequestConfig) => client.request<T>({ ...config, method });
+
+  const writers = new Map<string, Promise<RecordWriter>>();
+  function writerFor(target: RecordScope): Promise<RecordWriter> {
+    let w = writers.get(target.model);
+    if (!w) {
+      w = records.openWriter(target, scope.runId);
+      writers.set(target.model, w);
+    }
+    return w;
+  }
 
   function recordScope(model: string): RecordScope {
     if (!scope.models[model]) {
@@ -99,18 +109,20 @@ export function createWorkerSyncContext(deps: WorkerContextDeps): SyncContext {
       const target = recordScope(model);
       const valid = validateRecords(model, scope.models[model], input);
       const incoming = valid.map((r) => ({ id: String(r.id), data: r as unknown as Record<string, unknown> }));
-      await records.saveBatch(target, scope.runId, incoming);
+      await (await writerFor(target)).saveBatch(incoming);
       if (scope.detectDeletes) await records.markSeen(target, scope.runId, incoming.map((r) => r.id));
       markSaving();
       attempt.savedRecords += incoming.length;
-      deps.heartbeat(attempt);
+      // Inside a listing the heartbeat goes out once its cursor has moved past this page
+      // (a heartbeat now would carry the old cursor and could be the last one sent).
+      if (openListings.length === 0) deps.heartbeat(attempt);
     },
 
     async batchDelete(input, model) {
       const target = recordScope(model);
-      await records.deleteByIds(target, scope.runId, input.map((r) => String(r.id)));
+      await (await writerFor(target)).deleteByIds(input.map((r) => String(r.id)));
       markSaving();
-      deps.heartbeat(attempt);
+      if (openListings.length === 0) deps.heartbeat(attempt);
     },
 
     async getConnection() {

@@ -55,7 +55,7 @@ export interface IncomingRecord {
 }
 
 export interface ListRecordsQuery {
-  afterSeq?: number;
+  after?: { seq: number; id: string };
   limit: number;
   modifiedAfter?: Date;
   actions?: RecordAction[];
@@ -86,74 +86,33 @@ export class RecordStore {
 
   async ensureIndexes(): Promise<ExpiryRule[]> {
     await this.col.createIndex({ environment: 1, connection: 1, model: 1, variant: 1, id: 1 }, { unique: true });
-    await this.col.createIndex({ connection: 1, model: 1, variant: 1, seq: 1 });
+    await this.col.createIndex({ connection: 1, model: 1, variant: 1, seq: 1, id: 1 });
     await this.col.createIndex({ connection: 1, model: 1, variant: 1, run_id: 1 });
     await this.seen.createIndex({ run_id: 1, connection: 1, model: 1, variant: 1 });
     // Seen-id staging of runs that never finished is garbage after a few days.
     return [await ensureExpiry(this.seen, 'created_at', 3 * 86_400)];
   }
 
-  /** Saves a batch; returns what changed. Safe to repeat (a retried page changes nothing twice). */
-  async saveBatch(scope: RecordScope, runId: string, records: IncomingRecord[], now = new Date()): Promise<{ added: number; updated: number; unchanged: number }> {
-    const latest = new Map<string, IncomingRecord>();
-    for (const r of records) latest.set(r.id, r); // within a batch the last version wins
-    if (latest.size === 0) return { added: 0, updated: 0, unchanged: 0 };
-
-    const existing = new Map<string, Pick<RecordDoc, '_id' | 'id' | 'hash' | 'deleted_at' | 'run_id' | 'last_action'>>();
-    const cursor = this.col.find(
-      { ...scopeFilter(scope), id: { $in: [...latest.keys()] } },
-      { projection: { _id: 1, id: 1, hash: 1, deleted_at: 1, run_id: 1, last_action: 1 } },
-    );
-    for await (const doc of cursor) existing.set(doc.id, doc);
-
-    type Change = { record: IncomingRecord; hash: string; action: 'ADDED' | 'UPDATED'; prior?: ObjectId };
-    const changes: Change[] = [];
-    for (const record of latest.values()) {
-      const hash = canonicalHash(record.data);
-      const prior = existing.get(record.id);
-      if (!prior) changes.push({ record, hash, action: 'ADDED' });
-      else if (prior.deleted_at) changes.push({ record, hash, action: 'ADDED', prior: prior._id });
-      else if (prior.hash !== hash) {
-        // Added earlier in this same run and changed again: still an addition for this run.
-        const action = prior.run_id === runId && prior.last_action === 'ADDED' ? 'ADDED' : 'UPDATED';
-        changes.push({ record, hash, action, prior: prior._id });
-      }
+  /**
+   * A writer for one scope and run. It loads the scope's id → hash index once (ids and
+   * hashes only, not records) and keeps it current, so each batch needs no read: on
+   * FerretDB every query scans its collection, and one scan per batch made a sync
+   * quadratic in the number of records.
+   */
+  async openWriter(scope: RecordScope, runId: string): Promise<RecordWriter> {
+    const known = new Map<string, KnownRecord>();
+    const cursor = this.col.find(scopeFilter(scope), { projection: { _id: 1, id: 1, hash: 1, deleted_at: 1, run_id: 1, last_action: 1, first_seen_at: 1 } });
+    for await (const doc of cursor) {
+      known.set(doc.id, { _id: doc._id as ObjectId, hash: doc.hash, deleted: doc.deleted_at !== null, runId: doc.run_id, action: doc.last_action });
     }
-    const unchanged = latest.size - changes.length;
-    if (changes.length === 0) return { added: 0, updated: 0, unchanged };
+    return new RecordWriter(this, scope, runId, known);
+  }
 
-    const firstSeq = await this.reserveSeq(scope, changes.length);
-    const ops: AnyBulkWriteOperation<RecordDoc>[] = changes.map((c, i) => {
-      const seq = firstSeq + i;
-      if (!c.prior) {
-        return {
-          insertOne: {
-            document: {
-              ...scope,
-              id: c.record.id,
-              data: c.record.data,
-              hash: c.hash,
-              first_seen_at: now,
-              last_modified_at: now,
-              deleted_at: null,
-              last_action: 'ADDED',
-              seq,
-              run_id: runId,
-            },
-          },
-        };
-      }
-      return {
-        updateOne: {
-          filter: { _id: c.prior },
-          update: { $set: { data: c.record.data, hash: c.hash, last_modified_at: now, deleted_at: null, last_action: c.action, seq, run_id: runId } },
-        },
-      };
-    });
-    await this.col.bulkWrite(ops, { ordered: false });
-    await this.commitSeq(scope, firstSeq + changes.length - 1);
-    const added = changes.filter((c) => c.action === 'ADDED').length;
-    return { added, updated: changes.length - added, unchanged };
+  /** @internal used by RecordWriter */
+  async writeChanges(scope: RecordScope, inserts: RecordDoc[], updates: Array<{ _id: ObjectId; set: Partial<RecordDoc> }>, firstSeq: number, lastSeq: number): Promise<void> {
+    if (inserts.length) await this.col.insertMany(inserts, { ordered: false });
+    if (updates.length) await this.col.bulkWrite(updates.map((u) => ({ updateOne: { filter: { _id: u._id }, update: { $set: u.set } } })), { ordered: false });
+    if (lastSeq >= firstSeq) await this.commitSeq(scope, lastSeq);
   }
 
   /** Remembers which ids a full run saw, for delete detection when the run completes. */
@@ -162,57 +121,56 @@ export class RecordStore {
     await this.seen.insertOne({ run_id: runId, connection: scope.connection, model: scope.model, variant: scope.variant, ids, created_at: new Date() });
   }
 
-  /** Marks as deleted every live record the run did not see. Call only after a complete run. */
-  async deleteUnseen(scope: RecordScope, runId: string, now = new Date()): Promise<number> {
-    const seenIds = new Set<string>();
+  /**
+   * Closes a run's scope in one pass over its records: marks as deleted every live record
+   * a complete full run did not see (only call with detectDeletes after a complete run),
+   * and counts what the run changed and what is live.
+   */
+  async finishScope(scope: RecordScope, runId: string, detectDeletes: boolean, now = new Date()): Promise<{ added: number; updated: number; deleted: number; live: number }> {
     const seenFilter = { run_id: runId, connection: scope.connection, model: scope.model, variant: scope.variant };
-    for await (const doc of this.seen.find(seenFilter, { projection: { ids: 1 } })) for (const id of doc.ids) seenIds.add(id);
+    const seenIds = new Set<string>();
+    if (detectDeletes) for await (const doc of this.seen.find(seenFilter, { projection: { ids: 1 } })) for (const id of doc.ids) seenIds.add(id);
 
+    const counts = { added: 0, updated: 0, deleted: 0, live: 0 };
     const missing: ObjectId[] = [];
-    for await (const doc of this.col.find({ ...scopeFilter(scope), deleted_at: null }, { projection: { _id: 1, id: 1 } })) {
-      if (!seenIds.has(doc.id)) missing.push(doc._id as ObjectId);
+    const cursor = this.col.find(scopeFilter(scope), { projection: { _id: 1, id: 1, deleted_at: 1, run_id: 1, last_action: 1 } });
+    for await (const doc of cursor) {
+      if (doc.run_id === runId) {
+        if (doc.last_action === 'ADDED') counts.added += 1;
+        else if (doc.last_action === 'UPDATED') counts.updated += 1;
+        else counts.deleted += 1;
+      }
+      if (doc.deleted_at !== null) continue;
+      if (detectDeletes && !seenIds.has(doc.id)) missing.push(doc._id as ObjectId);
+      else counts.live += 1;
     }
-    let deleted = 0;
     for (let i = 0; i < missing.length; i += DELETE_CHUNK) {
-      deleted += await this.markDeleted(scope, runId, missing.slice(i, i + DELETE_CHUNK), now);
+      const chunk = missing.slice(i, i + DELETE_CHUNK);
+      // Leftovers of the same run may have been counted above already (a retried finish).
+      counts.deleted += await this.markDeleted(scope, runId, chunk, now);
     }
-    await this.seen.deleteMany(seenFilter);
-    return deleted;
+    if (detectDeletes) await this.seen.deleteMany(seenFilter);
+    return counts;
   }
 
-  /** Explicit deletions from `ctx.batchDelete`. */
+  /** Explicit deletions (ctx.batchDelete), by external id. */
   async deleteByIds(scope: RecordScope, runId: string, ids: string[], now = new Date()): Promise<number> {
     if (ids.length === 0) return 0;
     const docs = await this.col.find({ ...scopeFilter(scope), id: { $in: ids }, deleted_at: null }, { projection: { _id: 1 } }).toArray();
     return this.markDeleted(scope, runId, docs.map((d) => d._id as ObjectId), now);
   }
 
-  /** What one run changed, counted from the records themselves (exact across retries). */
-  async countRunChanges(scope: RecordScope, runId: string): Promise<ModelCounts[string]> {
-    const base = { connection: scope.connection, model: scope.model, variant: scope.variant, run_id: runId };
-    const [added, updated, deleted] = await Promise.all(
-      (['ADDED', 'UPDATED', 'DELETED'] as const).map((a) => this.col.countDocuments({ ...base, last_action: a })),
-    );
-    return { added, updated, deleted };
-  }
-
-  async countLive(scope: RecordScope): Promise<number> {
-    return this.col.countDocuments({ ...scopeFilter(scope), deleted_at: null });
-  }
-
-  async list(scope: RecordScope, q: ListRecordsQuery): Promise<{ records: RecordDoc[]; lastSeq: number | null; hasMore: boolean }> {
+  async list(scope: RecordScope, q: ListRecordsQuery): Promise<{ records: RecordDoc[]; hasMore: boolean }> {
     const counter = await this.counters.findOne({ _id: counterId(scope) });
     const committed = counter?.committed ?? 0;
-    const seq: Record<string, number> = { $lte: committed };
-    if (q.afterSeq !== undefined) seq.$gt = q.afterSeq;
-    const filter: Filter<RecordDoc> = { connection: scope.connection, model: scope.model, variant: scope.variant, environment: scope.environment, seq };
+    const filter: Filter<RecordDoc> = { connection: scope.connection, model: scope.model, variant: scope.variant, environment: scope.environment, seq: { $lte: committed } };
+    if (q.after) filter.$or = [{ seq: { $gt: q.after.seq, $lte: committed } }, { seq: q.after.seq, id: { $gt: q.after.id } }];
     if (q.modifiedAfter) filter.last_modified_at = { $gte: q.modifiedAfter };
     if (q.actions?.length) filter.last_action = { $in: q.actions };
     if (q.ids?.length) filter.id = { $in: q.ids };
-    const docs = await this.col.find(filter).sort({ seq: 1 }).limit(q.limit + 1).toArray();
+    const docs = await this.col.find(filter).sort({ seq: 1, id: 1 }).limit(q.limit + 1).toArray();
     const hasMore = docs.length > q.limit;
-    const records = hasMore ? docs.slice(0, q.limit) : docs;
-    return { records, lastSeq: records.length ? records[records.length - 1].seq : null, hasMore };
+    return { records: hasMore ? docs.slice(0, q.limit) : docs, hasMore };
   }
 
   async deleteScope(scope: Omit<RecordScope, 'model' | 'variant'> & { model?: string; variant?: string }): Promise<void> {
@@ -222,20 +180,21 @@ export class RecordStore {
     await this.col.deleteMany(filter);
   }
 
+  /** One updateMany per chunk: the chunk shares a seq, and the cursor breaks ties by id. */
   private async markDeleted(scope: RecordScope, runId: string, ids: ObjectId[], now: Date): Promise<number> {
     if (ids.length === 0) return 0;
-    const firstSeq = await this.reserveSeq(scope, ids.length);
-    const res = await this.col.bulkWrite(
-      ids.map((_id, i) => ({
-        updateOne: {
-          filter: { _id, deleted_at: null },
-          update: { $set: { deleted_at: now, last_modified_at: now, last_action: 'DELETED' as const, seq: firstSeq + i, run_id: runId } },
-        },
-      })),
-      { ordered: false },
+    const seq = await this.reserveSeq(scope, 1);
+    const res = await this.col.updateMany(
+      { _id: { $in: ids }, deleted_at: null },
+      { $set: { deleted_at: now, last_modified_at: now, last_action: 'DELETED', seq, run_id: runId } },
     );
-    await this.commitSeq(scope, firstSeq + ids.length - 1);
+    await this.commitSeq(scope, seq);
     return res.modifiedCount;
+  }
+
+  /** @internal */
+  async reserveSeqRange(scope: RecordScope, count: number): Promise<number> {
+    return this.reserveSeq(scope, count);
   }
 
   private async reserveSeq(scope: RecordScope, count: number): Promise<number> {
@@ -258,4 +217,70 @@ function scopeFilter(scope: RecordScope) {
 
 function counterId(scope: RecordScope): string {
   return `${scope.connection}|${scope.model}|${scope.variant}`;
+}
+
+interface KnownRecord {
+  _id: ObjectId;
+  hash: string;
+  deleted: boolean;
+  runId: string;
+  action: RecordAction;
+}
+
+/** Writes one scope's records during one run attempt; see RecordStore.openWriter. */
+export class RecordWriter {
+  constructor(
+    private readonly store: RecordStore,
+    private readonly scope: RecordScope,
+    private readonly runId: string,
+    private readonly known: Map<string, KnownRecord>,
+  ) {}
+
+  /** Saves a batch; returns what changed. Safe to repeat (a retried page changes nothing twice). */
+  async saveBatch(records: IncomingRecord[], now = new Date()): Promise<{ added: number; updated: number; unchanged: number }> {
+    const latest = new Map<string, IncomingRecord>();
+    for (const r of records) latest.set(r.id, r); // within a batch the last version wins
+    type Change = { record: IncomingRecord; hash: string; action: 'ADDED' | 'UPDATED'; prior?: KnownRecord };
+    const changes: Change[] = [];
+    for (const record of latest.values()) {
+      const hash = canonicalHash(record.data);
+      const prior = this.known.get(record.id);
+      if (!prior) changes.push({ record, hash, action: 'ADDED' });
+      else if (prior.deleted) changes.push({ record, hash, action: 'ADDED', prior });
+      else if (prior.hash !== hash) {
+        // Added earlier in this same run and changed again: still an addition for this run.
+        const action = prior.runId === this.runId && prior.action === 'ADDED' ? 'ADDED' : 'UPDATED';
+        changes.push({ record, hash, action, prior });
+      }
+    }
+    const unchanged = latest.size - changes.length;
+    if (changes.length === 0) return { added: 0, updated: 0, unchanged };
+
+    const firstSeq = await this.store.reserveSeqRange(this.scope, changes.length);
+    const inserts: RecordDoc[] = [];
+    const updates: Array<{ _id: ObjectId; set: Partial<RecordDoc> }> = [];
+    changes.forEach((c, i) => {
+      const seq = firstSeq + i;
+      if (!c.prior) {
+        inserts.push({ ...this.scope, id: c.record.id, data: c.record.data, hash: c.hash, first_seen_at: now, last_modified_at: now, deleted_at: null, last_action: 'ADDED', seq, run_id: this.runId });
+      } else {
+        updates.push({ _id: c.prior._id, set: { data: c.record.data, hash: c.hash, last_modified_at: now, deleted_at: null, last_action: c.action, seq, run_id: this.runId } });
+      }
+    });
+    await this.store.writeChanges(this.scope, inserts, updates, firstSeq, firstSeq + changes.length - 1);
+    for (const doc of inserts) this.known.set(doc.id, { _id: doc._id as ObjectId, hash: doc.hash, deleted: false, runId: this.runId, action: 'ADDED' });
+    for (const c of changes) if (c.prior) this.known.set(c.record.id, { ...c.prior, hash: c.hash, deleted: false, runId: this.runId, action: c.action });
+    const added = changes.filter((c) => c.action === 'ADDED').length;
+    return { added, updated: changes.length - added, unchanged };
+  }
+
+  /** Explicit deletions from ctx.batchDelete. */
+  async deleteByIds(ids: string[], now = new Date()): Promise<number> {
+    const deleted = await this.store.deleteByIds(this.scope, this.runId, ids, now);
+    for (const id of ids) {
+      const k = this.known.get(id);
+      if (k) this.known.set(id, { ...k, deleted: true, runId: this.runId, action: 'DELETED' });
+    }
+    return deleted;
+  }
 }

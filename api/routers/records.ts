@@ -21,7 +21,7 @@ export function recordsRouter(deps: ApiDeps): Router {
     const page = await deps.stores.records.list(
       { environment: env, connection: connection._id, model: q.model, variant: q.variant },
       {
-        afterSeq: q.cursor ? decodeCursor(q.cursor) : undefined,
+        after: q.cursor ? decodeCursor(q.cursor) : undefined,
         limit: q.limit,
         modifiedAfter: q.modified_after ? new Date(q.modified_after) : undefined,
         actions,
@@ -30,7 +30,7 @@ export function recordsRouter(deps: ApiDeps): Router {
     );
     res.json({
       records: page.records.map(present),
-      next_cursor: page.hasMore && page.lastSeq !== null ? encodeCursor(page.lastSeq) : null,
+      next_cursor: page.hasMore ? encodeCursor(page.records[page.records.length - 1]) : null,
     });
   });
 
@@ -45,17 +45,18 @@ function present(doc: RecordDoc) {
       last_modified_at: doc.last_modified_at.toISOString(),
       last_action: doc.last_action,
       deleted_at: doc.deleted_at ? doc.deleted_at.toISOString() : null,
-      cursor: encodeCursor(doc.seq),
+      cursor: encodeCursor(doc),
     },
   };
 }
 
-export function encodeCursor(seq: number): string {
-  return Buffer.from(`v1:${seq}`).toString('base64url');
+/** Opaque to the app: the record's position (change sequence, then id for ties). */
+export function encodeCursor(doc: Pick<RecordDoc, 'seq' | 'id'>): string {
+  return Buffer.from(`v2:${doc.seq}:${doc.id}`).toString('base64url');
 }
 
-export function decodeCursor(cursor: string): number {
-  const m = /^v1:(\d+)$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+export function decodeCursor(cursor: string): { seq: number; id: string } {
+  const m = /^v2:(\d+):(.+)$/s.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
   if (!m) throw new BadRequestError('invalid_cursor', 'The cursor is not one this API returned.');
-  return Number(m[1]);
+  return { seq: Number(m[1]), id: m[2] };
 }

@@ -1,0 +1,23 @@
+/**
+ * `npm start [-- --sandbox] [--port N] [--luma-port N]`: Temporal + MongoDB (embedded or
+ * external), the sync worker and the API, until Ctrl-C. The same as `weft start`.
+ */
+import { Command } from 'commander';
+import { addStartOptions, type StartOptions } from './start/options';
+import { runStart } from './start/run';
+
+export function startProgram(): Command {
+  return addStartOptions(new Command('npm start').description('Start Weft: infrastructure, sync worker and API (Ctrl-C stops everything).'));
+}
+
+if (require.main === module) {
+  const program = startProgram();
+  program.parse(process.argv);
+  runStart(program.opts<StartOptions>(), process.env).then(
+    (code) => process.exit(code),
+    (err: unknown) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
+}

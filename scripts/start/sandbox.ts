@@ -1,0 +1,135 @@
+import type { IntegrationRegistry } from '../../runtime/registry';
+import type { Stores } from '../../store/db';
+import { createLumaSimulator, LUMA_DEFAULT_API_KEY } from '../../sandbox/luma';
+import { StartError } from './errors';
+
+/** A running simulator, however it is implemented. */
+interface SimulatorHandle {
+  start(port: number): Promise<string>;
+  stop(): Promise<void>;
+}
+
+/**
+ * One sandbox simulator and the `dev` integrations that point at it. A simulator starts only
+ * when the registry has at least one of its providers, so adding an integration (and its row
+ * here) is all it takes for `npm start -- --sandbox` to pick it up.
+ */
+export interface SandboxSimulatorSpec {
+  /** Name on screen; also the key of its port option (`--luma-port` → ports.luma). */
+  id: string;
+  defaultPort: number;
+  /** What a user needs to connect to it (shown on screen). */
+  hint: string;
+  integrations: Array<{ provider: string; uniqueKey: string; displayName: string }>;
+  create(): SimulatorHandle;
+}
+
+export const SANDBOX_SIMULATORS: SandboxSimulatorSpec[] = [
+  {
+    id: 'luma',
+    defaultPort: 3010,
+    hint: `API key: ${LUMA_DEFAULT_API_KEY}`,
+    integrations: [{ provider: 'luma', uniqueKey: 'luma', displayName: 'Luma (sandbox)' }],
+    create: () => createLumaSimulator({ seed: 1, eventCount: 250 }),
+  },
+  // Later: Microsoft identity + Graph (provider one-drive, port 3011) and GitHub (provider
+  // github, port 3012), once their integrations and simulators exist.
+];
+
+export interface SandboxIntegrationResult {
+  uniqueKey: string;
+  provider: string;
+  baseUrl: string;
+  outcome: 'created' | 'updated' | 'unchanged' | 'skipped';
+  /** Why it was skipped. */
+  reason?: string;
+}
+
+export interface RunningSandbox {
+  simulators: Array<{ id: string; url: string; hint: string; note?: string }>;
+  integrations: SandboxIntegrationResult[];
+  stop(): Promise<void>;
+}
+
+export interface StartSandboxOptions {
+  stores: Stores;
+  registry: IntegrationRegistry;
+  /** Explicit ports by simulator id; an explicit port that is busy is an error, a busy default is not. */
+  ports: Record<string, number | undefined>;
+  environment?: string;
+  specs?: SandboxSimulatorSpec[];
+}
+
+export async function startSandbox(opts: StartSandboxOptions): Promise<RunningSandbox> {
+  const environment = opts.environment ?? 'dev';
+  const running: Array<{ id: string; handle: SimulatorHandle }> = [];
+  const result: RunningSandbox = {
+    simulators: [],
+    integrations: [],
+    async stop() {
+      const errors: unknown[] = [];
+      for (const r of [...running].reverse()) await r.handle.stop().catch((err: unknown) => errors.push(err));
+      if (errors.length) throw errors[0];
+    },
+  };
+  try {
+    for (const spec of opts.specs ?? SANDBOX_SIMULATORS) {
+      const available = spec.integrations.filter((i) => opts.registry.get(i.provider));
+      if (available.length === 0) continue;
+      const handle = spec.create();
+      const { url, note } = await listen(spec, handle, opts.ports[spec.id]);
+      running.push({ id: spec.id, handle });
+      result.simulators.push({ id: spec.id, url, hint: spec.hint, note });
+      for (const integration of available) {
+        result.integrations.push(await upsertIntegration(opts.stores, environment, integration, url));
+      }
+    }
+  } catch (err) {
+    await result.stop().catch(() => {});
+    throw err;
+  }
+  return result;
+}
+
+async function listen(spec: SandboxSimulatorSpec, handle: SimulatorHandle, explicitPort: number | undefined): Promise<{ url: string; note?: string }> {
+  try {
+    return { url: await handle.start(explicitPort ?? spec.defaultPort) };
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+    if (explicitPort !== undefined) {
+      throw new StartError('start_port_busy', `Port ${explicitPort} (--${spec.id}-port) is already in use; pick another or leave the option out.`);
+    }
+    const url = await handle.start(0);
+    return { url, note: `port ${spec.defaultPort} was busy` };
+  }
+}
+
+/**
+ * The simulator's port can change between starts (a busy default, another --luma-port), so
+ * an existing integration gets its base_url moved rather than being left pointing at nothing.
+ */
+async function upsertIntegration(
+  stores: Stores,
+  environment: string,
+  integration: { provider: string; uniqueKey: string; displayName: string },
+  baseUrl: string,
+): Promise<SandboxIntegrationResult> {
+  const base = { uniqueKey: integration.uniqueKey, provider: integration.provider, baseUrl };
+  const existing = await stores.integrations.get(environment, integration.uniqueKey);
+  if (!existing) {
+    await stores.integrations.create({
+      environment,
+      unique_key: integration.uniqueKey,
+      provider: integration.provider,
+      display_name: integration.displayName,
+      provider_overrides: { base_url: baseUrl },
+    });
+    return { ...base, outcome: 'created' };
+  }
+  if (existing.provider !== integration.provider) {
+    return { ...base, outcome: 'skipped', reason: `"${integration.uniqueKey}" already exists with provider ${existing.provider}` };
+  }
+  if (existing.provider_overrides?.base_url === baseUrl) return { ...base, outcome: 'unchanged' };
+  await stores.integrations.update(environment, integration.uniqueKey, { provider_overrides: { ...existing.provider_overrides, base_url: baseUrl } });
+  return { ...base, outcome: 'updated' };
+}
