@@ -3,6 +3,7 @@
  * same configuration as the API; needs TEMPORAL_ADDRESS and MONGODB_URI.
  */
 import { loadConfig } from '../common/config';
+import { WeftError } from '../common/errors';
 import { createLogger } from '../common/logger';
 import { openCore } from '../common/core';
 import { buildSyncWorker } from './run-sync-worker';
@@ -12,7 +13,10 @@ export async function runWorkerProcess(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.LOG_LEVEL).child({ component: 'worker' });
   if (!config.TEMPORAL_ADDRESS || !config.MONGODB_URI) {
-    throw new Error('weft worker needs TEMPORAL_ADDRESS and MONGODB_URI (npm start sets them for its own worker).');
+    throw new WeftError(
+      'worker_not_configured',
+      'weft worker needs TEMPORAL_ADDRESS and MONGODB_URI (and WEFT_ENCRYPTION_KEY; in dev it is in .weft/encryption-key). `npm start` runs its own worker in-process.',
+    );
   }
   const core = await openCore({
     mongodbUri: config.MONGODB_URI,
