@@ -189,10 +189,7 @@ export function createSyncActivities(deps: SyncActivityDeps) {
         { id: input.run.runId, startedAt: new Date(input.run.startedAt), error: input.error },
       );
       if (input.error.code === 'provider_auth_failed') {
-        await stores.db.collection('connections').updateOne(
-          { _id: input.connection as never },
-          { $set: { auth_status: 'needs_reauthorization', last_auth_error: input.error.message, updated_at: new Date() } },
-        );
+        await stores.connections.markNeedsReauthorization(input.connection, input.error.message);
       }
     },
   };

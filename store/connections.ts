@@ -97,6 +97,11 @@ export class ConnectionStore {
     await this.col.updateOne({ _id: id }, { $set: set });
   }
 
+  /** The provider refused the credentials: the end user must connect again. */
+  async markNeedsReauthorization(id: string, reason: string): Promise<void> {
+    await this.col.updateOne({ _id: id }, { $set: { auth_status: 'needs_reauthorization', last_auth_error: reason, updated_at: new Date() } });
+  }
+
   async delete(id: string): Promise<void> {
     await this.col.deleteOne({ _id: id });
   }
