@@ -1,0 +1,207 @@
+/**
+ * Builds Graph JSON (driveItem, deleted driveItem, drive, site, user) from a DriveStore
+ * skeleton on demand. Property order follows what Graph sends; clients must not rely on it.
+ */
+import { Rng } from '../shared/prng';
+import { editorIndex, isoSeconds, itemGuid, mimeForName, personEmail, personUpn, type Person, type Tenant } from './data';
+import { baseBlock, syntheticContentHash } from './quickxor';
+import { contentKeyFor } from './content';
+import { KIND_FILE, KIND_ROOT, type DriveStore } from './store';
+
+/**
+ * How `parentReference.path` is written: Graph echoes the addressing the request used,
+ * `/drive/root:/A/B` under `/me/drive`, `/drives/{id}/root:/A/B` under `/drives/{id}`.
+ * `null` leaves the path out (delta never returns it).
+ */
+export type PathMode = 'drive' | 'drives' | null;
+
+export interface ItemJsonOptions {
+  pathMode: PathMode;
+  /** A freshly minted download URL for files, or undefined to leave it out. */
+  downloadUrl?: string;
+}
+
+/** Consumer accounts have 16-hex-digit ids rather than GUIDs. */
+function personalUserId(p: Person): string {
+  return Rng.from('personal-user', p.id).hex(16);
+}
+
+export function identitySet(store: DriveStore, tenant: Tenant, p: Person): { user: Record<string, string> } {
+  if (store.ident.driveType === 'personal') return { user: { displayName: p.displayName, id: personalUserId(p) } };
+  return { user: { email: personEmail(tenant, p), id: p.id, displayName: p.displayName } };
+}
+
+function encodePath(path: string): string {
+  return path.split('/').map(encodeURIComponent).join('/');
+}
+
+export function itemWebUrl(store: DriveStore, i: number): string {
+  const d = store.ident;
+  if (d.driveType === 'personal') {
+    return i === 0 ? d.webUrl : `${d.webUrl}&id=${encodeURIComponent(store.ids[i])}`;
+  }
+  return i === 0 ? d.webUrl : `${d.webUrl}/${encodePath(store.pathOf(i))}`;
+}
+
+export function eTag(store: DriveStore, i: number): string {
+  return `"{${itemGuid(store.dk, i)}},${store.version[i]}"`;
+}
+
+export function cTag(store: DriveStore, i: number): string {
+  return `"c:{${itemGuid(store.dk, i)}},${store.cversion[i]}"`;
+}
+
+/** Whether the item carries a cTag: all items on personal drives, files only elsewhere. */
+export function hasCTag(store: DriveStore, i: number): boolean {
+  return store.ident.driveType === 'personal' || store.kind[i] === KIND_FILE;
+}
+
+export function quickXorOf(store: DriveStore, i: number): string {
+  return syntheticContentHash(baseBlock(contentKeyFor(store, i)), store.size[i]);
+}
+
+function parentReference(store: DriveStore, i: number, pathMode: PathMode): Record<string, string> {
+  const d = store.ident;
+  const ref: Record<string, string> = { driveType: d.driveType, driveId: d.id };
+  if (i === 0) return ref;
+  const p = store.parent[i];
+  ref.id = store.ids[p];
+  if (pathMode !== null) {
+    const prefix = pathMode === 'drive' ? '/drive/root:' : `/drives/${d.id}/root:`;
+    const parentPath = store.pathOf(p);
+    ref.path = parentPath ? `${prefix}/${parentPath}` : prefix;
+  }
+  if (d.site) ref.siteId = d.site.id;
+  return ref;
+}
+
+/** A live driveItem. */
+export function driveItemJson(store: DriveStore, tenant: Tenant, i: number, opts: ItemJsonOptions): Record<string, unknown> {
+  const people = tenant.people;
+  const isFile = store.kind[i] === KIND_FILE;
+  const out: Record<string, unknown> = {};
+  if (isFile && opts.downloadUrl !== undefined) out['@microsoft.graph.downloadUrl'] = opts.downloadUrl;
+  out.createdBy = identitySet(store, tenant, people[i === 0 ? 0 : editorIndex(store.dk, i, 0, people.length)]);
+  out.createdDateTime = isoSeconds(store.createdMs[i]);
+  out.eTag = eTag(store, i);
+  out.id = store.ids[i];
+  out.lastModifiedBy = identitySet(store, tenant, people[i === 0 ? 0 : editorIndex(store.dk, i, store.version[i], people.length)]);
+  out.lastModifiedDateTime = isoSeconds(store.modifiedMs[i]);
+  out.name = store.names[i];
+  out.parentReference = parentReference(store, i, opts.pathMode);
+  out.webUrl = itemWebUrl(store, i);
+  if (hasCTag(store, i)) out.cTag = cTag(store, i);
+  if (isFile) {
+    out.file = { mimeType: mimeForName(store.names[i]), hashes: { quickXorHash: quickXorOf(store, i) } };
+  }
+  out.fileSystemInfo = {
+    createdDateTime: isoSeconds(store.createdMs[i]),
+    lastModifiedDateTime: isoSeconds(store.modifiedMs[i]),
+  };
+  if (!isFile) out.folder = { childCount: store.childCount[i] };
+  if (store.kind[i] === KIND_ROOT) out.root = {};
+  out.size = store.size[i];
+  return out;
+}
+
+/**
+ * A deleted item as delta reports it: the `deleted` facet, parentReference without path,
+ * and (§B6) no name/cTag on OneDrive for Business/SharePoint, no cTag/size on personal.
+ */
+export function tombstoneJson(store: DriveStore, i: number): Record<string, unknown> {
+  const personal = store.ident.driveType === 'personal';
+  const out: Record<string, unknown> = {
+    createdDateTime: isoSeconds(store.createdMs[i]),
+    eTag: eTag(store, i),
+    id: store.ids[i],
+    lastModifiedDateTime: isoSeconds(store.modifiedMs[i]),
+  };
+  if (personal) out.name = store.names[i];
+  out.parentReference = parentReference(store, i, null);
+  if (store.kind[i] === KIND_FILE) out.file = {};
+  else out.folder = { childCount: 0 };
+  out.deleted = { state: 'deleted' };
+  if (!personal) out.size = 0;
+  return out;
+}
+
+export function quotaState(used: number, total: number): 'normal' | 'nearing' | 'critical' | 'exceeded' {
+  const r = used / total;
+  if (r >= 1) return 'exceeded';
+  if (r >= 0.98) return 'critical';
+  if (r >= 0.9) return 'nearing';
+  return 'normal';
+}
+
+export function driveJson(store: DriveStore, tenant: Tenant): Record<string, unknown> {
+  const d = store.ident;
+  const owner = identitySet(store, tenant, d.owner);
+  if (d.driveType !== 'personal') owner.user = { email: personEmail(tenant, d.owner), id: d.owner.id, displayName: d.owner.displayName };
+  else owner.user = { ...owner.user, email: `${d.owner.alias}@outlook.com` };
+  const total = d.quotaTotal;
+  const used = store.usedBytes;
+  const deleted = store.deletedBytes;
+  return {
+    createdDateTime: isoSeconds(d.createdMs),
+    description: d.description,
+    id: d.id,
+    lastModifiedDateTime: isoSeconds(store.lastModifiedMs),
+    name: d.name,
+    webUrl: d.webUrl,
+    driveType: d.driveType,
+    owner,
+    quota: {
+      deleted,
+      remaining: Math.max(0, total - used - deleted),
+      state: quotaState(used + deleted, total),
+      total,
+      used,
+    },
+  };
+}
+
+export function siteJson(tenant: Tenant): Record<string, unknown> {
+  return {
+    createdDateTime: isoSeconds(tenant.siteCreatedMs),
+    description: '',
+    id: `${tenant.hostname},${tenant.siteCollectionGuid},${tenant.rootWebGuid}`,
+    lastModifiedDateTime: isoSeconds(tenant.siteCreatedMs + 86_400_000 * 400),
+    name: 'Communication site',
+    webUrl: `https://${tenant.hostname}`,
+    displayName: 'Communication site',
+    root: {},
+    siteCollection: { hostname: tenant.hostname },
+  };
+}
+
+/** A documentLibrary drive's own site (GET /sites/{id}). */
+export function librarySiteJson(store: DriveStore, tenant: Tenant): Record<string, unknown> {
+  const s = store.ident.site!;
+  return {
+    createdDateTime: isoSeconds(store.ident.createdMs),
+    description: '',
+    id: s.id,
+    lastModifiedDateTime: isoSeconds(store.lastModifiedMs),
+    name: s.name,
+    webUrl: s.webUrl,
+    displayName: s.name.replace(/([a-z])([A-Z])/g, '$1 $2'),
+    siteCollection: { hostname: tenant.hostname },
+  };
+}
+
+export function userJson(tenant: Tenant): Record<string, unknown> {
+  const me = tenant.people[0];
+  return {
+    businessPhones: [],
+    displayName: me.displayName,
+    givenName: me.givenName,
+    jobTitle: me.jobTitle,
+    mail: personEmail(tenant, me),
+    mobilePhone: null,
+    officeLocation: me.officeLocation,
+    preferredLanguage: 'en-US',
+    surname: me.surname,
+    userPrincipalName: personUpn(tenant, me),
+    id: me.id,
+  };
+}
