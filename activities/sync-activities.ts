@@ -5,14 +5,15 @@ import type { Stores } from '../store/db';
 import type { CredentialCipher } from '../auth/credential-cipher';
 import type { Credentials } from '../auth/credentials';
 import type { IntegrationRegistry } from '../runtime/registry';
-import { ProviderClient, type ResolvedProvider } from '../runtime/http/provider-client';
 import { createWorkerSyncContext } from '../runtime/worker-context';
+import type { MetadataStore } from '../runtime/base-context';
+import { openProviderSession } from '../common/provider-session';
+import { connectionInfo } from './connection-info';
 import { readCheckpoint } from '../runtime/checkpoint';
-import { InvalidRecordError, RateLimitedError, ProviderAuthError } from '../runtime/errors';
+import { toActivityFailure } from './failures';
 import type { ConnectionDoc } from '../store/connections';
 import type { IntegrationDoc } from '../store/integrations';
-import type { FailSyncRunInput, RunSyncInput, StartedSyncRun, SyncRunInput, SyncRunSummary } from './sync-contracts';
-import { authorizeRequest, resolveProvider, sharedBudgetFor } from '../runtime/http/provider-access';
+import type { FailSyncRunInput, FinishSyncRunInput, RunSyncInput, RunSyncResult, StartedSyncRun, SyncRunInput, SyncRunSummary } from './sync-contracts';
 
 export interface SyncActivityDeps {
   stores: Stores;
@@ -36,6 +37,21 @@ export function createSyncActivities(deps: SyncActivityDeps) {
       throw ApplicationFailure.nonRetryable(`Integration "${input.providerConfigKey}" no longer exists.`, 'unknown_provider_config');
     }
     return { connection, integration };
+  }
+
+  function openCredentials(connection: ConnectionDoc): Credentials {
+    try {
+      return deps.cipher.open<Credentials>(connection.credentials_encrypted);
+    } catch (err) {
+      throw toActivityFailure(err);
+    }
+  }
+
+  function metadataStore(connection: ConnectionDoc): MetadataStore {
+    return {
+      replace: (m) => stores.connections.updateMetadata(connection._id, m, 'replace'),
+      merge: (m) => stores.connections.updateMetadata(connection._id, m, 'merge'),
+    };
   }
 
   function syncDefinition(input: SyncRunInput) {
@@ -80,43 +96,23 @@ export function createSyncActivities(deps: SyncActivityDeps) {
     },
 
     /** Runs the integration's exec(ctx). Long; heartbeats its checkpoint. */
-    async runSync(input: RunSyncInput): Promise<{ savedRecords: number }> {
+    async runSync(input: RunSyncInput): Promise<RunSyncResult> {
       const activity = Context.current();
       const def = syncDefinition(input);
       const { connection, integration } = await loadScope(input);
-      const provider = resolveProvider(registry, integration);
-      const credentials = deps.cipher.open<Credentials>(connection.credentials_encrypted);
       const logger = deps.logger.child({ runId: input.run.runId, connectionId: input.connectionId, sync: input.syncName, attempt: activity.info.attempt });
       const attempt = readCheckpoint(activity.info.heartbeatDetails);
       if (attempt.savedRecords > 0) logger.info({ savedRecords: attempt.savedRecords }, 'resuming sync from checkpoint');
 
-      const sleep = (ms: number) => sleepWithHeartbeat(activity, ms, attempt);
-      const client = new ProviderClient({
-        provider,
-        authorize: (headers) => authorizeRequest(provider, credentials, headers),
-        budget: sharedBudgetFor(provider, credentials, { store: stores.rateBudgets, maxInlineWaitMs: deps.maxInlineWaitMs, sleep }),
-        logRequest: (entry) => {
-          stores.requestLogs
-            .insert({
-              at: new Date(),
-              environment: input.environment,
-              connection: input.connection,
-              connection_id: input.connectionId,
-              integration: input.providerConfigKey,
-              operation: `sync:${input.syncName}`,
-              run_id: input.run.runId,
-              method: entry.method,
-              url: entry.url,
-              status: entry.status,
-              duration_ms: entry.durationMs,
-              attempt: entry.attempt,
-              rate_limit_wait_ms: entry.rateLimitWaitMs,
-              error: entry.error,
-            })
-            .catch((err: unknown) => logger.warn({ err }, 'could not write request log'));
-        },
-        maxInlineWaitMs: deps.maxInlineWaitMs,
-        sleep,
+      const session = openProviderSession(deps, {
+        environment: input.environment,
+        integration,
+        connection,
+        credentials: openCredentials(connection),
+        connectionId: input.connectionId,
+        operation: `sync:${input.syncName}`,
+        runId: input.run.runId,
+        sleep: (ms) => sleepWithHeartbeat(activity, ms, attempt),
         signal: activity.cancellationSignal,
       });
       const syncKey = { connection: input.connection, name: input.syncName, variant: input.variant };
@@ -124,28 +120,16 @@ export function createSyncActivities(deps: SyncActivityDeps) {
         scope: {
           environment: input.environment,
           connection: input.connection,
-          connectionId: input.connectionId,
-          providerConfigKey: input.providerConfigKey,
           variant: input.variant,
           runId: input.run.runId,
           lastSyncDate: input.run.lastSyncDate ? new Date(input.run.lastSyncDate) : null,
           models: def.models,
-          detectDeletes: def.syncType === 'full',
         },
-        client,
-        providerPagination: provider.definition.pagination,
+        transport: session.client,
+        providerPagination: session.provider.definition.pagination,
         records: stores.records,
-        connection: {
-          connection_id: connection.connection_id,
-          provider_config_key: connection.provider_config_key,
-          provider: connection.provider,
-          connection_config: connection.connection_config,
-          metadata: connection.metadata,
-        },
-        metadata: {
-          replace: (m) => stores.connections.updateMetadata(connection._id, m, 'replace'),
-          merge: (m) => stores.connections.updateMetadata(connection._id, m, 'merge'),
-        },
+        connection: connectionInfo(connection),
+        metadata: metadataStore(connection),
         checkpointStore: {
           get: async () => (await stores.syncs.get(syncKey))?.checkpoint ?? null,
           save: (value) => stores.syncs.saveCheckpoint(syncKey, value),
@@ -159,17 +143,18 @@ export function createSyncActivities(deps: SyncActivityDeps) {
       } catch (err) {
         throw toActivityFailure(err);
       }
-      return { savedRecords: attempt.savedRecords };
+      return { savedRecords: attempt.savedRecords, trackDeletes: attempt.trackDeletes ?? [] };
     },
 
     /** Delete detection (complete full runs only), counts, and the run's final state. */
-    async finishSyncRun(input: RunSyncInput): Promise<SyncRunSummary> {
+    async finishSyncRun(input: FinishSyncRunInput): Promise<SyncRunSummary> {
       const def = syncDefinition(input);
       const result: SyncRunSummary['result'] = {};
       const recordCount: SyncRunSummary['recordCount'] = {};
       for (const model of Object.keys(def.models)) {
         const scope = { environment: input.environment, connection: input.connection, model, variant: input.variant };
-        const { live, ...changes } = await stores.records.finishScope(scope, input.run.runId, def.syncType === 'full');
+        const detectDeletes = def.syncType === 'full' || input.trackDeletes.includes(model);
+        const { live, ...changes } = await stores.records.finishScope(scope, input.run.runId, detectDeletes);
         result[model] = changes;
         recordCount[model] = live;
       }
@@ -204,25 +189,4 @@ async function sleepWithHeartbeat(activity: Context, ms: number, details: unknow
     activity.heartbeat(details);
     await activity.sleep(Math.min(1_000, end - Date.now()));
   }
-}
-
-/** Maps runtime errors to Temporal failures with a stable type and the right retry choice. */
-export function toActivityFailure(err: unknown): unknown {
-  if (err instanceof ApplicationFailure) return err;
-  if (err instanceof RateLimitedError) {
-    return ApplicationFailure.create({ type: err.code, message: err.message, nextRetryDelay: err.waitMs, nonRetryable: false });
-  }
-  if (err instanceof InvalidRecordError) {
-    return ApplicationFailure.create({ type: err.code, message: err.message, details: [err.detail], nonRetryable: true });
-  }
-  if (err instanceof ProviderAuthError) {
-    return ApplicationFailure.create({ type: err.code, message: err.message, nonRetryable: true });
-  }
-  if (err instanceof WeftError) {
-    const upstream = (err.details as { upstream?: { status?: number } } | undefined)?.upstream;
-    // 4xx from the provider will not fix itself (except 408/409/429); 5xx and network errors may.
-    const clientError = upstream?.status !== undefined && upstream.status >= 400 && upstream.status < 500 && ![408, 409, 429].includes(upstream.status);
-    return ApplicationFailure.create({ type: err.code, message: err.message, details: err.details === undefined ? [] : [err.details], nonRetryable: clientError || err.status === 400 });
-  }
-  return err;
 }

@@ -27,6 +27,16 @@ export interface RunSyncInput extends SyncRunInput {
   run: StartedSyncRun;
 }
 
+export interface RunSyncResult {
+  savedRecords: number;
+  /** Models the run declared with ctx.trackDeletes: unseen records are deleted at the end. */
+  trackDeletes: string[];
+}
+
+export interface FinishSyncRunInput extends RunSyncInput {
+  trackDeletes: string[];
+}
+
 export interface SyncRunSummary {
   runId: string;
   type: 'INITIAL' | 'INCREMENTAL';

@@ -6,6 +6,8 @@ import { integrationsRouter } from './routers/integrations';
 import { connectionsRouter } from './routers/connections';
 import { syncRouter } from './routers/sync';
 import { recordsRouter } from './routers/records';
+import { actionsRouter } from './routers/actions';
+import { operationsRouter } from './routers/operations';
 
 /** The app-facing REST API (shape of Nango's public API; see reference/api.md). */
 export function createApp(deps: ApiDeps): Express {
@@ -24,6 +26,8 @@ export function createApp(deps: ApiDeps): Express {
   app.use('/connection', auth, connectionsRouter(deps)); // Nango's older singular path
   app.use('/sync', auth, syncRouter(deps));
   app.use('/records', auth, recordsRouter(deps));
+  app.use('/action', auth, actionsRouter(deps));
+  app.use('/v1', auth, operationsRouter(deps));
 
   app.use(notFound);
   app.use(errorHandler(deps.logger));

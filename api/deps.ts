@@ -13,6 +13,7 @@ export interface ApiDeps {
   logger: Logger;
   settings: {
     syncTaskQueue: string;
+    actionTaskQueue: string;
     heartbeatTimeoutMs: number;
   };
 }

@@ -13,7 +13,17 @@ export const appCredentialsSchema = z.object({
   type: z.literal('APP'),
   app_id: z.string().regex(/^\d+$/, 'app_id must be numeric'),
   installation_id: z.string().regex(/^\d+$/, 'installation_id must be numeric'),
+  /** The current installation token and its expiry, minted by Weft (never given by the app). */
+  access_token: z.string().min(1).optional(),
+  expires_at: z.iso.datetime({ offset: true }).optional(),
 });
 
 export const credentialsSchema = z.discriminatedUnion('type', [apiKeyCredentialsSchema, oauth2CredentialsSchema, appCredentialsSchema]);
 export type Credentials = z.infer<typeof credentialsSchema>;
+
+/** What an app may give in `POST /connections`: Weft mints installation tokens itself. */
+export const connectionCredentialsInputSchema = z.discriminatedUnion('type', [
+  apiKeyCredentialsSchema,
+  oauth2CredentialsSchema,
+  appCredentialsSchema.pick({ type: true, app_id: true, installation_id: true }).strict(),
+]);

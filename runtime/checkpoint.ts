@@ -10,18 +10,30 @@ import type { RequestConfig } from './types';
  */
 export interface AttemptCheckpoint {
   version: 1;
-  /** Per listing: the state after the last page whose records were saved, or 'done'. */
-  pages: Record<string, PageState | 'done'>;
+  /** Per listing: the state after the last page whose records were saved, or its end. */
+  pages: Record<string, PageState | FinishedListing>;
   savedRecords: number;
+  /** Models the run declared with ctx.trackDeletes (kept so a resumed attempt still knows). */
+  trackDeletes?: string[];
+}
+
+/** A listing an earlier attempt completed, with what its last page said besides items. */
+export interface FinishedListing {
+  type: 'done';
+  end: Record<string, unknown>;
 }
 
 export function emptyCheckpoint(): AttemptCheckpoint {
-  return { version: 1, pages: {}, savedRecords: 0 };
+  return { version: 1, pages: {}, savedRecords: 0, trackDeletes: [] };
 }
 
 export function readCheckpoint(details: unknown): AttemptCheckpoint {
   const c = details as Partial<AttemptCheckpoint> | undefined;
-  return c && c.version === 1 && typeof c.pages === 'object' && c.pages !== null ? { version: 1, pages: { ...c.pages }, savedRecords: c.savedRecords ?? 0 } : emptyCheckpoint();
+  if (!c || c.version !== 1 || typeof c.pages !== 'object' || c.pages === null) return emptyCheckpoint();
+  const pages: AttemptCheckpoint['pages'] = {};
+  // Checkpoints written before listings kept their end said just 'done'.
+  for (const [key, state] of Object.entries(c.pages)) pages[key] = (state as unknown) === 'done' ? { type: 'done', end: {} } : state;
+  return { version: 1, pages, savedRecords: c.savedRecords ?? 0, trackDeletes: [...(c.trackDeletes ?? [])] };
 }
 
 /** Identifies a listing by what it asks for, so the same call in the next attempt finds its state. */

@@ -52,3 +52,18 @@ export class IntegrationCodeError extends WeftError {
     super(code, message, 400);
   }
 }
+
+/**
+ * An action refused its request for a reason the app can act on (the item is a folder,
+ * the file is gone). Thrown by integration code; the API answers with its status and code.
+ */
+export class ActionError extends WeftError {
+  constructor(code: string, message: string, status = 400, details?: unknown) {
+    super(code, message, status, details);
+  }
+}
+
+/** True when `err` is the provider answering `status` (e.g. Graph's 410 for a lost delta token). */
+export function isProviderStatus(err: unknown, ...statuses: number[]): err is ProviderHttpError {
+  return err instanceof ProviderHttpError && statuses.includes(err.providerStatus);
+}

@@ -1,4 +1,4 @@
-import type { HttpResponse, PaginateConfig, PaginationConfig, RequestConfig } from './types';
+import type { HttpResponse, Listing, PaginateConfig, PaginationConfig, RequestConfig } from './types';
 import { IntegrationCodeError } from './errors';
 
 /** Where a listing stands: enough to fetch the next page after a crash. */
@@ -11,6 +11,8 @@ export interface Page<T> {
   items: T[];
   /** The state to resume from after this page, or null when this was the last page. */
   next: PageState | null;
+  /** The page's body without its items (where a delta link or sync token lives). */
+  rest: Record<string, unknown>;
 }
 
 type Send = (config: RequestConfig) => Promise<HttpResponse>;
@@ -30,7 +32,7 @@ export async function* paginatePages<T>(send: Send, config: PaginateConfig, prov
     const res = await send(requestFor(rule, request, params, state));
     const items = extractItems<T>(res.data, rule.responsePath);
     const next = nextState(rule, res, items.length, state, params);
-    yield { items, next };
+    yield { items, next, rest: withoutItems(res.data, rule.responsePath) };
     if (!next) return;
     state = next;
   }
@@ -84,6 +86,14 @@ function extractItems<T>(body: unknown, path: string | undefined): T[] {
   return value as T[];
 }
 
+function withoutItems(body: unknown, path: string | undefined): Record<string, unknown> {
+  if (!path || body === null || typeof body !== 'object' || Array.isArray(body)) return {};
+  const copy: Record<string, unknown> = { ...(body as Record<string, unknown>) };
+  // Only a top-level items key is dropped; nested ones stay (rare, and small enough).
+  delete copy[path];
+  return copy;
+}
+
 /** Dotted path lookup; a key that itself contains dots (`@odata.nextLink`) is tried whole first. */
 export function getPath(obj: unknown, path: string): unknown {
   if (obj === null || typeof obj !== 'object') return undefined;
@@ -104,4 +114,21 @@ export function parseLinkHeader(header: string | undefined): Record<string, stri
     if (rel) for (const r of rel[1].split(/\s+/)) out[r] = m[1];
   }
   return out;
+}
+
+/** A listing without checkpoints (actions, dry runs, mocks): every page, then its end. */
+export function plainListing<T>(transport: { request(config: RequestConfig): Promise<HttpResponse> }, config: PaginateConfig, providerDefault: PaginationConfig | undefined): Listing<T> {
+  let end: Record<string, unknown> | null = null;
+  async function* pages(): AsyncGenerator<T[]> {
+    for await (const page of paginatePages<T>((c) => transport.request(c), config, providerDefault)) {
+      if (!page.next) end = page.rest;
+      yield page.items;
+    }
+  }
+  return {
+    get end() {
+      return end;
+    },
+    [Symbol.asyncIterator]: () => pages(),
+  };
 }

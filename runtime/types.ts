@@ -62,6 +62,22 @@ export interface PaginateConfig extends RequestConfig {
   paginate?: Partial<PaginationConfig> & { type?: PaginationConfig['type'] };
 }
 
+/**
+ * What `ctx.paginate` returns: the pages, one array of items at a time, and afterwards
+ * what the last page said besides its items (`@odata.deltaLink`, a sync token, ...). A
+ * listing that an earlier attempt already finished is not fetched again: it yields no
+ * pages, and `end` is what that attempt saw.
+ */
+export interface Listing<T> extends AsyncIterable<T[]> {
+  /** The last page's body without its items; null until the listing has finished. */
+  readonly end: Record<string, unknown> | null;
+}
+
+/** How a context reaches the provider: the worker's HTTP client, the dry run's proxy, saved mocks. */
+export interface ProviderTransport {
+  request<T = unknown>(config: RequestConfig): Promise<HttpResponse<T>>;
+}
+
 export interface ConnectionInfo {
   connection_id: string;
   provider_config_key: string;
@@ -85,7 +101,7 @@ export interface BaseContext {
   delete<T = unknown>(config: RequestConfig): Promise<HttpResponse<T>>;
   proxy<T = unknown>(config: RequestConfig): Promise<HttpResponse<T>>;
   /** Yields one page of items at a time; resumes from the last checkpoint after a crash. */
-  paginate<T = unknown>(config: PaginateConfig): AsyncGenerator<T[], void, undefined>;
+  paginate<T = unknown>(config: PaginateConfig): Listing<T>;
   getConnection(): Promise<ConnectionInfo>;
   getMetadata<T = Record<string, unknown>>(): Promise<T>;
   setMetadata(metadata: Record<string, unknown>): Promise<void>;
@@ -99,6 +115,13 @@ export interface SyncContext extends BaseContext {
   readonly lastSyncDate: Date | null;
   batchSave<T extends { id: string }>(records: T[], model: string): Promise<void>;
   batchDelete<T extends { id: string }>(records: T[], model: string): Promise<void>;
+  /**
+   * Declares that this run passes every live record of `model` to batchSave (a full
+   * enumeration, e.g. the first run of a delta sync or a resync after the provider lost
+   * the delta token). When the run completes, records of the model it did not save are
+   * marked deleted. Full syncs (`syncType: 'full'`) do this for every model already.
+   */
+  trackDeletes(model: string): void;
   getCheckpoint<T = unknown>(): Promise<T | null>;
   saveCheckpoint(checkpoint: unknown): Promise<void>;
 }
@@ -107,6 +130,16 @@ export type ActionContext = BaseContext;
 
 export type ModelSchemas = Record<string, z.ZodType<{ id: string }>>;
 
+/**
+ * How a model maps onto its provider-neutral shape (`UnifiedFile`, ...), so an app reads
+ * the same type from every provider of a kind. Schemas live in `runtime/unified-models`.
+ */
+export interface UnifiedMapping {
+  /** The unified model's name, e.g. `UnifiedFile`. */
+  name: string;
+  map(record: Record<string, unknown>): Record<string, unknown>;
+}
+
 export interface SyncDefinition {
   kind: 'sync';
   name: string;
@@ -114,6 +147,8 @@ export interface SyncDefinition {
   /** The operation's own endpoint (`GET /<path>`), from the spec's table. */
   endpoint: { method: 'GET'; path: string };
   models: ModelSchemas;
+  /** Per model name: its unified mapping, where the model has one. */
+  unified?: Record<string, UnifiedMapping>;
   /** full: every run sees everything, so records it did not see are deleted at the end. */
   syncType: 'full' | 'incremental';
   /** Human frequency such as "every 1h"; minimum 30 s. */
@@ -147,7 +182,28 @@ export interface RequestBudget {
  */
 export type ThrottleRule =
   | { kind: 'retry-after'; statuses: number[]; defaultWaitMs: number }
-  | { kind: 'lockout'; statuses: number[] };
+  | { kind: 'lockout'; statuses: number[] }
+  | RateLimitHeadersRule;
+
+/**
+ * A provider that reports its budget on every response (GitHub's `x-ratelimit-*`): the
+ * runtime paces itself as `remaining` nears zero, waits for `reset` once it is exhausted,
+ * and tells a secondary limit (throttled while budget remains) by `retry-after` or, failing
+ * that, backs off from `secondaryDefaultWaitMs`, doubling on repeats.
+ */
+export interface RateLimitHeadersRule {
+  kind: 'rate-limit-headers';
+  /** Statuses that may mean "rate limited" (GitHub: 403 and 429). */
+  statuses: number[];
+  remainingHeader: string;
+  /** Epoch seconds at which the budget refills. */
+  resetHeader: string;
+  /** Below this many remaining requests, spread the rest over the time left until reset. */
+  slowDownBelow: number;
+  secondaryDefaultWaitMs: number;
+  /** A 403/429 body matching this is a secondary limit even without `retry-after`. */
+  secondaryMessage?: RegExp;
+}
 
 export interface ProviderDefinition {
   name: string;
@@ -160,8 +216,15 @@ export interface ProviderDefinition {
   apiKey?: {
     /** The header that carries the key, e.g. `x-luma-api-key`. */
     header: string;
-    /** A cheap call that proves the key works; 401/403 means it does not. */
-    verify: { method: HttpMethod; endpoint: string };
+  };
+  /** A cheap call that proves new credentials work before they are stored; 401/403 means they do not. */
+  verify?: { method: HttpMethod; endpoint: string; params?: Record<string, QueryValue> };
+  /** App-installation auth (GitHub App): an app JWT is exchanged for an installation token. */
+  app?: {
+    /** Where the token is minted; `{installation_id}` is replaced. */
+    accessTokenEndpoint: string;
+    /** Re-mint this long before the token expires. */
+    refreshMarginMs: number;
   };
   pagination?: PaginationConfig;
   requestBudget?: RequestBudget;

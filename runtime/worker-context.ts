@@ -1,52 +1,43 @@
 import type { Logger } from '../common/logger';
 import type { RecordStore, RecordScope, RecordWriter } from '../store/records';
+import { createBaseContext, type MetadataStore } from './base-context';
 import type { AttemptCheckpoint } from './checkpoint';
 import { listingKey } from './checkpoint';
 import { IntegrationCodeError } from './errors';
-import type { ProviderClient } from './http/provider-client';
-import { paginatePages } from './paginate';
-import type { ConnectionInfo, ModelSchemas, PaginateConfig, PaginationConfig, RequestConfig, SyncContext } from './types';
+import { paginatePages, plainListing } from './paginate';
+import type { ActionContext, ConnectionInfo, Listing, ModelSchemas, PaginateConfig, PaginationConfig, ProviderTransport, SyncContext } from './types';
 import { validateRecords } from './validation';
 
 export interface SyncRunScope {
   environment: string;
   connection: string;
-  connectionId: string;
-  providerConfigKey: string;
   variant: string;
   runId: string;
   lastSyncDate: Date | null;
   models: ModelSchemas;
-  /** Full syncs record which ids they saw, for delete detection at the end. */
-  detectDeletes: boolean;
 }
 
 export interface WorkerContextDeps {
   scope: SyncRunScope;
-  client: ProviderClient;
+  transport: ProviderTransport;
   providerPagination: PaginationConfig | undefined;
   records: RecordStore;
   connection: ConnectionInfo;
-  metadata: {
-    replace(metadata: Record<string, unknown>): Promise<void>;
-    merge(metadata: Record<string, unknown>): Promise<void>;
-  };
+  metadata: MetadataStore;
   checkpointStore: { get(): Promise<unknown>; save(value: unknown): Promise<void> };
   attempt: AttemptCheckpoint;
   heartbeat(details: AttemptCheckpoint): void;
   logger: Logger;
 }
 
-/** The worker backing of `ctx`: real HTTP, records in MongoDB, progress in heartbeats. */
+/** The worker backing of `ctx` for syncs: real HTTP, records in MongoDB, progress in heartbeats. */
 export function createWorkerSyncContext(deps: WorkerContextDeps): SyncContext {
-  const { scope, client, records, attempt } = deps;
+  const { scope, transport, records, attempt } = deps;
   // Listings currently being iterated, innermost last. A listing that has saved records
   // is checkpointed page by page; one that only drives control flow (a list of repos to
   // visit) is re-read on resume, because the code after it needs its items.
   const openListings: Array<{ key: string; saving: boolean }> = [];
-  let metadataCache: Record<string, unknown> = { ...deps.connection.metadata };
-
-  const send = <T>(method: RequestConfig['method']) => (config: RequestConfig) => client.request<T>({ ...config, method });
+  attempt.trackDeletes ??= [];
 
   const writers = new Map<string, Promise<RecordWriter>>();
   function writerFor(target: RecordScope): Promise<RecordWriter> {
@@ -70,47 +61,54 @@ export function createWorkerSyncContext(deps: WorkerContextDeps): SyncContext {
     if (top) top.saving = true;
   }
 
-  const ctx: SyncContext = {
-    connectionId: scope.connectionId,
-    providerConfigKey: scope.providerConfigKey,
-    variant: scope.variant,
-    lastSyncDate: scope.lastSyncDate,
-    get: send('GET'),
-    post: send('POST'),
-    put: send('PUT'),
-    patch: send('PATCH'),
-    delete: send('DELETE'),
-    proxy: (config) => client.request(config),
-
-    async *paginate<T>(config: PaginateConfig): AsyncGenerator<T[], void, undefined> {
-      const key = listingKey(config);
+  function checkpointedListing<T>(config: PaginateConfig): Listing<T> {
+    const key = listingKey(config);
+    let end: Record<string, unknown> | null = null;
+    async function* pages(): AsyncGenerator<T[]> {
       const resume = attempt.pages[key];
-      if (resume === 'done') {
+      if (resume?.type === 'done') {
         deps.logger.info({ endpoint: config.endpoint }, 'listing already completed by an earlier attempt; skipping');
+        end = resume.end;
         return;
       }
       const frame = { key, saving: false };
       openListings.push(frame);
       try {
-        for await (const page of paginatePages<T>((c) => client.request(c), config, deps.providerPagination, resume)) {
+        for await (const page of paginatePages<T>((c) => transport.request(c), config, deps.providerPagination, resume)) {
+          if (!page.next) end = page.rest;
           yield page.items;
           // The consumer has processed the page (its records are saved): move the checkpoint.
           if (frame.saving) {
-            attempt.pages[key] = page.next ?? 'done';
+            attempt.pages[key] = page.next ?? { type: 'done', end: page.rest };
             deps.heartbeat(attempt);
           }
         }
       } finally {
         openListings.pop();
       }
-    },
+    }
+    return {
+      get end() {
+        return end;
+      },
+      [Symbol.asyncIterator]: () => pages(),
+    };
+  }
 
-    async batchSave(input, model) {
+  const base = createBaseContext({ connection: deps.connection, transport, metadata: deps.metadata, logger: deps.logger });
+  const ctx: SyncContext = Object.assign(base, {
+    variant: scope.variant,
+    lastSyncDate: scope.lastSyncDate,
+    paginate: checkpointedListing,
+
+    async batchSave<T extends { id: string }>(input: T[], model: string) {
       const target = recordScope(model);
       const valid = validateRecords(model, scope.models[model], input);
       const incoming = valid.map((r) => ({ id: String(r.id), data: r as unknown as Record<string, unknown> }));
       await (await writerFor(target)).saveBatch(incoming);
-      if (scope.detectDeletes) await records.markSeen(target, scope.runId, incoming.map((r) => r.id));
+      // Every run remembers what it saw, so a full run (or one that declared trackDeletes)
+      // can tell, when it completes, which records are gone.
+      await records.markSeen(target, scope.runId, incoming.map((r) => r.id));
       markSaving();
       attempt.savedRecords += incoming.length;
       // Inside a listing the heartbeat goes out once its cursor has moved past this page
@@ -118,36 +116,43 @@ export function createWorkerSyncContext(deps: WorkerContextDeps): SyncContext {
       if (openListings.length === 0) deps.heartbeat(attempt);
     },
 
-    async batchDelete(input, model) {
+    async batchDelete<T extends { id: string }>(input: T[], model: string) {
       const target = recordScope(model);
       await (await writerFor(target)).deleteByIds(input.map((r) => String(r.id)));
       markSaving();
       if (openListings.length === 0) deps.heartbeat(attempt);
     },
 
-    async getConnection() {
-      return { ...deps.connection, metadata: { ...metadataCache } };
+    trackDeletes(model: string) {
+      recordScope(model);
+      if (!attempt.trackDeletes!.includes(model)) {
+        attempt.trackDeletes!.push(model);
+        deps.heartbeat(attempt);
+      }
     },
-    async getMetadata<T>() {
-      return { ...metadataCache } as T;
-    },
-    async setMetadata(metadata) {
-      await deps.metadata.replace(metadata);
-      metadataCache = { ...metadata };
-    },
-    async updateMetadata(metadata) {
-      await deps.metadata.merge(metadata);
-      metadataCache = { ...metadataCache, ...metadata };
-    },
-    log(message, fields) {
-      deps.logger.info({ ...fields, integrationLog: true }, message);
-    },
+
     async getCheckpoint<T>() {
       return ((await deps.checkpointStore.get()) ?? null) as T | null;
     },
-    async saveCheckpoint(value) {
+    async saveCheckpoint(value: unknown) {
       await deps.checkpointStore.save(value);
     },
-  };
+  });
   return ctx;
+}
+
+export interface WorkerActionContextDeps {
+  transport: ProviderTransport;
+  providerPagination: PaginationConfig | undefined;
+  connection: ConnectionInfo;
+  metadata: MetadataStore;
+  logger: Logger;
+}
+
+/** The worker backing of `ctx` for actions: one short call, nothing to checkpoint. */
+export function createWorkerActionContext(deps: WorkerActionContextDeps): ActionContext {
+  const base = createBaseContext(deps);
+  return Object.assign(base, {
+    paginate: <T>(config: PaginateConfig) => plainListing<T>(deps.transport, config, deps.providerPagination),
+  });
 }

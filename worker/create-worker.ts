@@ -1,19 +1,17 @@
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
-import type { Logger } from '../common/logger';
-import type { SyncActivities } from '../activities/sync-activities';
 
-export interface SyncWorkerOptions {
+export interface WeftWorkerOptions {
   connection: NativeConnection;
   namespace: string;
   taskQueue: string;
-  activities: SyncActivities;
+  activities: object;
   /** A prebuilt bundle (tests bundle once and share it); otherwise workflows/ is bundled now. */
   workflowBundle?: { code: string };
-  logger?: Logger;
   maxConcurrentActivityTaskExecutions?: number;
 }
 
-export async function createSyncWorker(opts: SyncWorkerOptions): Promise<Worker> {
+/** One Temporal worker on one task queue; all of Weft's workflow types are registered on each. */
+export async function createWeftWorker(opts: WeftWorkerOptions): Promise<Worker> {
   const workflowSource: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> = opts.workflowBundle
     ? { workflowBundle: opts.workflowBundle }
     : { workflowsPath: require.resolve('../workflows') };

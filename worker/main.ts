@@ -6,7 +6,7 @@ import { loadConfig } from '../common/config';
 import { WeftError } from '../common/errors';
 import { createLogger } from '../common/logger';
 import { openCore } from '../common/core';
-import { buildSyncWorker } from './run-sync-worker';
+import { buildWorkers } from './run-workers';
 import { startExpirySweeper } from './expiry-sweeper';
 
 export async function runWorkerProcess(): Promise<void> {
@@ -24,23 +24,24 @@ export async function runWorkerProcess(): Promise<void> {
     encryptionKey: config.WEFT_ENCRYPTION_KEY ?? '',
     requestLogTtlDays: config.WEFT_REQUEST_LOG_TTL_DAYS,
   });
-  const { worker, connection } = await buildSyncWorker(
+  const workers = await buildWorkers(
     core,
     {
       temporalAddress: config.TEMPORAL_ADDRESS,
       namespace: config.TEMPORAL_NAMESPACE,
-      taskQueue: config.WEFT_SYNC_TASK_QUEUE,
+      syncTaskQueue: config.WEFT_SYNC_TASK_QUEUE,
+      actionTaskQueue: config.WEFT_ACTION_TASK_QUEUE,
       maxInlineWaitMs: config.WEFT_MAX_INLINE_WAIT_MS,
       workflowBundlePath: config.WEFT_WORKFLOW_BUNDLE,
     },
     logger,
   );
   // Worker.run() shuts down gracefully on SIGINT/SIGTERM by default.
-  logger.info({ taskQueue: config.WEFT_SYNC_TASK_QUEUE, pid: process.pid }, 'sync worker running');
+  logger.info({ syncTaskQueue: config.WEFT_SYNC_TASK_QUEUE, actionTaskQueue: config.WEFT_ACTION_TASK_QUEUE, pid: process.pid }, 'weft worker running');
   const sweeper = startExpirySweeper(core.manualExpiry, logger);
-  await worker.run();
+  await workers.run();
   sweeper.stop();
-  await connection.close();
+  await workers.connection.close();
   await core.close();
 }
 

@@ -1,2 +1,3 @@
 // Every workflow type the workers register. Workflow code only: no I/O imports.
 export { syncRun } from './sync-run';
+export { actionRun } from './action-run';

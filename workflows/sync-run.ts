@@ -29,15 +29,17 @@ export async function syncRun(input: SyncRunInput): Promise<SyncRunSummary> {
   });
 
   const run = await bookkeeping.startSyncRun({ ...input, runId, workflowId });
+  let trackDeletes: string[];
   try {
-    await runSync({ ...input, run });
+    // Older histories returned no trackDeletes; treat them as none.
+    trackDeletes = (await runSync({ ...input, run }))?.trackDeletes ?? [];
   } catch (err) {
     const error = describeFailure(err);
     await bookkeeping.failSyncRun({ ...input, run, error });
     // No delete detection after a failed run: finishSyncRun is never reached.
     throw ApplicationFailure.create({ type: error.code, message: error.message, nonRetryable: true, cause: err instanceof Error ? err : undefined });
   }
-  return bookkeeping.finishSyncRun({ ...input, run });
+  return bookkeeping.finishSyncRun({ ...input, run, trackDeletes });
 }
 
 function describeFailure(err: unknown): { code: string; message: string } {

@@ -2,8 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { Router } from 'express';
 import { BadRequestError } from '../../common/errors';
 import type { Credentials } from '../../auth/credentials';
-import { verifyApiKey } from '../../auth/api-key';
-import { resolveProvider, sharedBudgetFor } from '../../runtime/http/provider-access';
+import { openIntegrationCredentials } from '../../auth/credential-source';
+import { verifyCredentials } from '../../auth/verify-credentials';
+import { openProviderSession } from '../../common/provider-session';
+import { resolveProvider } from '../../runtime/http/provider-access';
+import { sessionDeps } from '../services/provider-sessions';
 import type { ConnectionDoc } from '../../store/connections';
 import type { ApiDeps } from '../deps';
 import { environmentOf } from '../middleware/auth';
@@ -23,16 +26,21 @@ export function connectionsRouter(deps: ApiDeps): Router {
     if (provider.definition.authMode !== body.credentials.type) {
       throw new BadRequestError('invalid_credentials_type', `Integration "${integration.unique_key}" uses ${provider.definition.authMode}; credentials of type ${body.credentials.type} do not apply.`);
     }
-    if (body.credentials.type === 'API_KEY') {
-      await verifyApiKey(provider, body.credentials.apiKey, {
-        budget: sharedBudgetFor(provider, body.credentials, { store: deps.stores.rateBudgets, maxInlineWaitMs: 5_000, sleep: (ms) => new Promise((r) => setTimeout(r, ms)) }),
-        logRequest: (entry) => {
-          deps.stores.requestLogs
-            .insert({ at: new Date(), environment: env, connection: null, connection_id: body.connection_id ?? null, integration: integration.unique_key, operation: 'auth', run_id: null, method: entry.method, url: entry.url, status: entry.status, duration_ms: entry.durationMs, attempt: entry.attempt, rate_limit_wait_ms: entry.rateLimitWaitMs, error: entry.error })
-            .catch((err: unknown) => deps.logger.warn({ err }, 'could not write request log'));
-        },
-      });
+    if (body.credentials.type === 'APP') {
+      const app = openIntegrationCredentials(deps.cipher, integration.credentials_encrypted);
+      if (app?.type !== 'APP') throw new BadRequestError('app_credentials_missing', `Integration "${integration.unique_key}" has no App credentials (app_id, app_link, private_key) to mint installation tokens with.`);
+      if (app.app_id !== body.credentials.app_id) throw new BadRequestError('app_id_mismatch', `app_id ${body.credentials.app_id} is not the App of integration "${integration.unique_key}" (${app.app_id}).`);
     }
+    // Proven before stored: a refused key or unknown installation changes nothing.
+    const session = openProviderSession(sessionDeps(deps), {
+      environment: env,
+      integration,
+      credentials: body.credentials,
+      connectionId: body.connection_id ?? null,
+      operation: 'auth',
+      runId: null,
+    });
+    await verifyCredentials(session);
     const connection = await deps.stores.connections.create({
       environment: env,
       provider_config_key: integration.unique_key,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { credentialsSchema } from '../../auth/credentials';
+import { connectionCredentialsInputSchema } from '../../auth/credentials';
 
 const connectionId = z.string().min(1).max(255).regex(/^[^\s/]+$/, 'no spaces or slashes');
 const jsonObject = z.record(z.string(), z.unknown());
@@ -7,7 +7,7 @@ const jsonObject = z.record(z.string(), z.unknown());
 export const createConnectionBody = z.strictObject({
   provider_config_key: z.string().min(1),
   connection_id: connectionId.optional(),
-  credentials: credentialsSchema,
+  credentials: connectionCredentialsInputSchema,
   metadata: jsonObject.optional(),
   connection_config: jsonObject.optional(),
   tags: z.record(z.string(), z.string().max(255)).optional(),

@@ -6,10 +6,8 @@ export const lumaProvider: ProviderDefinition = {
   displayName: 'Luma',
   authMode: 'API_KEY',
   baseUrl: 'https://api.lu.ma',
-  apiKey: {
-    header: 'x-luma-api-key',
-    verify: { method: 'GET', endpoint: '/public/v1/user/get-self' },
-  },
+  apiKey: { header: 'x-luma-api-key' },
+  verify: { method: 'GET', endpoint: '/public/v1/user/get-self' },
   pagination: {
     type: 'cursor',
     cursorPathInResponse: 'next_cursor',

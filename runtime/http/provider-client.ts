@@ -1,5 +1,6 @@
 import { request as undiciRequest, type Dispatcher } from 'undici';
-import type { HttpMethod, HttpResponse, ProviderDefinition, QueryValue, RequestBudget, RequestConfig } from '../types';
+import type { HttpMethod, HttpResponse, ProviderDefinition, ProviderTransport, QueryValue, RequestBudget, RequestConfig } from '../types';
+import type { AccountThrottle } from './account-throttle';
 import { ProviderAuthError, ProviderHttpError, ProviderUnreachableError, RateLimitedError } from '../errors';
 import { redactUrl, scrubSecrets } from './redact';
 import type { RequestBudgetGate } from './request-budget';
@@ -25,7 +26,14 @@ export interface ProviderClientDeps {
   provider: ResolvedProvider;
   /** Adds the connection's credentials to outgoing headers; returns the secret values to scrub. */
   authorize(headers: Record<string, string>): Promise<string[]>;
+  /**
+   * Called once when the provider answers 401: obtain fresh credentials (re-mint an app
+   * installation token, refresh an OAuth token). True when the request is worth retrying.
+   */
+  reauthorize?(): Promise<boolean>;
   budget: RequestBudgetGate | null;
+  /** What this process knows of the account's limits (pauses, remaining budget). */
+  throttle: AccountThrottle;
   logRequest(entry: RequestLogEntry): void;
   /** Waits up to this long inside the call; longer waits throw RateLimitedError. */
   maxInlineWaitMs: number;
@@ -39,26 +47,33 @@ const MAX_INLINE_THROTTLE_WAITS = 8;
 
 /**
  * Every third-party request goes through here: credentials injected, the shared request
- * budget respected, network errors and 5xx retried with backoff, throttling answered per
- * the provider's rule, and each attempt written to the request log with secrets removed.
+ * budget and the account's known limits respected, network errors and 5xx retried with
+ * backoff, throttling answered per the provider's rule, and each attempt written to the
+ * request log with secrets removed. Waits longer than `maxInlineWaitMs` end the call
+ * with RateLimitedError, which the activity turns into a durable Temporal retry delay.
  */
-export class ProviderClient {
+export class ProviderClient implements ProviderTransport {
   constructor(private readonly deps: ProviderClientDeps) {}
 
   async request<T = unknown>(config: RequestConfig): Promise<HttpResponse<T>> {
     const method: HttpMethod = config.method ?? 'GET';
     const url = this.buildUrl(config.endpoint, config.params);
-    const retries = config.retries ?? this.deps.provider.definition.retries ?? 3;
+    const definition = this.deps.provider.definition;
+    const retries = config.retries ?? definition.retries ?? 3;
     let serverErrorAttempts = 0;
     let throttleWaits = 0;
+    let reauthorized = false;
     let attempt = 0;
 
     for (;;) {
       attempt += 1;
+      const pause = this.deps.throttle.delayBeforeRequest(definition.throttle, this.deps.maxInlineWaitMs);
+      if (pause > 0) await this.waitOrDefer(pause, `${definition.displayName} asked to pause requests`);
+
       const headers: Record<string, string> = {
         'user-agent': 'weft/0.1 (+self-hosted integration platform)',
         accept: 'application/json',
-        ...this.deps.provider.definition.defaultHeaders,
+        ...definition.defaultHeaders,
         ...config.headers,
       };
       const secrets = await this.deps.authorize(headers);
@@ -76,7 +91,7 @@ export class ProviderClient {
       } catch (err) {
         await waited.release();
         const reason = scrubSecrets((err as Error).message, secrets);
-        this.log({ method, url, status: null, started, attempt, waitMs: waited.waitedMs, error: reason });
+        this.log({ method, url, status: null, started, attempt, waitMs: waited.waitedMs + pause, error: reason });
         if (serverErrorAttempts < retries && !this.deps.signal?.aborted) {
           serverErrorAttempts += 1;
           await this.deps.sleep(backoffMs(serverErrorAttempts));
@@ -88,20 +103,20 @@ export class ProviderClient {
       const text = await res.body.text();
       await waited.release();
       const status = res.statusCode;
-      this.log({ method, url, status, started, attempt, waitMs: waited.waitedMs, error: status >= 400 ? `HTTP ${status}` : null });
+      this.log({ method, url, status, started, attempt, waitMs: waited.waitedMs + pause, error: status >= 400 ? `HTTP ${status}` : null });
 
-      const throttleWait = this.throttleWaitMs(status, responseHeaders);
+      const throttleWait = this.deps.throttle.onResponse(definition.throttle, status, responseHeaders, text, this.deps.provider.budget?.lockoutMs ?? 60_000);
       if (throttleWait !== null) {
-        if (this.deps.budget && this.deps.provider.definition.throttle?.kind === 'lockout') {
+        if (this.deps.budget && definition.throttle?.kind === 'lockout') {
           // The provider locked the key: stop every run sharing it until the lockout ends.
           await this.deps.budget.blockFor(throttleWait);
         }
-        if (throttleWait <= this.deps.maxInlineWaitMs && throttleWaits < MAX_INLINE_THROTTLE_WAITS) {
-          throttleWaits += 1;
-          await this.deps.sleep(throttleWait);
-          continue;
-        }
-        throw new RateLimitedError(throttleWait, `${this.deps.provider.definition.displayName} throttled ${method} ${redactUrl(url)} (HTTP ${status})`);
+        const reason = `${definition.displayName} throttled ${method} ${redactUrl(url)} (HTTP ${status})`;
+        if (throttleWait > this.deps.maxInlineWaitMs || throttleWaits >= MAX_INLINE_THROTTLE_WAITS) throw new RateLimitedError(throttleWait, reason);
+        throttleWaits += 1;
+        // The wait itself happens before the next attempt (delayBeforeRequest), so that
+        // concurrent requests on the same account pause for the same span.
+        continue;
       }
       if (RETRYABLE_STATUS.has(status) && serverErrorAttempts < retries) {
         serverErrorAttempts += 1;
@@ -110,13 +125,23 @@ export class ProviderClient {
       }
       const data = parseBody(text, responseHeaders['content-type']);
       if (status === 401) {
-        throw new ProviderAuthError(status, `${this.deps.provider.definition.displayName} rejected the connection's credentials (HTTP 401)`);
+        if (!reauthorized && this.deps.reauthorize && (await this.deps.reauthorize())) {
+          reauthorized = true;
+          continue;
+        }
+        throw new ProviderAuthError(status, `${definition.displayName} rejected the connection's credentials (HTTP 401)`);
       }
       if (status >= 400) {
-        throw new ProviderHttpError(status, data, pickHeaders(responseHeaders), method, redactUrl(url));
+        throw new ProviderHttpError(status, scrubBody(data, secrets), pickHeaders(responseHeaders), method, redactUrl(url));
       }
       return { status, headers: responseHeaders, data: data as T };
     }
+  }
+
+  /** Sleeps a short wait here; a long one ends the call so Temporal can wait durably. */
+  private async waitOrDefer(ms: number, reason: string): Promise<void> {
+    if (ms > this.deps.maxInlineWaitMs) throw new RateLimitedError(ms, reason);
+    await this.deps.sleep(ms);
   }
 
   buildUrl(endpoint: string, params?: Record<string, QueryValue | undefined>): string {
@@ -138,14 +163,6 @@ export class ProviderClient {
     return (this.deps.provider.definition.allowedHosts ?? []).some((h) => url.host === h || url.host.endsWith(`.${h}`));
   }
 
-  private throttleWaitMs(status: number, headers: Record<string, string>): number | null {
-    const rule = this.deps.provider.definition.throttle;
-    if (!rule || !rule.statuses.includes(status)) return null;
-    if (rule.kind === 'lockout') return this.deps.provider.budget?.lockoutMs ?? 60_000;
-    const retryAfter = parseRetryAfter(headers['retry-after']);
-    return retryAfter ?? rule.defaultWaitMs;
-  }
-
   private log(e: { method: string; url: string; status: number | null; started: number; attempt: number; waitMs: number; error: string | null }): void {
     this.deps.logRequest({
       method: e.method,
@@ -157,15 +174,6 @@ export class ProviderClient {
       error: e.error,
     });
   }
-}
-
-/** `Retry-After` in seconds (decimals allowed, as Graph sends them) or an HTTP date. */
-export function parseRetryAfter(value: string | undefined, now = Date.now()): number | null {
-  if (!value) return null;
-  const seconds = Number(value);
-  if (Number.isFinite(seconds) && seconds >= 0) return Math.ceil(seconds * 1000);
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? null : Math.max(0, date - now);
 }
 
 function backoffMs(attempt: number): number {
@@ -183,9 +191,18 @@ function flattenHeaders(h: Record<string, string | string[] | undefined>): Recor
   return out;
 }
 
-const UPSTREAM_HEADERS = /^(content-type|retry-after|x-ratelimit-.*|link|www-authenticate|request-id|x-request-id|x-github-request-id)$/;
+const UPSTREAM_HEADERS = /^(content-type|retry-after|x-ratelimit-.*|link|location|www-authenticate|request-id|x-request-id|x-github-request-id)$/;
 function pickHeaders(h: Record<string, string>): Record<string, string> {
   return Object.fromEntries(Object.entries(h).filter(([k]) => UPSTREAM_HEADERS.test(k)));
+}
+
+/** A provider may echo a credential in an error body; it must not reach logs or the app. */
+function scrubBody(data: unknown, secrets: string[]): unknown {
+  if (data === null || secrets.length === 0) return data;
+  const text = typeof data === 'string' ? data : JSON.stringify(data);
+  const clean = scrubSecrets(text, secrets);
+  if (clean === text) return data;
+  return typeof data === 'string' ? clean : JSON.parse(clean);
 }
 
 function parseBody(text: string, contentType: string | undefined): unknown {

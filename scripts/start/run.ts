@@ -9,7 +9,7 @@ import { openCore } from '../../common/core';
 import { WeftError } from '../../common/errors';
 import { createLogger } from '../../common/logger';
 import { startExpirySweeper } from '../../worker/expiry-sweeper';
-import { buildSyncWorker } from '../../worker/run-sync-worker';
+import { buildWorkers } from '../../worker/run-workers';
 import { isPortFree, LOOPBACK } from '../infra/free-port';
 import { infraOptionsFromEnv, type InfraOptionsFromEnv } from '../infra/infra-env';
 import { startInfrastructure, type Infrastructure } from '../infra/infrastructure';
@@ -113,26 +113,27 @@ export async function runStart(options: StartOptions, env: NodeJS.ProcessEnv): P
     const temporal = new Client({ connection: clientConnection, namespace: infra.temporal.namespace });
     checkpoint();
 
-    if (!config.WEFT_WORKFLOW_BUNDLE) say('bundling the workflows for the sync worker…');
-    const { worker, connection: workerConnection } = await buildSyncWorker(
+    if (!config.WEFT_WORKFLOW_BUNDLE) say('bundling the workflows for the workers…');
+    const workers = await buildWorkers(
       core,
       {
         temporalAddress: infra.temporal.address,
         namespace: infra.temporal.namespace,
-        taskQueue: config.WEFT_SYNC_TASK_QUEUE,
+        syncTaskQueue: config.WEFT_SYNC_TASK_QUEUE,
+        actionTaskQueue: config.WEFT_ACTION_TASK_QUEUE,
         maxInlineWaitMs: config.WEFT_MAX_INLINE_WAIT_MS,
         workflowBundlePath: config.WEFT_WORKFLOW_BUNDLE,
       },
       logger.child({ component: 'worker' }),
     );
-    const workerRun = worker.run();
+    const workerRun = workers.run();
     workerRun.catch((err: unknown) => fatal?.(err));
     resources.push({
-      name: 'sync worker',
+      name: 'workers',
       stop: async () => {
-        if (worker.getState() === 'RUNNING') worker.shutdown();
+        workers.shutdown();
         await workerRun.catch(() => {}); // a failure was already reported through `fatal`
-        await workerConnection.close();
+        await workers.connection.close();
       },
     });
     const sweeper = startExpirySweeper(core.manualExpiry, logger.child({ component: 'expiry-sweeper' }));
@@ -146,7 +147,7 @@ export async function runStart(options: StartOptions, env: NodeJS.ProcessEnv): P
         registry: core.registry,
         temporal,
         logger: logger.child({ component: 'api' }),
-        settings: { syncTaskQueue: config.WEFT_SYNC_TASK_QUEUE, heartbeatTimeoutMs: config.WEFT_SYNC_HEARTBEAT_TIMEOUT_MS },
+        settings: { syncTaskQueue: config.WEFT_SYNC_TASK_QUEUE, actionTaskQueue: config.WEFT_ACTION_TASK_QUEUE, heartbeatTimeoutMs: config.WEFT_SYNC_HEARTBEAT_TIMEOUT_MS },
       },
       port,
       API_HOST,
@@ -158,7 +159,7 @@ export async function runStart(options: StartOptions, env: NodeJS.ProcessEnv): P
 
     const outcome = await Promise.race([signals.first, fatalError]);
     if (outcome !== undefined) {
-      warn(`\nthe sync worker failed: ${describe(outcome)}\nstopping…`);
+      warn(`\na worker failed: ${describe(outcome)}\nstopping…`);
       exitCode = 1;
     }
   } catch (err) {
@@ -248,7 +249,7 @@ function printSummary(s: { apiUrl: string; infra: Infrastructure; config: Config
     ],
     ['Temporal', `${infra.temporal.address}, namespace ${infra.temporal.namespace} (${infra.temporal.startedHere ? 'dev server started here' : 'external'})`],
     ['MongoDB', `${redactUri(infra.mongodbUri)} db ${s.config.MONGODB_DB} (${infra.mongodbStartedHere ? 'FerretDB started here' : 'external'})`],
-    ['Sync worker', `task queue ${s.config.WEFT_SYNC_TASK_QUEUE}`],
+    ['Workers', `syncs on ${s.config.WEFT_SYNC_TASK_QUEUE}, actions on ${s.config.WEFT_ACTION_TASK_QUEUE}`],
   ];
   for (const sim of s.sandbox?.simulators ?? []) {
     rows.push([`${sim.id} simulator`, `${sim.url} (${sim.hint}${sim.note ? `; ${sim.note}` : ''})`]);

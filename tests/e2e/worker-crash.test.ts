@@ -17,7 +17,7 @@ function spawnWorker(stack: WeftStack): Promise<ChildProcess> {
     let output = '';
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
-      if (output.includes('sync worker running')) resolve(child);
+      if (output.includes('weft worker running')) resolve(child);
     };
     child.stdout!.on('data', onData);
     child.stderr!.on('data', onData);

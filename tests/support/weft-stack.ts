@@ -1,11 +1,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, Runtime, type Worker } from '@temporalio/worker';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
 import pino from 'pino';
 import { CredentialCipher } from '../../auth/credential-cipher';
 import { openCore, type Core } from '../../common/core';
 import { startApiServer, type RunningApi } from '../../api/server';
-import { buildSyncWorker } from '../../worker/run-sync-worker';
+import { buildWorkers, type WeftWorkers } from '../../worker/run-workers';
 import { createLumaSimulator, type LumaSimulator, type LumaSimulatorOptions } from '../../sandbox/luma';
 import { syncWorkflowId } from '../../api/services/sync-control';
 
@@ -60,6 +60,7 @@ export async function startWeftStack(opts: StackOptions = {}): Promise<WeftStack
   const infra = testInfra();
   const dbName = `weft_test_${randomBytes(6).toString('hex')}`;
   const taskQueue = `weft-syncs-${randomUUID()}`;
+  const actionTaskQueue = `weft-actions-${randomUUID()}`;
   const encryptionKey = CredentialCipher.generateKey();
   const keys = { dev: `weft_sk_dev_${randomBytes(18).toString('base64url')}`, prod: `weft_sk_prod_${randomBytes(18).toString('base64url')}` };
   const heartbeatTimeoutMs = opts.heartbeatTimeoutMs ?? 10_000;
@@ -79,11 +80,11 @@ export async function startWeftStack(opts: StackOptions = {}): Promise<WeftStack
   const lumaUrl = await luma.start();
 
   const api: RunningApi = await startApiServer(
-    { stores: core.stores, cipher: core.cipher, registry: core.registry, temporal, logger, settings: { syncTaskQueue: taskQueue, heartbeatTimeoutMs } },
+    { stores: core.stores, cipher: core.cipher, registry: core.registry, temporal, logger, settings: { syncTaskQueue: taskQueue, actionTaskQueue, heartbeatTimeoutMs } },
     0,
   );
 
-  let running: { worker: Worker; done: Promise<void>; close(): Promise<void> } | null = null;
+  let running: { workers: WeftWorkers; done: Promise<void> } | null = null;
   const stack: WeftStack = {
     apiUrl: api.url,
     keys,
@@ -99,6 +100,7 @@ export async function startWeftStack(opts: StackOptions = {}): Promise<WeftStack
       MONGODB_DB: dbName,
       WEFT_ENCRYPTION_KEY: encryptionKey,
       WEFT_SYNC_TASK_QUEUE: taskQueue,
+      WEFT_ACTION_TASK_QUEUE: actionTaskQueue,
       WEFT_WORKFLOW_BUNDLE: infra.bundle,
       WEFT_MAX_INLINE_WAIT_MS: String(maxInlineWaitMs),
       LOG_LEVEL: 'info',
@@ -116,17 +118,21 @@ export async function startWeftStack(opts: StackOptions = {}): Promise<WeftStack
 
     async startWorker() {
       if (running) return;
-      const built = await buildSyncWorker(core, { temporalAddress: infra.temporalAddress, namespace: infra.namespace, taskQueue, maxInlineWaitMs, workflowBundlePath: infra.bundle }, logger);
-      running = { worker: built.worker, done: built.worker.run(), close: () => built.connection.close() };
+      const workers = await buildWorkers(
+        core,
+        { temporalAddress: infra.temporalAddress, namespace: infra.namespace, syncTaskQueue: taskQueue, actionTaskQueue, maxInlineWaitMs, workflowBundlePath: infra.bundle },
+        logger,
+      );
+      running = { workers, done: workers.run() };
     },
 
     async stopWorker() {
       if (!running) return;
       const r = running;
       running = null;
-      r.worker.shutdown();
+      r.workers.shutdown();
       await r.done;
-      await r.close();
+      await r.workers.connection.close();
     },
 
     async waitForSync(connectionId, syncName, o = {}) {

@@ -1,0 +1,50 @@
+import { Router } from 'express';
+import { NotFoundError } from '../../common/errors';
+import type { ApiDeps } from '../deps';
+import { environmentOf } from '../middleware/auth';
+import { parseInput } from '../validate';
+import { actionHeaders, triggerActionBody } from '../schemas/actions';
+import { findConnection } from '../services/connection-lookup';
+import { actionState, actionWorkflowId, awaitActionResult, findAction, startAction, validateActionInput } from '../services/action-control';
+
+/**
+ * `POST /action/trigger` runs an action as an `actionRun` workflow on the action task
+ * queue: in sync mode the answer is its output; with `X-Async: true` it is 202 and the
+ * output is read later from `GET /action/:id`.
+ */
+export function actionsRouter(deps: ApiDeps): Router {
+  const router = Router();
+
+  router.post('/trigger', async (req, res) => {
+    const env = environmentOf(res);
+    const headers = parseInput(actionHeaders, req.headers, 'invalid_headers');
+    const body = parseInput(triggerActionBody, req.body, 'invalid_body');
+    const { connection } = await findConnection(deps.stores, env, headers['provider-config-key'], headers['connection-id']);
+    const def = findAction(deps, connection, body.action_name);
+    const input = validateActionInput(def, body.input);
+    const started = await startAction(deps, connection, def, input, headers['x-max-retries'] ?? 0);
+    if (headers['x-async'] === 'true') {
+      res.status(202).json({ id: started.id, statusUrl: `/action/${started.id}` });
+      return;
+    }
+    res.json(await awaitActionResult(deps, started.workflowId));
+  });
+
+  router.get('/:id', async (req, res) => {
+    const state = await actionState(deps, actionWorkflowId(environmentOf(res), req.params.id));
+    switch (state.state) {
+      case 'unknown':
+        throw new NotFoundError('unknown_action_run', `No action run "${req.params.id}" in this environment.`);
+      case 'running':
+        throw new NotFoundError('action_pending', 'The action has not finished yet; try again shortly.');
+      case 'completed':
+        res.json(state.output);
+        return;
+      case 'failed':
+        // Nango's contract: a failed async action reads as 500 with its error.
+        res.status(500).json({ error: { code: state.error.code, message: state.error.message, status: state.error.status, ...(state.error.details ? { detail: state.error.details } : {}) } });
+    }
+  });
+
+  return router;
+}

@@ -1,0 +1,102 @@
+import { randomUUID } from 'node:crypto';
+import { WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
+import { ApplicationFailure, TimeoutFailure } from '@temporalio/common';
+import { BadRequestError, NotFoundError, WeftError } from '../../common/errors';
+import { searchAttributesFor } from '../../common/search-attributes';
+import type { ActionRunInput } from '../../activities/action-contracts';
+import type { FailureInfo } from '../../activities/failures';
+import type { ActionDefinition } from '../../runtime/types';
+import { toValidationIssues } from '../../runtime/validation';
+import type { ConnectionDoc } from '../../store/connections';
+import type { ApiDeps } from '../deps';
+
+/** The workflow of an action call; the public id is the last part, scoped by environment. */
+export function actionWorkflowId(environment: string, id: string): string {
+  return ['weft-action', environment, id].map(encodeURIComponent).join(':');
+}
+
+export function findAction(deps: ApiDeps, connection: ConnectionDoc, name: string): ActionDefinition {
+  const def = deps.registry.getAction(connection.provider, name);
+  if (!def) {
+    const known = deps.registry.get(connection.provider)?.actions.map((a) => a.name) ?? [];
+    throw new NotFoundError('unknown_action', `Integration "${connection.provider_config_key}" has no action "${name}" (available: ${known.join(', ') || 'none'}).`);
+  }
+  return def;
+}
+
+/** Input is checked here, before anything starts: bad input changes nothing. */
+export function validateActionInput(def: ActionDefinition, input: unknown): unknown {
+  const parsed = def.input.safeParse(input ?? {});
+  if (!parsed.success) throw new BadRequestError('invalid_action_input', `Invalid input for action ${def.name}.`, toValidationIssues(parsed.error));
+  return parsed.data;
+}
+
+export async function startAction(deps: ApiDeps, connection: ConnectionDoc, def: ActionDefinition, input: unknown, maxRetries: number): Promise<{ id: string; workflowId: string }> {
+  const id = randomUUID();
+  const workflowId = actionWorkflowId(connection.environment, id);
+  const args: ActionRunInput = {
+    environment: connection.environment,
+    connection: connection._id,
+    connectionId: connection.connection_id,
+    providerConfigKey: connection.provider_config_key,
+    provider: connection.provider,
+    actionName: def.name,
+    input,
+    maxRetries,
+  };
+  await deps.temporal.workflow.start('actionRun', {
+    workflowId,
+    taskQueue: deps.settings.actionTaskQueue,
+    args: [args],
+    typedSearchAttributes: searchAttributesFor({
+      environment: connection.environment,
+      integration: connection.provider_config_key,
+      connectionId: connection.connection_id,
+      operation: `action:${def.name}`,
+    }),
+  });
+  return { id, workflowId };
+}
+
+/** The output of a finished action, or the error the app should see. */
+export async function awaitActionResult(deps: ApiDeps, workflowId: string): Promise<unknown> {
+  try {
+    return await deps.temporal.workflow.getHandle(workflowId).result();
+  } catch (err) {
+    throw toApiError(err);
+  }
+}
+
+export type ActionState = { state: 'unknown' } | { state: 'running' } | { state: 'completed'; output: unknown } | { state: 'failed'; error: WeftError };
+
+export async function actionState(deps: ApiDeps, workflowId: string): Promise<ActionState> {
+  const handle = deps.temporal.workflow.getHandle(workflowId);
+  try {
+    const desc = await handle.describe();
+    if (desc.status.name === 'RUNNING') return { state: 'running' };
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return { state: 'unknown' };
+    throw err;
+  }
+  try {
+    return { state: 'completed', output: await handle.result() };
+  } catch (err) {
+    return { state: 'failed', error: toApiError(err) };
+  }
+}
+
+/**
+ * Unwraps workflow → activity → application failure into the API error the action's
+ * code meant: its code, its status (424 with `upstream` for provider failures, 400 for
+ * bad input), its detail.
+ */
+function toApiError(err: unknown): WeftError {
+  if (!(err instanceof WorkflowFailedError)) throw err;
+  let cause: unknown = err.cause;
+  while (cause && !(cause instanceof ApplicationFailure) && !(cause instanceof TimeoutFailure) && (cause as { cause?: unknown }).cause) cause = (cause as { cause?: unknown }).cause;
+  if (cause instanceof TimeoutFailure) return new WeftError('action_timed_out', 'The action did not finish in time.', 504);
+  if (!(cause instanceof ApplicationFailure)) return new WeftError('action_failed', err.message, 500);
+  const info = (cause.details?.[0] ?? {}) as Partial<FailureInfo>;
+  const status = typeof info.status === 'number' && info.status >= 400 ? info.status : 500;
+  return new WeftError(cause.type ?? 'action_failed', cause.message, status, info.detail);
+}

@@ -1,0 +1,68 @@
+import { BadRequestError } from '../../common/errors';
+import type { z } from 'zod';
+import type { IntegrationRegistry } from '../../runtime/registry';
+import type { UnifiedMapping } from '../../runtime/types';
+import type { ConnectionDoc } from '../../store/connections';
+import type { RecordAction, RecordDoc } from '../../store/records';
+import type { Stores } from '../../store/db';
+import type { listRecordsQuery } from '../schemas/records';
+
+type ListRecordsQuery = z.infer<typeof listRecordsQuery>;
+
+/**
+ * One page of a connection's records, as `GET /records` and the sync endpoints
+ * (`GET /v1/user-files`, ...) return them. A unified model name (`UnifiedFile`) reads the
+ * provider's model it maps from and converts each record on the way out.
+ */
+export async function listRecordsPage(stores: Stores, registry: IntegrationRegistry, connection: ConnectionDoc, q: ListRecordsQuery) {
+  const { model, mapping } = resolveModel(registry, connection.provider, q.model);
+  const actions = q.filter?.split(',').map((s) => s.trim().toUpperCase() as RecordAction);
+  const ids = q.ids === undefined ? undefined : ([] as string[]).concat(q.ids);
+  const page = await stores.records.list(
+    { environment: connection.environment, connection: connection._id, model, variant: q.variant },
+    {
+      after: q.cursor ? decodeCursor(q.cursor) : undefined,
+      limit: q.limit,
+      modifiedAfter: q.modified_after ? new Date(q.modified_after) : undefined,
+      actions,
+      ids,
+    },
+  );
+  return {
+    records: page.records.map((doc) => present(doc, mapping)),
+    next_cursor: page.hasMore ? encodeCursor(page.records[page.records.length - 1]) : null,
+  };
+}
+
+function resolveModel(registry: IntegrationRegistry, provider: string, requested: string): { model: string; mapping?: UnifiedMapping } {
+  for (const sync of registry.get(provider)?.syncs ?? []) {
+    if (sync.models[requested]) return { model: requested };
+    for (const [model, mapping] of Object.entries(sync.unified ?? {})) if (mapping.name === requested) return { model, mapping };
+  }
+  // An unknown model simply has no records (as on Nango); a custom sync may add it later.
+  return { model: requested };
+}
+
+function present(doc: RecordDoc, mapping?: UnifiedMapping) {
+  return {
+    ...(mapping ? mapping.map(doc.data) : doc.data),
+    _weft_metadata: {
+      first_seen_at: doc.first_seen_at.toISOString(),
+      last_modified_at: doc.last_modified_at.toISOString(),
+      last_action: doc.last_action,
+      deleted_at: doc.deleted_at ? doc.deleted_at.toISOString() : null,
+      cursor: encodeCursor(doc),
+    },
+  };
+}
+
+/** Opaque to the app: the record's position (change sequence, then id for ties). */
+export function encodeCursor(doc: Pick<RecordDoc, 'seq' | 'id'>): string {
+  return Buffer.from(`v2:${doc.seq}:${doc.id}`).toString('base64url');
+}
+
+export function decodeCursor(cursor: string): { seq: number; id: string } {
+  const m = /^v2:(\d+):(.+)$/s.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  if (!m) throw new BadRequestError('invalid_cursor', 'The cursor is not one this API returned.');
+  return { seq: Number(m[1]), id: m[2] };
+}

@@ -1,0 +1,26 @@
+import { BadRequestError, WeftError } from '../common/errors';
+import type { ProviderSession } from '../common/provider-session';
+import { ProviderAuthError, ProviderHttpError } from '../runtime/errors';
+
+/**
+ * Proves new credentials work before they are stored, with the provider's cheap "who am
+ * I" call (Luma: GET /public/v1/user/get-self; GitHub App: minting the installation token
+ * and listing one repository). Refused credentials → 400 `invalid_credentials`; the
+ * provider being unreachable or failing → 424, and nothing is stored either way.
+ */
+export async function verifyCredentials(session: ProviderSession): Promise<void> {
+  const { definition } = session.provider;
+  const verify = definition.verify;
+  if (!verify) return;
+  try {
+    await session.client.request({ method: verify.method, endpoint: verify.endpoint, params: verify.params, retries: 1 });
+  } catch (err) {
+    if (err instanceof ProviderAuthError || (err instanceof ProviderHttpError && err.providerStatus === 403)) {
+      throw new BadRequestError('invalid_credentials', `${definition.displayName} refused the credentials: ${err.message}`);
+    }
+    if (err instanceof WeftError) {
+      throw new WeftError('credentials_verification_failed', `Could not verify the credentials with ${definition.displayName}: ${err.message}`, 424);
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,98 @@
+import { accountKeyFor, credentialSourceFor, openIntegrationCredentials, persistCredentials } from '../auth/credential-source';
+import type { CredentialCipher } from '../auth/credential-cipher';
+import type { Credentials } from '../auth/credentials';
+import { accountThrottle } from '../runtime/http/account-throttle';
+import { ProviderClient, type RequestLogEntry, type ResolvedProvider } from '../runtime/http/provider-client';
+import { resolveProvider, sharedBudgetFor } from '../runtime/http/provider-access';
+import type { IntegrationRegistry } from '../runtime/registry';
+import type { ConnectionDoc } from '../store/connections';
+import type { Stores } from '../store/db';
+import type { IntegrationDoc } from '../store/integrations';
+import type { Logger } from './logger';
+
+export interface ProviderSessionDeps {
+  stores: Stores;
+  cipher: CredentialCipher;
+  registry: IntegrationRegistry;
+  logger: Logger;
+  maxInlineWaitMs: number;
+}
+
+export interface ProviderSessionRequest {
+  environment: string;
+  integration: IntegrationDoc;
+  /** The stored connection; absent while verifying credentials before it exists. */
+  connection?: ConnectionDoc;
+  /** The connection's credentials (opened from `connection` when not given). */
+  credentials?: Credentials;
+  connectionId: string | null;
+  /** For the request log: `sync:<name>`, `action:<name>`, `proxy`, `auth`. */
+  operation: string;
+  runId: string | null;
+  sleep?(ms: number): Promise<void>;
+  signal?: AbortSignal;
+}
+
+export interface ProviderSession {
+  provider: ResolvedProvider;
+  client: ProviderClient;
+  accountKey: string;
+}
+
+const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Everything a call to a connection's provider needs, wired once: the provider with the
+ * integration's overrides, credentials per auth mode (minted or refreshed as needed and
+ * stored back sealed), the account's throttle state and shared request budget, and a
+ * request log entry per attempt. Used by sync and action activities and by the API.
+ */
+export function openProviderSession(deps: ProviderSessionDeps, req: ProviderSessionRequest): ProviderSession {
+  const provider = resolveProvider(deps.registry, req.integration);
+  const credentials = req.credentials ?? deps.cipher.open<Credentials>((req.connection as ConnectionDoc).credentials_encrypted);
+  const accountKey = accountKeyFor(provider, credentials, req.connection?._id ?? req.connectionId ?? 'unsaved');
+  const sleep = req.sleep ?? defaultSleep;
+  const throttle = accountThrottle(accountKey);
+  const logRequest = (entry: RequestLogEntry) => {
+    deps.stores.requestLogs
+      .insert({
+        at: new Date(),
+        environment: req.environment,
+        connection: req.connection?._id ?? null,
+        connection_id: req.connectionId,
+        integration: req.integration.unique_key,
+        operation: req.operation,
+        run_id: req.runId,
+        method: entry.method,
+        url: entry.url,
+        status: entry.status,
+        duration_ms: entry.durationMs,
+        attempt: entry.attempt,
+        rate_limit_wait_ms: entry.rateLimitWaitMs,
+        error: entry.error,
+      })
+      .catch((err: unknown) => deps.logger.warn({ err }, 'could not write request log'));
+  };
+  const source = credentialSourceFor({
+    provider,
+    credentials,
+    integrationCredentials: openIntegrationCredentials(deps.cipher, req.integration.credentials_encrypted),
+    persist: req.connection ? persistCredentials(deps.stores.connections, deps.cipher, req.connection._id, deps.logger) : undefined,
+    throttle,
+    logRequest,
+    maxInlineWaitMs: deps.maxInlineWaitMs,
+    sleep,
+  });
+  const client = new ProviderClient({
+    provider,
+    authorize: (headers) => source.authorize(headers),
+    reauthorize: source.reauthorize ? () => source.reauthorize!() : undefined,
+    budget: sharedBudgetFor(provider, accountKey, { store: deps.stores.rateBudgets, maxInlineWaitMs: deps.maxInlineWaitMs, sleep }),
+    throttle,
+    logRequest,
+    maxInlineWaitMs: deps.maxInlineWaitMs,
+    sleep,
+    signal: req.signal,
+  });
+  return { provider, client, accountKey };
+}

@@ -1,0 +1,23 @@
+import { proxyActivities } from '@temporalio/workflow';
+import type { ActionActivities } from '../activities/action-activities';
+import type { ActionRunInput } from '../activities/action-contracts';
+import { NON_RETRYABLE_ACTION_ERRORS } from '../activities/action-contracts';
+
+/**
+ * One action call: a single activity on the action task queue (so an interactive action
+ * never waits behind a long sync), retried only as often as the app asked
+ * (`X-Max-Retries`). The output is small and validated; it is the workflow's result.
+ */
+export async function actionRun(input: ActionRunInput): Promise<unknown> {
+  const { runAction } = proxyActivities<ActionActivities>({
+    startToCloseTimeout: '5 minutes',
+    retry: {
+      initialInterval: '1 second',
+      backoffCoefficient: 2,
+      maximumInterval: '30 seconds',
+      maximumAttempts: 1 + Math.max(0, Math.min(5, input.maxRetries)),
+      nonRetryableErrorTypes: NON_RETRYABLE_ACTION_ERRORS,
+    },
+  });
+  return runAction(input);
+}
