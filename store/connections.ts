@@ -97,6 +97,10 @@ export class ConnectionStore {
     await this.col.updateOne({ _id: id }, { $set: set });
   }
 
+  async updateCredentials(id: string, credentialsEncrypted: string): Promise<void> {
+    await this.col.updateOne({ _id: id }, { $set: { credentials_encrypted: credentialsEncrypted, updated_at: new Date() } });
+  }
+
   /** The provider refused the credentials: the end user must connect again. */
   async markNeedsReauthorization(id: string, reason: string): Promise<void> {
     await this.col.updateOne({ _id: id }, { $set: { auth_status: 'needs_reauthorization', last_auth_error: reason, updated_at: new Date() } });
