@@ -1,0 +1,94 @@
+/**
+ * Options of the GitHub App simulator: one strict zod schema with defaults, so a typo in a
+ * test's options fails loudly instead of silently running with a default.
+ */
+import { z } from 'zod';
+
+/** GitHub logins: alphanumerics and single hyphens, no leading/trailing hyphen, ≤ 39 chars. */
+const LOGIN_RE = /^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}$/;
+
+export const GitHubInstallationOptionSchema = z
+  .object({
+    id: z.number().int().positive(),
+    account: z
+      .object({
+        login: z.string().regex(LOGIN_RE, 'account.login must be a valid GitHub login'),
+        type: z.enum(['Organization', 'User']),
+      })
+      .strict(),
+    /** Repositories generated for this installation (all visible to it: selection "all"). */
+    repositoryCount: z.number().int().min(0).max(10_000),
+  })
+  .strict();
+
+export const GitHubSimulatorOptionsSchema = z
+  .object({
+    /** Seed for all generated data. Same seed + same operations ⇒ identical responses. */
+    seed: z.number().finite().default(1),
+    app: z
+      .object({
+        id: z.number().int().positive().default(123456),
+        /** Defaults to `Iv1.` + 16 hex digits derived from the seed. */
+        clientId: z.string().min(1).optional(),
+        slug: z.string().min(1).default('weft-sandbox'),
+        name: z.string().min(1).default('Weft Sandbox'),
+      })
+      .strict()
+      .prefault({}),
+    /**
+     * The App's private key (PKCS#1 or PKCS#8 PEM, RSA). When absent a fresh RSA-2048 pair is
+     * generated at creation (keys are not data: they need not be reproducible).
+     */
+    privateKeyPem: z.string().min(1).optional(),
+    installations: z
+      .array(GitHubInstallationOptionSchema)
+      .default([{ id: 1001, account: { login: 'sandbox-org', type: 'Organization' }, repositoryCount: 5 }]),
+    /** Pull requests generated per repository. */
+    pullsPerRepo: z.number().int().min(0).max(1_000_000).default(30),
+    /** Inclusive range of commits per generated pull request. */
+    commitsPerPull: z
+      .tuple([z.number().int().min(1), z.number().int().min(1)])
+      .default([1, 12])
+      .refine(([min, max]) => min <= max, { message: 'commitsPerPull: min must not exceed max' }),
+    /** Pull requests (spread over the repositories) given 300 commits, past the 250 cap. */
+    oversizedPulls: z.number().int().min(0).default(0),
+    /** Primary rate limit, one fixed window per installation (and one for the App's JWT calls). */
+    rateLimit: z
+      .object({
+        limit: z.number().int().positive().default(5000),
+        windowMs: z.number().int().positive().default(3_600_000),
+        exhaustedStatus: z.union([z.literal(403), z.literal(429)]).default(403),
+      })
+      .strict()
+      .prefault({}),
+    /** Lifetime of installation access tokens (GitHub: one hour). */
+    tokenTtlMs: z.number().int().positive().default(3_600_000),
+    /** Artificial delay (ms) before every response; see also `setLatency`. */
+    latencyMs: z.number().min(0).default(0),
+    /**
+     * Clock (epoch ms) for JWT checks, token expiry, rate-limit windows, mutation timestamps
+     * and the request log. Defaults to Date.now. Never used for the seeded data.
+     */
+    now: z.custom<() => number>((v) => typeof v === 'function', { message: 'now must be a function' }).optional(),
+  })
+  .strict()
+  .superRefine((o, ctx) => {
+    const ids = new Set<number>();
+    const logins = new Set<string>();
+    o.installations.forEach((inst, i) => {
+      if (ids.has(inst.id)) ctx.addIssue({ code: 'custom', path: ['installations', i, 'id'], message: 'duplicate installation id' });
+      ids.add(inst.id);
+      const login = inst.account.login.toLowerCase();
+      if (logins.has(login)) {
+        ctx.addIssue({ code: 'custom', path: ['installations', i, 'account', 'login'], message: 'duplicate account login' });
+      }
+      logins.add(login);
+    });
+    const totalPulls = o.installations.reduce((n, inst) => n + inst.repositoryCount, 0) * o.pullsPerRepo;
+    if (o.oversizedPulls > totalPulls) {
+      ctx.addIssue({ code: 'custom', path: ['oversizedPulls'], message: `oversizedPulls exceeds the ${totalPulls} generated pull requests` });
+    }
+  });
+
+export type GitHubSimulatorOptions = z.input<typeof GitHubSimulatorOptionsSchema>;
+export type ResolvedGitHubSimulatorOptions = z.output<typeof GitHubSimulatorOptionsSchema>;

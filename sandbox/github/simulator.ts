@@ -1,0 +1,605 @@
+/**
+ * A deterministic local simulator of the GitHub REST API as a GitHub App sees it
+ * (providers.md §C1–C8): App JWTs, installation access tokens, installation repositories,
+ * pull requests and their commits, Link pagination, primary and secondary rate limits.
+ *
+ * Request pipeline (in this order):
+ *   1. failNext() injections answer first (any path, any credentials; not counted).
+ *   2. No User-Agent → 403; unsupported X-GitHub-Api-Version → 400 (not counted).
+ *   3. Authentication for the matched route (unknown paths are treated as installation
+ *      routes, so bad credentials still get 401 there): JWT errors, Bad credentials,
+ *      "Requires authentication", a JWT on an installation route → 403.
+ *   4. Primary rate limit of the caller's bucket (installation / App / unauthenticated):
+ *      exhausted → 403 or 429 with x-ratelimit-remaining: 0.
+ *   5. Secondary limit injections → 403 or 429, with or without retry-after.
+ *   6. The request counts; the route answers (404 for an unknown path or an invisible
+ *      repository, 422 for invalid parameters). A matching If-None-Match gives a free 304.
+ * `GET /rate_limit` skips 4–5 and never counts. Every answer carries the x-ratelimit-*
+ * headers of the caller's bucket and an x-github-request-id; the response is then delayed
+ * by the current latency.
+ */
+import crypto from 'node:crypto';
+import http from 'node:http';
+import { Rng } from '../shared/prng';
+import { listenLocal, type LocalServer } from '../shared/http';
+import { looksLikeJwt, loadOrCreateAppKeys, TokenStore, verifyAppJwt, JWT_NOT_DECODED, type AuthError } from './auth';
+import { commitCount, DATA_END_MS, makeOwnerAccount, seedKey } from './data';
+import { GitHubSimulatorOptionsSchema, type GitHubSimulatorOptions, type ResolvedGitHubSimulatorOptions } from './options';
+import { RateLimiter, type RateSnapshot } from './rate-limit';
+import {
+  API_VERSIONS,
+  DEFAULT_API_VERSION,
+  commitJson,
+  installationJson,
+  pullSimpleJson,
+  repoJson,
+  type ApiVersion,
+  type AppInfo,
+  type RenderContext,
+} from './render';
+import { DOCS, githubError, type Reply } from './responses';
+import { createRoutes, matchRoute, type Route, type Viewer } from './routes';
+import type { PullSort, PullState } from './store';
+import { GitHubStore } from './store';
+
+// ---------------------------------------------------------------------------------------
+// Public types
+// ---------------------------------------------------------------------------------------
+
+export interface GitHubRequestLogEntry {
+  /** Arrival time, epoch ms from the simulator clock. */
+  at: number;
+  method: string;
+  path: string;
+  /** Query parameters (repeated ones as arrays); anything that looks like a credential is redacted. */
+  query: Record<string, string | string[]>;
+  status: number;
+  /** The installation whose token made the request (or whose token was minted). */
+  installationId?: number;
+}
+
+export interface GitHubSimulatorStats {
+  /** All requests received (any status). */
+  requests: number;
+  byStatus: Record<number, number>;
+  /** Answers of the primary rate limiter (403/429 with x-ratelimit-remaining: 0). */
+  primaryLimited: number;
+  /** Answers of `triggerSecondaryLimit` injections. */
+  secondaryLimited: number;
+  /**
+   * Requests (other than GET /rate_limit) that arrived while their bucket had 0 remaining.
+   * A client that watches x-ratelimit-remaining makes none; one that stops at its first
+   * 403/429 makes exactly one per exhaustion; anything above that is a client hammering.
+   */
+  requestsWhileExhausted: number;
+  tokensIssued: number;
+}
+
+export interface GitHubPullListParams {
+  state?: PullState;
+  sort?: PullSort;
+  direction?: 'asc' | 'desc';
+}
+
+export interface GitHubSimulator {
+  /** Starts listening on 127.0.0.1 (port 0 = any free port); resolves with `http://127.0.0.1:PORT`. */
+  start(port?: number): Promise<string>;
+  stop(): Promise<void>;
+  /** Base URL while started, else null. */
+  readonly url: string | null;
+  readonly options: Readonly<ResolvedGitHubSimulatorOptions>;
+  /** The App's private key, PKCS#1 PEM (`-----BEGIN RSA PRIVATE KEY-----`), as GitHub hands it out. */
+  readonly appPrivateKeyPem: string;
+  readonly app: Readonly<{ id: number; clientId: string; slug: string; name: string }>;
+
+  // Control
+  /** The next `n` requests (any path, any credentials) answer `status` (default 500). */
+  failNext(n: number, status?: number): void;
+  setLatency(ms: number): void;
+  /**
+   * The next `n` counted requests hit a secondary rate limit: `status` 403 (default) or 429,
+   * `retry-after: retryAfterSeconds` (default 60; null = no retry-after header).
+   */
+  triggerSecondaryLimit(n: number, opts?: { retryAfterSeconds?: number | null; status?: 403 | 429 }): void;
+  /** Changes the primary limit / window length (open windows keep their reset time). */
+  setRateLimit(next: { limit?: number; windowMs?: number }): void;
+  /** Uses up an installation's budget now; it resets `resetInMs` from now. */
+  exhaustRateLimit(installationId: number, opts: { resetInMs: number }): void;
+  /** Forgets every rate-limit window (stats are kept). */
+  resetRateLimits(): void;
+  /** Opens `n` pull requests now; returns their numbers. */
+  addPullRequests(fullName: string, n: number): number[];
+  /**
+   * New activity now on `count` seeded-random pull requests or the given numbers: updated_at
+   * moves to now; an open one may also be merged, closed or retitled, a closed one reopened.
+   */
+  updatePullRequests(fullName: string, countOrNumbers: number | readonly number[]): number[];
+  /** Pushes `n` commits (dated now) to an open pull request; returns its new commit count. */
+  addCommits(fullName: string, number: number, n: number): number;
+  /** The repository leaves its installation: gone from listings, every route of it 404s. */
+  removeRepository(fullName: string): void;
+  /** A repository joins the installation (seeded, with `pullsPerRepo` pull requests up to now); returns its full name. */
+  addRepository(installationId: number, name?: string): string;
+  /** Every installation token issued so far stops working (401 Bad credentials). */
+  expireTokens(): void;
+
+  // Inspection (API URLs inside bodies use the simulator's URL while started)
+  installations(): Array<Record<string, unknown>>;
+  /** Repositories as `GET /installation/repositories` shows them (one installation or all). */
+  repositories(installationId?: number): Array<Record<string, unknown>>;
+  /**
+   * Pull requests in the list endpoint's shape; the same parameters and defaults as the
+   * endpoint except `state`, which defaults to `all`.
+   */
+  pullRequests(fullName: string, params?: GitHubPullListParams): Array<Record<string, unknown>>;
+  /** Every commit of a pull request, oldest first, even beyond the endpoint's 250 cap. */
+  commits(fullName: string, number: number): Array<Record<string, unknown>>;
+  stats(): GitHubSimulatorStats;
+  requestLog(): GitHubRequestLogEntry[];
+  /** Clears the request log and the stats (not the rate-limit state). */
+  resetStats(): void;
+}
+
+// ---------------------------------------------------------------------------------------
+// Simulator
+// ---------------------------------------------------------------------------------------
+
+const USER_AGENT_MESSAGE =
+  'Request forbidden by administrative rules. Please make sure your request has a User-Agent header (https://docs.github.com/en/rest/overview/resources-in-the-rest-api#user-agent-required). Check https://developer.github.com for other possible causes.';
+const ANONYMOUS_KEY = 'anonymous';
+const APP_KEY = 'app';
+const MAX_BODY_BYTES = 1 << 20;
+
+type Credential = { kind: 'none' } | { kind: 'jwt'; value: string } | { kind: 'token'; value: string } | { kind: 'malformed' };
+
+function parseAuthorization(header: string | undefined): Credential {
+  if (header === undefined || header.trim() === '') return { kind: 'none' };
+  const m = /^\s*(bearer|token)\s+(\S+)\s*$/i.exec(header);
+  if (!m) return { kind: 'malformed' };
+  return looksLikeJwt(m[2]) ? { kind: 'jwt', value: m[2] } : { kind: 'token', value: m[2] };
+}
+
+function installationKey(id: number): string {
+  return `installation:${id}`;
+}
+
+function failureBody(status: number): unknown {
+  if (status === 503) return { code: 'service_unavailable', message: 'Service Unavailable', documentation_url: DOCS.rest };
+  return { message: status >= 500 ? 'Server Error' : http.STATUS_CODES[status] ?? 'Error', documentation_url: DOCS.rest, status: String(status) };
+}
+
+export function createGitHubSimulator(options: GitHubSimulatorOptions = {}): GitHubSimulator {
+  const opts = GitHubSimulatorOptionsSchema.parse(options);
+  const clock = opts.now ?? Date.now;
+  const seedK = seedKey(opts.seed);
+  const keys = loadOrCreateAppKeys(opts.privateKeyPem);
+
+  const app: AppInfo = {
+    id: opts.app.id,
+    clientId: opts.app.clientId ?? 'Iv1.' + Rng.from(seedK, 'client-id').hex(16),
+    slug: opts.app.slug,
+    name: opts.app.name,
+    owner: makeOwnerAccount(seedK, 'weft-sandbox-apps', 'Organization'),
+    createdMs: Date.UTC(2022, 8, 1) + Rng.from(seedK, 'app-created').int(0, 200) * 86_400_000,
+  };
+  const store = new GitHubStore({
+    seedK,
+    installations: opts.installations,
+    pullsPerRepo: opts.pullsPerRepo,
+    commitsPerPull: opts.commitsPerPull,
+    oversizedPulls: opts.oversizedPulls,
+  });
+  const tokens = new TokenStore(seedK);
+  const limiter = new RateLimiter({ limit: opts.rateLimit.limit, windowMs: opts.rateLimit.windowMs });
+  // Unauthenticated callers (and bad credentials) share GitHub's 60/hour per-IP budget.
+  limiter.defineFixed(ANONYMOUS_KEY, { limit: 60, windowMs: 3_600_000 });
+
+  let latencyMs = opts.latencyMs;
+  let failRemaining = 0;
+  let failStatus = 500;
+  let secondaryRemaining = 0;
+  let secondaryStatus: 403 | 429 = 403;
+  let secondaryRetryAfter: number | null = 60;
+  let requestCounter = 0;
+
+  let log: GitHubRequestLogEntry[] = [];
+  let byStatus: Record<number, number> = {};
+  let primaryLimited = 0;
+  let secondaryLimited = 0;
+  let requestsWhileExhausted = 0;
+  let tokensIssued = 0;
+
+  let server: LocalServer | null = null;
+  const pendingTimers = new Set<NodeJS.Timeout>();
+
+  const routes: Route[] = createRoutes({
+    store,
+    tokens,
+    app,
+    limiter,
+    tokenTtlMs: () => opts.tokenTtlMs,
+    onTokenIssued: () => {
+      tokensIssued++;
+    },
+  });
+
+  function apiBase(): string {
+    return server?.url ?? 'https://api.github.com';
+  }
+
+  /** Deterministic ids in GitHub's `XXXX:XXXXX:XXXXXXX:XXXXXXX:XXXXXXXX` shape. */
+  function nextRequestId(): string {
+    const rng = Rng.from(seedK, 'request-id', requestCounter++);
+    return [rng.hex(4), rng.hex(5), rng.hex(7), rng.hex(7), rng.hex(8)].join(':').toUpperCase();
+  }
+
+  // ---- request handling ----------------------------------------------------------------
+
+  interface Decision {
+    reply: Reply;
+    rateKey: string;
+    installationId?: number;
+    route?: Route;
+    version: ApiVersion;
+  }
+
+  function decide(req: http.IncomingMessage, method: string, url: URL, body: string, now: number, requestId: string): Decision {
+    const path = url.pathname;
+    const matched = matchRoute(routes, method, path);
+    const route = matched?.route;
+    const cred = parseAuthorization(typeof req.headers.authorization === 'string' ? req.headers.authorization : undefined);
+
+    // Who is calling, and whose rate-limit bucket the answer reports.
+    let viewer: Viewer = { kind: 'anonymous' };
+    let badCredentials = false;
+    let jwtError: AuthError | null = null;
+    if (cred.kind === 'token') {
+      const rec = tokens.lookup(cred.value, now);
+      if (rec) viewer = { kind: 'installation', installationId: rec.installationId, token: rec };
+      else badCredentials = true;
+    } else if (cred.kind === 'jwt') {
+      jwtError = verifyAppJwt(cred.value, app, keys.publicKey, now);
+      if (!jwtError) viewer = { kind: 'app' };
+    } else if (cred.kind === 'malformed') {
+      badCredentials = true;
+    }
+    const rateKey = viewer.kind === 'installation' ? installationKey(viewer.installationId) : viewer.kind === 'app' ? APP_KEY : ANONYMOUS_KEY;
+    const installationId =
+      viewer.kind === 'installation'
+        ? viewer.installationId
+        : viewer.kind === 'app' && route?.method === 'POST' && matched
+          ? Number(matched.params[0])
+          : undefined;
+    const counts = route ? route.counts : true;
+    if (counts && limiter.snapshot(rateKey, now).remaining === 0) requestsWhileExhausted++;
+
+    const versionHeader = req.headers['x-github-api-version'];
+    const requested = typeof versionHeader === 'string' ? versionHeader.trim() : undefined;
+    const version: ApiVersion = (API_VERSIONS as readonly string[]).includes(requested ?? '') ? (requested as ApiVersion) : DEFAULT_API_VERSION;
+    const base = { rateKey, installationId, route, version };
+
+    // 1. Injected failures.
+    if (failRemaining > 0) {
+      failRemaining--;
+      return { ...base, reply: { status: failStatus, body: failureBody(failStatus) } };
+    }
+    // 2. Request hygiene.
+    const ua = req.headers['user-agent'];
+    if (typeof ua !== 'string' || ua.trim() === '') return { ...base, reply: githubError(403, USER_AGENT_MESSAGE, DOCS.userAgent) };
+    if (requested !== undefined && requested !== '' && !(API_VERSIONS as readonly string[]).includes(requested)) {
+      const supported = [...API_VERSIONS].reverse().map((v, i) => `"${v}"${i === 0 ? ' (most recent)' : ''}`).join(', ');
+      return {
+        ...base,
+        reply: githubError(
+          400,
+          `The version you specified in the "X-GitHub-Api-Version" request header, "${requested}", is not a supported version. The following versions are currently supported: ${supported}.`,
+          DOCS.rest,
+        ),
+      };
+    }
+    // 3. Authentication (auth failures count against the unauthenticated budget, never blocked).
+    const authFail = (reply: Reply): Decision => {
+      if (counts) limiter.consume(rateKey, now);
+      return { ...base, reply };
+    };
+    const docs = route?.docs ?? DOCS.rest;
+    if (route?.auth === 'app') {
+      if (cred.kind !== 'jwt') return authFail(githubError(401, JWT_NOT_DECODED, DOCS.rest));
+      if (jwtError) return authFail(githubError(jwtError.status, jwtError.message, jwtError.documentationUrl));
+    } else {
+      if (badCredentials || jwtError) return authFail(githubError(401, 'Bad credentials', DOCS.rest));
+      if (viewer.kind === 'app' && route && route.auth !== 'any') {
+        return authFail(githubError(403, route?.jwtForbidden ?? 'Resource not accessible by integration', docs));
+      }
+      if (viewer.kind === 'anonymous' && route?.requiresAuth) return authFail(githubError(401, 'Requires authentication', docs));
+    }
+    // 4–5. Rate limits.
+    if (counts) {
+      const snap = limiter.snapshot(rateKey, now);
+      if (snap.remaining === 0) {
+        primaryLimited++;
+        const who =
+          viewer.kind === 'installation'
+            ? `installation ID ${viewer.installationId}.`
+            : viewer.kind === 'app'
+              ? `app ID ${app.id}.`
+              : `127.0.0.1. (But here's the good news: Authenticated requests get a higher rate limit. Check out the documentation for more details.)`;
+        const status = opts.rateLimit.exhaustedStatus;
+        return { ...base, reply: githubError(status, `API rate limit exceeded for ${who}`, DOCS.primaryLimit) };
+      }
+      limiter.consume(rateKey, now);
+      if (secondaryRemaining > 0) {
+        secondaryRemaining--;
+        secondaryLimited++;
+        const headers: Record<string, string> = {};
+        if (secondaryRetryAfter !== null) headers['retry-after'] = String(secondaryRetryAfter);
+        return {
+          ...base,
+          reply: githubError(
+            secondaryStatus,
+            `You have exceeded a secondary rate limit. Please wait a few minutes before you try again. If you reach out to GitHub Support for help, please include the request ID ${requestId}.`,
+            DOCS.secondaryLimit,
+            headers,
+          ),
+        };
+      }
+    }
+    // 6. The route.
+    if (!matched) return { ...base, reply: githubError(404, 'Not Found', DOCS.rest) };
+    const render: RenderContext = { api: apiBase(), version };
+    let reply: Reply;
+    try {
+      reply = matched.route.handle({ nowMs: now, path, query: url.searchParams, body, params: matched.params, viewer, render, rateKey });
+    } catch (err) {
+      reply = githubError(500, `Server Error: ${(err as Error).message}`, DOCS.rest);
+    }
+    // Conditional requests: a 304 carries no body and does not count (GitHub's rule).
+    if (reply.status === 200 && method === 'GET') {
+      const etag = `W/"${crypto.createHash('sha256').update(JSON.stringify(reply.body)).digest('hex')}"`;
+      reply.headers = { ...reply.headers, etag, 'cache-control': 'private, max-age=60, s-maxage=60' };
+      if (route?.acceptedPermissions) reply.headers['x-accepted-github-permissions'] = route.acceptedPermissions;
+      const inm = req.headers['if-none-match'];
+      if (typeof inm === 'string' && inm.split(',').some((t) => t.trim() === etag || t.trim() === etag.slice(2))) {
+        if (counts) limiter.refund(rateKey, now);
+        reply = { status: 304, headers: reply.headers };
+      }
+    }
+    return { ...base, reply };
+  }
+
+  function rateHeaders(snap: RateSnapshot): Record<string, string> {
+    return {
+      'x-ratelimit-limit': String(snap.limit),
+      'x-ratelimit-remaining': String(snap.remaining),
+      'x-ratelimit-reset': String(snap.reset),
+      'x-ratelimit-used': String(snap.used),
+      'x-ratelimit-resource': 'core',
+    };
+  }
+
+  function redactedQuery(params: URLSearchParams): Record<string, string | string[]> {
+    const out: Record<string, string | string[]> = {};
+    const redact = (v: string) => (/^gh[opsur]_/.test(v) || looksLikeJwt(v) || tokens.isIssued(v) ? '[redacted]' : v);
+    for (const name of new Set(params.keys())) {
+      const values = params.getAll(name).map(redact);
+      out[name] = values.length === 1 ? values[0] : values;
+    }
+    return out;
+  }
+
+  function respond(req: http.IncomingMessage, res: http.ServerResponse, body: string, now: number): void {
+    const method = (req.method ?? 'GET').toUpperCase();
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    } catch {
+      url = new URL('http://127.0.0.1/');
+    }
+    const requestId = nextRequestId();
+    const d = decide(req, method, url, body, now, requestId);
+    const snap = limiter.snapshot(d.rateKey, now);
+    const headers: Record<string, string> = {
+      ...rateHeaders(snap),
+      'x-github-request-id': requestId,
+      'x-github-api-version-selected': d.version,
+      'x-github-media-type': 'github.v3; format=json',
+      vary: 'Accept, Authorization, Cookie, X-GitHub-OTP, Accept-Encoding',
+      ...d.reply.headers,
+    };
+    let payload: string | undefined;
+    if (d.reply.body !== undefined && d.reply.status !== 304) {
+      payload = JSON.stringify(d.reply.body);
+      headers['content-type'] = 'application/json; charset=utf-8';
+      headers['content-length'] = String(Buffer.byteLength(payload));
+    }
+
+    const entry: GitHubRequestLogEntry = { at: now, method, path: url.pathname, query: redactedQuery(url.searchParams), status: d.reply.status };
+    if (d.installationId !== undefined && Number.isFinite(d.installationId)) entry.installationId = d.installationId;
+    log.push(entry);
+    byStatus[d.reply.status] = (byStatus[d.reply.status] ?? 0) + 1;
+
+    const send = () => {
+      if (res.writableEnded || res.destroyed) return;
+      res.writeHead(d.reply.status, headers);
+      res.end(payload);
+    };
+    if (latencyMs > 0) {
+      const t = setTimeout(() => {
+        pendingTimers.delete(t);
+        send();
+      }, latencyMs);
+      pendingTimers.add(t);
+    } else {
+      send();
+    }
+  }
+
+  function handle(req: http.IncomingMessage, res: http.ServerResponse): void {
+    const now = clock();
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size <= MAX_BODY_BYTES) chunks.push(c);
+    });
+    req.on('end', () => respond(req, res, Buffer.concat(chunks).toString('utf8'), now));
+    req.on('error', () => res.destroy());
+  }
+
+  // ---- helpers for control / inspection -------------------------------------------------
+
+  function render(): RenderContext {
+    return { api: apiBase(), version: DEFAULT_API_VERSION };
+  }
+
+  function requirePull(fullName: string, number: number) {
+    const repo = store.requireRepo(fullName);
+    const pull = store.pull(repo, number);
+    if (!pull) throw new Error(`${fullName} has no pull request #${number}`);
+    return pull;
+  }
+
+  function nonNegativeInt(n: number, what: string): void {
+    if (!Number.isInteger(n) || n < 0) throw new Error(`${what} must be a non-negative integer`);
+  }
+
+  const sim: GitHubSimulator = {
+    async start(port = 0) {
+      if (server) throw new Error('GitHub simulator already started');
+      server = await listenLocal(handle, port);
+      return server.url;
+    },
+    async stop() {
+      for (const t of pendingTimers) clearTimeout(t);
+      pendingTimers.clear();
+      const s = server;
+      server = null;
+      if (s) await s.close();
+    },
+    get url() {
+      return server?.url ?? null;
+    },
+    options: opts,
+    appPrivateKeyPem: keys.privateKeyPem,
+    app: Object.freeze({ id: app.id, clientId: app.clientId, slug: app.slug, name: app.name }),
+
+    failNext(n, status = 500) {
+      nonNegativeInt(n, 'failNext: n');
+      if (!Number.isInteger(status) || status < 400 || status > 599) throw new Error('failNext: status must be 400–599');
+      failRemaining = n;
+      failStatus = status;
+    },
+    setLatency(ms) {
+      if (!Number.isFinite(ms) || ms < 0) throw new Error('setLatency: ms must be a non-negative number');
+      latencyMs = ms;
+    },
+    triggerSecondaryLimit(n, o = {}) {
+      nonNegativeInt(n, 'triggerSecondaryLimit: n');
+      const retry = o.retryAfterSeconds === undefined ? 60 : o.retryAfterSeconds;
+      if (retry !== null && (!Number.isInteger(retry) || retry < 0)) throw new Error('triggerSecondaryLimit: retryAfterSeconds must be a non-negative integer or null');
+      const status = o.status ?? 403;
+      if (status !== 403 && status !== 429) throw new Error('triggerSecondaryLimit: status must be 403 or 429');
+      secondaryRemaining = n;
+      secondaryRetryAfter = retry;
+      secondaryStatus = status;
+    },
+    setRateLimit(next) {
+      if (next.limit !== undefined && (!Number.isInteger(next.limit) || next.limit < 1)) throw new Error('setRateLimit: limit must be a positive integer');
+      if (next.windowMs !== undefined && (!Number.isFinite(next.windowMs) || next.windowMs <= 0)) throw new Error('setRateLimit: windowMs must be positive');
+      limiter.configure(next);
+    },
+    exhaustRateLimit(installationId, o) {
+      if (!store.installations.has(installationId)) throw new Error(`exhaustRateLimit: unknown installation ${installationId}`);
+      if (!Number.isFinite(o.resetInMs) || o.resetInMs < 0) throw new Error('exhaustRateLimit: resetInMs must be a non-negative number');
+      limiter.exhaust(installationKey(installationId), clock(), o.resetInMs);
+    },
+    resetRateLimits() {
+      limiter.reset();
+    },
+    addPullRequests(fullName, n) {
+      nonNegativeInt(n, 'addPullRequests: n');
+      return store.addPulls(store.requireRepo(fullName), n, clock());
+    },
+    updatePullRequests(fullName, countOrNumbers) {
+      const repo = store.requireRepo(fullName);
+      const pulls = store.resolvePulls(repo, countOrNumbers, 'updatePullRequests');
+      store.updatePulls(pulls, clock());
+      return pulls.map((p) => p.number);
+    },
+    addCommits(fullName, number, n) {
+      nonNegativeInt(n, 'addCommits: n');
+      const pull = requirePull(fullName, number);
+      store.addCommits(pull, n, clock());
+      return commitCount(pull);
+    },
+    removeRepository(fullName) {
+      store.removeRepository(fullName);
+    },
+    addRepository(installationId, name) {
+      if (!store.installations.has(installationId)) throw new Error(`addRepository: unknown installation ${installationId}`);
+      // Its history runs up to now (never before the seeded data ends, so it stays ordered).
+      return store.addRepository(installationId, name, Math.max(clock(), DATA_END_MS)).fullName;
+    },
+    expireTokens() {
+      tokens.expireAll();
+    },
+
+    installations() {
+      const ctx = render();
+      return [...store.installations.values()].map((i) => installationJson(i, app, ctx));
+    },
+    repositories(installationId) {
+      const ctx = render();
+      return store.visibleRepos(installationId).map((r) => repoJson(r, ctx, { openPulls: store.openPullCount(r), permissions: true }));
+    },
+    pullRequests(fullName, params = {}) {
+      const repo = store.requireRepo(fullName);
+      const ctx = render();
+      const sort = params.sort ?? 'created';
+      const list = store.queryPulls(repo, {
+        state: params.state ?? 'all',
+        sort,
+        direction: params.direction ?? (sort === 'created' ? 'desc' : 'asc'),
+        nowMs: clock(),
+      });
+      const repoJsonCache = new Map<unknown, Record<string, unknown>>();
+      const helpers = {
+        repo: (r: typeof repo) => {
+          let j = repoJsonCache.get(r);
+          if (!j) repoJsonCache.set(r, (j = repoJson(r, ctx, { openPulls: r.fork ? 0 : store.openPullCount(r), permissions: true })));
+          return j;
+        },
+        fork: store.fork.bind(store),
+      };
+      return list.map((p) => pullSimpleJson(p, ctx, helpers));
+    },
+    commits(fullName, number) {
+      const pull = requirePull(fullName, number);
+      const ctx = render();
+      return store.commits(pull).map((c) => commitJson(pull.repo, c, ctx));
+    },
+
+    stats() {
+      return {
+        requests: log.length,
+        byStatus: { ...byStatus },
+        primaryLimited,
+        secondaryLimited,
+        requestsWhileExhausted,
+        tokensIssued,
+      };
+    },
+    requestLog() {
+      return log.map((e) => ({ ...e, query: structuredClone(e.query) }));
+    },
+    resetStats() {
+      log = [];
+      byStatus = {};
+      primaryLimited = 0;
+      secondaryLimited = 0;
+      requestsWhileExhausted = 0;
+      tokensIssued = 0;
+    },
+  };
+  return sim;
+}
