@@ -239,3 +239,11 @@ export interface IntegrationDefinition {
   syncs: SyncDefinition[];
   actions: ActionDefinition[];
 }
+
+/**
+ * Declares an action with its input and output types checked against its schemas; the
+ * registry keeps actions type-erased (it validates input before exec runs).
+ */
+export function defineAction<I, O>(def: ActionDefinition<I, O>): ActionDefinition {
+  return def as unknown as ActionDefinition;
+}

@@ -1,3 +1,4 @@
+import type { UnifiedEvent } from '../../runtime/unified-models';
 import type { CalendarEvent, LumaEventEntry } from './models';
 
 const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
@@ -28,5 +29,20 @@ export function toCalendarEvent(entry: LumaEventEntry): CalendarEvent {
       : null,
     created_at: str(event.created_at),
     tags: (entry.tags ?? []).map((t) => ({ id: String(t.id ?? t.api_id ?? ''), name: t.name })),
+  };
+}
+
+export function toUnifiedEvent(record: Record<string, unknown>): UnifiedEvent {
+  const e = record as unknown as CalendarEvent;
+  return {
+    id: e.id,
+    title: e.name,
+    description: e.description,
+    start_at: e.start_at,
+    end_at: e.end_at,
+    timezone: e.timezone,
+    location: e.geo_address?.full_address ?? e.geo_address?.address ?? null,
+    online_meeting_url: e.meeting_url,
+    web_url: e.url,
   };
 }

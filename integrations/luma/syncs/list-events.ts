@@ -1,6 +1,6 @@
 import type { SyncDefinition } from '../../../runtime/types';
 import { CalendarEvent, LumaEventEntry } from '../models';
-import { toCalendarEvent } from '../mappers';
+import { toCalendarEvent, toUnifiedEvent } from '../mappers';
 
 /**
  * Every event managed by the calendar. A full sync: Luma's `after` filters by start time,
@@ -13,6 +13,7 @@ export const listEvents: SyncDefinition = {
   description: 'Syncs all events managed by the connected Luma calendar.',
   endpoint: { method: 'GET', path: '/luma/list-events' },
   models: { CalendarEvent },
+  unified: { CalendarEvent: { name: 'UnifiedEvent', map: toUnifiedEvent } },
   syncType: 'full',
   frequency: 'every 1h',
   autoStart: true,

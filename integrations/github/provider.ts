@@ -1,0 +1,28 @@
+import type { ProviderDefinition } from '../../runtime/types';
+
+/**
+ * GitHub's REST API as a GitHub App installation. Facts: providers.md §C. Link-header
+ * pagination at 100 per page; every response reports the budget in `x-ratelimit-*`, so
+ * the runtime slows down near zero and waits for the reset once it is used up; secondary
+ * limits are recognised by `retry-after` or their message.
+ */
+export const githubProvider: ProviderDefinition = {
+  name: 'github',
+  displayName: 'GitHub',
+  authMode: 'APP',
+  baseUrl: 'https://api.github.com',
+  defaultHeaders: { accept: 'application/vnd.github+json', 'x-github-api-version': '2022-11-28' },
+  app: { accessTokenEndpoint: '/app/installations/{installation_id}/access_tokens', refreshMarginMs: 5 * 60_000 },
+  verify: { method: 'GET', endpoint: '/installation/repositories', params: { per_page: 1 } },
+  pagination: { type: 'link', linkRelInResponseHeader: 'next', limitNameInRequest: 'per_page', limit: 100 },
+  throttle: {
+    kind: 'rate-limit-headers',
+    statuses: [403, 429],
+    remainingHeader: 'x-ratelimit-remaining',
+    resetHeader: 'x-ratelimit-reset',
+    slowDownBelow: 100,
+    secondaryDefaultWaitMs: 60_000,
+    secondaryMessage: /secondary rate limit/i,
+  },
+  retries: 3,
+};

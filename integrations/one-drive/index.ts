@@ -1,0 +1,12 @@
+import type { IntegrationDefinition } from '../../runtime/types';
+import { oneDriveProvider } from './provider';
+import { userFiles } from './syncs/user-files';
+import { selectedFiles } from './syncs/selected-files';
+import { listDrivesAction } from './actions/list-drives';
+import { fetchFileAction } from './actions/fetch-file';
+
+export const oneDrive: IntegrationDefinition = {
+  provider: oneDriveProvider,
+  syncs: [userFiles, selectedFiles],
+  actions: [listDrivesAction, fetchFileAction],
+};
