@@ -7,3 +7,13 @@ export { OVERSIZED_COMMITS } from './store';
 export { API_VERSIONS, DEFAULT_API_VERSION } from './render';
 export type { ApiVersion } from './render';
 export { DATA_END_MS } from './data';
+export type {
+  GitHubSimpleUserJson,
+  GitHubRepositoryJson,
+  GitHubBranchRefJson,
+  GitHubLabelJson,
+  GitHubPullRequestJson,
+  GitHubCommitIdentityJson,
+  GitHubCommitJson,
+  GitHubInstallationJson,
+} from './types';

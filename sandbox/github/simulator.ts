@@ -41,6 +41,7 @@ import { DOCS, githubError, type Reply } from './responses';
 import { createRoutes, matchRoute, type Route, type Viewer } from './routes';
 import type { PullSort, PullState } from './store';
 import { GitHubStore } from './store';
+import type { GitHubCommitJson, GitHubInstallationJson, GitHubPullRequestJson, GitHubRepositoryJson } from './types';
 
 // ---------------------------------------------------------------------------------------
 // Public types
@@ -124,16 +125,16 @@ export interface GitHubSimulator {
   expireTokens(): void;
 
   // Inspection (API URLs inside bodies use the simulator's URL while started)
-  installations(): Array<Record<string, unknown>>;
+  installations(): GitHubInstallationJson[];
   /** Repositories as `GET /installation/repositories` shows them (one installation or all). */
-  repositories(installationId?: number): Array<Record<string, unknown>>;
+  repositories(installationId?: number): GitHubRepositoryJson[];
   /**
    * Pull requests in the list endpoint's shape; the same parameters and defaults as the
    * endpoint except `state`, which defaults to `all`.
    */
-  pullRequests(fullName: string, params?: GitHubPullListParams): Array<Record<string, unknown>>;
+  pullRequests(fullName: string, params?: GitHubPullListParams): GitHubPullRequestJson[];
   /** Every commit of a pull request, oldest first, even beyond the endpoint's 250 cap. */
-  commits(fullName: string, number: number): Array<Record<string, unknown>>;
+  commits(fullName: string, number: number): GitHubCommitJson[];
   stats(): GitHubSimulatorStats;
   requestLog(): GitHubRequestLogEntry[];
   /** Clears the request log and the stats (not the rate-limit state). */
@@ -546,11 +547,11 @@ export function createGitHubSimulator(options: GitHubSimulatorOptions = {}): Git
 
     installations() {
       const ctx = render();
-      return [...store.installations.values()].map((i) => installationJson(i, app, ctx));
+      return [...store.installations.values()].map((i) => installationJson(i, app, ctx) as GitHubInstallationJson);
     },
     repositories(installationId) {
       const ctx = render();
-      return store.visibleRepos(installationId).map((r) => repoJson(r, ctx, { openPulls: store.openPullCount(r), permissions: true }));
+      return store.visibleRepos(installationId).map((r) => repoJson(r, ctx, { openPulls: store.openPullCount(r), permissions: true }) as GitHubRepositoryJson);
     },
     pullRequests(fullName, params = {}) {
       const repo = store.requireRepo(fullName);
@@ -571,12 +572,12 @@ export function createGitHubSimulator(options: GitHubSimulatorOptions = {}): Git
         },
         fork: store.fork.bind(store),
       };
-      return list.map((p) => pullSimpleJson(p, ctx, helpers));
+      return list.map((p) => pullSimpleJson(p, ctx, helpers) as GitHubPullRequestJson);
     },
     commits(fullName, number) {
       const pull = requirePull(fullName, number);
       const ctx = render();
-      return store.commits(pull).map((c) => commitJson(pull.repo, c, ctx));
+      return store.commits(pull).map((c) => commitJson(pull.repo, c, ctx) as GitHubCommitJson);
     },
 
     stats() {

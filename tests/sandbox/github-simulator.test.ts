@@ -253,7 +253,10 @@ describe('GitHub simulator: installation tokens', () => {
   });
 
   it('refuses an App JWT where an installation token is required, and anonymous callers', async () => {
-    const { sim, base, clock } = await startSim();
+    const { sim, base, clock } = await startSim({
+      installations: [{ id: 1001, account: { login: 'sandbox-org', type: 'Organization' }, repositoryCount: 12 }],
+      pullsPerRepo: 3,
+    });
     const jwt = await mintJwt(sim, clock.t);
     const repos = await call(base, '/installation/repositories', { auth: `Bearer ${jwt}` });
     expect(repos.status).toBe(403);
@@ -267,14 +270,15 @@ describe('GitHub simulator: installation tokens', () => {
     expect(anon.status).toBe(401);
     expect(((await anon.json()) as Json).message).toBe('Requires authentication');
     // Private repositories are invisible (404, never 403) to anonymous callers; public ones are readable.
-    const priv = sim.repositories().find((r) => r.private);
-    const pub = sim.repositories().find((r) => !r.private);
-    if (priv) expect((await call(base, `/repos/${priv.full_name}`)).status).toBe(404);
-    if (pub) {
-      const res = await call(base, `/repos/${pub.full_name}`);
-      expect(res.status).toBe(200);
-      expect(res.headers.get('x-ratelimit-limit')).toBe('60');
-    }
+    const priv = sim.repositories().find((r) => r.private)!;
+    const pub = sim.repositories().find((r) => !r.private)!;
+    expect(priv && pub).toBeTruthy();
+    expect((await call(base, `/repos/${priv.full_name}`)).status).toBe(404);
+    expect((await call(base, `/repos/${priv.full_name}/pulls`)).status).toBe(404);
+    const res = await call(base, `/repos/${pub.full_name}`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-ratelimit-limit')).toBe('60');
+    expect((await res.json()) as Json).not.toHaveProperty('permissions');
   });
 });
 
@@ -314,7 +318,7 @@ describe('GitHub simulator: pagination', () => {
     const one = await call(base, '/installation/repositories?per_page=100', { auth: `Bearer ${token}` });
     expect(one.headers.get('link')).toBeNull();
     expect(((await one.json()) as Json).repositories).toHaveLength(23);
-    expect((await (await call(base, '/installation/repositories', { auth: `Bearer ${token}` })).json()).repositories).toHaveLength(23);
+    expect(((await (await call(base, '/installation/repositories', { auth: `Bearer ${token}` })).json()) as Json).repositories).toHaveLength(23);
 
     const repo = items[0];
     expect(repo).toMatchObject({
