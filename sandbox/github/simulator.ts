@@ -10,8 +10,9 @@
  *      routes, so bad credentials still get 401 there): JWT errors, Bad credentials,
  *      "Requires authentication", a JWT on an installation route → 403.
  *   4. Primary rate limit of the caller's bucket (installation / App / unauthenticated):
- *      exhausted → 403 or 429 with x-ratelimit-remaining: 0.
- *   5. Secondary limit injections → 403 or 429, with or without retry-after.
+ *      exhausted → 403 or 429 with x-ratelimit-remaining: 0 (used stays at the limit).
+ *   5. Secondary limit injections → 403 or 429, with or without retry-after (these do
+ *      count: x-ratelimit-remaining stays above 0, which is how clients tell them apart).
  *   6. The request counts; the route answers (404 for an unknown path or an invisible
  *      repository, 422 for invalid parameters). A matching If-None-Match gives a free 304.
  * `GET /rate_limit` skips 4–5 and never counts. Every answer carries the x-ratelimit-*
