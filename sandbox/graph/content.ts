@@ -7,9 +7,11 @@ import { hash32 } from '../shared/prng';
 import { baseBlock, fillContent } from './quickxor';
 import type { DriveStore } from './store';
 
+const T_CONTENT = 10;
+
 /** The content key of an item at its current content version (cTag version). */
 export function contentKeyFor(store: DriveStore, i: number): number {
-  return hash32(store.dk, 'content', i, store.cversion[i]);
+  return hash32(store.dk, T_CONTENT, i, store.cversion[i]);
 }
 
 export function contentBase(store: DriveStore, i: number): Buffer {

@@ -9,6 +9,75 @@ import { hash32, Rng } from '../shared/prng';
 const floor = Math.floor;
 const exp = Math.exp;
 const log = Math.log;
+const imul = Math.imul;
+const fromCharCode = String.fromCharCode;
+
+/**
+ * mulberry32 as a plain object: per-item streams are created ~10 times per item, and the
+ * closure-based Rng made generation of 100,000 items allocation-bound. Streams are keyed
+ * by numeric tags (hash32's fast path) rather than strings for the same reason.
+ */
+export class FastRng {
+  private s: number;
+  constructor(seed: number) {
+    this.s = seed >>> 0;
+  }
+  u32(): number {
+    this.s = (this.s + 0x6d2b79f5) >>> 0;
+    let t = this.s;
+    t = imul(t ^ (t >>> 15), t | 1);
+    t ^= t + imul(t ^ (t >>> 7), t | 61);
+    return (t ^ (t >>> 14)) >>> 0;
+  }
+  next(): number {
+    return this.u32() / 4294967296;
+  }
+  int(min: number, max: number): number {
+    return min + floor(this.next() * (max - min + 1));
+  }
+  chance(p: number): boolean {
+    return this.next() < p;
+  }
+  pick<T>(items: ReadonlyArray<T>): T {
+    return items[floor(this.next() * items.length)];
+  }
+}
+
+/** Stream tags (numbers, so hash32 takes its fast path). */
+const T_ID = 1;
+const T_GUID = 2;
+const T_FOLDER_NAME = 3;
+const T_FILE_NAME = 4;
+const T_SIZE = 5;
+const T_CREATED = 6;
+const T_MODIFIED = 7;
+const T_EDITOR = 8;
+export const T_TREE = 9;
+
+export function stream(dk: number, tag: number, index: number, extra = 0): FastRng {
+  return new FastRng(hash32(dk, tag, index, extra));
+}
+
+/** Weighted choice table: cumulative weights for one random draw. */
+class Weighted<T> {
+  private readonly cum: number[] = [];
+  private readonly items: T[] = [];
+  private readonly total: number;
+  constructor(entries: ReadonlyArray<readonly [T, number]>) {
+    let t = 0;
+    for (const [item, w] of entries) {
+      t += w;
+      this.cum.push(t);
+      this.items.push(item);
+    }
+    this.total = t;
+  }
+  pick(rng: FastRng): T {
+    const r = rng.next() * this.total;
+    for (let k = 0; k < this.cum.length; k++) if (r < this.cum[k]) return this.items[k];
+    return this.items[this.items.length - 1];
+  }
+}
 
 export type DriveType = 'personal' | 'business' | 'documentLibrary';
 
@@ -114,6 +183,10 @@ const FILE_KINDS: ReadonlyArray<readonly [FileKind, number]> = [
   [{ ext: 'vsdx', mime: 'application/vnd.ms-visio.drawing', min: 40 * KB, max: 5 * MB, stems: DOC_STEMS }, 1],
   [{ ext: 'msg', mime: 'application/vnd.ms-outlook', min: 20 * KB, max: 3 * MB, stems: DOC_STEMS }, 1],
 ];
+
+const KIND_TABLE = new Weighted(FILE_KINDS);
+
+export const CONTENT_VERSIONS = new Weighted<number>([[1, 6], [2, 3], [3, 2], [4, 1], [7, 0.5]]);
 
 const MIME_BY_EXT = new Map<string, string>(FILE_KINDS.map(([k]) => [k.ext, k.mime]));
 MIME_BY_EXT.set('doc', 'application/msword');
@@ -315,9 +388,15 @@ export function driveKey(seedK: number, driveIndex: number): number {
   return hash32(seedK, 'drive-items', driveIndex);
 }
 
+const BASE32_CODES = Array.from(BASE32, (c) => c.charCodeAt(0));
+const idCodes: number[] = new Array(26);
+
 /** Business-style item id: `01` + drive prefix + 26 base32 chars (34 in all). */
 export function businessItemId(dk: number, prefix: string, index: number, attempt: number): string {
-  return prefix + charsFrom(Rng.from(dk, 'id', index, attempt), BASE32, 26);
+  const rng = stream(dk, T_ID, index, attempt);
+  for (let k = 0; k < 26; k++) idCodes[k] = BASE32_CODES[rng.u32() & 31];
+  // fromCharCode builds a flat string; `+=` per char would leave a 26-node rope per id.
+  return prefix + fromCharCode.apply(null, idCodes);
 }
 
 /** Personal-style item id: `{CID}!{n}`. Unique by construction. */
@@ -325,13 +404,24 @@ export function personalItemId(cid: string, index: number): string {
   return `${cid}!${index + 101}`;
 }
 
-/** Hex UniqueId that eTag/cTag quote, uppercase, for (drive, index). */
+const HEX_BYTE = Array.from({ length: 256 }, (_, n) => n.toString(16).toUpperCase().padStart(2, '0'));
+
+function hex8(n: number): string {
+  return HEX_BYTE[n >>> 24] + HEX_BYTE[(n >>> 16) & 0xff] + HEX_BYTE[(n >>> 8) & 0xff] + HEX_BYTE[n & 0xff];
+}
+
+/** Uppercase GUID (v4-shaped) that eTag/cTag quote, for (drive, index). */
 export function itemGuid(dk: number, index: number): string {
-  return Rng.from(dk, 'guid', index).uuid().toUpperCase();
+  const rng = stream(dk, T_GUID, index);
+  const a = hex8(rng.u32());
+  const b = hex8((rng.u32() & 0xffff0fff) | 0x4000);
+  const c = hex8((rng.u32() & 0x3fffffff) | 0x80000000);
+  const d = hex8(rng.u32());
+  return `${a}-${b.slice(0, 4)}-${b.slice(4)}-${c.slice(0, 4)}-${c.slice(4)}${d}`;
 }
 
 export function folderName(dk: number, index: number, depth: number): string {
-  const rng = Rng.from(dk, 'folder-name', index);
+  const rng = stream(dk, T_FOLDER_NAME, index);
   return depth <= 1 ? rng.pick(TOP_FOLDERS) : rng.pick(SUB_FOLDERS);
 }
 
@@ -343,8 +433,8 @@ function pad(n: number, width: number): string {
 
 /** A realistic file name for (drive, index); `salt` varies it for files added later. */
 export function fileName(dk: number, index: number, salt = 0): string {
-  const rng = Rng.from(dk, 'file-name', index, salt);
-  const kind = rng.weighted(FILE_KINDS);
+  const rng = stream(dk, T_FILE_NAME, index, salt);
+  const kind = KIND_TABLE.pick(rng);
   const stem = rng.pick(kind.stems);
   let base: string;
   if (stem.endsWith('_')) {
@@ -372,43 +462,59 @@ export function withSuffix(name: string, n: number, isFile: boolean): string {
 export function fileSize(dk: number, index: number, contentVersion: number, name: string): number {
   const dot = name.lastIndexOf('.');
   const kind = (dot > 0 ? KIND_BY_EXT.get(name.slice(dot + 1).toLowerCase()) : undefined) ?? FILE_KINDS[0][0];
-  const rng = Rng.from(dk, 'size', index);
+  const rng = stream(dk, T_SIZE, index);
   const lo = log(kind.min + 1);
   const hi = log(kind.max + 1);
   let size = floor(exp(lo + rng.next() * (hi - lo))) - 1;
   if (contentVersion > 1) {
-    const v = Rng.from(dk, 'size', index, contentVersion);
+    const v = stream(dk, T_SIZE, index, contentVersion);
     size = floor(size * (0.75 + v.next() * 0.5)) + v.int(1, 4096);
   }
   return size < 0 ? 0 : size;
 }
 
-/** Fixed epoch for generated timestamps: items are created 2020-01-01 .. 2024-12-31. */
+/** Generated items are created from 2020-01-01 and modified before 2025-06-01 (never in the future). */
 export const ITEM_EPOCH_MS = Date.UTC(2020, 0, 1);
-const ITEM_SPAN_S = 5 * 365 * 86_400;
+export const DATA_HORIZON_MS = Date.UTC(2025, 5, 1);
+const DAY_S = 86_400;
 
 export function createdAtMs(dk: number, index: number, notBeforeMs: number): number {
-  const rng = Rng.from(dk, 'created', index);
-  const t = ITEM_EPOCH_MS + rng.int(0, ITEM_SPAN_S) * 1000;
+  const rng = stream(dk, T_CREATED, index);
+  const spanS = floor((DATA_HORIZON_MS - ITEM_EPOCH_MS) / 1000) - 30 * DAY_S;
+  const t = ITEM_EPOCH_MS + rng.int(0, spanS) * 1000;
   if (t >= notBeforeMs) return t;
-  // Children are created after their folder: spread them over the year after it.
-  return notBeforeMs + rng.int(60, 365 * 86_400) * 1000;
+  // Children are created after their folder: spread them over the time after it.
+  const room = floor((DATA_HORIZON_MS - notBeforeMs) / 1000);
+  return notBeforeMs + rng.int(0, Math.max(0, Math.min(365 * DAY_S, room - 1))) * 1000;
 }
 
 export function modifiedAtMs(dk: number, index: number, createdMs: number): number {
-  const rng = Rng.from(dk, 'modified', index);
-  return rng.chance(0.3) ? createdMs : createdMs + rng.int(1, 400 * 86_400) * 1000;
+  const rng = stream(dk, T_MODIFIED, index);
+  const room = floor((DATA_HORIZON_MS - createdMs) / 1000);
+  if (room <= 1 || rng.chance(0.3)) return createdMs;
+  return createdMs + rng.int(1, Math.min(400 * DAY_S, room - 1)) * 1000;
 }
 
 /** Which person (index into `Tenant.people`) made an item, or its version's last change. */
 export function editorIndex(dk: number, index: number, version: number, peopleCount: number): number {
   // The drive owner makes most changes.
-  const rng = Rng.from(dk, 'editor', index, version);
-  return rng.chance(0.6) ? 0 : rng.int(1, peopleCount - 1);
+  const h = hash32(dk, T_EDITOR, index, version);
+  return h % 10 < 6 ? 0 : 1 + (floor(h / 10) % (peopleCount - 1));
 }
 
+const TWO_DIGITS = Array.from({ length: 60 }, (_, n) => (n < 10 ? '0' : '') + n);
+const dayCache = new Map<number, string>();
+
+/** `2023-04-05T08:44:07Z`: Graph's driveItem timestamps have second precision. */
 export function isoSeconds(ms: number): string {
-  // Graph's driveItem timestamps have second precision: 2023-04-05T08:44:07Z.
-  return new Date(floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+  const s = floor(ms / 1000);
+  const day = floor(s / DAY_S);
+  let date = dayCache.get(day);
+  if (date === undefined) {
+    date = new Date(day * DAY_S * 1000).toISOString().slice(0, 10);
+    if (dayCache.size < 50_000) dayCache.set(day, date);
+  }
+  const sod = s - day * DAY_S;
+  return `${date}T${TWO_DIGITS[floor(sod / 3600)]}:${TWO_DIGITS[floor(sod / 60) % 60]}:${TWO_DIGITS[sod % 60]}Z`;
 }
 

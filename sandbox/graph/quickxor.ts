@@ -10,7 +10,9 @@
  * works. Hashing a 300 MB file per response would be far too slow, so the content has a
  * structure the hash can exploit (see `syntheticContentHash`).
  */
-import { hash32, mulberry32 } from '../shared/prng';
+import { hash32 } from '../shared/prng';
+
+const imul = Math.imul;
 
 const WIDTH_BITS = 160;
 const SHIFT = 11;
@@ -57,14 +59,17 @@ export function quickXorHash(data: Uint8Array): string {
  * BLOCK is a multiple of 160, so every block starts at the same hash bit offset (0) and
  * the hash of a file of any size costs one pass over one block.
  */
-export const BLOCK = 1280;
+export const BLOCK = 320;
 
-/** The base block for (seed parts): deterministic pseudo-random bytes. */
-export function baseBlock(contentKey: number): Buffer {
-  const next = mulberry32(contentKey);
-  const buf = Buffer.allocUnsafe(BLOCK);
+/** The base block for a content key: deterministic pseudo-random bytes (mulberry32, inlined). */
+export function baseBlock(contentKey: number, buf: Buffer = Buffer.allocUnsafe(BLOCK)): Buffer {
+  let a = contentKey >>> 0;
   for (let i = 0; i < BLOCK; i += 4) {
-    const w = (next() * 4294967296) >>> 0;
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = imul(t ^ (t >>> 15), t | 1);
+    t ^= t + imul(t ^ (t >>> 7), t | 61);
+    const w = (t ^ (t >>> 14)) >>> 0;
     buf[i] = w & 0xff;
     buf[i + 1] = (w >>> 8) & 0xff;
     buf[i + 2] = (w >>> 16) & 0xff;
@@ -92,26 +97,36 @@ function xorUpTo(n: number): number {
   }
 }
 
+/** Hash bit position of each byte of a block (blocks all start at bit 0), split in cell/offset. */
+const CELL = new Uint8Array(BLOCK);
+const OFFSET = new Uint8Array(BLOCK);
+for (let p = 0; p < BLOCK; p++) {
+  const bit = (p * SHIFT) % WIDTH_BITS;
+  CELL[p] = bit >>> 5;
+  OFFSET[p] = bit & 31;
+}
+
 /**
  * QuickXorHash of the synthetic content of `size` bytes built from `base`, without
  * generating it: full blocks are identical except for their 4-byte counters, so they
  * cancel out pairwise and only the parity, the XOR of the counters and the tail remain.
  */
-export function syntheticContentHash(base: Buffer, size: number): string {
+export function syntheticContentHash(base: Uint8Array, size: number): string {
   const cells = new Uint32Array(5);
   const fullBlocks = Math.floor(size / BLOCK);
   const tail = size - fullBlocks * BLOCK;
+  // Bytes 4.. of the base block count once for an odd number of full blocks, and once
+  // more for the tail's prefix (two XORs of the same byte cancel), so exactly the bytes
+  // in [lo, hi) remain.
   const odd = (fullBlocks & 1) === 1;
-  let bit = 0;
-  // Bytes 4.. of the base block: once for an odd number of full blocks, and once more for
-  // the tail's prefix (two XORs of the same byte cancel).
-  for (let p = 0; p < BLOCK; p++) {
-    if (p >= 4) {
-      const inTail = p < tail;
-      if (odd !== inTail) xorByteAt(cells, bit, base[p]);
-    }
-    bit += SHIFT;
-    if (bit >= WIDTH_BITS) bit -= WIDTH_BITS;
+  const lo = odd ? Math.max(4, tail) : 4;
+  const hi = odd ? BLOCK : Math.max(4, tail);
+  for (let p = lo; p < hi; p++) {
+    const b = base[p];
+    const off = OFFSET[p];
+    const c = CELL[p];
+    cells[c] ^= b << off;
+    if (off > 24) cells[c === 4 ? 0 : c + 1] ^= b >>> (32 - off);
   }
   // Counter bytes: blocks 0..fullBlocks-1 contribute their index; the tail block (index
   // fullBlocks) contributes the first min(tail, 4) bytes of its own index.

@@ -4,7 +4,7 @@
  */
 import { Rng } from '../shared/prng';
 import { editorIndex, isoSeconds, itemGuid, mimeForName, personEmail, personUpn, type Person, type Tenant } from './data';
-import { baseBlock, syntheticContentHash } from './quickxor';
+import { BLOCK, baseBlock, syntheticContentHash } from './quickxor';
 import { contentKeyFor } from './content';
 import { KIND_FILE, KIND_ROOT, type DriveStore } from './store';
 
@@ -31,24 +31,20 @@ export function identitySet(store: DriveStore, tenant: Tenant, p: Person): { use
   return { user: { email: personEmail(tenant, p), id: p.id, displayName: p.displayName } };
 }
 
-function encodePath(path: string): string {
-  return path.split('/').map(encodeURIComponent).join('/');
-}
-
 export function itemWebUrl(store: DriveStore, i: number): string {
   const d = store.ident;
   if (d.driveType === 'personal') {
     return i === 0 ? d.webUrl : `${d.webUrl}&id=${encodeURIComponent(store.ids[i])}`;
   }
-  return i === 0 ? d.webUrl : `${d.webUrl}/${encodePath(store.pathOf(i))}`;
+  return i === 0 ? d.webUrl : `${d.webUrl}/${store.encodedPathOf(i)}`;
 }
 
-export function eTag(store: DriveStore, i: number): string {
-  return `"{${itemGuid(store.dk, i)}},${store.version[i]}"`;
+export function eTag(store: DriveStore, i: number, guid = itemGuid(store.dk, i)): string {
+  return `"{${guid}},${store.version[i]}"`;
 }
 
-export function cTag(store: DriveStore, i: number): string {
-  return `"c:{${itemGuid(store.dk, i)}},${store.cversion[i]}"`;
+export function cTag(store: DriveStore, i: number, guid = itemGuid(store.dk, i)): string {
+  return `"c:{${guid}},${store.cversion[i]}"`;
 }
 
 /** Whether the item carries a cTag: all items on personal drives, files only elsewhere. */
@@ -56,8 +52,11 @@ export function hasCTag(store: DriveStore, i: number): boolean {
   return store.ident.driveType === 'personal' || store.kind[i] === KIND_FILE;
 }
 
+/** Scratch block for hashing (serialization is synchronous, so one buffer is enough). */
+const scratch = Buffer.allocUnsafe(BLOCK);
+
 export function quickXorOf(store: DriveStore, i: number): string {
-  return syntheticContentHash(baseBlock(contentKeyFor(store, i)), store.size[i]);
+  return syntheticContentHash(baseBlock(contentKeyFor(store, i), scratch), store.size[i]);
 }
 
 function parentReference(store: DriveStore, i: number, pathMode: PathMode): Record<string, string> {
@@ -79,25 +78,25 @@ function parentReference(store: DriveStore, i: number, pathMode: PathMode): Reco
 export function driveItemJson(store: DriveStore, tenant: Tenant, i: number, opts: ItemJsonOptions): Record<string, unknown> {
   const people = tenant.people;
   const isFile = store.kind[i] === KIND_FILE;
+  const guid = itemGuid(store.dk, i);
+  const created = isoSeconds(store.createdMs[i]);
+  const modified = isoSeconds(store.modifiedMs[i]);
   const out: Record<string, unknown> = {};
   if (isFile && opts.downloadUrl !== undefined) out['@microsoft.graph.downloadUrl'] = opts.downloadUrl;
   out.createdBy = identitySet(store, tenant, people[i === 0 ? 0 : editorIndex(store.dk, i, 0, people.length)]);
-  out.createdDateTime = isoSeconds(store.createdMs[i]);
-  out.eTag = eTag(store, i);
+  out.createdDateTime = created;
+  out.eTag = eTag(store, i, guid);
   out.id = store.ids[i];
   out.lastModifiedBy = identitySet(store, tenant, people[i === 0 ? 0 : editorIndex(store.dk, i, store.version[i], people.length)]);
-  out.lastModifiedDateTime = isoSeconds(store.modifiedMs[i]);
+  out.lastModifiedDateTime = modified;
   out.name = store.names[i];
   out.parentReference = parentReference(store, i, opts.pathMode);
   out.webUrl = itemWebUrl(store, i);
-  if (hasCTag(store, i)) out.cTag = cTag(store, i);
+  if (hasCTag(store, i)) out.cTag = cTag(store, i, guid);
   if (isFile) {
     out.file = { mimeType: mimeForName(store.names[i]), hashes: { quickXorHash: quickXorOf(store, i) } };
   }
-  out.fileSystemInfo = {
-    createdDateTime: isoSeconds(store.createdMs[i]),
-    lastModifiedDateTime: isoSeconds(store.modifiedMs[i]),
-  };
+  out.fileSystemInfo = { createdDateTime: created, lastModifiedDateTime: modified };
   if (!isFile) out.folder = { childCount: store.childCount[i] };
   if (store.kind[i] === KIND_ROOT) out.root = {};
   out.size = store.size[i];

@@ -11,9 +11,9 @@
  * Folders change too when their content does (childCount, size, personal cTag), like on
  * OneDrive, where a folder reappears in delta when something below it changes.
  */
-import { Rng } from '../shared/prng';
 import {
   businessItemId,
+  CONTENT_VERSIONS,
   createdAtMs,
   driveKey,
   fileName,
@@ -21,6 +21,8 @@ import {
   folderName,
   modifiedAtMs,
   personalItemId,
+  stream,
+  T_TREE,
   withSuffix,
   type DriveIdentity,
 } from './data';
@@ -73,6 +75,10 @@ export class DriveStore {
   readonly byId = new Map<string, number>();
   /** Folder index → live child indices, ascending (creation order; keyset paging relies on it). */
   readonly children = new Map<number, number[]>();
+
+  /** Folder index → path / percent-encoded path; cleared when any item is renamed or moved. */
+  private readonly pathCache = new Map<number, string>();
+  private readonly encodedPathCache = new Map<number, string>();
 
   /** Current change sequence; 0 = the generated state. */
   seq = 0;
@@ -169,7 +175,7 @@ export class DriveStore {
 
     const topCount = Math.min(folderCount, Math.max(3, Math.min(24, Math.round(Math.sqrt(folderCount) * 1.5))));
     for (let k = 1; k <= folderCount; k++) {
-      const rng = Rng.from(dk, 'tree', k);
+      const rng = stream(dk, T_TREE, k);
       let parent = 0;
       if (k > topCount) {
         for (let attempt = 0; attempt < 4; attempt++) {
@@ -190,11 +196,11 @@ export class DriveStore {
     }
 
     for (let k = folderCount + 1; k < total; k++) {
-      const rng = Rng.from(dk, 'tree', k);
+      const rng = stream(dk, T_TREE, k);
       const parent = folderCount === 0 || rng.chance(0.04) ? 0 : rng.int(1, folderCount);
       const i = this.alloc(KIND_FILE, parent, uniqueName(parent, fileName(dk, k), true));
       this.initTimes(i, parent);
-      const cv = rng.weighted([[1, 6], [2, 3], [3, 2], [4, 1], [7, 0.5]] as const);
+      const cv = CONTENT_VERSIONS.pick(rng);
       this.cversion[i] = cv;
       this.version[i] = cv + rng.int(0, 2);
       const bytes = fileSize(dk, i, cv, this.names[i]);
@@ -243,9 +249,34 @@ export class DriveStore {
   /** `Documents/Sub/file.txt` (no leading slash; '' for the root). */
   pathOf(i: number): string {
     if (i === 0) return '';
-    const parts: string[] = [];
-    for (let a = i; a > 0; a = this.parent[a]) parts.push(this.names[a]);
-    return parts.reverse().join('/');
+    if (this.kind[i] === KIND_FILE) {
+      const p = this.pathOf(this.parent[i]);
+      return p ? `${p}/${this.names[i]}` : this.names[i];
+    }
+    let cached = this.pathCache.get(i);
+    if (cached === undefined) {
+      const p = this.pathOf(this.parent[i]);
+      cached = p ? `${p}/${this.names[i]}` : this.names[i];
+      this.pathCache.set(i, cached);
+    }
+    return cached;
+  }
+
+  /** pathOf with every segment percent-encoded (for webUrl). */
+  encodedPathOf(i: number): string {
+    if (i === 0) return '';
+    const own = encodeURIComponent(this.names[i]);
+    if (this.kind[i] === KIND_FILE) {
+      const p = this.encodedPathOf(this.parent[i]);
+      return p ? `${p}/${own}` : own;
+    }
+    let cached = this.encodedPathCache.get(i);
+    if (cached === undefined) {
+      const p = this.encodedPathOf(this.parent[i]);
+      cached = p ? `${p}/${own}` : own;
+      this.encodedPathCache.set(i, cached);
+    }
+    return cached;
   }
 
   /** Child of folder `parent` named `name` (case-insensitive, as OneDrive), or -1. */
@@ -417,8 +448,14 @@ export class DriveStore {
     return out;
   }
 
+  private invalidatePaths(): void {
+    this.pathCache.clear();
+    this.encodedPathCache.clear();
+  }
+
   rename(i: number, name: string, now: number): void {
     this.beginOp(now);
+    if (this.kind[i] !== KIND_FILE) this.invalidatePaths();
     this.names[i] = name;
     this.touch(i, false);
     this.modifiedMs[i] = now;
@@ -426,6 +463,7 @@ export class DriveStore {
 
   move(i: number, newParent: number, now: number): void {
     this.beginOp(now);
+    if (this.kind[i] !== KIND_FILE) this.invalidatePaths();
     const old = this.parent[i];
     const bytes = this.size[i]; // a folder's size is its subtree's total
     const from = this.children.get(old)!;
