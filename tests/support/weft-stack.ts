@@ -7,6 +7,8 @@ import { openCore, type Core } from '../../common/core';
 import { startApiServer, type RunningApi } from '../../api/server';
 import { buildWorkers, type WeftWorkers } from '../../worker/run-workers';
 import { createLumaSimulator, type LumaSimulator, type LumaSimulatorOptions } from '../../sandbox/luma';
+import { createGraphSimulator, GRAPH_DEFAULT_ACCESS_TOKEN, type GraphSimulator, type GraphSimulatorOptions } from '../../sandbox/graph';
+import { createGitHubSimulator, type GitHubSimulator, type GitHubSimulatorOptions } from '../../sandbox/github';
 import { syncWorkflowId } from '../../api/services/sync-control';
 
 /**
@@ -20,6 +22,10 @@ export interface WeftStack {
   core: Core;
   temporal: Client;
   luma: LumaSimulator;
+  /** Present when the stack was started with `graph` options. */
+  graph: GraphSimulator;
+  /** Present when the stack was started with `github` options. */
+  github: GitHubSimulator;
   taskQueue: string;
   env: Record<string, string>;
   /** The captured JSON log lines of the in-process API and worker. */
@@ -33,6 +39,10 @@ export interface WeftStack {
 
 export interface StackOptions {
   luma?: LumaSimulatorOptions;
+  /** Also start a Microsoft Graph simulator with these options. */
+  graph?: GraphSimulatorOptions;
+  /** Also start a GitHub simulator with these options. */
+  github?: GitHubSimulatorOptions;
   heartbeatTimeoutMs?: number;
   maxInlineWaitMs?: number;
   /** Start the in-process sync worker right away (default true). */
@@ -77,7 +87,11 @@ export async function startWeftStack(opts: StackOptions = {}): Promise<WeftStack
   const temporal = new Client({ connection, namespace: infra.namespace });
 
   const luma = createLumaSimulator(opts.luma ?? {});
-  const lumaUrl = await luma.start();
+  await luma.start();
+  const graph = opts.graph ? createGraphSimulator(opts.graph) : null;
+  await graph?.start();
+  const github = opts.github ? createGitHubSimulator(opts.github) : null;
+  await github?.start();
 
   const api: RunningApi = await startApiServer(
     { stores: core.stores, cipher: core.cipher, registry: core.registry, temporal, logger, settings: { syncTaskQueue: taskQueue, actionTaskQueue, heartbeatTimeoutMs } },
@@ -91,6 +105,8 @@ export async function startWeftStack(opts: StackOptions = {}): Promise<WeftStack
     core,
     temporal,
     luma,
+    graph: graph as GraphSimulator,
+    github: github as GitHubSimulator,
     taskQueue,
     logs,
     env: {
@@ -145,6 +161,8 @@ export async function startWeftStack(opts: StackOptions = {}): Promise<WeftStack
       await stack.stopWorker();
       await api.close();
       await luma.stop();
+      await graph?.stop();
+      await github?.stop();
       await core.mongo.db(dbName).dropDatabase().catch(() => undefined);
       await core.close();
       await connection.close();
@@ -180,4 +198,50 @@ export async function readAllRecords(stack: WeftStack, connectionId: string, mod
     cursor = res.body.next_cursor;
   } while (cursor);
   return out;
+}
+
+/** Creates the `one-drive` integration in dev pointing at this stack's Graph simulator. */
+export async function createOneDriveIntegration(stack: WeftStack, uniqueKey = 'one-drive') {
+  const res = await stack.api('POST', '/integrations', {
+    body: { unique_key: uniqueKey, provider: 'one-drive', provider_overrides: { base_url: stack.graph.url } },
+  });
+  if (res.status !== 201) throw new Error(`creating the one-drive integration failed: ${JSON.stringify(res.body)}`);
+  return res.body.data;
+}
+
+/** Connects a OneDrive account with a token the Graph simulator accepts. */
+export async function connectOneDrive(stack: WeftStack, connectionId: string, accessToken = GRAPH_DEFAULT_ACCESS_TOKEN) {
+  return stack.api('POST', '/connections', {
+    body: { provider_config_key: 'one-drive', connection_id: connectionId, credentials: { type: 'OAUTH2', access_token: accessToken } },
+  });
+}
+
+/** Creates the `github` integration in dev with the simulator's App ID and private key. */
+export async function createGitHubIntegration(stack: WeftStack, uniqueKey = 'github') {
+  const res = await stack.api('POST', '/integrations', {
+    body: {
+      unique_key: uniqueKey,
+      provider: 'github',
+      credentials: { type: 'APP', app_id: String(stack.github.app.id), app_link: `https://github.com/apps/${stack.github.app.slug}`, private_key: stack.github.appPrivateKeyPem },
+      provider_overrides: { base_url: stack.github.url },
+    },
+  });
+  if (res.status !== 201) throw new Error(`creating the github integration failed: ${JSON.stringify(res.body)}`);
+  return res.body.data;
+}
+
+/** Connects the App installation `installationId` of the GitHub simulator. */
+export async function connectGitHub(stack: WeftStack, connectionId: string, installationId = 1001) {
+  return stack.api('POST', '/connections', {
+    body: { provider_config_key: 'github', connection_id: connectionId, credentials: { type: 'APP', app_id: String(stack.github.app.id), installation_id: String(installationId) } },
+  });
+}
+
+/** Triggers one sync and waits for its run to end; resolves with the run summary or rejects with its failure. */
+export async function runSync(stack: WeftStack, providerConfigKey: string, connectionId: string, syncName: string, opts: { reset?: boolean } = {}): Promise<any> {
+  const res = await stack.api('POST', '/sync/trigger', {
+    body: { provider_config_key: providerConfigKey, connection_id: connectionId, syncs: [syncName], ...(opts.reset ? { opts: { reset: true } } : {}) },
+  });
+  if (res.status !== 200) throw new Error(`sync trigger failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return stack.waitForSync(connectionId, syncName, { providerConfigKey });
 }
