@@ -8,6 +8,10 @@ export interface StartOptions {
   port?: number;
   /** Luma simulator port (with --sandbox); default 3010, or a free one if 3010 is taken. */
   lumaPort?: number;
+  /** Microsoft Graph simulator port (with --sandbox); default 3011. */
+  graphPort?: number;
+  /** GitHub simulator port (with --sandbox); default 3012. */
+  githubPort?: number;
 }
 
 function parsePort(value: string): number {
@@ -21,5 +25,7 @@ export function addStartOptions(command: Command): Command {
   return command
     .option('--sandbox', 'also start the sandbox simulators and create the dev integrations that point at them', false)
     .option('--port <port>', 'API port (default: $PORT, else 3003; 0 = any free port)', parsePort)
-    .option('--luma-port <port>', 'Luma simulator port with --sandbox (default 3010, else a free port)', parsePort);
+    .option('--luma-port <port>', 'Luma simulator port with --sandbox (default 3010, else a free port)', parsePort)
+    .option('--graph-port <port>', 'Microsoft Graph simulator port with --sandbox (default 3011, else a free port)', parsePort)
+    .option('--github-port <port>', 'GitHub simulator port with --sandbox (default 3012, else a free port)', parsePort);
 }

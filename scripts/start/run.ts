@@ -103,7 +103,7 @@ export async function runStart(options: StartOptions, env: NodeJS.ProcessEnv): P
 
     let sandbox: RunningSandbox | undefined;
     if (options.sandbox) {
-      sandbox = await startSandbox({ stores: core.stores, registry: core.registry, ports: { luma: options.lumaPort } });
+      sandbox = await startSandbox({ stores: core.stores, cipher: core.cipher, registry: core.registry, ports: { luma: options.lumaPort, graph: options.graphPort, github: options.githubPort } });
       resources.push({ name: 'sandbox simulators', stop: sandbox.stop });
       checkpoint();
     }

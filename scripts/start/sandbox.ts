@@ -1,5 +1,9 @@
 import type { IntegrationRegistry } from '../../runtime/registry';
 import type { Stores } from '../../store/db';
+import type { CredentialCipher } from '../../auth/credential-cipher';
+import type { IntegrationCredentials } from '../../auth/credential-source';
+import { createGitHubSimulator } from '../../sandbox/github';
+import { createGraphSimulator, GRAPH_DEFAULT_ACCESS_TOKEN } from '../../sandbox/graph';
 import { createLumaSimulator, LUMA_DEFAULT_API_KEY } from '../../sandbox/luma';
 import { StartError } from './errors';
 
@@ -7,6 +11,8 @@ import { StartError } from './errors';
 interface SimulatorHandle {
   start(port: number): Promise<string>;
   stop(): Promise<void>;
+  /** Client credentials the sandbox integration needs (the GitHub App's private key). */
+  integrationCredentials?(): IntegrationCredentials;
 }
 
 /**
@@ -32,8 +38,25 @@ export const SANDBOX_SIMULATORS: SandboxSimulatorSpec[] = [
     integrations: [{ provider: 'luma', uniqueKey: 'luma', displayName: 'Luma (sandbox)' }],
     create: () => createLumaSimulator({ seed: 1, eventCount: 250 }),
   },
-  // Later: Microsoft identity + Graph (provider one-drive, port 3011) and GitHub (provider
-  // github, port 3012), once their integrations and simulators exist.
+  {
+    id: 'graph',
+    defaultPort: 3011,
+    hint: `OAuth access token: ${GRAPH_DEFAULT_ACCESS_TOKEN}`,
+    integrations: [{ provider: 'one-drive', uniqueKey: 'one-drive', displayName: 'OneDrive (sandbox)' }],
+    create: () => createGraphSimulator({ seed: 1, drives: [{ fileCount: 500 }, { fileCount: 120, driveType: 'documentLibrary', name: 'Team Documents' }] }),
+  },
+  {
+    id: 'github',
+    defaultPort: 3012,
+    hint: 'App installation id: 1001',
+    integrations: [{ provider: 'github', uniqueKey: 'github', displayName: 'GitHub (sandbox)' }],
+    create: () => {
+      const sim = createGitHubSimulator({ seed: 1, oversizedPulls: 1 });
+      return Object.assign(sim, {
+        integrationCredentials: (): IntegrationCredentials => ({ type: 'APP', app_id: String(sim.app.id), app_link: `https://github.com/apps/${sim.app.slug}`, private_key: sim.appPrivateKeyPem }),
+      });
+    },
+  },
 ];
 
 export interface SandboxIntegrationResult {
@@ -53,6 +76,7 @@ export interface RunningSandbox {
 
 export interface StartSandboxOptions {
   stores: Stores;
+  cipher: CredentialCipher;
   registry: IntegrationRegistry;
   /** Explicit ports by simulator id; an explicit port that is busy is an error, a busy default is not. */
   ports: Record<string, number | undefined>;
@@ -81,7 +105,8 @@ export async function startSandbox(opts: StartSandboxOptions): Promise<RunningSa
       running.push({ id: spec.id, handle });
       result.simulators.push({ id: spec.id, url, hint: spec.hint, note });
       for (const integration of available) {
-        result.integrations.push(await upsertIntegration(opts.stores, environment, integration, url));
+        const credentials = handle.integrationCredentials?.();
+        result.integrations.push(await upsertIntegration(opts.stores, environment, integration, url, credentials ? opts.cipher.seal(credentials) : null));
       }
     }
   } catch (err) {
@@ -113,6 +138,7 @@ async function upsertIntegration(
   environment: string,
   integration: { provider: string; uniqueKey: string; displayName: string },
   baseUrl: string,
+  credentialsEncrypted: string | null,
 ): Promise<SandboxIntegrationResult> {
   const base = { uniqueKey: integration.uniqueKey, provider: integration.provider, baseUrl };
   const existing = await stores.integrations.get(environment, integration.uniqueKey);
@@ -122,6 +148,7 @@ async function upsertIntegration(
       unique_key: integration.uniqueKey,
       provider: integration.provider,
       display_name: integration.displayName,
+      credentials_encrypted: credentialsEncrypted,
       provider_overrides: { base_url: baseUrl },
     });
     return { ...base, outcome: 'created' };
@@ -129,7 +156,11 @@ async function upsertIntegration(
   if (existing.provider !== integration.provider) {
     return { ...base, outcome: 'skipped', reason: `"${integration.uniqueKey}" already exists with provider ${existing.provider}` };
   }
-  if (existing.provider_overrides?.base_url === baseUrl) return { ...base, outcome: 'unchanged' };
-  await stores.integrations.update(environment, integration.uniqueKey, { provider_overrides: { ...existing.provider_overrides, base_url: baseUrl } });
+  // A simulator's App key is new on every start: the integration must follow it.
+  if (existing.provider_overrides?.base_url === baseUrl && !credentialsEncrypted) return { ...base, outcome: 'unchanged' };
+  await stores.integrations.update(environment, integration.uniqueKey, {
+    provider_overrides: { ...existing.provider_overrides, base_url: baseUrl },
+    ...(credentialsEncrypted ? { credentials_encrypted: credentialsEncrypted } : {}),
+  });
   return { ...base, outcome: 'updated' };
 }
