@@ -45,9 +45,17 @@ export interface SyncRunSummary {
   changed: boolean;
 }
 
+/** Why a run failed: a stable code, a message, and the structured detail where there is one. */
+export interface SyncRunError {
+  code: string;
+  message: string;
+  /** E.g. the validation failure record `{ validation: [{ path, message, code }], model }`. */
+  detail?: unknown;
+}
+
 export interface FailSyncRunInput extends SyncRunInput {
   run: StartedSyncRun;
-  error: { code: string; message: string };
+  error: SyncRunError;
 }
 
 /** Failure types the workflow must not retry: retrying cannot fix them. */

@@ -13,7 +13,7 @@ export interface SyncRunDoc {
   started_at: Date;
   finished_at: Date | null;
   result: ModelCounts | null;
-  error: { code: string; message: string } | null;
+  error: { code: string; message: string; detail?: unknown } | null;
 }
 
 export class SyncRunStore {
@@ -40,7 +40,7 @@ export class SyncRunStore {
     return this.col.findOne({ _id: id });
   }
 
-  async finish(id: string, outcome: { status: 'SUCCESS'; result: ModelCounts } | { status: 'ERROR'; error: { code: string; message: string } }): Promise<void> {
+  async finish(id: string, outcome: { status: 'SUCCESS'; result: ModelCounts } | { status: 'ERROR'; error: { code: string; message: string; detail?: unknown } }): Promise<void> {
     await this.col.updateOne(
       { _id: id },
       {

@@ -23,7 +23,7 @@ export interface SyncDoc {
     started_at: Date;
     finished_at: Date | null;
     result: ModelCounts | null;
-    error: { code: string; message: string } | null;
+    error: { code: string; message: string; detail?: unknown } | null;
   } | null;
   record_count: Record<string, number>;
   created_at: Date;
@@ -106,7 +106,7 @@ export class SyncStore {
     );
   }
 
-  async markRunFailed(key: SyncKey, run: { id: string; startedAt: Date; error: { code: string; message: string } }): Promise<void> {
+  async markRunFailed(key: SyncKey, run: { id: string; startedAt: Date; error: { code: string; message: string; detail?: unknown } }): Promise<void> {
     const now = new Date();
     await this.col.updateOne(
       { connection: key.connection, name: key.name, variant: key.variant },

@@ -1,6 +1,6 @@
 import { ActivityFailure, ApplicationFailure, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { SyncActivities } from '../activities/sync-activities';
-import type { SyncRunInput, SyncRunSummary } from '../activities/sync-contracts';
+import type { SyncRunError, SyncRunInput, SyncRunSummary } from '../activities/sync-contracts';
 import { NON_RETRYABLE_SYNC_ERRORS } from '../activities/sync-contracts';
 
 /**
@@ -37,14 +37,17 @@ export async function syncRun(input: SyncRunInput): Promise<SyncRunSummary> {
     const error = describeFailure(err);
     await bookkeeping.failSyncRun({ ...input, run, error });
     // No delete detection after a failed run: finishSyncRun is never reached.
-    throw ApplicationFailure.create({ type: error.code, message: error.message, nonRetryable: true, cause: err instanceof Error ? err : undefined });
+    throw ApplicationFailure.create({ type: error.code, message: error.message, details: error.detail === undefined ? [] : [error.detail], nonRetryable: true, cause: err instanceof Error ? err : undefined });
   }
   return bookkeeping.finishSyncRun({ ...input, run, trackDeletes });
 }
 
-function describeFailure(err: unknown): { code: string; message: string } {
+function describeFailure(err: unknown): SyncRunError {
   const cause = err instanceof ActivityFailure ? err.cause : err;
-  if (cause instanceof ApplicationFailure) return { code: cause.type ?? 'sync_failed', message: cause.message };
+  if (cause instanceof ApplicationFailure) {
+    const detail = (cause.details?.[0] as { detail?: unknown } | undefined)?.detail;
+    return { code: cause.type ?? 'sync_failed', message: cause.message, ...(detail === undefined ? {} : { detail }) };
+  }
   if (cause instanceof Error) return { code: cause.name === 'TimeoutFailure' ? 'sync_timed_out' : 'sync_failed', message: cause.message };
   return { code: 'sync_failed', message: String(cause) };
 }

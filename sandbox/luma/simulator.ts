@@ -134,6 +134,11 @@ export interface LumaSimulator {
   deleteEvents(countOrIds: number | readonly string[]): string[];
   /** Adds `n` new events (deterministic from seed and creation order); returns their ids. */
   addEvents(n: number): string[];
+  /**
+   * Serves one event with some of its `event` fields replaced, as real data sometimes is
+   * (a malformed date, a broken URL), to test how clients handle bad records.
+   */
+  corruptEvent(id: string, fields: Record<string, unknown>): void;
   /** Clears every key's sliding window and lockout (stats are kept). */
   resetRateLimits(): void;
   setLatency(ms: number): void;
@@ -169,6 +174,8 @@ class EventStore {
   /** Every id ever issued (deleted ones too), so new ids never reuse an old one. */
   private readonly issued = new Set<string>();
   private readonly versions = new Map<number, number>();
+  /** Field overrides of events served with bad data (see corruptEvent). */
+  private readonly corruptions = new Map<string, Record<string, unknown>>();
   private nextIndex = 0;
 
   constructor(
@@ -217,7 +224,14 @@ class EventStore {
    * 100,000 events and every call returns a fresh object the caller may keep or mutate.
    */
   entry(skel: EventSkeleton): LumaEventEntry {
-    return buildEntry(this.seedK, this.dir, skel, this.versions.get(skel.index) ?? 0);
+    const entry = buildEntry(this.seedK, this.dir, skel, this.versions.get(skel.index) ?? 0);
+    const corrupt = this.corruptions.get(skel.id);
+    if (corrupt) Object.assign(entry.event as unknown as Record<string, unknown>, corrupt);
+    return entry;
+  }
+
+  corrupt(id: string, fields: Record<string, unknown>): void {
+    this.corruptions.set(id, { ...this.corruptions.get(id), ...fields });
   }
 
   add(n: number): string[] {
@@ -584,6 +598,10 @@ export function createLumaSimulator(options: LumaSimulatorOptions = {}): LumaSim
       if (!Number.isInteger(n) || n < 0) throw new Error('addEvents: n must be a non-negative integer');
       mutationCounter++;
       return store.add(n);
+    },
+    corruptEvent(id, fields) {
+      if (!store.has(id)) throw new Error(`corruptEvent: no live event ${id}`);
+      store.corrupt(id, fields);
     },
     resetRateLimits() {
       windows.clear();
