@@ -8,4 +8,13 @@ export type {
   ThrottleOptions,
 } from './simulator';
 export type { DriveType } from './data';
+export type {
+  GraphDrive,
+  GraphDriveItem,
+  GraphDeletedItem,
+  GraphIdentity,
+  GraphIdentitySet,
+  GraphItemReference,
+  GraphUser,
+} from './serialize';
 export { quickXorHash } from './quickxor';

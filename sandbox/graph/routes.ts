@@ -215,10 +215,11 @@ function parseSelect(ctx: RequestContext, allowed: Set<string>, typeName: string
   });
 }
 
-function applySelect(obj: Record<string, unknown>, select: string[] | null): Record<string, unknown> {
-  if (!select) return obj;
+function applySelect(obj: object, select: string[] | null): Record<string, unknown> {
+  const all = obj as Record<string, unknown>;
+  if (!select) return all;
   const out: Record<string, unknown> = {};
-  for (const k of Object.keys(obj)) if (select.includes(k)) out[k] = obj[k];
+  for (const k of Object.keys(all)) if (select.includes(k)) out[k] = all[k];
   return out;
 }
 
@@ -284,8 +285,9 @@ function pathModeOf(ref: DriveRef): PathMode {
 function matchesIfNoneMatch(ctx: RequestContext, store: DriveStore, i: number): boolean {
   const h = ctx.ifNoneMatch;
   if (!h) return false;
-  const tags = h.split(',').map((s) => s.trim().replace(/^W\//, ''));
-  if (tags.includes('*')) return true;
+  if (h.trim() === '*') return true;
+  // Entity tags are quoted and Graph's contain commas (`"{GUID},3"`): match the quoted strings.
+  const tags = (h.match(/(?:W\/)?"[^"]*"/g) ?? []).map((t) => t.replace(/^W\//, ''));
   return tags.includes(eTag(store, i)) || (hasCTag(store, i) && tags.includes(cTag(store, i)));
 }
 

@@ -3,10 +3,98 @@
  * skeleton on demand. Property order follows what Graph sends; clients must not rely on it.
  */
 import { Rng } from '../shared/prng';
-import { editorIndex, isoSeconds, itemGuid, mimeForName, personEmail, personUpn, type Person, type Tenant } from './data';
+import { editorIndex, isoSeconds, itemGuid, mimeForName, personEmail, personUpn, type DriveType, type Person, type Tenant } from './data';
 import { BLOCK, baseBlock, syntheticContentHash } from './quickxor';
 import { contentKeyFor } from './content';
 import { KIND_FILE, KIND_ROOT, type DriveStore } from './store';
+
+// ---------------------------------------------------------------------------------------
+// Shapes (what the simulator sends; Graph defines many more optional properties)
+// ---------------------------------------------------------------------------------------
+
+export interface GraphIdentity {
+  displayName: string;
+  id: string;
+  /** Present on OneDrive for Business / SharePoint identities. */
+  email?: string;
+}
+
+export interface GraphIdentitySet {
+  user: GraphIdentity;
+}
+
+export interface GraphItemReference {
+  driveType: DriveType;
+  driveId: string;
+  /** Absent on the root's own parentReference. */
+  id?: string;
+  /** `/drive/root:/A/B` or `/drives/{id}/root:/A/B`; never in delta responses. */
+  path?: string;
+  /** documentLibrary drives only. */
+  siteId?: string;
+}
+
+export interface GraphDriveItem {
+  '@microsoft.graph.downloadUrl'?: string;
+  createdBy: GraphIdentitySet;
+  createdDateTime: string;
+  eTag: string;
+  id: string;
+  lastModifiedBy: GraphIdentitySet;
+  lastModifiedDateTime: string;
+  name: string;
+  parentReference: GraphItemReference;
+  webUrl: string;
+  /** Files on every drive type; folders only on personal drives. */
+  cTag?: string;
+  file?: { mimeType: string; hashes: { quickXorHash: string } };
+  fileSystemInfo: { createdDateTime: string; lastModifiedDateTime: string };
+  folder?: { childCount: number };
+  root?: Record<string, never>;
+  size: number;
+}
+
+/** A deleted item as delta reports it. */
+export interface GraphDeletedItem {
+  createdDateTime: string;
+  eTag: string;
+  id: string;
+  lastModifiedDateTime: string;
+  /** personal drives only. */
+  name?: string;
+  parentReference: GraphItemReference;
+  file?: Record<string, never>;
+  folder?: { childCount: number };
+  deleted: { state: string };
+  /** business / documentLibrary only (always 0). */
+  size?: number;
+}
+
+export interface GraphDrive {
+  createdDateTime: string;
+  description: string;
+  id: string;
+  lastModifiedDateTime: string;
+  name: string;
+  webUrl: string;
+  driveType: DriveType;
+  owner: { user: Required<GraphIdentity> };
+  quota: { deleted: number; remaining: number; state: 'normal' | 'nearing' | 'critical' | 'exceeded'; total: number; used: number };
+}
+
+export interface GraphUser {
+  businessPhones: string[];
+  displayName: string;
+  givenName: string;
+  jobTitle: string;
+  mail: string;
+  mobilePhone: string | null;
+  officeLocation: string;
+  preferredLanguage: string;
+  surname: string;
+  userPrincipalName: string;
+  id: string;
+}
 
 /**
  * How `parentReference.path` is written: Graph echoes the addressing the request used,
@@ -26,7 +114,7 @@ function personalUserId(p: Person): string {
   return Rng.from('personal-user', p.id).hex(16);
 }
 
-export function identitySet(store: DriveStore, tenant: Tenant, p: Person): { user: Record<string, string> } {
+export function identitySet(store: DriveStore, tenant: Tenant, p: Person): GraphIdentitySet {
   if (store.ident.driveType === 'personal') return { user: { displayName: p.displayName, id: personalUserId(p) } };
   return { user: { email: personEmail(tenant, p), id: p.id, displayName: p.displayName } };
 }
@@ -59,9 +147,9 @@ export function quickXorOf(store: DriveStore, i: number): string {
   return syntheticContentHash(baseBlock(contentKeyFor(store, i), scratch), store.size[i]);
 }
 
-function parentReference(store: DriveStore, i: number, pathMode: PathMode): Record<string, string> {
+function parentReference(store: DriveStore, i: number, pathMode: PathMode): GraphItemReference {
   const d = store.ident;
-  const ref: Record<string, string> = { driveType: d.driveType, driveId: d.id };
+  const ref: GraphItemReference = { driveType: d.driveType, driveId: d.id };
   if (i === 0) return ref;
   const p = store.parent[i];
   ref.id = store.ids[p];
@@ -75,13 +163,14 @@ function parentReference(store: DriveStore, i: number, pathMode: PathMode): Reco
 }
 
 /** A live driveItem. */
-export function driveItemJson(store: DriveStore, tenant: Tenant, i: number, opts: ItemJsonOptions): Record<string, unknown> {
+export function driveItemJson(store: DriveStore, tenant: Tenant, i: number, opts: ItemJsonOptions): GraphDriveItem {
   const people = tenant.people;
   const isFile = store.kind[i] === KIND_FILE;
   const guid = itemGuid(store.dk, i);
   const created = isoSeconds(store.createdMs[i]);
   const modified = isoSeconds(store.modifiedMs[i]);
-  const out: Record<string, unknown> = {};
+  // Built property by property so the JSON keeps Graph's order with optional facets in place.
+  const out = {} as GraphDriveItem;
   if (isFile && opts.downloadUrl !== undefined) out['@microsoft.graph.downloadUrl'] = opts.downloadUrl;
   out.createdBy = identitySet(store, tenant, people[i === 0 ? 0 : editorIndex(store.dk, i, 0, people.length)]);
   out.createdDateTime = created;
@@ -107,14 +196,14 @@ export function driveItemJson(store: DriveStore, tenant: Tenant, i: number, opts
  * A deleted item as delta reports it: the `deleted` facet, parentReference without path,
  * and (§B6) no name/cTag on OneDrive for Business/SharePoint, no cTag/size on personal.
  */
-export function tombstoneJson(store: DriveStore, i: number): Record<string, unknown> {
+export function tombstoneJson(store: DriveStore, i: number): GraphDeletedItem {
   const personal = store.ident.driveType === 'personal';
-  const out: Record<string, unknown> = {
+  const out: GraphDeletedItem = {
     createdDateTime: isoSeconds(store.createdMs[i]),
     eTag: eTag(store, i),
     id: store.ids[i],
     lastModifiedDateTime: isoSeconds(store.modifiedMs[i]),
-  };
+  } as GraphDeletedItem;
   if (personal) out.name = store.names[i];
   out.parentReference = parentReference(store, i, null);
   if (store.kind[i] === KIND_FILE) out.file = {};
@@ -132,11 +221,12 @@ export function quotaState(used: number, total: number): 'normal' | 'nearing' | 
   return 'normal';
 }
 
-export function driveJson(store: DriveStore, tenant: Tenant): Record<string, unknown> {
+export function driveJson(store: DriveStore, tenant: Tenant): GraphDrive {
   const d = store.ident;
-  const owner = identitySet(store, tenant, d.owner);
-  if (d.driveType !== 'personal') owner.user = { email: personEmail(tenant, d.owner), id: d.owner.id, displayName: d.owner.displayName };
-  else owner.user = { ...owner.user, email: `${d.owner.alias}@outlook.com` };
+  const user: Required<GraphIdentity> =
+    d.driveType === 'personal'
+      ? { email: `${d.owner.alias}@outlook.com`, id: identitySet(store, tenant, d.owner).user.id, displayName: d.owner.displayName }
+      : { email: personEmail(tenant, d.owner), id: d.owner.id, displayName: d.owner.displayName };
   const total = d.quotaTotal;
   const used = store.usedBytes;
   const deleted = store.deletedBytes;
@@ -148,7 +238,7 @@ export function driveJson(store: DriveStore, tenant: Tenant): Record<string, unk
     name: d.name,
     webUrl: d.webUrl,
     driveType: d.driveType,
-    owner,
+    owner: { user },
     quota: {
       deleted,
       remaining: Math.max(0, total - used - deleted),
@@ -188,7 +278,7 @@ export function librarySiteJson(store: DriveStore, tenant: Tenant): Record<strin
   };
 }
 
-export function userJson(tenant: Tenant): Record<string, unknown> {
+export function userJson(tenant: Tenant): GraphUser {
   const me = tenant.people[0];
   return {
     businessPhones: [],

@@ -24,7 +24,7 @@ import { contentBase, parseRange, streamContent } from './content';
 import { DeltaListings } from './delta';
 import { errorBody, formatRetryAfter, GraphError, injectedFailure, throttleBody, type RequestIds } from './errors';
 import { handleApi, type GraphState, type RequestContext } from './routes';
-import { driveItemJson, driveJson, eTag, userJson } from './serialize';
+import { driveItemJson, driveJson, eTag, userJson, type GraphDrive, type GraphDriveItem, type GraphUser } from './serialize';
 import { DriveStore, KIND_FILE, validateName } from './store';
 import { TOKEN, TokenCodec } from './tokens';
 
@@ -144,13 +144,13 @@ export interface GraphSimulator {
 
   // Inspection
   /** Drive objects as GET /drives/{id} returns them (without @odata.context). */
-  drives(): Record<string, unknown>[];
+  drives(): GraphDrive[];
   /** Live items (root first, parents before children) with `/drive/root:` paths, no download URLs. */
-  items(driveId?: string): Record<string, unknown>[];
+  items(driveId?: string): GraphDriveItem[];
   /** One live item like items() returns it, or undefined. */
-  getItem(driveId: string, id: string): Record<string, unknown> | undefined;
+  getItem(driveId: string, id: string): GraphDriveItem | undefined;
   /** The signed-in user as GET /me returns it (without @odata.context). */
-  me(): Record<string, unknown>;
+  me(): GraphUser;
   stats(): GraphSimulatorStats;
   requestLog(): GraphRequestLogEntry[];
   /** Clears the request log and the stats (not throttling state). */
@@ -467,7 +467,7 @@ export function createGraphSimulator(options: GraphSimulatorOptions = {}): Graph
     return out;
   }
 
-  function inspectItem(store: DriveStore, i: number): Record<string, unknown> {
+  function inspectItem(store: DriveStore, i: number): GraphDriveItem {
     return driveItemJson(store, tenant, i, { pathMode: 'drive' });
   }
 
@@ -589,7 +589,7 @@ export function createGraphSimulator(options: GraphSimulatorOptions = {}): Graph
     },
     items(driveId) {
       const stores = driveId === undefined ? drives : [storeFor(driveId, 'items')];
-      const out: Record<string, unknown>[] = [];
+      const out: GraphDriveItem[] = [];
       for (const store of stores) for (const i of store.preorder(0)) out.push(inspectItem(store, i));
       return out;
     },
