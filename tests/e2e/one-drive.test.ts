@@ -1,0 +1,198 @@
+import type { GraphSimulator } from '../../sandbox/graph';
+import { connectOneDrive, createOneDriveIntegration, readAllRecords, runSync, startWeftStack, type WeftStack } from '../support/weft-stack';
+
+const CONN = 'od-user';
+const HEADERS = { 'connection-id': CONN, 'provider-config-key': 'one-drive' };
+
+/** What the File records must say, computed from the simulator's own view of the drives. */
+function expectedFiles(sim: GraphSimulator): Map<string, { path: string; is_folder: boolean; size: number | null; drive_id: string }> {
+  const out = new Map<string, { path: string; is_folder: boolean; size: number | null; drive_id: string }>();
+  for (const drive of sim.drives()) {
+    for (const item of sim.items(drive.id as string) as any[]) {
+      if (item.root) continue;
+      const parent = String(item.parentReference.path);
+      out.set(item.id, { path: `${decodeURIComponent(parent.slice(parent.indexOf(':') + 1))}/${item.name}`, is_folder: item.folder !== undefined, size: item.size ?? null, drive_id: drive.id as string });
+    }
+  }
+  return out;
+}
+
+async function liveFiles(stack: WeftStack) {
+  const records = await readAllRecords(stack, CONN, 'File', {}, 'one-drive');
+  return new Map(records.filter((r) => r._weft_metadata.deleted_at === null).map((r) => [r.id as string, r]));
+}
+
+async function expectRecordsToMatchDrives(stack: WeftStack) {
+  const expected = expectedFiles(stack.graph);
+  const live = await liveFiles(stack);
+  expect([...live.keys()].sort()).toEqual([...expected.keys()].sort());
+  for (const [id, want] of expected) expect(live.get(id)).toMatchObject(want);
+}
+
+describe('OneDrive (Microsoft Graph), end to end', () => {
+  let stack: WeftStack;
+
+  beforeAll(async () => {
+    stack = await startWeftStack({ graph: { seed: 17, drives: [{ fileCount: 300 }, { fileCount: 60, driveType: 'documentLibrary', name: 'Team Documents' }] } });
+    await createOneDriveIntegration(stack);
+    const res = await connectOneDrive(stack, CONN);
+    expect(res.status).toBe(201);
+    await stack.waitForSync(CONN, 'user-files', { providerConfigKey: 'one-drive' });
+  });
+  afterAll(async () => stack?.shutdown());
+
+  test('a refused token is not stored', async () => {
+    const res = await connectOneDrive(stack, 'od-bad', 'not-a-token');
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe('invalid_credentials');
+  });
+
+  test('list-drives answers at POST /action/trigger and at GET /v1/list-drives', async () => {
+    const viaTrigger = await stack.api('POST', '/action/trigger', { headers: HEADERS, body: { action_name: 'list-drives', input: {} } });
+    expect(viaTrigger.status).toBe(200);
+    expect(viaTrigger.body.drives.map((d: any) => d.id).sort()).toEqual(stack.graph.drives().map((d) => d.id).sort());
+    const team = viaTrigger.body.drives.find((d: any) => d.name === 'Team Documents');
+    expect(team).toMatchObject({ driveType: 'documentLibrary' });
+    const viaEndpoint = await stack.api('GET', '/v1/list-drives', { headers: HEADERS });
+    expect(viaEndpoint.body).toEqual(viaTrigger.body);
+  });
+
+  test('fetch-file returns a fresh download URL; folders, unknown items and bad input get clear errors', async () => {
+    const drive = stack.graph.drives()[0].id as string;
+    const items = stack.graph.items(drive) as any[];
+    const file = items.find((i) => i.file);
+    const folder = items.find((i) => i.folder && !i.root);
+
+    const ok = await stack.api('GET', `/v1/fetch-file?driveId=${encodeURIComponent(drive)}&itemId=${file.id}`, { headers: HEADERS });
+    expect(ok.status).toBe(200);
+    expect(ok.body.id).toBe(file.id);
+    const download = await fetch(ok.body.download_url);
+    expect(download.status).toBe(200);
+    expect((await download.arrayBuffer()).byteLength).toBeGreaterThan(0);
+
+    const isFolder = await stack.api('GET', `/v1/fetch-file?driveId=${encodeURIComponent(drive)}&itemId=${folder.id}`, { headers: HEADERS });
+    expect(isFolder.status).toBe(400);
+    expect(isFolder.body.error.code).toBe('not_a_file');
+
+    const gone = await stack.api('POST', '/action/trigger', { headers: HEADERS, body: { action_name: 'fetch-file', input: { driveId: drive, itemId: 'NOPE0000000000000000' } } });
+    expect(gone.status).toBe(404);
+    expect(gone.body.error.code).toBe('file_not_found');
+
+    const bad = await stack.api('POST', '/action/trigger', { headers: HEADERS, body: { action_name: 'fetch-file', input: { driveId: drive } } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toMatchObject({ code: 'invalid_action_input', errors: [{ path: 'itemId', code: 'invalid_type' }] });
+
+    const unknown = await stack.api('POST', '/action/trigger', { headers: HEADERS, body: { action_name: 'delete-everything', input: {} } });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error.code).toBe('unknown_action');
+  });
+
+  test('an async action answers 202, then its output at GET /action/:id', async () => {
+    const drive = stack.graph.drives()[0].id as string;
+    const file = (stack.graph.items(drive) as any[]).find((i) => i.file);
+    stack.graph.setLatency(400);
+    const started = await stack.api('POST', '/action/trigger', { headers: { ...HEADERS, 'x-async': 'true' }, body: { action_name: 'fetch-file', input: { driveId: drive, itemId: file.id } } });
+    expect(started.status).toBe(202);
+    expect(started.body.statusUrl).toBe(`/action/${started.body.id}`);
+    const pending = await stack.api('GET', started.body.statusUrl);
+    expect(pending.status).toBe(404);
+    expect(pending.body.error.code).toBe('action_pending');
+    stack.graph.setLatency(0);
+    let done = pending;
+    for (let i = 0; i < 100 && done.status === 404; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      done = await stack.api('GET', started.body.statusUrl);
+    }
+    expect(done.status).toBe(200);
+    expect(done.body.id).toBe(file.id);
+    // Another environment cannot read it.
+    const other = await stack.api('GET', started.body.statusUrl, { key: stack.keys.prod });
+    expect(other.status).toBe(404);
+  });
+
+  test('user-files: the first run enumerated every drive, with paths', async () => {
+    await expectRecordsToMatchDrives(stack);
+    const page = await stack.api('GET', '/v1/user-files?limit=5', { headers: HEADERS });
+    expect(page.status).toBe(200);
+    expect(page.body.records).toHaveLength(5);
+    expect(page.body.next_cursor).toEqual(expect.any(String));
+    const unified = await stack.api('GET', '/records?model=UnifiedFile&limit=1', { headers: HEADERS });
+    expect(Object.keys(unified.body.records[0]).sort()).toEqual(['_weft_metadata', 'container_id', 'created_at', 'id', 'is_folder', 'mime_type', 'name', 'parent_id', 'path', 'size', 'updated_at', 'web_url']);
+  });
+
+  test('user-files: a later run follows the delta links and applies only the changes', async () => {
+    const before = await liveFiles(stack);
+    const edited = stack.graph.editFiles(5);
+    const deleted = stack.graph.deleteItems(3).filter((id) => !edited.includes(id));
+    stack.graph.addFiles(4);
+    stack.graph.resetStats();
+
+    const summary = await runSync(stack, 'one-drive', CONN, 'user-files');
+    // Updated: the edited files, plus the folders whose metadata (eTag, size) moved because
+    // a child changed. Exactly the records whose content differs, nothing rewritten needlessly.
+    const after = await liveFiles(stack);
+    const strip = ({ _weft_metadata, ...data }: any) => data;
+    const changed = [...after.keys()].filter((id) => before.has(id) && JSON.stringify(strip(before.get(id))) !== JSON.stringify(strip(after.get(id))));
+    expect(changed).toEqual(expect.arrayContaining(edited));
+    expect(changed.filter((id) => !edited.includes(id)).every((id) => after.get(id).is_folder)).toBe(true);
+    expect(summary.result.File).toEqual({ added: 4, updated: changed.length, deleted: deleted.length });
+    const deltaCalls = stack.graph.requestLog().filter((e) => e.path.endsWith('/root/delta'));
+    expect(deltaCalls).toHaveLength(2); // one per drive, each from its saved delta link
+    expect(deltaCalls.every((e) => typeof e.query.token === 'string')).toBe(true);
+    await expectRecordsToMatchDrives(stack);
+    const deletedRecords = await readAllRecords(stack, CONN, 'File', { filter: 'deleted' }, 'one-drive');
+    expect(deletedRecords.map((r) => r.id).sort()).toEqual(expect.arrayContaining(deleted.sort()));
+  });
+
+  test('user-files: a renamed folder re-enumerates, so paths under it are right', async () => {
+    const drive = stack.graph.drives()[0].id as string;
+    const folder = (stack.graph.items(drive) as any[]).find((i) => i.folder && !i.root && i.folder.childCount > 0);
+    stack.graph.renameItem(folder.id, `${folder.name} (renamed)`);
+    await runSync(stack, 'one-drive', CONN, 'user-files');
+    await expectRecordsToMatchDrives(stack);
+  });
+
+  test('user-files: a 410 for an expired delta token recovers with a full resync', async () => {
+    stack.graph.expireDeltaTokens();
+    const gone = stack.graph.deleteItems(2);
+    const summary = await runSync(stack, 'one-drive', CONN, 'user-files');
+    expect(summary.result.File.deleted).toBe(gone.length);
+    expect(stack.graph.requestLog().some((e) => e.status === 410)).toBe(true);
+    await expectRecordsToMatchDrives(stack);
+  });
+
+  test('user-files: a burst of 429s is survived, each Retry-After respected', async () => {
+    stack.graph.editFiles(2);
+    stack.graph.resetStats();
+    stack.graph.throttleNext(3, { status: 429, retryAfterSeconds: 1.2 });
+    await runSync(stack, 'one-drive', CONN, 'user-files');
+    const log = stack.graph.requestLog();
+    const throttled = log.map((e, i) => ({ e, i })).filter(({ e }) => e.throttled);
+    expect(throttled).toHaveLength(3);
+    for (const { e, i } of throttled) expect(log[i + 1].at - e.at).toBeGreaterThanOrEqual(1_200);
+    expect(stack.graph.stats().retryAfterViolations).toBe(0);
+    await expectRecordsToMatchDrives(stack);
+  });
+
+  test('user-files/selected: picked files and folders; a vanished pick is deleted, not an error', async () => {
+    const drive = stack.graph.drives()[0].id as string;
+    const items = stack.graph.items(drive) as any[];
+    const under = (id: string): string[] => items.filter((i) => i.parentReference?.id === id).flatMap((i) => [i.id, ...(i.folder ? under(i.id) : [])]);
+    const folder = items.find((i) => i.folder && !i.root && i.folder.childCount > 1);
+    const inside = new Set(under(folder.id));
+    const outside = items.find((i) => i.file && !inside.has(i.id));
+    await stack.api('POST', '/connections/metadata', {
+      body: { connection_id: CONN, provider_config_key: 'one-drive', metadata: { pickedFiles: [{ driveId: drive, fileIds: [folder.id, outside.id, 'NOPE0000000000000000'] }] } },
+    });
+    await runSync(stack, 'one-drive', CONN, 'user-files/selected');
+    const expected = [folder.id, outside.id, ...under(folder.id)].sort();
+    let records = await readAllRecords(stack, CONN, 'SelectedFile', {}, 'one-drive');
+    expect(records.map((r) => r.id).sort()).toEqual(expected);
+
+    stack.graph.deleteItems([outside.id]);
+    const again = await runSync(stack, 'one-drive', CONN, 'user-files/selected');
+    expect(again.result.SelectedFile.deleted).toBe(1);
+    records = await readAllRecords(stack, CONN, 'SelectedFile', { filter: 'deleted' }, 'one-drive');
+    expect(records.map((r) => r.id)).toEqual([outside.id]);
+  });
+});
