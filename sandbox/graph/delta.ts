@@ -18,6 +18,8 @@ export interface DeltaListing {
   list: Int32Array;
   /** Store seq the listing was cut at: the deltaLink after its last page. */
   endSeq: number;
+  /** Change listings: the token's seq (changes after it); 0 for enumerations. */
+  since: number;
   enumerate: boolean;
   /** Token epoch it was issued in (expireDeltaTokens() invalidates older ones). */
   epoch: number;
@@ -25,7 +27,8 @@ export interface DeltaListing {
 
 /**
  * Listings that still have pages to serve, by id, least recently used first. Bounded: an
- * evicted listing's nextLink answers 410 resync, as an expired server-side cursor would.
+ * evicted listing is rebuilt from its nextLink when the drive has not changed since its
+ * cut; otherwise its nextLink answers 410 resync, as an expired server-side cursor would.
  */
 export class DeltaListings {
   private readonly byId = new Map<number, DeltaListing>();
@@ -38,6 +41,12 @@ export class DeltaListings {
     this.byId.set(id, listing);
     while (this.byId.size > this.max) this.byId.delete(this.byId.keys().next().value as number);
     return id;
+  }
+
+  /** Re-inserts a rebuilt listing under its old id. */
+  put(id: number, listing: DeltaListing): void {
+    this.byId.set(id, listing);
+    while (this.byId.size > this.max) this.byId.delete(this.byId.keys().next().value as number);
   }
 
   get(id: number): DeltaListing | undefined {

@@ -245,6 +245,9 @@ function link(ctx: RequestContext, path: string, drop: string[], add: [string, s
   return `${ctx.base}/${ctx.version}${path}?${kept.join('&')}`;
 }
 
+/** Paging parameters replaced in nextLinks (beta accepts them without `$`). */
+const SKIP_PARAMS = ['$skiptoken', 'skiptoken'];
+
 function context(ctx: RequestContext, fragment: string): string {
   return `${ctx.base}/${ctx.version}/$metadata#${fragment}`;
 }
@@ -329,7 +332,7 @@ function listDrives(state: GraphState, ctx: RequestContext, drives: DriveStore[]
     value: page.map((d) => applySelect(driveJson(d, state.tenant), select)),
   };
   if (start + top < drives.length) {
-    body['@odata.nextLink'] = link(ctx, ctx.rawPath, ['$skiptoken'], ['$skiptoken', state.codec.encode(TOKEN.drives, [start + top])]);
+    body['@odata.nextLink'] = link(ctx, ctx.rawPath, SKIP_PARAMS, ['$skiptoken', state.codec.encode(TOKEN.drives, [start + top])]);
   }
   return { status: 200, body };
 }
@@ -376,7 +379,7 @@ function listChildren(state: GraphState, ctx: RequestContext, store: DriveStore,
   };
   if (start + top < kids.length) {
     const token = state.codec.encode(TOKEN.children, [store.driveIndex, i, page[page.length - 1]]);
-    body['@odata.nextLink'] = link(ctx, ctx.rawPath, ['$skiptoken'], ['$skiptoken', token]);
+    body['@odata.nextLink'] = link(ctx, ctx.rawPath, SKIP_PARAMS, ['$skiptoken', token]);
   }
   return { status: 200, body };
 }
@@ -421,11 +424,19 @@ function delta(
   };
   const malformed = () => new GraphError(400, 'invalidRequest', 'Invalid delta token.');
 
+  const fresh = (enumerate: boolean, since: number): DeltaListing => ({
+    driveIndex: store.driveIndex,
+    list: enumerate ? store.preorder(0) : store.changedSince(since),
+    endSeq: store.seq,
+    since,
+    enumerate,
+    epoch: state.epoch(),
+  });
   let listing: DeltaListing;
   let listingId: number | undefined;
   let offset = 0;
   if (token === undefined || token === '') {
-    listing = { driveIndex: store.driveIndex, list: store.preorder(0), endSeq: store.seq, enumerate: true, epoch: state.epoch() };
+    listing = fresh(true, 0);
   } else if (token === 'latest') {
     return { status: 200, body: { '@odata.context': context(ctx, 'Collection(driveItem)'), value: [], '@odata.deltaLink': deltaLink(store.seq) } };
   } else if (ISO_TIMESTAMP.test(token)) {
@@ -433,26 +444,27 @@ function delta(
     if (store.ident.driveType === 'personal') throw malformed();
     const ms = Date.parse(token);
     if (Number.isNaN(ms)) throw malformed();
-    if (ms < store.seqTimes[0]) {
-      listing = { driveIndex: store.driveIndex, list: store.preorder(0), endSeq: store.seq, enumerate: true, epoch: state.epoch() };
-    } else {
-      const since = store.seqAt(ms);
-      listing = { driveIndex: store.driveIndex, list: store.changedSince(since), endSeq: store.seq, enumerate: false, epoch: state.epoch() };
-    }
+    listing = ms < store.seqTimes[0] ? fresh(true, 0) : fresh(false, store.seqAt(ms));
   } else {
     const at = state.codec.decodeInts(TOKEN.deltaLink, token, 3);
-    const next = at ? null : state.codec.decodeInts(TOKEN.deltaNext, token, 4);
+    const next = at ? null : state.codec.decodeInts(TOKEN.deltaNext, token, 7);
     if (at) {
       const [driveIndex, seq, epoch] = at;
       if (driveIndex !== store.driveIndex || seq > store.seq) throw malformed();
       if (epoch < state.epoch()) throw resync();
-      listing = { driveIndex, list: store.changedSince(seq), endSeq: store.seq, enumerate: false, epoch };
+      listing = fresh(false, seq);
     } else if (next) {
-      const [driveIndex, id, off, epoch] = next;
-      if (driveIndex !== store.driveIndex) throw malformed();
+      const [driveIndex, id, off, epoch, endSeq, enumerate, since] = next;
+      if (driveIndex !== store.driveIndex || endSeq > store.seq || since > endSeq) throw malformed();
       if (epoch < state.epoch()) throw resync();
-      const found = state.listings.get(id);
-      if (!found) throw resync();
+      let found = state.listings.get(id);
+      if (!found) {
+        // Evicted (many listings in flight): rebuild it if the drive has not changed since
+        // the cut, which gives the identical list; otherwise the client must start over.
+        if (store.seq !== endSeq) throw resync();
+        found = fresh(enumerate === 1, since);
+        state.listings.put(id, found);
+      }
       if (found.driveIndex !== store.driveIndex || off > found.list.length) throw malformed();
       listing = found;
       listingId = id;
@@ -472,7 +484,15 @@ function delta(
   const body: Record<string, unknown> = { '@odata.context': context(ctx, 'Collection(driveItem)'), value };
   if (page.next !== null) {
     if (listingId === undefined) listingId = state.listings.add(listing);
-    const nextToken = state.codec.encode(TOKEN.deltaNext, [store.driveIndex, listingId, page.next, listing.epoch]);
+    const nextToken = state.codec.encode(TOKEN.deltaNext, [
+      store.driveIndex,
+      listingId,
+      page.next,
+      listing.epoch,
+      listing.endSeq,
+      listing.enumerate ? 1 : 0,
+      listing.since,
+    ]);
     body['@odata.nextLink'] = link(ctx, target.linkPath, dropParams, ['token', nextToken]);
   } else {
     body['@odata.deltaLink'] = deltaLink(listing.endSeq);

@@ -49,7 +49,7 @@ export class TokenCodec {
 export const TOKEN = {
   /** deltaLink position: drive, seq, epoch. */
   deltaLink: 'dl',
-  /** delta nextLink: drive, session, offset, epoch. */
+  /** delta nextLink: drive, listing id, offset, epoch, cut seq, enumerate (0/1), since seq. */
   deltaNext: 'dn',
   /** children $skiptoken: drive, folder, last child index. */
   children: 'ch',

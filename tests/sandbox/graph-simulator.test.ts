@@ -568,6 +568,26 @@ describe('Graph simulator: delta', () => {
     expectGraphError(bad.res, bad.body, 400, 'invalidRequest');
   });
 
+  it('keeps delta nextLinks working with many enumerations in flight, unless the drive changed meanwhile', async () => {
+    const { sim, api } = await startSim({ seed: 24, drives: [{ fileCount: 100 }] });
+    const total = sim.items().length;
+    const firstPages: string[] = [];
+    for (let k = 0; k < 40; k++) firstPages.push((await getJson(`${api}/me/drive/root/delta?$top=10`)).body['@odata.nextLink']);
+    // The oldest listings were evicted server-side; unchanged drive ⇒ rebuilt transparently.
+    const oldest = await deltaRound(firstPages[0]);
+    expect(new Set(ids(oldest.items)).size).toBe(total - 10);
+
+    const stale = (await getJson(`${api}/me/drive/root/delta?$top=10`)).body['@odata.nextLink'];
+    sim.editFiles(1);
+    for (let k = 0; k < 40; k++) await get(`${api}/me/drive/root/delta?$top=10`);
+    const gone = await getJson(stale);
+    expectGraphError(gone.res, gone.body, 410, 'resyncRequired');
+    // A listing that was not evicted keeps going after changes.
+    const recent = (await getJson(`${api}/me/drive/root/delta?$top=10`)).body['@odata.nextLink'];
+    sim.editFiles(1);
+    expect((await get(recent)).status).toBe(200);
+  });
+
   it('neither duplicates nor skips items when the drive changes in the middle of an enumeration', async () => {
     const { sim, api } = await startSim({ seed: 15, drives: [{ fileCount: 2_000 }] });
     const [drive] = sim.drives();
