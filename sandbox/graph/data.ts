@@ -219,10 +219,6 @@ export function seedKey(seed: number): number {
   return hash32('graph', String(seed));
 }
 
-export function upperGuid(rng: Rng): string {
-  return rng.uuid().toUpperCase();
-}
-
 export interface Person {
   id: string;
   displayName: string;
@@ -473,19 +469,20 @@ export function fileSize(dk: number, index: number, contentVersion: number, name
   return size < 0 ? 0 : size;
 }
 
-/** Generated items are created from 2020-01-01 and modified before 2025-06-01 (never in the future). */
-export const ITEM_EPOCH_MS = Date.UTC(2020, 0, 1);
+/** Generated timestamps never pass this date (so they are never in the future). */
 export const DATA_HORIZON_MS = Date.UTC(2025, 5, 1);
 const DAY_S = 86_400;
 
-export function createdAtMs(dk: number, index: number, notBeforeMs: number): number {
+/**
+ * Creation time after the parent's: folders early in the remaining window (so deep trees
+ * do not crowd against the horizon), files anywhere in it.
+ */
+export function createdAtMs(dk: number, index: number, parentCreatedMs: number, isFolder: boolean): number {
   const rng = stream(dk, T_CREATED, index);
-  const spanS = floor((DATA_HORIZON_MS - ITEM_EPOCH_MS) / 1000) - 30 * DAY_S;
-  const t = ITEM_EPOCH_MS + rng.int(0, spanS) * 1000;
-  if (t >= notBeforeMs) return t;
-  // Children are created after their folder: spread them over the time after it.
-  const room = floor((DATA_HORIZON_MS - notBeforeMs) / 1000);
-  return notBeforeMs + rng.int(0, Math.max(0, Math.min(365 * DAY_S, room - 1))) * 1000;
+  const roomS = floor((DATA_HORIZON_MS - parentCreatedMs) / 1000) - DAY_S;
+  if (roomS <= 0) return parentCreatedMs;
+  const span = isFolder ? floor(roomS * 0.3) : roomS;
+  return parentCreatedMs + rng.int(60, Math.max(60, span)) * 1000;
 }
 
 export function modifiedAtMs(dk: number, index: number, createdMs: number): number {

@@ -522,7 +522,7 @@ export function createGraphSimulator(options: GraphSimulatorOptions = {}): Graph
     deleteItems(countOrIds, o = {}) {
       const now = clock();
       const groups = targets(countOrIds, o.driveId, 'deleteItems');
-      for (const [store, list] of groups) {
+      for (const list of groups.values()) {
         if (list.includes(0)) throw new Error('deleteItems: the drive root cannot be deleted');
       }
       const out: string[] = [];

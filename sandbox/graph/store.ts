@@ -213,7 +213,7 @@ export class DriveStore {
   }
 
   private initTimes(i: number, parent: number): void {
-    const created = createdAtMs(this.dk, i, this.createdMs[parent]);
+    const created = createdAtMs(this.dk, i, this.createdMs[parent], this.kind[i] !== KIND_FILE);
     this.createdMs[i] = created;
     const modified = modifiedAtMs(this.dk, i, created);
     this.modifiedMs[i] = modified;
