@@ -63,6 +63,12 @@ export interface ListRecordsQuery {
 }
 
 const DELETE_CHUNK = 1000;
+/**
+ * FerretDB 1.24 (SQLite) keeps every statement of one `update` command's query open until
+ * the command ends, and has 100 connections per database: an `update` with more than 100
+ * statements waits for a connection forever. Fifty leaves room for everyone else.
+ */
+const UPDATE_CHUNK = 50;
 
 /**
  * The records engine. Upserts only what changed (by canonical hash), so a run over
@@ -111,7 +117,10 @@ export class RecordStore {
   /** @internal used by RecordWriter */
   async writeChanges(scope: RecordScope, inserts: RecordDoc[], updates: Array<{ _id: ObjectId; set: Partial<RecordDoc> }>, firstSeq: number, lastSeq: number): Promise<void> {
     if (inserts.length) await this.col.insertMany(inserts, { ordered: false });
-    if (updates.length) await this.col.bulkWrite(updates.map((u) => ({ updateOne: { filter: { _id: u._id }, update: { $set: u.set } } })), { ordered: false });
+    for (let i = 0; i < updates.length; i += UPDATE_CHUNK) {
+      const chunk = updates.slice(i, i + UPDATE_CHUNK);
+      await this.col.bulkWrite(chunk.map((u) => ({ updateOne: { filter: { _id: u._id }, update: { $set: u.set } } })), { ordered: false });
+    }
     if (lastSeq >= firstSeq) await this.commitSeq(scope, lastSeq);
   }
 
