@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { createLumaIntegration, readAllRecords, startWeftStack } from '../tests/support/weft-stack';
 import type { Figure } from './user-files-ingest';
 
@@ -17,9 +18,11 @@ export async function lumaPacing(): Promise<Figure[]> {
     await createLumaIntegration(stack, { rate_limit: { requests: LIMIT, window_ms: WINDOW_MS, lockout_ms: 60_000 } });
     stack.luma.resetStats();
     const connect = (id: string) => stack.api('POST', '/connections', { body: { provider_config_key: 'luma', connection_id: id, credentials: { type: 'API_KEY', apiKey: 'sandbox-luma-api-key' } } });
-    await Promise.all([connect('pace-a'), connect('pace-b')]);
-    await Promise.all([stack.waitForSync('pace-a', 'list-events'), stack.waitForSync('pace-b', 'list-events')]);
-    const synced = (await readAllRecords(stack, 'pace-a', 'CalendarEvent')).length + (await readAllRecords(stack, 'pace-b', 'CalendarEvent')).length;
+    const run = randomBytes(4).toString('hex');
+    const [a, b] = [`pace-a-${run}`, `pace-b-${run}`];
+    await Promise.all([connect(a), connect(b)]);
+    await Promise.all([stack.waitForSync(a, 'list-events'), stack.waitForSync(b, 'list-events')]);
+    const synced = (await readAllRecords(stack, a, 'CalendarEvent')).length + (await readAllRecords(stack, b, 'CalendarEvent')).length;
 
     const log = stack.luma.requestLog();
     const t0 = log[0].at;

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { connectOneDrive, createOneDriveIntegration, runSync, startWeftStack } from '../tests/support/weft-stack';
 import { spawnWorkerProcess } from './worker-process';
 
@@ -14,12 +15,14 @@ export async function userFilesIngest(files: number): Promise<Figure[]> {
   try {
     await createOneDriveIntegration(stack);
     const records = stack.core.stores.db.collection('records');
+    // Unique per run: workflow IDs derive from the connection id, and Temporal may be shared.
+    const connectionId = `bench-${randomBytes(4).toString('hex')}`;
 
     // The connection's first run starts by itself; time it from the connection request.
     const t0 = process.hrtime.bigint();
-    const created = await connectOneDrive(stack, 'bench');
+    const created = await connectOneDrive(stack, connectionId);
     if (created.status !== 201) throw new Error(JSON.stringify(created.body));
-    const first = await stack.waitForSync('bench', 'user-files', { providerConfigKey: 'one-drive' }) as any;
+    const first = await stack.waitForSync(connectionId, 'user-files', { providerConfigKey: 'one-drive' }) as any;
     const firstMs = ms(t0);
     const peakRssMb = worker.peakRssMb();
     const stored = await records.countDocuments({ model: 'File' });
@@ -27,7 +30,7 @@ export async function userFilesIngest(files: number): Promise<Figure[]> {
     const before = await hashesById(stack);
     const edited = stack.graph.editFiles(Math.round(files / 100));
     const t1 = process.hrtime.bigint();
-    const second = await runSync(stack, 'one-drive', 'bench', 'user-files');
+    const second = await runSync(stack, 'one-drive', connectionId, 'user-files');
     const secondMs = ms(t1);
     const after = await hashesById(stack);
     const changed = [...after].filter(([id, hash]) => before.get(id) !== hash).length + [...before.keys()].filter((id) => !after.has(id)).length;
