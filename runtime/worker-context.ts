@@ -43,7 +43,8 @@ export function createWorkerSyncContext(deps: WorkerContextDeps): SyncContext {
   function writerFor(target: RecordScope): Promise<RecordWriter> {
     let w = writers.get(target.model);
     if (!w) {
-      w = records.openWriter(target, scope.runId);
+      // Reading a big scope's index takes a while on FerretDB: heartbeat as it goes.
+      w = records.openWriter(target, scope.runId, () => deps.heartbeat(attempt));
       writers.set(target.model, w);
     }
     return w;

@@ -40,6 +40,21 @@ interface CounterDoc {
   committed: number;
 }
 
+/**
+ * A new version of an existing record, written during a run and applied in bulk later
+ * (see RecordStore.applyReplacements). `doc` carries the record's own `_id`.
+ */
+interface ReplacementDoc {
+  _id?: ObjectId;
+  target: ObjectId;
+  connection: string;
+  model: string;
+  variant: string;
+  run_id: string;
+  doc: RecordDoc;
+  created_at: Date;
+}
+
 interface SeenDoc {
   run_id: string;
   connection: string;
@@ -62,13 +77,11 @@ export interface ListRecordsQuery {
   ids?: string[];
 }
 
-const DELETE_CHUNK = 1000;
 /**
- * FerretDB 1.24 (SQLite) keeps every statement of one `update` command's query open until
- * the command ends, and has 100 connections per database: an `update` with more than 100
- * statements waits for a connection forever. Fifty leaves room for everyone else.
+ * Ids per `$in` set operation. On FerretDB the cost of a delete or update is one scan of
+ * the collection whatever the size of `$in`, so sets are large; on MongoDB they are indexed.
  */
-const UPDATE_CHUNK = 50;
+const SET_CHUNK = 5_000;
 
 /**
  * The records engine. Upserts only what changed (by canonical hash), so a run over
@@ -83,11 +96,13 @@ export class RecordStore {
   private readonly col: Collection<RecordDoc>;
   private readonly counters: Collection<CounterDoc>;
   private readonly seen: Collection<SeenDoc>;
+  private readonly replacements: Collection<ReplacementDoc>;
 
   constructor(db: Db) {
     this.col = db.collection<RecordDoc>('records');
     this.counters = db.collection<CounterDoc>('record_counters');
     this.seen = db.collection<SeenDoc>('record_run_seen');
+    this.replacements = db.collection<ReplacementDoc>('record_replacements');
   }
 
   async ensureIndexes(): Promise<ExpiryRule[]> {
@@ -95,6 +110,7 @@ export class RecordStore {
     await this.col.createIndex({ connection: 1, model: 1, variant: 1, seq: 1, id: 1 });
     await this.col.createIndex({ connection: 1, model: 1, variant: 1, run_id: 1 });
     await this.seen.createIndex({ run_id: 1, connection: 1, model: 1, variant: 1 });
+    await this.replacements.createIndex({ connection: 1, model: 1, variant: 1 });
     // Seen-id staging of runs that never finished is garbage after a few days.
     return [await ensureExpiry(this.seen, 'created_at', 3 * 86_400)];
   }
@@ -105,22 +121,62 @@ export class RecordStore {
    * FerretDB every query scans its collection, and one scan per batch made a sync
    * quadratic in the number of records.
    */
-  async openWriter(scope: RecordScope, runId: string): Promise<RecordWriter> {
+  async openWriter(scope: RecordScope, runId: string, onProgress: () => void = () => undefined): Promise<RecordWriter> {
+    // Versions staged by an attempt or run that did not get to apply them go in first.
+    await this.applyReplacements(scope);
     const known = new Map<string, KnownRecord>();
     const cursor = this.col.find(scopeFilter(scope), { projection: { _id: 1, id: 1, hash: 1, deleted_at: 1, run_id: 1, last_action: 1, first_seen_at: 1 } });
     for await (const doc of cursor) {
-      known.set(doc.id, { _id: doc._id as ObjectId, hash: doc.hash, deleted: doc.deleted_at !== null, runId: doc.run_id, action: doc.last_action });
+      known.set(doc.id, { _id: doc._id as ObjectId, hash: doc.hash, deleted: doc.deleted_at !== null, runId: doc.run_id, action: doc.last_action, firstSeenAt: doc.first_seen_at });
+      // A big scope takes a while to read on FerretDB; keep the activity's heartbeat going.
+      if (known.size % 2_000 === 0) onProgress();
     }
     return new RecordWriter(this, scope, runId, known);
   }
 
-  /** @internal used by RecordWriter */
-  async writeChanges(scope: RecordScope, inserts: RecordDoc[], updates: Array<{ _id: ObjectId; set: Partial<RecordDoc> }>, firstSeq: number, lastSeq: number): Promise<void> {
+  /** @internal Stages new versions of existing records (one insert, no scan). */
+  async stageReplacements(scope: RecordScope, runId: string, docs: RecordDoc[]): Promise<void> {
+    if (docs.length === 0) return;
+    const now = new Date();
+    await this.replacements.insertMany(
+      docs.map((doc) => ({ target: doc._id as ObjectId, connection: scope.connection, model: scope.model, variant: scope.variant, run_id: runId, doc, created_at: now })),
+      { ordered: true },
+    );
+  }
+
+  /**
+   * Applies every staged version of the scope: one delete of the old documents and one
+   * insert of the new ones, with fresh sequence numbers committed after the insert (a
+   * reader paging meanwhile finds each record at its new position, never loses it). On
+   * FerretDB every update by _id scans the whole collection; this makes the cost of a run's
+   * updates one scan instead of one per record. Idempotent: a crash between the delete and
+   * the insert is repaired by the next call (the writer's open and the run's finish call it).
+   */
+  async applyReplacements(scope: RecordScope): Promise<number> {
+    const staged = await this.replacements.find({ connection: scope.connection, model: scope.model, variant: scope.variant }).sort({ _id: 1 }).toArray();
+    if (staged.length === 0) return 0;
+    const latest = new Map<string, RecordDoc>();
+    for (const r of staged) latest.set(String(r.target), r.doc);
+    const docs = [...latest.values()];
+    const firstSeq = await this.reserveSeq(scope, docs.length);
+    docs.forEach((doc, i) => (doc.seq = firstSeq + i));
+    const targets = docs.map((d) => d._id as ObjectId);
+    for (let i = 0; i < targets.length; i += SET_CHUNK) await this.col.deleteMany({ _id: { $in: targets.slice(i, i + SET_CHUNK) } });
+    for (let i = 0; i < docs.length; i += SET_CHUNK) await this.col.insertMany(docs.slice(i, i + SET_CHUNK), { ordered: false });
+    await this.commitSeq(scope, firstSeq + docs.length - 1);
+    const stagedIds = staged.map((r) => r._id as ObjectId);
+    for (let i = 0; i < stagedIds.length; i += SET_CHUNK) await this.replacements.deleteMany({ _id: { $in: stagedIds.slice(i, i + SET_CHUNK) } });
+    return docs.length;
+  }
+
+  /** @internal A staged version must not resurrect a record deleted after it was staged. */
+  async dropStaged(scope: RecordScope, targets: ObjectId[]): Promise<void> {
+    if (targets.length) await this.replacements.deleteMany({ connection: scope.connection, model: scope.model, variant: scope.variant, target: { $in: targets } });
+  }
+
+  /** @internal used by RecordWriter: new records go straight in, with their sequence committed. */
+  async insertNew(scope: RecordScope, inserts: RecordDoc[], firstSeq: number, lastSeq: number): Promise<void> {
     if (inserts.length) await this.col.insertMany(inserts, { ordered: false });
-    for (let i = 0; i < updates.length; i += UPDATE_CHUNK) {
-      const chunk = updates.slice(i, i + UPDATE_CHUNK);
-      await this.col.bulkWrite(chunk.map((u) => ({ updateOne: { filter: { _id: u._id }, update: { $set: u.set } } })), { ordered: false });
-    }
     if (lastSeq >= firstSeq) await this.commitSeq(scope, lastSeq);
   }
 
@@ -136,6 +192,7 @@ export class RecordStore {
    * and counts what the run changed and what is live.
    */
   async finishScope(scope: RecordScope, runId: string, detectDeletes: boolean, now = new Date()): Promise<{ added: number; updated: number; deleted: number; live: number }> {
+    await this.applyReplacements(scope);
     const seenFilter = { run_id: runId, connection: scope.connection, model: scope.model, variant: scope.variant };
     const seenIds = new Set<string>();
     if (detectDeletes) for await (const doc of this.seen.find(seenFilter, { projection: { ids: 1 } })) for (const id of doc.ids) seenIds.add(id);
@@ -153,8 +210,8 @@ export class RecordStore {
       if (detectDeletes && !seenIds.has(doc.id)) missing.push(doc._id as ObjectId);
       else counts.live += 1;
     }
-    for (let i = 0; i < missing.length; i += DELETE_CHUNK) {
-      const chunk = missing.slice(i, i + DELETE_CHUNK);
+    for (let i = 0; i < missing.length; i += SET_CHUNK) {
+      const chunk = missing.slice(i, i + SET_CHUNK);
       // Leftovers of the same run may have been counted above already (a retried finish).
       counts.deleted += await this.markDeleted(scope, runId, chunk, now);
     }
@@ -162,11 +219,13 @@ export class RecordStore {
     return counts;
   }
 
-  /** Explicit deletions (ctx.batchDelete), by external id. */
-  async deleteByIds(scope: RecordScope, runId: string, ids: string[], now = new Date()): Promise<number> {
-    if (ids.length === 0) return 0;
-    const docs = await this.col.find({ ...scopeFilter(scope), id: { $in: ids }, deleted_at: null }, { projection: { _id: 1 } }).toArray();
-    return this.markDeleted(scope, runId, docs.map((d) => d._id as ObjectId), now);
+  /** @internal Explicit deletions (ctx.batchDelete) of records the writer knows, by their _id. */
+  async deleteByObjectIds(scope: RecordScope, runId: string, targets: ObjectId[], now = new Date()): Promise<number> {
+    if (targets.length === 0) return 0;
+    await this.dropStaged(scope, targets);
+    let deleted = 0;
+    for (let i = 0; i < targets.length; i += SET_CHUNK) deleted += await this.markDeleted(scope, runId, targets.slice(i, i + SET_CHUNK), now);
+    return deleted;
   }
 
   async list(scope: RecordScope, q: ListRecordsQuery): Promise<{ records: RecordDoc[]; hasMore: boolean }> {
@@ -234,6 +293,7 @@ interface KnownRecord {
   deleted: boolean;
   runId: string;
   action: RecordAction;
+  firstSeenAt: Date;
 }
 
 /** Writes one scope's records during one run attempt; see RecordStore.openWriter. */
@@ -265,31 +325,50 @@ export class RecordWriter {
     const unchanged = latest.size - changes.length;
     if (changes.length === 0) return { added: 0, updated: 0, unchanged };
 
-    const firstSeq = await this.store.reserveSeqRange(this.scope, changes.length);
-    const inserts: RecordDoc[] = [];
-    const updates: Array<{ _id: ObjectId; set: Partial<RecordDoc> }> = [];
-    changes.forEach((c, i) => {
-      const seq = firstSeq + i;
-      if (!c.prior) {
-        inserts.push({ ...this.scope, id: c.record.id, data: c.record.data, hash: c.hash, first_seen_at: now, last_modified_at: now, deleted_at: null, last_action: 'ADDED', seq, run_id: this.runId });
-      } else {
-        updates.push({ _id: c.prior._id, set: { data: c.record.data, hash: c.hash, last_modified_at: now, deleted_at: null, last_action: c.action, seq, run_id: this.runId } });
-      }
-    });
-    await this.store.writeChanges(this.scope, inserts, updates, firstSeq, firstSeq + changes.length - 1);
-    for (const doc of inserts) this.known.set(doc.id, { _id: doc._id as ObjectId, hash: doc.hash, deleted: false, runId: this.runId, action: 'ADDED' });
+    // New records go straight in; new versions of known ones are staged and applied in
+    // bulk when the run finishes (RecordStore.applyReplacements), readable from then on.
+    const fresh = changes.filter((c) => !c.prior);
+    const firstSeq = fresh.length ? await this.store.reserveSeqRange(this.scope, fresh.length) : 0;
+    const inserts: RecordDoc[] = fresh.map((c, i) => ({
+      ...this.scope,
+      id: c.record.id,
+      data: c.record.data,
+      hash: c.hash,
+      first_seen_at: now,
+      last_modified_at: now,
+      deleted_at: null,
+      last_action: 'ADDED',
+      seq: firstSeq + i,
+      run_id: this.runId,
+    }));
+    const replacements: RecordDoc[] = changes
+      .filter((c): c is Change & { prior: KnownRecord } => c.prior !== undefined)
+      .map((c) => ({
+        _id: c.prior._id,
+        ...this.scope,
+        id: c.record.id,
+        data: c.record.data,
+        hash: c.hash,
+        first_seen_at: c.prior.firstSeenAt,
+        last_modified_at: now,
+        deleted_at: null,
+        last_action: c.action,
+        seq: 0, // assigned when applied
+        run_id: this.runId,
+      }));
+    await this.store.insertNew(this.scope, inserts, firstSeq, firstSeq + inserts.length - 1);
+    await this.store.stageReplacements(this.scope, this.runId, replacements);
+    for (const doc of inserts) this.known.set(doc.id, { _id: doc._id as ObjectId, hash: doc.hash, deleted: false, runId: this.runId, action: 'ADDED', firstSeenAt: now });
     for (const c of changes) if (c.prior) this.known.set(c.record.id, { ...c.prior, hash: c.hash, deleted: false, runId: this.runId, action: c.action });
     const added = changes.filter((c) => c.action === 'ADDED').length;
     return { added, updated: changes.length - added, unchanged };
   }
 
-  /** Explicit deletions from ctx.batchDelete. */
+  /** Explicit deletions from ctx.batchDelete; ids the scope never had are ignored. */
   async deleteByIds(ids: string[], now = new Date()): Promise<number> {
-    const deleted = await this.store.deleteByIds(this.scope, this.runId, ids, now);
-    for (const id of ids) {
-      const k = this.known.get(id);
-      if (k) this.known.set(id, { ...k, deleted: true, runId: this.runId, action: 'DELETED' });
-    }
+    const live = [...new Set(ids)].map((id) => [id, this.known.get(id)] as const).filter((e): e is readonly [string, KnownRecord] => e[1] !== undefined && !e[1].deleted);
+    const deleted = await this.store.deleteByObjectIds(this.scope, this.runId, live.map(([, k]) => k._id), now);
+    for (const [id, k] of live) this.known.set(id, { ...k, deleted: true, runId: this.runId, action: 'DELETED' });
     return deleted;
   }
 }
