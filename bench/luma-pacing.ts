@@ -13,7 +13,7 @@ const WINDOWS_MEASURED = 4;
  * the limit allows in them; the run needs more than four windows of requests.
  */
 export async function lumaPacing(): Promise<Figure[]> {
-  const stack = await startWeftStack({ luma: { seed: 4, eventCount: 1_300, maxPageSize: 10, rateLimit: { limit: LIMIT, windowMs: WINDOW_MS, lockoutMs: 60_000 } } });
+  const stack = await startWeftStack({ luma: { seed: 4, eventCount: 1_300, maxPageSize: 10, defaultPageSize: 10, rateLimit: { limit: LIMIT, windowMs: WINDOW_MS, lockoutMs: 60_000 } } });
   try {
     await createLumaIntegration(stack, { rate_limit: { requests: LIMIT, window_ms: WINDOW_MS, lockout_ms: 60_000 } });
     stack.luma.resetStats();
