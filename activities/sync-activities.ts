@@ -1,6 +1,5 @@
 import { Context, ApplicationFailure } from '@temporalio/activity';
 import type { Logger } from '../common/logger';
-import { WeftError } from '../common/errors';
 import type { Stores } from '../store/db';
 import type { CredentialCipher } from '../auth/credential-cipher';
 import type { Credentials } from '../auth/credentials';

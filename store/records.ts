@@ -1,7 +1,6 @@
-import type { AnyBulkWriteOperation, Collection, Db, Filter, ObjectId } from 'mongodb';
+import type { Collection, Db, Filter, ObjectId } from 'mongodb';
 import { canonicalHash } from './canonical-hash';
 import { ensureExpiry, type ExpiryRule } from './ttl';
-import type { ModelCounts } from './syncs';
 
 export type RecordAction = 'ADDED' | 'UPDATED' | 'DELETED';
 
