@@ -22,7 +22,7 @@
 import crypto from 'node:crypto';
 import http from 'node:http';
 import { Rng } from '../shared/prng';
-import { listenLocal, type LocalServer } from '../shared/http';
+import { SimulatorHost } from '../shared/simulator-host';
 import { looksLikeJwt, loadOrCreateAppKeys, TokenStore, verifyAppJwt, JWT_NOT_DECODED, type AuthError } from './auth';
 import { commitCount, DATA_END_MS, makeOwnerAccount, seedKey } from './data';
 import { GitHubSimulatorOptionsSchema, type GitHubSimulatorOptions, type ResolvedGitHubSimulatorOptions } from './options';
@@ -211,8 +211,7 @@ export function createGitHubSimulator(options: GitHubSimulatorOptions = {}): Git
   let requestsWhileExhausted = 0;
   let tokensIssued = 0;
 
-  let server: LocalServer | null = null;
-  const pendingTimers = new Set<NodeJS.Timeout>();
+  const host = new SimulatorHost('GitHub', (req, res) => handle(req, res));
 
   const routes: Route[] = createRoutes({
     store,
@@ -226,7 +225,7 @@ export function createGitHubSimulator(options: GitHubSimulatorOptions = {}): Git
   });
 
   function apiBase(): string {
-    return server?.url ?? 'https://api.github.com';
+    return host.url ?? 'https://api.github.com';
   }
 
   /** Deterministic ids in GitHub's `XXXX:XXXXX:XXXXXXX:XXXXXXX:XXXXXXXX` shape. */
@@ -425,15 +424,7 @@ export function createGitHubSimulator(options: GitHubSimulatorOptions = {}): Git
       res.writeHead(d.reply.status, headers);
       res.end(payload);
     };
-    if (latencyMs > 0) {
-      const t = setTimeout(() => {
-        pendingTimers.delete(t);
-        send();
-      }, latencyMs);
-      pendingTimers.add(t);
-    } else {
-      send();
-    }
+    host.respondAfter(latencyMs, send);
   }
 
   function handle(req: http.IncomingMessage, res: http.ServerResponse): void {
@@ -466,20 +457,10 @@ export function createGitHubSimulator(options: GitHubSimulatorOptions = {}): Git
   }
 
   const sim: GitHubSimulator = {
-    async start(port = 0) {
-      if (server) throw new Error('GitHub simulator already started');
-      server = await listenLocal(handle, port);
-      return server.url;
-    },
-    async stop() {
-      for (const t of pendingTimers) clearTimeout(t);
-      pendingTimers.clear();
-      const s = server;
-      server = null;
-      if (s) await s.close();
-    },
+    start: (port = 0) => host.start(port),
+    stop: () => host.stop(),
     get url() {
-      return server?.url ?? null;
+      return host.url;
     },
     options: opts,
     appPrivateKeyPem: keys.privateKeyPem,

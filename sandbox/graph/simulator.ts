@@ -18,7 +18,7 @@
 import type http from 'node:http';
 import { z } from 'zod';
 import { Rng } from '../shared/prng';
-import { listenLocal, type LocalServer } from '../shared/http';
+import { SimulatorHost } from '../shared/simulator-host';
 import { fileName, makeDriveIdentity, makeTenant, mimeForName, seedKey, type DriveType, type Tenant } from './data';
 import { contentBase, parseRange, streamContent } from './content';
 import { DeltaListings } from './delta';
@@ -207,8 +207,7 @@ export function createGraphSimulator(options: GraphSimulatorOptions = {}): Graph
   let throttledCount = 0;
   let violations = 0;
 
-  let server: LocalServer | null = null;
-  const pendingTimers = new Set<NodeJS.Timeout>();
+  const host = new SimulatorHost('Graph', (req, res) => handle(req, res));
 
   const state: GraphState = {
     tenant,
@@ -336,7 +335,7 @@ export function createGraphSimulator(options: GraphSimulatorOptions = {}): Graph
     if (failure) return failure;
 
     const ctx: RequestContext = {
-      base: server?.url ?? 'http://127.0.0.1',
+      base: host.url ?? 'http://127.0.0.1',
       version: m[1] as 'v1.0' | 'beta',
       method,
       rawPath: m[2] ?? '/',
@@ -414,15 +413,7 @@ export function createGraphSimulator(options: GraphSimulatorOptions = {}): Graph
       });
       res.end(payload);
     };
-    if (latencyMs > 0) {
-      const t = setTimeout(() => {
-        pendingTimers.delete(t);
-        send();
-      }, latencyMs);
-      pendingTimers.add(t);
-    } else {
-      send();
-    }
+    host.respondAfter(latencyMs, send);
   }
 
   // ---- injection helpers -----------------------------------------------------------------
@@ -472,20 +463,10 @@ export function createGraphSimulator(options: GraphSimulatorOptions = {}): Graph
   }
 
   const sim: GraphSimulator = {
-    async start(port = 0) {
-      if (server) throw new Error('Graph simulator already started');
-      server = await listenLocal(handle, port);
-      return server.url;
-    },
-    async stop() {
-      for (const t of pendingTimers) clearTimeout(t);
-      pendingTimers.clear();
-      const s = server;
-      server = null;
-      if (s) await s.close();
-    },
+    start: (port = 0) => host.start(port),
+    stop: () => host.stop(),
     get url() {
-      return server?.url ?? null;
+      return host.url;
     },
     options: opts,
 

@@ -18,7 +18,8 @@
 import type http from 'node:http';
 import { z } from 'zod';
 import { Rng } from '../shared/prng';
-import { listenLocal, sendJson, type LocalServer } from '../shared/http';
+import { sendJson } from '../shared/http';
+import { SimulatorHost } from '../shared/simulator-host';
 import { maxInAnyWindow, monotonicNow } from '../shared/rate';
 import {
   buildEntry,
@@ -372,8 +373,7 @@ export function createLumaSimulator(options: LumaSimulatorOptions = {}): LumaSim
   let byStatus: Record<number, number> = {};
   let rateLimitedCount = 0;
 
-  let server: LocalServer | null = null;
-  const pendingTimers = new Set<NodeJS.Timeout>();
+  const host = new SimulatorHost('Luma', (req, res) => handle(req, res));
 
   // ---- routes --------------------------------------------------------------------------
 
@@ -539,15 +539,7 @@ export function createLumaSimulator(options: LumaSimulatorOptions = {}): LumaSim
     // Drain the request body (if any) so keep-alive connections stay usable.
     req.resume();
     const send = () => sendJson(res, reply.status, reply.body);
-    if (latencyMs > 0) {
-      const t = setTimeout(() => {
-        pendingTimers.delete(t);
-        send();
-      }, latencyMs);
-      pendingTimers.add(t);
-    } else {
-      send();
-    }
+    host.respondAfter(latencyMs, send);
   }
 
   // ---- injection helpers ----------------------------------------------------------------
@@ -565,20 +557,10 @@ export function createLumaSimulator(options: LumaSimulatorOptions = {}): LumaSim
   }
 
   const sim: LumaSimulator = {
-    async start(port = 0) {
-      if (server) throw new Error('Luma simulator already started');
-      server = await listenLocal(handle, port);
-      return server.url;
-    },
-    async stop() {
-      for (const t of pendingTimers) clearTimeout(t);
-      pendingTimers.clear();
-      const s = server;
-      server = null;
-      if (s) await s.close();
-    },
+    start: (port = 0) => host.start(port),
+    stop: () => host.stop(),
     get url() {
-      return server?.url ?? null;
+      return host.url;
     },
     options: opts,
     calendar: dir.calendar,
