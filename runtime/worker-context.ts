@@ -1,5 +1,5 @@
 import type { Logger } from '../common/logger';
-import type { RecordStore, RecordScope, RecordWriter } from '../store/records';
+import type { RecordStore, RecordScope, RecordWriter, ScopeCounts } from '../store/records';
 import { createBaseContext, type MetadataStore } from './base-context';
 import type { AttemptCheckpoint } from './checkpoint';
 import { listingKey } from './checkpoint';
@@ -30,8 +30,14 @@ export interface WorkerContextDeps {
   logger: Logger;
 }
 
+export interface WorkerSync {
+  ctx: SyncContext;
+  /** Per model whose records this attempt wrote: the run's changes and the live count. */
+  modelCounts(): Promise<Record<string, ScopeCounts>>;
+}
+
 /** The worker backing of `ctx` for syncs: real HTTP, records in MongoDB, progress in heartbeats. */
-export function createWorkerSyncContext(deps: WorkerContextDeps): SyncContext {
+export function createWorkerSyncContext(deps: WorkerContextDeps): WorkerSync {
   const { scope, transport, records, attempt } = deps;
   // Listings currently being iterated, innermost last. A listing that has saved records
   // is checkpointed page by page; one that only drives control flow (a list of repos to
@@ -139,7 +145,14 @@ export function createWorkerSyncContext(deps: WorkerContextDeps): SyncContext {
       await deps.checkpointStore.save(value);
     },
   });
-  return ctx;
+  return {
+    ctx,
+    async modelCounts() {
+      const out: Record<string, ScopeCounts> = {};
+      for (const [model, writer] of writers) out[model] = (await writer).runCounts();
+      return out;
+    },
+  };
 }
 
 export interface WorkerActionContextDeps {

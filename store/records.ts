@@ -63,6 +63,13 @@ interface SeenDoc {
   created_at: Date;
 }
 
+export interface ScopeCounts {
+  added: number;
+  updated: number;
+  deleted: number;
+  live: number;
+}
+
 export interface IncomingRecord {
   id: string;
   data: Record<string, unknown>;
@@ -190,8 +197,10 @@ export class RecordStore {
    * a complete full run did not see (only call with detectDeletes after a complete run),
    * and counts what the run changed and what is live.
    */
-  async finishScope(scope: RecordScope, runId: string, detectDeletes: boolean, now = new Date()): Promise<{ added: number; updated: number; deleted: number; live: number }> {
+  async finishScope(scope: RecordScope, runId: string, detectDeletes: boolean, now = new Date(), known?: ScopeCounts): Promise<ScopeCounts> {
     await this.applyReplacements(scope);
+    // Without delete detection, counts the run's writer already knows spare a full scan.
+    if (known && !detectDeletes) return known;
     const seenFilter = { run_id: runId, connection: scope.connection, model: scope.model, variant: scope.variant };
     const seenIds = new Set<string>();
     if (detectDeletes) for await (const doc of this.seen.find(seenFilter, { projection: { ids: 1 } })) for (const id of doc.ids) seenIds.add(id);
@@ -361,6 +370,23 @@ export class RecordWriter {
     for (const c of changes) if (c.prior) this.known.set(c.record.id, { ...c.prior, hash: c.hash, deleted: false, runId: this.runId, action: c.action });
     const added = changes.filter((c) => c.action === 'ADDED').length;
     return { added, updated: changes.length - added, unchanged };
+  }
+
+  /**
+   * What this run changed in the scope and how many records are live, from the writer's
+   * index (which holds every record of the scope): the same figures finishScope counts
+   * with a scan, which on FerretDB costs a full pass over the collection.
+   */
+  runCounts(): ScopeCounts {
+    const counts: ScopeCounts = { added: 0, updated: 0, deleted: 0, live: 0 };
+    for (const k of this.known.values()) {
+      if (!k.deleted) counts.live += 1;
+      if (k.runId !== this.runId) continue;
+      if (k.action === 'ADDED') counts.added += 1;
+      else if (k.action === 'UPDATED') counts.updated += 1;
+      else counts.deleted += 1;
+    }
+    return counts;
   }
 
   /** Explicit deletions from ctx.batchDelete; ids the scope never had are ignored. */

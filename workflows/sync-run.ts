@@ -1,6 +1,6 @@
 import { ActivityFailure, ApplicationFailure, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { SyncActivities } from '../activities/sync-activities';
-import type { SyncRunError, SyncRunInput, SyncRunSummary } from '../activities/sync-contracts';
+import type { RunSyncResult, SyncRunError, SyncRunInput, SyncRunSummary } from '../activities/sync-contracts';
 import { NON_RETRYABLE_SYNC_ERRORS } from '../activities/sync-contracts';
 
 /**
@@ -29,17 +29,17 @@ export async function syncRun(input: SyncRunInput): Promise<SyncRunSummary> {
   });
 
   const run = await bookkeeping.startSyncRun({ ...input, runId, workflowId });
-  let trackDeletes: string[];
+  let result: RunSyncResult | undefined;
   try {
-    // Older histories returned no trackDeletes; treat them as none.
-    trackDeletes = (await runSync({ ...input, run }))?.trackDeletes ?? [];
+    result = await runSync({ ...input, run });
   } catch (err) {
     const error = describeFailure(err);
     await bookkeeping.failSyncRun({ ...input, run, error });
     // No delete detection after a failed run: finishSyncRun is never reached.
     throw ApplicationFailure.create({ type: error.code, message: error.message, details: error.detail === undefined ? [] : [error.detail], nonRetryable: true, cause: err instanceof Error ? err : undefined });
   }
-  return bookkeeping.finishSyncRun({ ...input, run, trackDeletes });
+  // Older histories returned neither trackDeletes nor counts: none declared, count at finish.
+  return bookkeeping.finishSyncRun({ ...input, run, trackDeletes: result?.trackDeletes ?? [], counts: result?.counts });
 }
 
 function describeFailure(err: unknown): SyncRunError {

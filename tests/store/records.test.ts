@@ -31,12 +31,19 @@ describe('RecordStore', () => {
     const run2 = await store.openWriter(scope, 'run-2');
     const saved = await Promise.race([run2.saveBatch(records(2)), new Promise((_, reject) => setTimeout(() => reject(new Error('saveBatch hung')), 20_000))]);
     expect(saved).toEqual({ added: 0, updated: 250, unchanged: 50 });
+    // The writer's own counts (used to skip the finish scan) agree with the scan.
+    expect(run2.runCounts()).toEqual({ added: 0, updated: 250, deleted: 0, live: 300 });
     expect(await store.finishScope(scope, 'run-2', false)).toEqual({ added: 0, updated: 250, deleted: 0, live: 300 });
 
     // Saving the same data again writes nothing.
     const run3 = await store.openWriter(scope, 'run-3');
     expect(await run3.saveBatch(records(2))).toEqual({ added: 0, updated: 0, unchanged: 300 });
     expect(await client.db(dbName).collection('records').countDocuments({ run_id: 'run-3' })).toBe(0);
+
+    // Deletions: the writer's counts and a scan of what was written say the same.
+    await run3.deleteByIds(['f1', 'f2', 'never-existed']);
+    expect(run3.runCounts()).toEqual({ added: 0, updated: 0, deleted: 2, live: 298 });
+    expect(await store.finishScope(scope, 'run-3', false)).toEqual({ added: 0, updated: 0, deleted: 2, live: 298 });
   });
 
   test('delete detection of a complete full run marks exactly the unseen records', async () => {
