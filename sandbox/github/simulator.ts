@@ -196,9 +196,6 @@ export function createGitHubSimulator(options: GitHubSimulatorOptions = {}): Git
   // Unauthenticated callers (and bad credentials) share GitHub's 60/hour per-IP budget.
   limiter.defineFixed(ANONYMOUS_KEY, { limit: 60, windowMs: 3_600_000 });
 
-  let latencyMs = opts.latencyMs;
-  let failRemaining = 0;
-  let failStatus = 500;
   let secondaryRemaining = 0;
   let secondaryStatus: 403 | 429 = 403;
   let secondaryRetryAfter: number | null = 60;
@@ -211,7 +208,7 @@ export function createGitHubSimulator(options: GitHubSimulatorOptions = {}): Git
   let requestsWhileExhausted = 0;
   let tokensIssued = 0;
 
-  const host = new SimulatorHost('GitHub', (req, res) => handle(req, res));
+  const host = new SimulatorHost('GitHub', (req, res) => handle(req, res), opts.latencyMs);
 
   const routes: Route[] = createRoutes({
     store,
@@ -280,10 +277,8 @@ export function createGitHubSimulator(options: GitHubSimulatorOptions = {}): Git
     const base = { rateKey, installationId, route, version };
 
     // 1. Injected failures.
-    if (failRemaining > 0) {
-      failRemaining--;
-      return { ...base, reply: { status: failStatus, body: failureBody(failStatus) } };
-    }
+    const failStatus = host.takeFailure();
+    if (failStatus !== null) return { ...base, reply: { status: failStatus, body: failureBody(failStatus) } };
     // 2. Request hygiene.
     const ua = req.headers['user-agent'];
     if (typeof ua !== 'string' || ua.trim() === '') return { ...base, reply: githubError(403, USER_AGENT_MESSAGE, DOCS.userAgent) };
@@ -424,7 +419,7 @@ export function createGitHubSimulator(options: GitHubSimulatorOptions = {}): Git
       res.writeHead(d.reply.status, headers);
       res.end(payload);
     };
-    host.respondAfter(latencyMs, send);
+    host.respondAfter(send);
   }
 
   function handle(req: http.IncomingMessage, res: http.ServerResponse): void {
@@ -466,16 +461,8 @@ export function createGitHubSimulator(options: GitHubSimulatorOptions = {}): Git
     appPrivateKeyPem: keys.privateKeyPem,
     app: Object.freeze({ id: app.id, clientId: app.clientId, slug: app.slug, name: app.name }),
 
-    failNext(n, status = 500) {
-      nonNegativeInt(n, 'failNext: n');
-      if (!Number.isInteger(status) || status < 400 || status > 599) throw new Error('failNext: status must be 400–599');
-      failRemaining = n;
-      failStatus = status;
-    },
-    setLatency(ms) {
-      if (!Number.isFinite(ms) || ms < 0) throw new Error('setLatency: ms must be a non-negative number');
-      latencyMs = ms;
-    },
+    failNext: (n, status = 500) => host.failNext(n, status),
+    setLatency: (ms) => host.setLatency(ms),
     triggerSecondaryLimit(n, o = {}) {
       nonNegativeInt(n, 'triggerSecondaryLimit: n');
       const retry = o.retryAfterSeconds === undefined ? 60 : o.retryAfterSeconds;

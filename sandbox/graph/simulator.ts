@@ -193,12 +193,9 @@ export function createGraphSimulator(options: GraphSimulatorOptions = {}): Graph
   let downloadNonce = 0;
   let requestCounter = 0;
   let mutationCounter = 0;
-  let latencyMs = opts.latencyMs;
   let throttleRemaining = 0;
   let throttleStatus: 429 | 503 = 429;
   let throttleSeconds = 1.5;
-  let failRemaining = 0;
-  let failStatus = 500;
   /** Per token: end of its Retry-After window and the status it was throttled with. */
   const throttledUntil = new Map<string, { until: number; status: 429 | 503 }>();
 
@@ -207,7 +204,7 @@ export function createGraphSimulator(options: GraphSimulatorOptions = {}): Graph
   let throttledCount = 0;
   let violations = 0;
 
-  const host = new SimulatorHost('Graph', (req, res) => handle(req, res));
+  const host = new SimulatorHost('Graph', (req, res) => handle(req, res), opts.latencyMs);
 
   const state: GraphState = {
     tenant,
@@ -236,8 +233,8 @@ export function createGraphSimulator(options: GraphSimulatorOptions = {}): Graph
   }
 
   function injected(ids: RequestIds): Outcome | null {
-    if (failRemaining <= 0) return null;
-    failRemaining--;
+    const failStatus = host.takeFailure();
+    if (failStatus === null) return null;
     const f = injectedFailure(failStatus);
     return error(ids, new GraphError(failStatus, f.code, f.message));
   }
@@ -413,7 +410,7 @@ export function createGraphSimulator(options: GraphSimulatorOptions = {}): Graph
       });
       res.end(payload);
     };
-    host.respondAfter(latencyMs, send);
+    host.respondAfter(send);
   }
 
   // ---- injection helpers -----------------------------------------------------------------
@@ -480,16 +477,8 @@ export function createGraphSimulator(options: GraphSimulatorOptions = {}): Graph
       throttleStatus = status;
       throttleSeconds = seconds;
     },
-    failNext(n, status = 500) {
-      checkCount(n, 'failNext');
-      if (!Number.isInteger(status) || status < 400 || status > 599) throw new Error('failNext: status must be 400–599');
-      failRemaining = n;
-      failStatus = status;
-    },
-    setLatency(ms) {
-      if (!Number.isFinite(ms) || ms < 0) throw new Error('setLatency: ms must be a non-negative number');
-      latencyMs = ms;
-    },
+    failNext: (n, status = 500) => host.failNext(n, status),
+    setLatency: (ms) => host.setLatency(ms),
     editFiles(countOrIds, o = {}) {
       const now = clock();
       const out: string[] = [];

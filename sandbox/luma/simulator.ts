@@ -359,10 +359,7 @@ export function createLumaSimulator(options: LumaSimulatorOptions = {}): LumaSim
   const store = new EventStore(seedK, dir, opts.eventCount);
   const apiKeys = new Set(opts.apiKeys);
 
-  let latencyMs = opts.latencyMs;
   let mutationCounter = 0;
-  let failRemaining = 0;
-  let failStatus = 503;
 
   // Rate limiting: admitted-request timestamps per key + lockout deadline.
   const windows = new Map<string, number[]>();
@@ -373,7 +370,7 @@ export function createLumaSimulator(options: LumaSimulatorOptions = {}): LumaSim
   let byStatus: Record<number, number> = {};
   let rateLimitedCount = 0;
 
-  const host = new SimulatorHost('Luma', (req, res) => handle(req, res));
+  const simHost = new SimulatorHost('Luma', (req, res) => handle(req, res), opts.latencyMs);
 
   // ---- routes --------------------------------------------------------------------------
 
@@ -492,10 +489,8 @@ export function createLumaSimulator(options: LumaSimulatorOptions = {}): LumaSim
   }
 
   function decide(method: string, path: string, query: URLSearchParams, key: string | undefined, keyValid: boolean, now: number): Reply {
-    if (failRemaining > 0) {
-      failRemaining--;
-      return { status: failStatus, body: { message: `Simulated failure (HTTP ${failStatus})` } };
-    }
+    const failStatus = simHost.takeFailure();
+    if (failStatus !== null) return { status: failStatus, body: { message: `Simulated failure (HTTP ${failStatus})` } };
     const route = routes.get(path);
     if (!route || method !== 'GET') return { status: 404, body: { message: 'Not found' } };
     if (!keyValid || key === undefined) {
@@ -539,7 +534,7 @@ export function createLumaSimulator(options: LumaSimulatorOptions = {}): LumaSim
     // Drain the request body (if any) so keep-alive connections stay usable.
     req.resume();
     const send = () => sendJson(res, reply.status, reply.body);
-    host.respondAfter(latencyMs, send);
+    simHost.respondAfter(send);
   }
 
   // ---- injection helpers ----------------------------------------------------------------
@@ -557,10 +552,10 @@ export function createLumaSimulator(options: LumaSimulatorOptions = {}): LumaSim
   }
 
   const sim: LumaSimulator = {
-    start: (port = 0) => host.start(port),
-    stop: () => host.stop(),
+    start: (port = 0) => simHost.start(port),
+    stop: () => simHost.stop(),
     get url() {
-      return host.url;
+      return simHost.url;
     },
     options: opts,
     calendar: dir.calendar,
@@ -589,16 +584,8 @@ export function createLumaSimulator(options: LumaSimulatorOptions = {}): LumaSim
       windows.clear();
       lockedUntil.clear();
     },
-    setLatency(ms) {
-      if (!Number.isFinite(ms) || ms < 0) throw new Error('setLatency: ms must be a non-negative number');
-      latencyMs = ms;
-    },
-    failNext(n, status = 503) {
-      if (!Number.isInteger(n) || n < 0) throw new Error('failNext: n must be a non-negative integer');
-      if (!Number.isInteger(status) || status < 400 || status > 599) throw new Error('failNext: status must be 400–599');
-      failRemaining = n;
-      failStatus = status;
-    },
+    setLatency: (ms) => simHost.setLatency(ms),
+    failNext: (n, status = 503) => simHost.failNext(n, status),
 
     stats() {
       let max = 0;

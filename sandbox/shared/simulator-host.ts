@@ -9,11 +9,38 @@ import { listenLocal, type LocalServer } from './http';
 export class SimulatorHost {
   private server: LocalServer | null = null;
   private readonly pending = new Set<NodeJS.Timeout>();
+  /** Delay before every response (ms). */
+  latencyMs: number;
+  private failRemaining = 0;
+  private failStatus = 500;
 
   constructor(
     private readonly name: string,
     private readonly handler: http.RequestListener,
-  ) {}
+    latencyMs = 0,
+  ) {
+    this.latencyMs = latencyMs;
+  }
+
+  setLatency(ms: number): void {
+    if (!Number.isFinite(ms) || ms < 0) throw new Error('setLatency: ms must be a non-negative number');
+    this.latencyMs = ms;
+  }
+
+  /** The next `n` requests fail with `status` (each simulator shapes its own error body). */
+  failNext(n: number, status: number): void {
+    if (!Number.isInteger(n) || n < 0) throw new Error('failNext: n must be a non-negative integer');
+    if (!Number.isInteger(status) || status < 400 || status > 599) throw new Error('failNext: status must be 400–599');
+    this.failRemaining = n;
+    this.failStatus = status;
+  }
+
+  /** The status of the next injected failure, consuming it, or null when none is queued. */
+  takeFailure(): number | null {
+    if (this.failRemaining <= 0) return null;
+    this.failRemaining -= 1;
+    return this.failStatus;
+  }
 
   /** Base URL while started, else null. */
   get url(): string | null {
@@ -34,8 +61,9 @@ export class SimulatorHost {
     if (s) await s.close();
   }
 
-  /** Sends after `latencyMs` (at once when 0). */
-  respondAfter(latencyMs: number, send: () => void): void {
+  /** Sends after the current latency (at once when 0). */
+  respondAfter(send: () => void): void {
+    const latencyMs = this.latencyMs;
     if (latencyMs <= 0) {
       send();
       return;
