@@ -115,7 +115,7 @@ export function createSyncActivities(deps: SyncActivityDeps) {
         signal: activity.cancellationSignal,
       });
       const syncKey = { connection: input.connection, name: input.syncName, variant: input.variant };
-      const { ctx, modelCounts } = createWorkerSyncContext({
+      const { ctx } = createWorkerSyncContext({
         scope: {
           environment: input.environment,
           connection: input.connection,
@@ -142,7 +142,7 @@ export function createSyncActivities(deps: SyncActivityDeps) {
       } catch (err) {
         throw toActivityFailure(err);
       }
-      return { savedRecords: attempt.savedRecords, trackDeletes: attempt.trackDeletes ?? [], counts: await modelCounts() };
+      return { savedRecords: attempt.savedRecords, trackDeletes: attempt.trackDeletes ?? [] };
     },
 
     /** Delete detection (complete full runs only), counts, and the run's final state. */
@@ -153,7 +153,7 @@ export function createSyncActivities(deps: SyncActivityDeps) {
       for (const model of Object.keys(def.models)) {
         const scope = { environment: input.environment, connection: input.connection, model, variant: input.variant };
         const detectDeletes = def.syncType === 'full' || input.trackDeletes.includes(model);
-        const { live, ...changes } = await stores.records.finishScope(scope, input.run.runId, detectDeletes, new Date(), input.counts?.[model]);
+        const { live, ...changes } = await stores.records.finishScope(scope, input.run.runId, detectDeletes);
         result[model] = changes;
         recordCount[model] = live;
       }

@@ -39,13 +39,10 @@ export interface RunSyncResult {
   savedRecords: number;
   /** Models the run declared with ctx.trackDeletes: unseen records are deleted at the end. */
   trackDeletes: string[];
-  /** Counts the final attempt's writers know (models it wrote to); others are counted at finish. */
-  counts?: Record<string, ModelRunCounts>;
 }
 
 export interface FinishSyncRunInput extends RunSyncInput {
   trackDeletes: string[];
-  counts?: Record<string, ModelRunCounts>;
 }
 
 export interface SyncRunSummary {

@@ -1,5 +1,5 @@
 import type { Logger } from '../common/logger';
-import type { RecordStore, RecordScope, RecordWriter, ScopeCounts } from '../store/records';
+import type { RecordStore, RecordScope, RecordWriter } from '../store/records';
 import { createBaseContext, type MetadataStore } from './base-context';
 import type { AttemptCheckpoint } from './checkpoint';
 import { listingKey } from './checkpoint';
@@ -32,8 +32,6 @@ export interface WorkerContextDeps {
 
 export interface WorkerSync {
   ctx: SyncContext;
-  /** Per model whose records this attempt wrote: the run's changes and the live count. */
-  modelCounts(): Promise<Record<string, ScopeCounts>>;
 }
 
 /** The worker backing of `ctx` for syncs: real HTTP, records in MongoDB, progress in heartbeats. */
@@ -49,8 +47,7 @@ export function createWorkerSyncContext(deps: WorkerContextDeps): WorkerSync {
   function writerFor(target: RecordScope): Promise<RecordWriter> {
     let w = writers.get(target.model);
     if (!w) {
-      // Reading a big scope's index takes a while on FerretDB: heartbeat as it goes.
-      w = records.openWriter(target, scope.runId, () => deps.heartbeat(attempt));
+      w = records.openWriter(target, scope.runId);
       writers.set(target.model, w);
     }
     return w;
@@ -112,10 +109,9 @@ export function createWorkerSyncContext(deps: WorkerContextDeps): WorkerSync {
       const target = recordScope(model);
       const valid = validateRecords(model, scope.models[model], input);
       const incoming = valid.map((r) => ({ id: String(r.id), data: r as unknown as Record<string, unknown> }));
+      // The writer also logs which ids the run saw, so a full run (or one that declared
+      // trackDeletes) can tell, when it completes, which records are gone.
       await (await writerFor(target)).saveBatch(incoming);
-      // Every run remembers what it saw, so a full run (or one that declared trackDeletes)
-      // can tell, when it completes, which records are gone.
-      await records.markSeen(target, scope.runId, incoming.map((r) => r.id));
       markSaving();
       attempt.savedRecords += incoming.length;
       // Inside a listing the heartbeat goes out once its cursor has moved past this page
@@ -145,14 +141,7 @@ export function createWorkerSyncContext(deps: WorkerContextDeps): WorkerSync {
       await deps.checkpointStore.save(value);
     },
   });
-  return {
-    ctx,
-    async modelCounts() {
-      const out: Record<string, ScopeCounts> = {};
-      for (const [model, writer] of writers) out[model] = (await writer).runCounts();
-      return out;
-    },
-  };
+  return { ctx };
 }
 
 export interface WorkerActionContextDeps {

@@ -1,5 +1,7 @@
-import type { Collection, Db, Filter, ObjectId } from 'mongodb';
+import { MongoBulkWriteError, type AnyBulkWriteOperation, type Collection, type Db, type Filter } from 'mongodb';
 import { canonicalHash } from './canonical-hash';
+import { Limiter } from './limiter';
+import { serverTraits, type ServerTraits } from './server-traits';
 import { ensureExpiry, type ExpiryRule } from './ttl';
 
 export type RecordAction = 'ADDED' | 'UPDATED' | 'DELETED';
@@ -13,7 +15,8 @@ export interface RecordScope {
 }
 
 export interface RecordDoc {
-  _id?: ObjectId;
+  /** `recordKey(scope, id)`: every lookup and write of one record is by `_id`, the one key FerretDB indexes. */
+  _id: string;
   environment: string;
   connection: string;
   model: string;
@@ -30,37 +33,43 @@ export interface RecordDoc {
   seq: number;
   /** The sync run that made the last change; lets a run count its own changes exactly. */
   run_id: string;
+  /** Whether the record was live before `run_id` first changed it (the run's live-count delta). */
+  live_before_run: boolean;
 }
 
 interface CounterDoc {
   _id: string;
+  connection: string;
+  model: string;
+  variant: string;
   next: number;
   /** Every change with seq <= committed has been written: readers never look past it. */
   committed: number;
+  /** Live records after the last finished run; absent when unknown (counted once then). */
+  live?: number;
+  /** The last finished run and what it changed, so a retried finish answers the same. */
+  last_run?: { id: string; counts: Omit<ScopeCounts, 'live'> };
 }
 
 /**
- * A new version of an existing record, written during a run and applied in bulk later
- * (see RecordStore.applyReplacements). `doc` carries the record's own `_id`.
+ * One batch of a run: the ids it saved (delete detection of a full run) and what it
+ * changed, in order. A run's finish reads its own batches instead of scanning `records`.
  */
-interface ReplacementDoc {
-  _id?: ObjectId;
-  target: ObjectId;
+interface RunBatchDoc {
+  run_id: string;
   connection: string;
   model: string;
   variant: string;
-  run_id: string;
-  doc: RecordDoc;
+  seen: string[];
+  changes: RunChange[];
   created_at: Date;
 }
 
-interface SeenDoc {
-  run_id: string;
-  connection: string;
-  model: string;
-  variant: string;
-  ids: string[];
-  created_at: Date;
+interface RunChange {
+  id: string;
+  action: RecordAction;
+  /** Whether the record was live before this run first changed it. */
+  live_before: boolean;
 }
 
 export interface ScopeCounts {
@@ -83,17 +92,34 @@ export interface ListRecordsQuery {
   ids?: string[];
 }
 
+/** A record's `_id`: unique per scope and id, and unambiguous (each part is encoded). */
+export function recordKey(scope: Pick<RecordScope, 'connection' | 'model' | 'variant'>, id: string): string {
+  return [scope.connection, scope.model, scope.variant, id].map(encodeURIComponent).join('|');
+}
+
+/** What a writer needs to know of a stored record to classify a new version of it. */
+type Existing = Pick<RecordDoc, '_id' | 'id' | 'hash' | 'deleted_at' | 'run_id' | 'last_action' | 'first_seen_at' | 'live_before_run'>;
+const EXISTING_PROJECTION = { _id: 1, id: 1, hash: 1, deleted_at: 1, run_id: 1, last_action: 1, first_seen_at: 1, live_before_run: 1 } as const;
+
+/** Documents per insertMany, and per bulk write where the server indexes `$in`. */
+const CHUNK = 1_000;
 /**
- * Ids per `$in` set operation. On FerretDB the cost of a delete or update is one scan of
- * the collection whatever the size of `$in`, so sets are large; on MongoDB they are indexed.
+ * Single-record reads and writes in flight per process on FerretDB. Each is its own
+ * command: FerretDB 1.24 holds a pooled SQLite connection (100 per database) per statement
+ * until its command ends, so multi-statement updates from several writers could deadlock it.
  */
-const SET_CHUNK = 5_000;
+const ferretOneByOne = new Limiter(6);
 
 /**
- * The records engine. Upserts only what changed (by canonical hash), so a run over
+ * The records engine. Writes only what changed (by canonical hash), so a run over
  * unchanged data writes nothing to `records`; detects deletions at the end of a complete
  * full run from the ids that run saw; and pages by a per-scope sequence with a committed
  * high-water mark, so a reader paging while a sync writes never skips a record.
+ *
+ * It never scans `records` on the way of an incremental run: records are read and written
+ * by `_id` only (indexed on FerretDB too), what a run changed is logged per batch in
+ * `record_run_batches`, and the live count is carried forward from run to run. Only the
+ * delete detection of a full run over a non-empty scope reads the whole scope.
  *
  * One writer per scope at a time is assumed (Temporal never runs two attempts of one
  * sync together, barring a worker that lost its heartbeat but keeps running).
@@ -101,112 +127,161 @@ const SET_CHUNK = 5_000;
 export class RecordStore {
   private readonly col: Collection<RecordDoc>;
   private readonly counters: Collection<CounterDoc>;
-  private readonly seen: Collection<SeenDoc>;
-  private readonly replacements: Collection<ReplacementDoc>;
+  private readonly batches: Collection<RunBatchDoc>;
 
-  constructor(db: Db) {
+  constructor(private readonly db: Db) {
     this.col = db.collection<RecordDoc>('records');
     this.counters = db.collection<CounterDoc>('record_counters');
-    this.seen = db.collection<SeenDoc>('record_run_seen');
-    this.replacements = db.collection<ReplacementDoc>('record_replacements');
+    this.batches = db.collection<RunBatchDoc>('record_run_batches');
   }
 
   async ensureIndexes(): Promise<ExpiryRule[]> {
-    await this.col.createIndex({ environment: 1, connection: 1, model: 1, variant: 1, id: 1 }, { unique: true });
-    await this.col.createIndex({ connection: 1, model: 1, variant: 1, seq: 1, id: 1 });
-    await this.col.createIndex({ connection: 1, model: 1, variant: 1, run_id: 1 });
-    await this.seen.createIndex({ run_id: 1, connection: 1, model: 1, variant: 1 });
-    await this.replacements.createIndex({ connection: 1, model: 1, variant: 1 });
-    // Seen-id staging of runs that never finished is garbage after a few days.
-    return [await ensureExpiry(this.seen, 'created_at', 3 * 86_400)];
+    // FerretDB never reads through secondary indexes, only pays for them on every insert.
+    if (!(await this.traits()).indexedByIdOnly) {
+      await this.col.createIndex({ connection: 1, model: 1, variant: 1, seq: 1, id: 1 });
+      await this.col.createIndex({ connection: 1, model: 1, variant: 1, deleted_at: 1 });
+      await this.batches.createIndex({ run_id: 1, connection: 1, model: 1, variant: 1 });
+    }
+    // Batches of runs that never finished are garbage after a few days.
+    return [await ensureExpiry(this.batches, 'created_at', 3 * 86_400)];
+  }
+
+  traits(): Promise<ServerTraits> {
+    return serverTraits(this.db);
   }
 
   /**
-   * A writer for one scope and run. It loads the scope's id → hash index once (ids and
-   * hashes only, not records) and keeps it current, so each batch needs no read: on
-   * FerretDB every query scans its collection, and one scan per batch made a sync
-   * quadratic in the number of records.
+   * A writer for one scope and run. It reads nothing up front: each batch looks up just its
+   * own ids, and a scope that has never held a record (a first run) skips even that.
    */
-  async openWriter(scope: RecordScope, runId: string, onProgress: () => void = () => undefined): Promise<RecordWriter> {
-    // Versions staged by an attempt or run that did not get to apply them go in first.
-    await this.applyReplacements(scope);
-    const known = new Map<string, KnownRecord>();
-    const cursor = this.col.find(scopeFilter(scope), { projection: { _id: 1, id: 1, hash: 1, deleted_at: 1, run_id: 1, last_action: 1, first_seen_at: 1 } });
-    for await (const doc of cursor) {
-      known.set(doc.id, { _id: doc._id as ObjectId, hash: doc.hash, deleted: doc.deleted_at !== null, runId: doc.run_id, action: doc.last_action, firstSeenAt: doc.first_seen_at });
-      // A big scope takes a while to read on FerretDB; keep the activity's heartbeat going.
-      if (known.size % 2_000 === 0) onProgress();
-    }
-    return new RecordWriter(this, scope, runId, known);
+  async openWriter(scope: RecordScope, runId: string): Promise<RecordWriter> {
+    const counter = await this.counters.findOne({ _id: counterId(scope) });
+    // Known empty: no lookups. A record written meanwhile by an earlier attempt of this run
+    // makes its insert fail as a duplicate, and that record then takes the lookup path.
+    const knownEmpty = !counter || counter.live === 0;
+    return new RecordWriter(this, scope, runId, !knownEmpty);
   }
 
-  /** @internal Stages new versions of existing records (one insert, no scan). */
-  async stageReplacements(scope: RecordScope, runId: string, docs: RecordDoc[]): Promise<void> {
-    if (docs.length === 0) return;
-    const now = new Date();
-    await this.replacements.insertMany(
-      docs.map((doc) => ({ target: doc._id as ObjectId, connection: scope.connection, model: scope.model, variant: scope.variant, run_id: runId, doc, created_at: now })),
-      { ordered: true },
+  /** @internal The stored versions of `ids` in `scope`, by id. */
+  async fetchExisting(scope: RecordScope, ids: string[]): Promise<Map<string, Existing>> {
+    const out = new Map<string, Existing>();
+    if (ids.length === 0) return out;
+    const keys = ids.map((id) => recordKey(scope, id));
+    if ((await this.traits()).indexedByIdOnly) {
+      const docs = await ferretOneByOne.all(keys, (key) => this.col.findOne({ _id: key }, { projection: EXISTING_PROJECTION }));
+      for (const doc of docs) if (doc) out.set(doc.id, doc as Existing);
+    } else {
+      for (let i = 0; i < keys.length; i += CHUNK) {
+        for await (const doc of this.col.find({ _id: { $in: keys.slice(i, i + CHUNK) } }, { projection: EXISTING_PROJECTION })) out.set(doc.id, doc as Existing);
+      }
+    }
+    return out;
+  }
+
+  /**
+   * @internal Inserts new records; returns the ids that already existed (duplicate `_id`),
+   * which the caller handles as updates.
+   */
+  async insertNew(docs: RecordDoc[]): Promise<Set<string>> {
+    const duplicates = new Set<string>();
+    for (let i = 0; i < docs.length; i += CHUNK) {
+      const chunk = docs.slice(i, i + CHUNK);
+      try {
+        await this.col.insertMany(chunk, { ordered: false });
+      } catch (err) {
+        if (!(err instanceof MongoBulkWriteError)) throw err;
+        const errors = Array.isArray(err.writeErrors) ? err.writeErrors : [err.writeErrors];
+        for (const e of errors) {
+          if (e.code !== 11000) throw err;
+          duplicates.add(chunk[e.index].id);
+        }
+      }
+    }
+    return duplicates;
+  }
+
+  /** @internal Replaces whole records by `_id`. */
+  async replaceAll(docs: RecordDoc[]): Promise<void> {
+    await this.writeEach(docs.map((doc) => ({ replaceOne: { filter: { _id: doc._id }, replacement: doc } })));
+  }
+
+  /** @internal Marks records deleted by `_id`. */
+  async markDeleted(targets: Array<{ _id: string; live_before_run: boolean }>, runId: string, seq: number, now: Date): Promise<void> {
+    await this.writeEach(
+      targets.map((t) => ({
+        updateOne: {
+          filter: { _id: t._id },
+          update: { $set: { deleted_at: now, last_modified_at: now, last_action: 'DELETED' as const, seq, run_id: runId, live_before_run: t.live_before_run } },
+        },
+      })),
     );
   }
 
-  /**
-   * Applies every staged version of the scope: one delete of the old documents and one
-   * insert of the new ones, with fresh sequence numbers committed after the insert (a
-   * reader paging meanwhile finds each record at its new position, never loses it). On
-   * FerretDB every update by _id scans the whole collection; this makes the cost of a run's
-   * updates one scan instead of one per record. Idempotent: a crash between the delete and
-   * the insert is repaired by the next call (the writer's open and the run's finish call it).
-   */
-  async applyReplacements(scope: RecordScope): Promise<number> {
-    const staged = await this.replacements.find({ connection: scope.connection, model: scope.model, variant: scope.variant }).sort({ _id: 1 }).toArray();
-    if (staged.length === 0) return 0;
-    const latest = new Map<string, RecordDoc>();
-    for (const r of staged) latest.set(String(r.target), r.doc);
-    const docs = [...latest.values()];
-    const firstSeq = await this.reserveSeq(scope, docs.length);
-    docs.forEach((doc, i) => (doc.seq = firstSeq + i));
-    const targets = docs.map((d) => d._id as ObjectId);
-    for (let i = 0; i < targets.length; i += SET_CHUNK) await this.col.deleteMany({ _id: { $in: targets.slice(i, i + SET_CHUNK) } });
-    for (let i = 0; i < docs.length; i += SET_CHUNK) await this.col.insertMany(docs.slice(i, i + SET_CHUNK), { ordered: false });
-    await this.commitSeq(scope, firstSeq + docs.length - 1);
-    const stagedIds = staged.map((r) => r._id as ObjectId);
-    for (let i = 0; i < stagedIds.length; i += SET_CHUNK) await this.replacements.deleteMany({ _id: { $in: stagedIds.slice(i, i + SET_CHUNK) } });
-    return docs.length;
+  /** One statement per command on FerretDB (see ferretOneByOne), chunks elsewhere. */
+  private async writeEach(ops: AnyBulkWriteOperation<RecordDoc>[]): Promise<void> {
+    if (ops.length === 0) return;
+    if ((await this.traits()).indexedByIdOnly) {
+      await ferretOneByOne.all(ops, (op) => this.col.bulkWrite([op], { ordered: true }));
+      return;
+    }
+    for (let i = 0; i < ops.length; i += CHUNK) await this.col.bulkWrite(ops.slice(i, i + CHUNK), { ordered: false });
   }
 
-  /** @internal A staged version must not resurrect a record deleted after it was staged. */
-  async dropStaged(scope: RecordScope, targets: ObjectId[]): Promise<void> {
-    if (targets.length) await this.replacements.deleteMany({ connection: scope.connection, model: scope.model, variant: scope.variant, target: { $in: targets } });
-  }
-
-  /** @internal used by RecordWriter: new records go straight in, with their sequence committed. */
-  async insertNew(scope: RecordScope, inserts: RecordDoc[], firstSeq: number, lastSeq: number): Promise<void> {
-    if (inserts.length) await this.col.insertMany(inserts, { ordered: false });
-    if (lastSeq >= firstSeq) await this.commitSeq(scope, lastSeq);
-  }
-
-  /** Remembers which ids a full run saw, for delete detection when the run completes. */
-  async markSeen(scope: RecordScope, runId: string, ids: string[]): Promise<void> {
-    if (ids.length === 0) return;
-    await this.seen.insertOne({ run_id: runId, connection: scope.connection, model: scope.model, variant: scope.variant, ids, created_at: new Date() });
+  /** @internal Logs a batch of a run (see RunBatchDoc). */
+  async logBatch(scope: RecordScope, runId: string, seen: string[], changes: RunChange[]): Promise<void> {
+    if (seen.length === 0 && changes.length === 0) return;
+    await this.batches.insertOne({ run_id: runId, connection: scope.connection, model: scope.model, variant: scope.variant, seen, changes, created_at: new Date() });
   }
 
   /**
-   * Closes a run's scope in one pass over its records: marks as deleted every live record
-   * a complete full run did not see (only call with detectDeletes after a complete run),
-   * and counts what the run changed and what is live.
+   * Closes a run's scope: marks as deleted every live record a complete full run did not
+   * see (only call with detectDeletes after a complete run), and returns what the run
+   * changed and how many records are live. Safe to repeat.
    */
-  async finishScope(scope: RecordScope, runId: string, detectDeletes: boolean, now = new Date(), known?: ScopeCounts): Promise<ScopeCounts> {
-    await this.applyReplacements(scope);
-    // Without delete detection, counts the run's writer already knows spare a full scan.
-    if (known && !detectDeletes) return known;
-    const seenFilter = { run_id: runId, connection: scope.connection, model: scope.model, variant: scope.variant };
-    const seenIds = new Set<string>();
-    if (detectDeletes) for await (const doc of this.seen.find(seenFilter, { projection: { ids: 1 } })) for (const id of doc.ids) seenIds.add(id);
+  async finishScope(scope: RecordScope, runId: string, detectDeletes: boolean, now = new Date()): Promise<ScopeCounts> {
+    const counter = await this.counters.findOne({ _id: counterId(scope) });
+    if (counter?.last_run?.id === runId && counter.live !== undefined) return { ...counter.last_run.counts, live: counter.live };
 
+    const batchFilter = { run_id: runId, connection: scope.connection, model: scope.model, variant: scope.variant };
+    const batches = await this.batches.find(batchFilter).sort({ created_at: 1, _id: 1 }).toArray();
+    // Nothing live before the run means nothing for delete detection to find.
+    const needsScan = detectDeletes && counter?.live !== 0;
+    const counts = needsScan ? await this.detectDeletes(scope, runId, batches, now) : await this.countFromBatches(scope, counter, batches);
+
+    const { live, ...changes } = counts;
+    await this.counters.updateOne(
+      { _id: counterId(scope) },
+      { $set: { live, last_run: { id: runId, counts: changes } }, $setOnInsert: { ...counterScope(scope), next: 0, committed: 0 } },
+      { upsert: true },
+    );
+    await this.batches.deleteMany(batchFilter);
+    return counts;
+  }
+
+  /** The run's changes from its own batch log; the live count carried from the last run. */
+  private async countFromBatches(scope: RecordScope, counter: CounterDoc | null, batches: RunBatchDoc[]): Promise<ScopeCounts> {
+    const last = new Map<string, RunChange>();
+    for (const b of batches) for (const c of b.changes) last.set(c.id, c);
     const counts = { added: 0, updated: 0, deleted: 0, live: 0 };
-    const missing: ObjectId[] = [];
+    let delta = 0;
+    for (const c of last.values()) {
+      if (c.action === 'ADDED') counts.added += 1;
+      else if (c.action === 'UPDATED') counts.updated += 1;
+      else counts.deleted += 1;
+      delta += (c.action === 'DELETED' ? 0 : 1) - (c.live_before ? 1 : 0);
+    }
+    if (counter?.live !== undefined) counts.live = counter.live + delta;
+    else if (!counter) counts.live = delta; // a scope this run wrote first
+    else counts.live = await this.col.countDocuments({ ...scopeFilter(scope), deleted_at: null }); // unknown: count once
+    return counts;
+  }
+
+  /** One pass over the scope: marks the unseen live records deleted and counts exactly. */
+  private async detectDeletes(scope: RecordScope, runId: string, batches: RunBatchDoc[], now: Date): Promise<ScopeCounts> {
+    const seen = new Set<string>();
+    for (const b of batches) for (const id of b.seen) seen.add(id);
+    const counts = { added: 0, updated: 0, deleted: 0, live: 0 };
+    const missing: Array<{ _id: string; live_before_run: boolean }> = [];
     const cursor = this.col.find(scopeFilter(scope), { projection: { _id: 1, id: 1, deleted_at: 1, run_id: 1, last_action: 1 } });
     for await (const doc of cursor) {
       if (doc.run_id === runId) {
@@ -215,25 +290,17 @@ export class RecordStore {
         else counts.deleted += 1;
       }
       if (doc.deleted_at !== null) continue;
-      if (detectDeletes && !seenIds.has(doc.id)) missing.push(doc._id as ObjectId);
+      if (!seen.has(doc.id)) missing.push({ _id: doc._id, live_before_run: true });
       else counts.live += 1;
     }
-    for (let i = 0; i < missing.length; i += SET_CHUNK) {
-      const chunk = missing.slice(i, i + SET_CHUNK);
-      // Leftovers of the same run may have been counted above already (a retried finish).
-      counts.deleted += await this.markDeleted(scope, runId, chunk, now);
+    if (missing.length) {
+      const seq = await this.reserveSeq(scope, 1);
+      // The whole set shares one seq; the cursor breaks ties by id.
+      await this.markDeleted(missing, runId, seq, now);
+      await this.commitSeq(scope, seq);
+      counts.deleted += missing.length;
     }
-    if (detectDeletes) await this.seen.deleteMany(seenFilter);
     return counts;
-  }
-
-  /** @internal Explicit deletions (ctx.batchDelete) of records the writer knows, by their _id. */
-  async deleteByObjectIds(scope: RecordScope, runId: string, targets: ObjectId[], now = new Date()): Promise<number> {
-    if (targets.length === 0) return 0;
-    await this.dropStaged(scope, targets);
-    let deleted = 0;
-    for (let i = 0; i < targets.length; i += SET_CHUNK) deleted += await this.markDeleted(scope, runId, targets.slice(i, i + SET_CHUNK), now);
-    return deleted;
   }
 
   async list(scope: RecordScope, q: ListRecordsQuery): Promise<{ records: RecordDoc[]; hasMore: boolean }> {
@@ -249,40 +316,28 @@ export class RecordStore {
     return { records: hasMore ? docs.slice(0, q.limit) : docs, hasMore };
   }
 
+  /** Drops cached records (connection deleted, or a reset with emptyCache); sequences keep counting up. */
   async deleteScope(scope: Omit<RecordScope, 'model' | 'variant'> & { model?: string; variant?: string }): Promise<void> {
     const filter: Filter<RecordDoc> = { environment: scope.environment, connection: scope.connection };
-    if (scope.model) filter.model = scope.model;
-    if (scope.variant) filter.variant = scope.variant;
+    const counterFilter: Filter<CounterDoc> = { connection: scope.connection };
+    if (scope.model) filter.model = counterFilter.model = scope.model;
+    if (scope.variant) filter.variant = counterFilter.variant = scope.variant;
     await this.col.deleteMany(filter);
+    await this.counters.updateMany(counterFilter, { $set: { live: 0 }, $unset: { last_run: '' } });
   }
 
-  /** One updateMany per chunk: the chunk shares a seq, and the cursor breaks ties by id. */
-  private async markDeleted(scope: RecordScope, runId: string, ids: ObjectId[], now: Date): Promise<number> {
-    if (ids.length === 0) return 0;
-    const seq = await this.reserveSeq(scope, 1);
-    const res = await this.col.updateMany(
-      { _id: { $in: ids }, deleted_at: null },
-      { $set: { deleted_at: now, last_modified_at: now, last_action: 'DELETED', seq, run_id: runId } },
-    );
-    await this.commitSeq(scope, seq);
-    return res.modifiedCount;
-  }
-
-  /** @internal */
-  async reserveSeqRange(scope: RecordScope, count: number): Promise<number> {
-    return this.reserveSeq(scope, count);
-  }
-
-  private async reserveSeq(scope: RecordScope, count: number): Promise<number> {
+  /** @internal First of `count` new sequence numbers of the scope. */
+  async reserveSeq(scope: RecordScope, count: number): Promise<number> {
     const doc = await this.counters.findOneAndUpdate(
       { _id: counterId(scope) },
-      { $inc: { next: count }, $setOnInsert: { committed: 0 } },
+      { $inc: { next: count }, $setOnInsert: { ...counterScope(scope), committed: 0 } },
       { upsert: true, returnDocument: 'after' },
     );
     return (doc as CounterDoc).next - count + 1;
   }
 
-  private async commitSeq(scope: RecordScope, upTo: number): Promise<void> {
+  /** @internal Readers may now see every change up to `upTo`. */
+  async commitSeq(scope: RecordScope, upTo: number): Promise<void> {
     await this.counters.updateOne({ _id: counterId(scope) }, { $max: { committed: upTo } });
   }
 }
@@ -292,16 +347,11 @@ function scopeFilter(scope: RecordScope) {
 }
 
 function counterId(scope: RecordScope): string {
-  return `${scope.connection}|${scope.model}|${scope.variant}`;
+  return recordKey(scope, '');
 }
 
-interface KnownRecord {
-  _id: ObjectId;
-  hash: string;
-  deleted: boolean;
-  runId: string;
-  action: RecordAction;
-  firstSeenAt: Date;
+function counterScope(scope: RecordScope) {
+  return { connection: scope.connection, model: scope.model, variant: scope.variant };
 }
 
 /** Writes one scope's records during one run attempt; see RecordStore.openWriter. */
@@ -310,90 +360,90 @@ export class RecordWriter {
     private readonly store: RecordStore,
     private readonly scope: RecordScope,
     private readonly runId: string,
-    private readonly known: Map<string, KnownRecord>,
+    /** False while the scope is known to hold nothing: every record is new. */
+    private lookups: boolean,
   ) {}
 
   /** Saves a batch; returns what changed. Safe to repeat (a retried page changes nothing twice). */
   async saveBatch(records: IncomingRecord[], now = new Date()): Promise<{ added: number; updated: number; unchanged: number }> {
     const latest = new Map<string, IncomingRecord>();
     for (const r of records) latest.set(r.id, r); // within a batch the last version wins
-    type Change = { record: IncomingRecord; hash: string; action: 'ADDED' | 'UPDATED'; prior?: KnownRecord };
-    const changes: Change[] = [];
-    for (const record of latest.values()) {
-      const hash = canonicalHash(record.data);
-      const prior = this.known.get(record.id);
-      if (!prior) changes.push({ record, hash, action: 'ADDED' });
-      else if (prior.deleted) changes.push({ record, hash, action: 'ADDED', prior });
-      else if (prior.hash !== hash) {
-        // Added earlier in this same run and changed again: still an addition for this run.
-        const action = prior.runId === this.runId && prior.action === 'ADDED' ? 'ADDED' : 'UPDATED';
-        changes.push({ record, hash, action, prior });
-      }
-    }
-    const unchanged = latest.size - changes.length;
-    if (changes.length === 0) return { added: 0, updated: 0, unchanged };
-
-    // New records go straight in; new versions of known ones are staged and applied in
-    // bulk when the run finishes (RecordStore.applyReplacements), readable from then on.
-    const fresh = changes.filter((c) => !c.prior);
-    const firstSeq = fresh.length ? await this.store.reserveSeqRange(this.scope, fresh.length) : 0;
-    const inserts: RecordDoc[] = fresh.map((c, i) => ({
-      ...this.scope,
-      id: c.record.id,
-      data: c.record.data,
-      hash: c.hash,
-      first_seen_at: now,
-      last_modified_at: now,
-      deleted_at: null,
-      last_action: 'ADDED',
-      seq: firstSeq + i,
-      run_id: this.runId,
-    }));
-    const replacements: RecordDoc[] = changes
-      .filter((c): c is Change & { prior: KnownRecord } => c.prior !== undefined)
-      .map((c) => ({
-        _id: c.prior._id,
-        ...this.scope,
-        id: c.record.id,
-        data: c.record.data,
-        hash: c.hash,
-        first_seen_at: c.prior.firstSeenAt,
-        last_modified_at: now,
-        deleted_at: null,
-        last_action: c.action,
-        seq: 0, // assigned when applied
-        run_id: this.runId,
-      }));
-    await this.store.insertNew(this.scope, inserts, firstSeq, firstSeq + inserts.length - 1);
-    await this.store.stageReplacements(this.scope, this.runId, replacements);
-    for (const doc of inserts) this.known.set(doc.id, { _id: doc._id as ObjectId, hash: doc.hash, deleted: false, runId: this.runId, action: 'ADDED', firstSeenAt: now });
-    for (const c of changes) if (c.prior) this.known.set(c.record.id, { ...c.prior, hash: c.hash, deleted: false, runId: this.runId, action: c.action });
-    const added = changes.filter((c) => c.action === 'ADDED').length;
-    return { added, updated: changes.length - added, unchanged };
+    const hashed = [...latest.values()].map((record) => ({ record, hash: canonicalHash(record.data) }));
+    const result = await this.write(hashed, this.lookups ? await this.store.fetchExisting(this.scope, [...latest.keys()]) : new Map(), now);
+    await this.store.logBatch(this.scope, this.runId, [...latest.keys()], result.changes);
+    return { added: result.added, updated: result.updated, unchanged: latest.size - result.added - result.updated };
   }
 
-  /**
-   * What this run changed in the scope and how many records are live, from the writer's
-   * index (which holds every record of the scope): the same figures finishScope counts
-   * with a scan, which on FerretDB costs a full pass over the collection.
-   */
-  runCounts(): ScopeCounts {
-    const counts: ScopeCounts = { added: 0, updated: 0, deleted: 0, live: 0 };
-    for (const k of this.known.values()) {
-      if (!k.deleted) counts.live += 1;
-      if (k.runId !== this.runId) continue;
-      if (k.action === 'ADDED') counts.added += 1;
-      else if (k.action === 'UPDATED') counts.updated += 1;
-      else counts.deleted += 1;
+  private async write(
+    hashed: Array<{ record: IncomingRecord; hash: string }>,
+    existing: Map<string, Existing>,
+    now: Date,
+  ): Promise<{ added: number; updated: number; changes: RunChange[] }> {
+    const changes: RunChange[] = [];
+    const inserts: RecordDoc[] = [];
+    const replacements: RecordDoc[] = [];
+    for (const { record, hash } of hashed) {
+      const prior = existing.get(record.id);
+      // Already changed by this run (an earlier batch or attempt): its state before the run is on the record.
+      const ours = prior?.run_id === this.runId;
+      if (prior && prior.deleted_at === null && prior.hash === hash) {
+        // Unchanged now; if this run made it so, the change is logged again (logs are merged, last wins).
+        if (ours) changes.push({ id: record.id, action: prior.last_action, live_before: prior.live_before_run });
+        continue;
+      }
+      const liveBefore = ours ? prior.live_before_run : prior !== undefined && prior.deleted_at === null;
+      // A new record, a deleted one back, or one added earlier in this run and changed again: an addition.
+      const action: RecordAction = !prior || prior.deleted_at !== null || (ours && prior.last_action === 'ADDED') ? 'ADDED' : 'UPDATED';
+      const doc: RecordDoc = {
+        _id: recordKey(this.scope, record.id),
+        ...this.scope,
+        id: record.id,
+        data: record.data,
+        hash,
+        first_seen_at: prior?.first_seen_at ?? now,
+        last_modified_at: now,
+        deleted_at: null,
+        last_action: action,
+        seq: 0,
+        run_id: this.runId,
+        live_before_run: liveBefore,
+      };
+      (prior ? replacements : inserts).push(doc);
+      changes.push({ id: record.id, action, live_before: liveBefore });
     }
-    return counts;
+    if (inserts.length + replacements.length === 0) return { added: 0, updated: 0, changes };
+
+    const firstSeq = await this.store.reserveSeq(this.scope, inserts.length + replacements.length);
+    [...inserts, ...replacements].forEach((doc, i) => (doc.seq = firstSeq + i));
+    const duplicates = await this.store.insertNew(inserts);
+    await this.store.replaceAll(replacements);
+    await this.store.commitSeq(this.scope, firstSeq + inserts.length + replacements.length - 1);
+
+    const written = [...inserts, ...replacements];
+    let added = written.filter((d) => d.last_action === 'ADDED').length;
+    let updated = written.length - added;
+    if (duplicates.size === 0) return { added, updated, changes };
+
+    // Records believed new were there after all (written by an earlier attempt, or a scope
+    // thought empty): look them up and write them as the versions they are.
+    this.lookups = true;
+    const redo = hashed.filter((h) => duplicates.has(h.record.id));
+    const again = await this.write(redo, await this.store.fetchExisting(this.scope, [...duplicates]), now);
+    added += again.added - duplicates.size;
+    updated += again.updated;
+    return { added, updated, changes: [...changes.filter((c) => !duplicates.has(c.id)), ...again.changes] };
   }
 
   /** Explicit deletions from ctx.batchDelete; ids the scope never had are ignored. */
   async deleteByIds(ids: string[], now = new Date()): Promise<number> {
-    const live = [...new Set(ids)].map((id) => [id, this.known.get(id)] as const).filter((e): e is readonly [string, KnownRecord] => e[1] !== undefined && !e[1].deleted);
-    const deleted = await this.store.deleteByObjectIds(this.scope, this.runId, live.map(([, k]) => k._id), now);
-    for (const [id, k] of live) this.known.set(id, { ...k, deleted: true, runId: this.runId, action: 'DELETED' });
-    return deleted;
+    const existing = await this.store.fetchExisting(this.scope, [...new Set(ids)]);
+    const live = [...existing.values()].filter((e) => e.deleted_at === null);
+    if (live.length === 0) return 0;
+    const targets = live.map((e) => ({ _id: e._id, id: e.id, live_before_run: e.run_id === this.runId ? e.live_before_run : true }));
+    const seq = await this.store.reserveSeq(this.scope, 1);
+    await this.store.markDeleted(targets, this.runId, seq, now);
+    await this.store.commitSeq(this.scope, seq);
+    await this.store.logBatch(this.scope, this.runId, [], targets.map((t) => ({ id: t.id, action: 'DELETED', live_before: t.live_before_run })));
+    return targets.length;
   }
 }

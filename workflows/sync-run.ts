@@ -38,8 +38,8 @@ export async function syncRun(input: SyncRunInput): Promise<SyncRunSummary> {
     // No delete detection after a failed run: finishSyncRun is never reached.
     throw ApplicationFailure.create({ type: error.code, message: error.message, details: error.detail === undefined ? [] : [error.detail], nonRetryable: true, cause: err instanceof Error ? err : undefined });
   }
-  // Older histories returned neither trackDeletes nor counts: none declared, count at finish.
-  return bookkeeping.finishSyncRun({ ...input, run, trackDeletes: result?.trackDeletes ?? [], counts: result?.counts });
+  // Older histories returned no trackDeletes: none declared.
+  return bookkeeping.finishSyncRun({ ...input, run, trackDeletes: result?.trackDeletes ?? [] });
 }
 
 function describeFailure(err: unknown): SyncRunError {

@@ -32,6 +32,31 @@ interface BuildContext {
   output: OutputSink;
 }
 
+/** FerretDB v1.24.2 plus FERRETDB_ID_INDEX_FIX; the suffix makes caches of the stock build rebuild. */
+const FERRETDB_BUILD_VERSION = 'v1.24.2-weft.1';
+
+/**
+ * A one-line fix of an upstream bug in FerretDB 1.24's SQLite backend. It creates the
+ * `_id` index on the expression `_ferretdb_sjson->"_id"` but queries, updates and deletes
+ * by `_id` with `_ferretdb_sjson->'$._id'`. SQLite matches indexes by expression text, so
+ * the index is never used (EXPLAIN QUERY PLAN: SCAN), and every lookup by `_id` reads the
+ * whole collection: 245 ms at 30,000 documents. With the query side spelled like the index,
+ * the same lookup is an index SEARCH, about 1 ms at 100,000 documents. The records engine
+ * depends on it (store/server-traits.ts).
+ */
+const FERRETDB_ID_INDEX_FIX = {
+  file: path.join('internal', 'backends', 'sqlite', 'metadata', 'metadata.go'),
+  from: `IDColumn = DefaultColumn + "->'$._id'"`,
+  to: 'IDColumn = DefaultColumn + `->"_id"`',
+};
+
+async function applyFerretDbIdIndexFix(srcDir: string): Promise<void> {
+  const file = path.join(srcDir, FERRETDB_ID_INDEX_FIX.file);
+  const source = await readFile(file, 'utf8');
+  if (!source.includes(FERRETDB_ID_INDEX_FIX.from)) throw new Error(`FerretDB source changed: ${FERRETDB_ID_INDEX_FIX.file} lacks the line the _id index fix replaces`);
+  await writeFile(file, source.replace(FERRETDB_ID_INDEX_FIX.from, FERRETDB_ID_INDEX_FIX.to));
+}
+
 export const BINARY_SPECS: Record<BinaryName, BinarySpec> = {
   temporal: {
     version: 'v1.5.1',
@@ -59,12 +84,14 @@ export const BINARY_SPECS: Record<BinaryName, BinarySpec> = {
     },
   },
   ferretdb: {
-    version: 'v1.24.2',
+    version: FERRETDB_BUILD_VERSION,
     explicitEnv: 'WEFT_FERRETDB_BIN',
     describeVersion(output) {
       const version = /^version: (\S+)/m.exec(output)?.[1];
       if (!version) return { ok: false, found: firstLine(output) || 'no version output' };
-      return { ok: version === 'v1.24.2', found: version };
+      // Only our patched build (see FERRETDB_ID_INDEX_FIX) is accepted: stock v1.24.2 reads
+      // every record by a full table scan.
+      return { ok: version === FERRETDB_BUILD_VERSION, found: version };
     },
     async build({ workDir, outFile, output }) {
       // `go install .../ferretdb@v1.24.2` fails on this module proxy (403 on the @v/list
@@ -81,7 +108,8 @@ export const BINARY_SPECS: Record<BinaryName, BinarySpec> = {
       const srcCopy = path.join(workDir, 'src');
       await cp(sourceDir, srcCopy, { recursive: true });
       await makeWritable(srcCopy);
-      await writeFile(path.join(srcCopy, 'build', 'version', 'version.txt'), 'v1.24.2\n');
+      await writeFile(path.join(srcCopy, 'build', 'version', 'version.txt'), `${FERRETDB_BUILD_VERSION}\n`);
+      await applyFerretDbIdIndexFix(srcCopy);
       await runGo(['build', '-buildvcs=false', '-o', outFile, './cmd/ferretdb'], { cwd: srcCopy, env: goEnv, output });
     },
   },
