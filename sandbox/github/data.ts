@@ -147,7 +147,8 @@ export interface TeamRec {
 
 export interface RepoRec {
   id: number;
-  installationId: number;
+  /** The App's installation on the owner's account; null while the App is not installed there. */
+  installationId: number | null;
   owner: Account;
   name: string;
   fullName: string;
@@ -246,7 +247,7 @@ export function pickRepoName(seedK: number, ownerLogin: string, index: number, t
  */
 export function makeRepo(
   seedK: number,
-  args: { id: number; installationId: number; owner: Account; name: string; directory: Directory; activityEndMs: number },
+  args: { id: number; installationId: number | null; owner: Account; name: string; directory: Directory; activityEndMs: number },
 ): RepoRec {
   const key = hash32(seedK, 'repo', args.owner.login.toLowerCase(), args.name.toLowerCase());
   const rng = new Rng(key);

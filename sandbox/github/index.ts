@@ -1,7 +1,8 @@
 export { createGitHubSimulator } from './simulator';
-export type { GitHubSimulator, GitHubSimulatorStats, GitHubRequestLogEntry, GitHubPullListParams } from './simulator';
-export { GitHubSimulatorOptionsSchema } from './options';
-export type { GitHubSimulatorOptions, ResolvedGitHubSimulatorOptions } from './options';
+export type { GitHubSimulator, GitHubSimulatorStats, GitHubRequestLogEntry, GitHubPullListParams, GitHubUserInfo } from './simulator';
+export { GitHubSimulatorOptionsSchema, DEFAULT_USER, DEFAULT_OAUTH_APP } from './options';
+export type { GitHubSimulatorOptions, ResolvedGitHubSimulatorOptions, GitHubUserOptions, GitHubOAuthAppOptions } from './options';
+export { CODE_TTL_MS, SCOPE_DESCRIPTIONS } from './oauth';
 export { PULL_COMMITS_CAP } from './routes';
 export { OVERSIZED_COMMITS } from './store';
 export { API_VERSIONS, DEFAULT_API_VERSION } from './render';

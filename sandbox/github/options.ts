@@ -21,6 +21,57 @@ export const GitHubInstallationOptionSchema = z
   })
   .strict();
 
+/**
+ * A person who can sign in to the simulated github.com (OAuth authorize and App install
+ * pages). Their account gets `repositoryCount` seeded repositories, deterministic from the
+ * seed and the login, whether or not the App is installed on it.
+ */
+export const GitHubUserOptionSchema = z
+  .object({
+    login: z.string().regex(LOGIN_RE, 'login must be a valid GitHub login'),
+    password: z.string().min(1),
+    /** Display name (GET /user `name`); defaults to the login. */
+    name: z.string().min(1).optional(),
+    /** Public email (GET /user `email`); null hides it, as a GitHub user may. */
+    email: z.email().nullable().optional(),
+    repositoryCount: z.number().int().min(0).max(10_000).default(3),
+  })
+  .strict();
+
+/** An OAuth App registered on the simulated github.com (providers.md §C9). */
+export const GitHubOAuthAppOptionSchema = z
+  .object({
+    clientId: z.string().regex(/^[A-Za-z0-9._-]{1,100}$/, 'clientId: letters, digits, ".", "_" and "-" only'),
+    clientSecret: z.string().min(1),
+    name: z.string().min(1),
+    homepageUrl: z.url({ protocol: /^https?$/ }),
+    /** The "Authorization callback URL": redirect_uri must be it or below it (GitHub's rules). */
+    callbackUrl: z.url({ protocol: /^https?$/ }),
+  })
+  .strict();
+
+/** Signs in on the simulated github.com unless the options name other users. */
+export const DEFAULT_USER = Object.freeze({
+  login: 'sandbox-user',
+  password: 'sandbox-password',
+  name: 'Sandbox User',
+  email: 'sandbox-user@example.com',
+  repositoryCount: 3,
+});
+
+/**
+ * Registered unless the options name other OAuth Apps. Its callback is on 127.0.0.1, where
+ * GitHub ignores the port (loopback rule), so any local server's `/oauth/callback` (or a
+ * path below it) matches.
+ */
+export const DEFAULT_OAUTH_APP = Object.freeze({
+  clientId: 'Ov23liWeftSandbox001',
+  clientSecret: 'weft-sandbox-oauth-client-secret',
+  name: 'Weft Sandbox OAuth',
+  homepageUrl: 'https://weft.example.com',
+  callbackUrl: 'http://127.0.0.1/oauth/callback',
+});
+
 export const GitHubSimulatorOptionsSchema = z
   .object({
     /** Seed for all generated data. Same seed + same operations ⇒ identical responses. */
@@ -43,6 +94,20 @@ export const GitHubSimulatorOptionsSchema = z
     installations: z
       .array(GitHubInstallationOptionSchema)
       .default([{ id: 1001, account: { login: 'sandbox-org', type: 'Organization' }, repositoryCount: 5 }]),
+    /** Who can sign in on the web pages (default: DEFAULT_USER). Logins must be unique. */
+    users: z.array(GitHubUserOptionSchema).default(() => [{ ...DEFAULT_USER }]),
+    /** OAuth Apps for the web flow (default: DEFAULT_OAUTH_APP). Client ids must be unique. */
+    oauthApps: z.array(GitHubOAuthAppOptionSchema).default(() => [{ ...DEFAULT_OAUTH_APP }]),
+    /**
+     * The App's "Setup URL": where the install page sends the browser after an install or an
+     * update. Null (the default) shows a plain "installed" page instead; see `setAppSetupUrl`.
+     */
+    setupUrl: z.url({ protocol: /^https?$/ }).nullable().default(null),
+    /**
+     * GitHub skips the authorize page when the user already granted the OAuth App every
+     * requested scope and redirects with a code at once. False always shows the page.
+     */
+    rememberOAuthGrants: z.boolean().default(true),
     /** Pull requests generated per repository. */
     pullsPerRepo: z.number().int().min(0).max(1_000_000).default(30),
     /** Inclusive range of commits per generated pull request. */
@@ -52,7 +117,10 @@ export const GitHubSimulatorOptionsSchema = z
       .refine(([min, max]) => min <= max, { message: 'commitsPerPull: min must not exceed max' }),
     /** Pull requests (spread over the repositories) given 300 commits, past the 250 cap. */
     oversizedPulls: z.number().int().min(0).default(0),
-    /** Primary rate limit, one fixed window per installation (and one for the App's JWT calls). */
+    /**
+     * Primary rate limit, one fixed window per installation, one per user (shared by all OAuth
+     * tokens of that user) and one for the App's JWT calls.
+     */
     rateLimit: z
       .object({
         limit: z.number().int().positive().default(5000),
@@ -84,11 +152,26 @@ export const GitHubSimulatorOptionsSchema = z
       }
       logins.add(login);
     });
+    const orgLogins = new Set(o.installations.filter((i) => i.account.type === 'Organization').map((i) => i.account.login.toLowerCase()));
+    const userLogins = new Set<string>();
+    o.users.forEach((u, i) => {
+      const login = u.login.toLowerCase();
+      if (userLogins.has(login)) ctx.addIssue({ code: 'custom', path: ['users', i, 'login'], message: 'duplicate user login' });
+      if (orgLogins.has(login)) ctx.addIssue({ code: 'custom', path: ['users', i, 'login'], message: 'login belongs to an Organization installation' });
+      userLogins.add(login);
+    });
+    const clientIds = new Set<string>();
+    o.oauthApps.forEach((a, i) => {
+      if (clientIds.has(a.clientId)) ctx.addIssue({ code: 'custom', path: ['oauthApps', i, 'clientId'], message: 'duplicate clientId' });
+      clientIds.add(a.clientId);
+    });
     const totalPulls = o.installations.reduce((n, inst) => n + inst.repositoryCount, 0) * o.pullsPerRepo;
     if (o.oversizedPulls > totalPulls) {
       ctx.addIssue({ code: 'custom', path: ['oversizedPulls'], message: `oversizedPulls exceeds the ${totalPulls} generated pull requests` });
     }
   });
 
+export type GitHubUserOptions = z.input<typeof GitHubUserOptionSchema>;
+export type GitHubOAuthAppOptions = z.input<typeof GitHubOAuthAppOptionSchema>;
 export type GitHubSimulatorOptions = z.input<typeof GitHubSimulatorOptionsSchema>;
 export type ResolvedGitHubSimulatorOptions = z.output<typeof GitHubSimulatorOptionsSchema>;

@@ -71,8 +71,11 @@ export function simpleUser(acc: Account, ctx: RenderContext): Json {
 export interface RepoRenderOptions {
   /** Open pull requests (GitHub's open_issues_count counts issues and pull requests). */
   openPulls: number;
-  /** Installation tokens see `permissions`; anonymous callers do not. */
-  permissions: boolean;
+  /**
+   * Installation tokens see `permissions` (read-only); `owner` is the owning user's own view
+   * through an OAuth token (full rights); anonymous callers see none.
+   */
+  permissions: boolean | 'owner';
   /** `GET /repos/{owner}/{repo}` returns the full-repository shape. */
   full?: boolean;
 }
@@ -197,7 +200,8 @@ export function repoJson(repo: RepoRec, ctx: RenderContext, o: RepoRenderOptions
   };
   // Removed from repository responses in API version 2026-03-10.
   if (ctx.version === '2026-03-10') delete body.has_downloads;
-  if (o.permissions) body.permissions = { admin: false, maintain: false, push: false, triage: false, pull: true };
+  if (o.permissions === 'owner') body.permissions = { admin: true, maintain: true, push: true, triage: true, pull: true };
+  else if (o.permissions) body.permissions = { admin: false, maintain: false, push: false, triage: false, pull: true };
   if (o.full) {
     if (repo.owner.type === 'Organization') body.organization = simpleUser(repo.owner, ctx);
     body.network_count = repo.forks;
@@ -460,7 +464,7 @@ export function appJson(app: AppInfo, installationsCount: number, ctx: RenderCon
 }
 
 export function installationJson(
-  inst: { id: number; account: Account; createdMs: number },
+  inst: { id: number; account: Account; createdMs: number; updatedMs?: number; selectedRepoIds?: ReadonlySet<number> | null },
   app: AppInfo,
   ctx: RenderContext,
 ): Json {
@@ -469,7 +473,7 @@ export function installationJson(
     id: inst.id,
     client_id: app.clientId,
     account: simpleUser(inst.account, ctx),
-    repository_selection: 'all',
+    repository_selection: inst.selectedRepoIds ? 'selected' : 'all',
     access_tokens_url: `${ctx.api}/app/installations/${inst.id}/access_tokens`,
     repositories_url: `${ctx.api}/installation/repositories`,
     html_url: isOrg
@@ -482,7 +486,7 @@ export function installationJson(
     permissions: { ...APP_PERMISSIONS },
     events: [...APP_EVENTS],
     created_at: isoSeconds(inst.createdMs),
-    updated_at: isoSeconds(inst.createdMs),
+    updated_at: isoSeconds(inst.updatedMs ?? inst.createdMs),
     single_file_name: null,
     has_multiple_single_files: false,
     single_file_paths: [],

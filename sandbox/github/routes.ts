@@ -4,11 +4,13 @@
  * enforces that before `handle` runs, so handlers only deal with their own parameters.
  */
 import { commitCount, type RepoRec } from './data';
+import { hasRepoScope } from './oauth';
 import { APP_PERMISSIONS, appJson, installationJson, pullFullJson, pullSimpleJson, repoJson, commitJson, type AppInfo, type RenderContext } from './render';
 import { DOCS, githubError, notFound, paginate, validationFailed, type Reply, type ValidationIssue } from './responses';
 import type { TokenRec, TokenStore } from './auth';
 import type { RateLimiter } from './rate-limit';
 import type { GitHubStore, PullSort, PullState } from './store';
+import { privateUserJson, type UserRec } from './users';
 
 /** GitHub lists at most this many commits of a pull request (providers.md §C5). */
 export const PULL_COMMITS_CAP = 250;
@@ -16,6 +18,8 @@ export const PULL_COMMITS_CAP = 250;
 export type Viewer =
   | { kind: 'installation'; installationId: number; token: TokenRec }
   | { kind: 'app' }
+  /** An OAuth App token (`gho_`) acting as its user, limited by its scopes. */
+  | { kind: 'user'; user: UserRec; scopes: readonly string[] }
   | { kind: 'anonymous' };
 
 export interface RequestContext {
@@ -44,8 +48,11 @@ export interface RouteDeps {
 export interface Route {
   method: 'GET' | 'POST';
   pattern: RegExp;
-  /** `app`: App JWT only. `installation`: installation token (anonymous callers see public data). `any`: anyone. */
-  auth: 'app' | 'installation' | 'any';
+  /**
+   * `app`: App JWT only. `installation`: installation or user token (anonymous callers see
+   * public data). `user`: a user's (OAuth) token only. `any`: anyone.
+   */
+  auth: 'app' | 'installation' | 'user' | 'any';
   /** Anonymous callers get 401 "Requires authentication" instead of public data. */
   requiresAuth?: boolean;
   /** Message of the 403 a valid App JWT gets on an installation route. */
@@ -75,11 +82,13 @@ export function createRoutes(deps: RouteDeps): Route[] {
   /** Repository JSON cache for one request (head and base repeat the same repository). */
   function repoCache(ctx: RequestContext, full = false) {
     const cache = new Map<RepoRec, Record<string, unknown>>();
-    const permissions = ctx.viewer.kind === 'installation';
+    const v = ctx.viewer;
+    const permissionsOf = (rec: RepoRec): boolean | 'owner' =>
+      v.kind === 'installation' ? true : v.kind === 'user' ? (ownedBy(rec, v.user) ? 'owner' : true) : false;
     return (rec: RepoRec) => {
       let json = cache.get(rec);
       if (!json) {
-        json = repoJson(rec, ctx.render, { openPulls: rec.fork ? 0 : store.openPullCount(rec), permissions, full });
+        json = repoJson(rec, ctx.render, { openPulls: rec.fork ? 0 : store.openPullCount(rec), permissions: permissionsOf(rec), full });
         cache.set(rec, json);
       }
       return json;
@@ -92,11 +101,23 @@ export function createRoutes(deps: RouteDeps): Route[] {
     if (!repo) return undefined;
     const v = ctx.viewer;
     if (v.kind === 'installation') {
-      if (repo.installationId !== v.installationId) return undefined;
+      if (!store.installationSees(v.installationId, repo)) return undefined;
       if (v.token.repositoryIds !== null && !v.token.repositoryIds.has(repo.id)) return undefined;
       return repo;
     }
+    // A user's token sees the user's own private repositories only with the `repo` scope.
+    if (v.kind === 'user' && ownedBy(repo, v.user)) return !repo.private || hasRepoScope(v.scopes) ? repo : undefined;
     return repo.private ? undefined : repo;
+  }
+
+  function ownedBy(repo: RepoRec, user: UserRec): boolean {
+    return repo.owner.login.toLowerCase() === user.login.toLowerCase();
+  }
+
+  /** What an installation token's listing says: the token's own scoping, else the installation's. */
+  function selectionOf(installationId: number, token: TokenRec): 'all' | 'selected' {
+    if (token.repositoryIds !== null) return 'selected';
+    return store.installations.get(installationId)?.selectedRepoIds ? 'selected' : 'all';
   }
 
   function installationRepos(installationId: number, token: TokenRec | null): RepoRec[] {
@@ -161,7 +182,7 @@ export function createRoutes(deps: RouteDeps): Route[] {
       docs: DOCS.repoInstallation,
       handle: (ctx) => {
         const repo = store.findRepo(ctx.params[0], ctx.params[1]);
-        const inst = repo ? store.installations.get(repo.installationId) : undefined;
+        const inst = repo && repo.installationId !== null && store.installationSees(repo.installationId, repo) ? store.installations.get(repo.installationId) : undefined;
         return inst ? ok(installationJson(inst, app, ctx.render)) : notFound(DOCS.repoInstallation);
       },
     },
@@ -182,13 +203,16 @@ export function createRoutes(deps: RouteDeps): Route[] {
       counts: true,
       docs: DOCS.installationRepos,
       handle: (ctx) => {
+        if (ctx.viewer.kind === 'user') {
+          return githubError(403, 'You must authenticate with an installation access token in order to list repositories for an installation.', DOCS.installationRepos);
+        }
         if (ctx.viewer.kind !== 'installation') return githubError(401, 'Requires authentication', DOCS.installationRepos);
         const token = ctx.viewer.token;
         const repos = installationRepos(ctx.viewer.installationId, token);
         const { page, link } = paginate(repos, ctx.query, ctx.render.api, ctx.path);
         const json = repoCache(ctx);
         return ok(
-          { total_count: repos.length, repositories: page.map(json), repository_selection: token.repositoryIds === null ? 'all' : 'selected' },
+          { total_count: repos.length, repositories: page.map(json), repository_selection: selectionOf(ctx.viewer.installationId, token) },
           withLink({}, link),
         );
       },
@@ -275,6 +299,27 @@ export function createRoutes(deps: RouteDeps): Route[] {
     },
     {
       method: 'GET',
+      pattern: /^\/user$/,
+      auth: 'user',
+      counts: true,
+      docs: DOCS.authenticatedUser,
+      handle: (ctx) => {
+        if (ctx.viewer.kind !== 'user') return githubError(401, 'Requires authentication', DOCS.authenticatedUser);
+        const owned = store.ownedRepos(ctx.viewer.user.login);
+        const priv = owned.filter((r) => r.private).length;
+        return ok(privateUserJson(ctx.viewer.user, ctx.render, { public: owned.length - priv, private: priv }));
+      },
+    },
+    {
+      method: 'GET',
+      pattern: /^\/user\/repos$/,
+      auth: 'user',
+      counts: true,
+      docs: DOCS.userRepos,
+      handle: (ctx) => listUserRepos(ctx),
+    },
+    {
+      method: 'GET',
       pattern: /^\/rate_limit$/,
       auth: 'any',
       counts: false,
@@ -301,6 +346,54 @@ export function createRoutes(deps: RouteDeps): Route[] {
       },
     },
   ];
+
+  /**
+   * `GET /user/repos`: the repositories the user owns (the simulated world has no
+   * collaborators or organization memberships), private ones only with the `repo` scope.
+   * Defaults as on GitHub: sort `full_name`, direction `asc` for it and `desc` otherwise.
+   */
+  function listUserRepos(ctx: RequestContext): Reply {
+    if (ctx.viewer.kind !== 'user') return githubError(401, 'Requires authentication', DOCS.userRepos);
+    const issues: ValidationIssue[] = [];
+    const param = <T extends string>(name: string, allowed: readonly T[]): T | undefined => {
+      const v = ctx.query.get(name);
+      if (v === null) return undefined;
+      if ((allowed as readonly string[]).includes(v)) return v as T;
+      issues.push({ resource: 'Repository', field: name, code: 'invalid', value: v });
+      return undefined;
+    };
+    const visibility = param('visibility', ['all', 'public', 'private'] as const) ?? 'all';
+    const type = param('type', ['all', 'owner', 'public', 'private', 'member'] as const) ?? 'all';
+    const sort = param('sort', ['created', 'updated', 'pushed', 'full_name'] as const) ?? 'full_name';
+    const direction = param('direction', ['asc', 'desc'] as const) ?? (sort === 'full_name' ? 'asc' : 'desc');
+    const affiliation = (ctx.query.get('affiliation') ?? 'owner,collaborator,organization_member').split(',');
+    for (const a of affiliation) if (!['owner', 'collaborator', 'organization_member'].includes(a)) issues.push({ resource: 'Repository', field: 'affiliation', code: 'invalid', value: a });
+    if (issues.length) return validationFailed(DOCS.userRepos, issues);
+    if (ctx.query.has('type') && (ctx.query.has('visibility') || ctx.query.has('affiliation'))) {
+      return validationFailed(DOCS.userRepos, [
+        { resource: 'Repository', field: 'type', code: 'custom', message: 'If you specify visibility or affiliation, you cannot specify type.' },
+      ]);
+    }
+    const user = ctx.viewer.user;
+    const scopes = ctx.viewer.scopes;
+    let repos = affiliation.includes('owner') && type !== 'member' ? store.ownedRepos(user.login) : [];
+    repos = repos.filter((r) => !r.private || hasRepoScope(scopes));
+    const wantPrivate = visibility === 'private' || type === 'private';
+    const wantPublic = visibility === 'public' || type === 'public';
+    if (wantPrivate) repos = repos.filter((r) => r.private);
+    if (wantPublic) repos = repos.filter((r) => !r.private);
+    const key: (r: RepoRec) => number | string =
+      sort === 'created' ? (r) => r.createdMs : sort === 'updated' ? (r) => r.updatedMs : sort === 'pushed' ? (r) => r.pushedMs : (r) => r.fullName.toLowerCase();
+    const sign = direction === 'asc' ? 1 : -1;
+    repos = [...repos].sort((a, b) => {
+      const ka = key(a);
+      const kb = key(b);
+      return sign * (ka < kb ? -1 : ka > kb ? 1 : a.id - b.id);
+    });
+    const { page, link } = paginate(repos, ctx.query, ctx.render.api, ctx.path);
+    const json = repoCache(ctx);
+    return ok(page.map(json), withLink({}, link));
+  }
 
   function createToken(ctx: RequestContext): Reply {
     const inst = store.installations.get(Number(ctx.params[0]));
@@ -369,7 +462,7 @@ export function createRoutes(deps: RouteDeps): Route[] {
       token,
       expires_at: new Date(rec.expiresAtMs).toISOString().replace('.000Z', 'Z'),
       permissions: { ...permissions },
-      repository_selection: selected ? 'selected' : 'all',
+      repository_selection: selected || inst.selectedRepoIds ? 'selected' : 'all',
     };
     if (selected) {
       out.repositories = selected.map((r) => repoJson(r, ctx.render, { openPulls: store.openPullCount(r), permissions: false }));

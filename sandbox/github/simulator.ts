@@ -18,6 +18,47 @@
  * `GET /rate_limit` skips 4–5 and never counts. Every answer carries the x-ratelimit-*
  * headers of the caller's bucket and an x-github-request-id; the response is then delayed
  * by the current latency.
+ *
+ * Callers: App JWT (bucket "app"), installation tokens `ghs_` (one bucket per installation),
+ * OAuth App tokens `gho_` (one bucket per user, shared by all that user's tokens; they may
+ * call `GET /user`, `GET /user/repos` and the repository routes for public repositories and
+ * their user's own, private ones only with the `repo` scope; answers carry `x-oauth-scopes`),
+ * anonymous (60/h).
+ *
+ * github.com on the same host (web/, oauth.ts; providers.md §C9). These answer HTML (or the
+ * token endpoint's form/JSON), without rate-limit headers or the User-Agent rule; failNext
+ * and latency apply to them too. Sessions are a cookie `ghsim_session_<port>`.
+ *   GET  /login?return_to=/path[&login=][&client_id=]  sign-in form: inputs `login` (label
+ *        "Username or email address") and `password` ("Password"), hidden `return_to`,
+ *        button "Sign in"; POSTs to /session. Wrong credentials: the form again with
+ *        "Incorrect username or password." (role=alert). GET|POST /logout signs out.
+ *   GET  /login/oauth/authorize?client_id&redirect_uri&scope&state&login&allow_signup
+ *        &prompt=select_account&code_challenge&code_challenge_method=S256
+ *        unknown client_id → 404 page; redirect_uri not the registered callback or below it
+ *        (loopback callbacks: any port) → 302 to the *registered callback* with
+ *        error=redirect_uri_mismatch&error_description&error_uri&state; a PKCE method other
+ *        than S256 → 302 error=invalid_request; not signed in (or prompt=select_account) →
+ *        302 /login?return_to=…; scopes already granted to the app → 302 with a code at once
+ *        (option rememberOAuthGrants); else the page "Authorize {app}": the scopes listed
+ *        (li[data-scope]) and one form POST /login/oauth/authorize with hidden
+ *        `authorize_request` and buttons "Authorize {app name}" (authorize=1) / "Cancel"
+ *        (authorize=0). Authorize → 302 {redirect_uri}?code=<20 hex>&state=…; Cancel → 302
+ *        ?error=access_denied&error_description&error_uri&state.
+ *   POST /login/oauth/access_token  client_id, client_secret, code, redirect_uri,
+ *        code_verifier (query, form or JSON body). Always HTTP 200: form-encoded
+ *        `access_token=gho_…&scope=a%2Cb&token_type=bearer`, or JSON with Accept:
+ *        application/json; errors {error, error_description, error_uri}:
+ *        incorrect_client_credentials, bad_verification_code (wrong, used, expired after 10
+ *        minutes of the clock, or a PKCE mismatch), redirect_uri_mismatch.
+ *   GET  /apps/{slug}  the App's public page (JSON clients get the API's 404 instead) with an
+ *        "Install" link; GET /apps/{slug}/installations/new[?state=…] → sign-in, then
+ *        "Install {app name}": radios `repository_selection` = all ("All repositories") |
+ *        selected ("Only select repositories"), checkboxes `repository_ids` (labelled with
+ *        the full names), hidden `install_request`, buttons "Install" (action=install) and
+ *        "Cancel" (action=cancel), POSTing to /apps/{slug}/installations. Install creates the
+ *        installation on the signed-in user's account (or updates its repository selection)
+ *        → 302 {setupUrl}?installation_id=…&setup_action=install|update[&state=…], or a page
+ *        with span[data-installation-id] when no Setup URL is set. Cancel → a page, no redirect.
  */
 import crypto from 'node:crypto';
 import http from 'node:http';
@@ -25,7 +66,16 @@ import { Rng } from '../shared/prng';
 import { SimulatorHost } from '../shared/simulator-host';
 import { looksLikeJwt, loadOrCreateAppKeys, TokenStore, verifyAppJwt, JWT_NOT_DECODED, type AuthError } from './auth';
 import { commitCount, DATA_END_MS, makeOwnerAccount, seedKey } from './data';
-import { GitHubSimulatorOptionsSchema, type GitHubSimulatorOptions, type ResolvedGitHubSimulatorOptions } from './options';
+import { OAuthState } from './oauth';
+import {
+  GitHubOAuthAppOptionSchema,
+  GitHubSimulatorOptionsSchema,
+  GitHubUserOptionSchema,
+  type GitHubOAuthAppOptions,
+  type GitHubSimulatorOptions,
+  type GitHubUserOptions,
+  type ResolvedGitHubSimulatorOptions,
+} from './options';
 import { RateLimiter, type RateSnapshot } from './rate-limit';
 import {
   API_VERSIONS,
@@ -43,6 +93,9 @@ import { createRoutes, matchRoute, type Route, type Viewer } from './routes';
 import type { PullSort, PullState } from './store';
 import { GitHubStore } from './store';
 import type { GitHubCommitJson, GitHubInstallationJson, GitHubPullRequestJson, GitHubRepositoryJson } from './types';
+import { UserDirectory } from './users';
+import { createWebFlows, type WebReply } from './web/flows';
+import { messagePage } from './web/pages';
 
 // ---------------------------------------------------------------------------------------
 // Public types
@@ -55,9 +108,16 @@ export interface GitHubRequestLogEntry {
   path: string;
   /** Query parameters (repeated ones as arrays); anything that looks like a credential is redacted. */
   query: Record<string, string | string[]>;
+  /**
+   * Body parameters of github.com form/JSON POSTs (sign-in, authorize, token exchange,
+   * install), redacted like `query`: code, client_secret, code_verifier, password, tokens.
+   */
+  form?: Record<string, string | string[]>;
   status: number;
   /** The installation whose token made the request (or whose token was minted). */
   installationId?: number;
+  /** The user whose OAuth token made the request. */
+  user?: string;
 }
 
 export interface GitHubSimulatorStats {
@@ -75,6 +135,27 @@ export interface GitHubSimulatorStats {
    */
   requestsWhileExhausted: number;
   tokensIssued: number;
+  /** Authorization codes issued (approved authorize pages and remembered grants). */
+  oauthAuthorizations: number;
+  /** Successful `POST /login/oauth/access_token` exchanges (a `gho_` token issued). */
+  oauthTokenExchanges: number;
+  /** Failed exchanges (answered 200 with an `error`). */
+  oauthTokenExchangeErrors: number;
+  /** Installations created on the install page (setup_action=install). */
+  installationsCreated: number;
+  /** Existing installations changed on the install page (setup_action=update). */
+  installationsUpdated: number;
+}
+
+export interface GitHubUserInfo {
+  login: string;
+  id: number;
+  name: string;
+  email: string | null;
+  /** The App's installation on the user's account, or null. */
+  installationId: number | null;
+  /** Full names of the repositories the user owns. */
+  repositories: string[];
 }
 
 export interface GitHubPullListParams {
@@ -92,7 +173,11 @@ export interface GitHubSimulator {
   readonly options: Readonly<ResolvedGitHubSimulatorOptions>;
   /** The App's private key, PKCS#1 PEM (`-----BEGIN RSA PRIVATE KEY-----`), as GitHub hands it out. */
   readonly appPrivateKeyPem: string;
-  readonly app: Readonly<{ id: number; clientId: string; slug: string; name: string }>;
+  /**
+   * The GitHub App. `publicLink` is its public page, `{base}/apps/{slug}` while started
+   * (`https://github.com/apps/{slug}` before); the install page is `{publicLink}/installations/new`.
+   */
+  readonly app: Readonly<{ id: number; clientId: string; slug: string; name: string; publicLink: string }>;
 
   // Control
   /** The next `n` requests (any path, any credentials) answer `status` (default 500). */
@@ -125,8 +210,29 @@ export interface GitHubSimulator {
   /** Every installation token issued so far stops working (401 Bad credentials). */
   expireTokens(): void;
 
+  // github.com: users, OAuth Apps, the App's install page
+  /** A user who can sign in; their account gets seeded repositories. Returns the account id. */
+  addUser(user: GitHubUserOptions): { login: string; id: number };
+  /** Registers an OAuth App, or replaces the one with the same clientId. */
+  registerOAuthApp(app: GitHubOAuthAppOptions): void;
+  /** The App's Setup URL (null: the install page ends on a plain "installed" page). */
+  setAppSetupUrl(url: string | null): void;
+  /** One OAuth token stops working (401 Bad credentials); true when it was live. */
+  revokeOAuthToken(token: string): boolean;
+  /**
+   * The user revokes an OAuth App (or every app) in their settings: all those tokens stop
+   * working and the grant is forgotten, so the next authorize shows the page again.
+   * Returns how many live tokens were revoked.
+   */
+  revokeOAuthAuthorization(login: string, clientId?: string): number;
+  /** Uses up a user's budget (shared by all their OAuth tokens) now; it resets `resetInMs` from now. */
+  exhaustUserRateLimit(login: string, opts: { resetInMs: number }): void;
+  /** Signs every browser out of the simulated github.com. */
+  clearSessions(): void;
+
   // Inspection (API URLs inside bodies use the simulator's URL while started)
   installations(): GitHubInstallationJson[];
+  users(): GitHubUserInfo[];
   /** Repositories as `GET /installation/repositories` shows them (one installation or all). */
   repositories(installationId?: number): GitHubRepositoryJson[];
   /**
@@ -165,6 +271,14 @@ function installationKey(id: number): string {
   return `installation:${id}`;
 }
 
+/** A user's bucket: shared by every OAuth token of that user (providers.md §C7). */
+function userKey(accountId: number): string {
+  return `user:${accountId}`;
+}
+
+/** Parameter names whose values never reach the request log. */
+const SECRET_PARAMS = new Set(['code', 'client_secret', 'code_verifier', 'password', 'access_token', 'refresh_token', 'token', 'device_code']);
+
 function failureBody(status: number): unknown {
   if (status === 503) return { code: 'service_unavailable', message: 'Service Unavailable', documentation_url: DOCS.rest };
   return { message: status >= 500 ? 'Server Error' : http.STATUS_CODES[status] ?? 'Error', documentation_url: DOCS.rest, status: String(status) };
@@ -187,11 +301,17 @@ export function createGitHubSimulator(options: GitHubSimulatorOptions = {}): Git
   const store = new GitHubStore({
     seedK,
     installations: opts.installations,
+    users: opts.users,
     pullsPerRepo: opts.pullsPerRepo,
     commitsPerPull: opts.commitsPerPull,
     oversizedPulls: opts.oversizedPulls,
   });
   const tokens = new TokenStore(seedK);
+  const users = new UserDirectory(seedK);
+  for (const u of opts.users) users.add(u, store.owner(u.login)!.account);
+  const oauth = new OAuthState(seedK);
+  for (const a of opts.oauthApps) oauth.register(a);
+  let setupUrl: string | null = opts.setupUrl;
   const limiter = new RateLimiter({ limit: opts.rateLimit.limit, windowMs: opts.rateLimit.windowMs });
   // Unauthenticated callers (and bad credentials) share GitHub's 60/hour per-IP budget.
   limiter.defineFixed(ANONYMOUS_KEY, { limit: 60, windowMs: 3_600_000 });
@@ -207,6 +327,11 @@ export function createGitHubSimulator(options: GitHubSimulatorOptions = {}): Git
   let secondaryLimited = 0;
   let requestsWhileExhausted = 0;
   let tokensIssued = 0;
+  let oauthAuthorizations = 0;
+  let oauthTokenExchanges = 0;
+  let oauthTokenExchangeErrors = 0;
+  let installationsCreated = 0;
+  let installationsUpdated = 0;
 
   const host = new SimulatorHost('GitHub', (req, res) => handle(req, res), opts.latencyMs);
 
@@ -225,6 +350,28 @@ export function createGitHubSimulator(options: GitHubSimulatorOptions = {}): Git
     return host.url ?? 'https://api.github.com';
   }
 
+  const web = createWebFlows({
+    oauth,
+    users,
+    store,
+    app,
+    setupUrl: () => setupUrl,
+    rememberGrants: () => opts.rememberOAuthGrants,
+    events: {
+      authorized: () => {
+        oauthAuthorizations++;
+      },
+      exchanged: (ok) => {
+        if (ok) oauthTokenExchanges++;
+        else oauthTokenExchangeErrors++;
+      },
+      installed: (created) => {
+        if (created) installationsCreated++;
+        else installationsUpdated++;
+      },
+    },
+  });
+
   /** Deterministic ids in GitHub's `XXXX:XXXXX:XXXXXXX:XXXXXXX:XXXXXXXX` shape. */
   function nextRequestId(): string {
     const rng = Rng.from(seedK, 'request-id', requestCounter++);
@@ -237,6 +384,8 @@ export function createGitHubSimulator(options: GitHubSimulatorOptions = {}): Git
     reply: Reply;
     rateKey: string;
     installationId?: number;
+    /** The user whose OAuth token made the request, and that token's scopes. */
+    user?: { login: string; scopes: readonly string[] };
     route?: Route;
     version: ApiVersion;
   }
@@ -253,7 +402,10 @@ export function createGitHubSimulator(options: GitHubSimulatorOptions = {}): Git
     let jwtError: AuthError | null = null;
     if (cred.kind === 'token') {
       const rec = tokens.lookup(cred.value, now);
+      const grant = rec ? undefined : oauth.lookup(cred.value);
+      const user = grant ? users.get(grant.login) : undefined;
       if (rec) viewer = { kind: 'installation', installationId: rec.installationId, token: rec };
+      else if (grant && user) viewer = { kind: 'user', user, scopes: grant.scopes };
       else badCredentials = true;
     } else if (cred.kind === 'jwt') {
       jwtError = verifyAppJwt(cred.value, app, keys.publicKey, now);
@@ -261,7 +413,14 @@ export function createGitHubSimulator(options: GitHubSimulatorOptions = {}): Git
     } else if (cred.kind === 'malformed') {
       badCredentials = true;
     }
-    const rateKey = viewer.kind === 'installation' ? installationKey(viewer.installationId) : viewer.kind === 'app' ? APP_KEY : ANONYMOUS_KEY;
+    const rateKey =
+      viewer.kind === 'installation'
+        ? installationKey(viewer.installationId)
+        : viewer.kind === 'user'
+          ? userKey(viewer.user.account.id)
+          : viewer.kind === 'app'
+            ? APP_KEY
+            : ANONYMOUS_KEY;
     const installationId =
       viewer.kind === 'installation'
         ? viewer.installationId
@@ -274,7 +433,8 @@ export function createGitHubSimulator(options: GitHubSimulatorOptions = {}): Git
     const versionHeader = req.headers['x-github-api-version'];
     const requested = typeof versionHeader === 'string' ? versionHeader.trim() : undefined;
     const version: ApiVersion = (API_VERSIONS as readonly string[]).includes(requested ?? '') ? (requested as ApiVersion) : DEFAULT_API_VERSION;
-    const base = { rateKey, installationId, route, version };
+    const user = viewer.kind === 'user' ? { login: viewer.user.login, scopes: viewer.scopes } : undefined;
+    const base = { rateKey, installationId, user, route, version };
 
     // 1. Injected failures.
     const failStatus = host.takeFailure();
@@ -302,6 +462,10 @@ export function createGitHubSimulator(options: GitHubSimulatorOptions = {}): Git
     if (route?.auth === 'app') {
       if (cred.kind !== 'jwt') return authFail(githubError(401, JWT_NOT_DECODED, DOCS.rest));
       if (jwtError) return authFail(githubError(jwtError.status, jwtError.message, jwtError.documentationUrl));
+    } else if (route?.auth === 'user') {
+      if (badCredentials || jwtError) return authFail(githubError(401, 'Bad credentials', DOCS.rest));
+      if (viewer.kind === 'anonymous') return authFail(githubError(401, 'Requires authentication', docs));
+      if (viewer.kind !== 'user') return authFail(githubError(403, 'Resource not accessible by integration', docs));
     } else {
       if (badCredentials || jwtError) return authFail(githubError(401, 'Bad credentials', DOCS.rest));
       if (viewer.kind === 'app' && route && route.auth !== 'any') {
@@ -317,7 +481,9 @@ export function createGitHubSimulator(options: GitHubSimulatorOptions = {}): Git
         const who =
           viewer.kind === 'installation'
             ? `installation ID ${viewer.installationId}.`
-            : viewer.kind === 'app'
+            : viewer.kind === 'user'
+              ? `user ID ${viewer.user.account.id}.`
+              : viewer.kind === 'app'
               ? `app ID ${app.id}.`
               : `127.0.0.1. (But here's the good news: Authenticated requests get a higher rate limit. Check out the documentation for more details.)`;
         const status = opts.rateLimit.exhaustedStatus;
@@ -375,12 +541,43 @@ export function createGitHubSimulator(options: GitHubSimulatorOptions = {}): Git
 
   function redactedQuery(params: URLSearchParams): Record<string, string | string[]> {
     const out: Record<string, string | string[]> = {};
-    const redact = (v: string) => (/^gh[opsur]_/.test(v) || looksLikeJwt(v) || tokens.isIssued(v) ? '[redacted]' : v);
+    const looksSecret = (v: string) => /^gh[opsur]_/.test(v) || looksLikeJwt(v) || tokens.isIssued(v) || oauth.isIssued(v);
     for (const name of new Set(params.keys())) {
-      const values = params.getAll(name).map(redact);
+      const secretName = SECRET_PARAMS.has(name.toLowerCase());
+      const values = params.getAll(name).map((v) => (secretName || looksSecret(v) ? '[redacted]' : v));
       out[name] = values.length === 1 ? values[0] : values;
     }
     return out;
+  }
+
+  function record(entry: GitHubRequestLogEntry): void {
+    log.push(entry);
+    byStatus[entry.status] = (byStatus[entry.status] ?? 0) + 1;
+  }
+
+  /** github.com pages and the token endpoint: no rate-limit headers, HTML or form/JSON bodies. */
+  function respondWeb(req: http.IncomingMessage, res: http.ServerResponse, method: string, url: URL, body: string, now: number, requestId: string): void {
+    const failStatus = host.takeFailure();
+    let reply: WebReply;
+    if (failStatus !== null) {
+      const title = failStatus >= 500 ? 'Server Error' : http.STATUS_CODES[failStatus] ?? 'Error';
+      reply =
+        url.pathname === '/login/oauth/access_token'
+          ? { status: failStatus, headers: { 'content-type': 'application/json; charset=utf-8' }, body: JSON.stringify(failureBody(failStatus)) }
+          : { status: failStatus, headers: { 'content-type': 'text/html; charset=utf-8' }, body: messagePage({ title, text: 'Something went wrong (injected failure).' }) };
+    } else {
+      reply = web.handle({ method, url, headers: req.headers, body, nowMs: now, base: host.url ?? 'http://127.0.0.1' });
+    }
+    const entry: GitHubRequestLogEntry = { at: now, method, path: url.pathname, query: redactedQuery(url.searchParams), status: reply.status };
+    if (reply.form && [...reply.form.keys()].length) entry.form = redactedQuery(reply.form);
+    record(entry);
+    const headers: Record<string, string | string[]> = { 'x-github-request-id': requestId, ...reply.headers };
+    headers['content-length'] = String(Buffer.byteLength(reply.body));
+    host.respondAfter(() => {
+      if (res.writableEnded || res.destroyed) return;
+      res.writeHead(reply.status, headers);
+      res.end(reply.body);
+    });
   }
 
   function respond(req: http.IncomingMessage, res: http.ServerResponse, body: string, now: number): void {
@@ -392,6 +589,10 @@ export function createGitHubSimulator(options: GitHubSimulatorOptions = {}): Git
       url = new URL('http://127.0.0.1/');
     }
     const requestId = nextRequestId();
+    if (web.isWebRequest(method, url.pathname, req.headers)) {
+      respondWeb(req, res, method, url, body, now, requestId);
+      return;
+    }
     const d = decide(req, method, url, body, now, requestId);
     const snap = limiter.snapshot(d.rateKey, now);
     const headers: Record<string, string> = {
@@ -402,6 +603,8 @@ export function createGitHubSimulator(options: GitHubSimulatorOptions = {}): Git
       vary: 'Accept, Authorization, Cookie, X-GitHub-OTP, Accept-Encoding',
       ...d.reply.headers,
     };
+    // GitHub tells OAuth token callers which scopes their token has.
+    if (d.user) headers['x-oauth-scopes'] = d.user.scopes.join(', ');
     let payload: string | undefined;
     if (d.reply.body !== undefined && d.reply.status !== 304) {
       payload = JSON.stringify(d.reply.body);
@@ -411,8 +614,8 @@ export function createGitHubSimulator(options: GitHubSimulatorOptions = {}): Git
 
     const entry: GitHubRequestLogEntry = { at: now, method, path: url.pathname, query: redactedQuery(url.searchParams), status: d.reply.status };
     if (d.installationId !== undefined && Number.isFinite(d.installationId)) entry.installationId = d.installationId;
-    log.push(entry);
-    byStatus[d.reply.status] = (byStatus[d.reply.status] ?? 0) + 1;
+    if (d.user) entry.user = d.user.login;
+    record(entry);
 
     const send = () => {
       if (res.writableEnded || res.destroyed) return;
@@ -459,7 +662,15 @@ export function createGitHubSimulator(options: GitHubSimulatorOptions = {}): Git
     },
     options: opts,
     appPrivateKeyPem: keys.privateKeyPem,
-    app: Object.freeze({ id: app.id, clientId: app.clientId, slug: app.slug, name: app.name }),
+    app: Object.freeze({
+      id: app.id,
+      clientId: app.clientId,
+      slug: app.slug,
+      name: app.name,
+      get publicLink() {
+        return `${host.url ?? 'https://github.com'}/apps/${app.slug}`;
+      },
+    }),
 
     failNext: (n, status = 500) => host.failNext(n, status),
     setLatency: (ms) => host.setLatency(ms),
@@ -514,9 +725,51 @@ export function createGitHubSimulator(options: GitHubSimulatorOptions = {}): Git
       tokens.expireAll();
     },
 
+    addUser(input) {
+      const u = GitHubUserOptionSchema.parse(input);
+      if (users.get(u.login)) throw new Error(`addUser: user ${u.login} already exists`);
+      const existing = store.owner(u.login);
+      if (existing && existing.account.type !== 'User') throw new Error(`addUser: ${u.login} is an Organization`);
+      if (!existing && store.loginTaken(u.login)) throw new Error(`addUser: login ${u.login} is taken by a generated user`);
+      const owner = store.addUserAccount(u.login, u.repositoryCount);
+      users.add(u, owner.account);
+      return { login: owner.account.login, id: owner.account.id };
+    },
+    registerOAuthApp(input) {
+      oauth.register(GitHubOAuthAppOptionSchema.parse(input));
+    },
+    setAppSetupUrl(url) {
+      setupUrl = url === null ? null : GitHubSimulatorOptionsSchema.shape.setupUrl.parse(url);
+    },
+    revokeOAuthToken(token) {
+      return oauth.revokeToken(token);
+    },
+    revokeOAuthAuthorization(login, clientId) {
+      return oauth.revokeAuthorization(login, clientId);
+    },
+    exhaustUserRateLimit(login, o) {
+      const user = users.get(login);
+      if (!user) throw new Error(`exhaustUserRateLimit: unknown user ${login}`);
+      if (!Number.isFinite(o.resetInMs) || o.resetInMs < 0) throw new Error('exhaustUserRateLimit: resetInMs must be a non-negative number');
+      limiter.exhaust(userKey(user.account.id), clock(), o.resetInMs);
+    },
+    clearSessions() {
+      web.clearSessions();
+    },
+
     installations() {
       const ctx = render();
       return [...store.installations.values()].map((i) => installationJson(i, app, ctx) as GitHubInstallationJson);
+    },
+    users() {
+      return users.all().map((u) => ({
+        login: u.login,
+        id: u.account.id,
+        name: u.name,
+        email: u.email,
+        installationId: store.owner(u.login)?.installationId ?? null,
+        repositories: store.ownedRepos(u.login).map((r) => r.fullName),
+      }));
     },
     repositories(installationId) {
       const ctx = render();
@@ -557,6 +810,11 @@ export function createGitHubSimulator(options: GitHubSimulatorOptions = {}): Git
         secondaryLimited,
         requestsWhileExhausted,
         tokensIssued,
+        oauthAuthorizations,
+        oauthTokenExchanges,
+        oauthTokenExchangeErrors,
+        installationsCreated,
+        installationsUpdated,
       };
     },
     requestLog() {
@@ -569,6 +827,11 @@ export function createGitHubSimulator(options: GitHubSimulatorOptions = {}): Git
       secondaryLimited = 0;
       requestsWhileExhausted = 0;
       tokensIssued = 0;
+      oauthAuthorizations = 0;
+      oauthTokenExchanges = 0;
+      oauthTokenExchangeErrors = 0;
+      installationsCreated = 0;
+      installationsUpdated = 0;
     },
   };
   return sim;

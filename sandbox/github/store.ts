@@ -23,12 +23,24 @@ import {
 } from './data';
 import { forkOf } from './render';
 
+/** An account that owns repositories here: an installation's account or a user who can sign in. */
+export interface OwnerRec {
+  account: Account;
+  /** Every repository ever added, in order (removed ones keep their slot, flagged). */
+  repos: RepoRec[];
+  /** The App's installation on this account, or null while the App is not installed there. */
+  installationId: number | null;
+}
+
 export interface InstallationRec {
   id: number;
   account: Account;
   createdMs: number;
-  /** Every repository ever added, in order (removed ones keep their slot, flagged). */
+  updatedMs: number;
+  /** The owner's repository list itself (shared), so repositories added later join at once. */
   repos: RepoRec[];
+  /** null: "All repositories" (current and future); else "Only select repositories". */
+  selectedRepoIds: Set<number> | null;
 }
 
 export type PullState = 'open' | 'closed' | 'all';
@@ -53,6 +65,8 @@ interface RepoPulls {
 export interface StoreConfig {
   seedK: number;
   installations: ReadonlyArray<{ id: number; account: { login: string; type: 'Organization' | 'User' }; repositoryCount: number }>;
+  /** Accounts of users who can sign in (one whose login has a User installation shares it). */
+  users: ReadonlyArray<{ login: string; repositoryCount: number }>;
   pullsPerRepo: number;
   commitsPerPull: readonly [number, number];
   oversizedPulls: number;
@@ -67,6 +81,7 @@ const PULL_ID_EPOCH_MS = Date.UTC(2016, 0, 1);
 export class GitHubStore {
   readonly directory: Directory;
   readonly installations = new Map<number, InstallationRec>();
+  private readonly owners = new Map<string, OwnerRec>();
   private readonly repoByName = new Map<string, RepoRec>();
   private readonly pulls = new Map<RepoRec, RepoPulls>();
   private readonly repoIds = new Set<number>();
@@ -76,35 +91,114 @@ export class GitHubStore {
 
   constructor(private readonly cfg: StoreConfig) {
     const seedK = cfg.seedK;
-    this.directory = makeDirectory(seedK, new Set(cfg.installations.map((i) => i.account.login)));
+    const reserved = [...cfg.installations.map((i) => i.account.login), ...cfg.users.map((u) => u.login)];
+    this.directory = makeDirectory(seedK, new Set(reserved));
     for (const inst of cfg.installations) {
-      const account = makeOwnerAccount(seedK, inst.account.login, inst.account.type);
+      const owner = this.createOwner(inst.account.login, inst.account.type);
       const createdMs = Date.UTC(2023, 0, 1) + Rng.from(seedK, 'installation', inst.id).int(0, 700) * DAY_MS;
-      this.installations.set(inst.id, { id: inst.id, account, createdMs, repos: [] });
-      for (let r = 0; r < inst.repositoryCount; r++) this.createRepo(inst.id, undefined, DATA_END_MS);
+      this.installations.set(inst.id, { id: inst.id, account: owner.account, createdMs, updatedMs: createdMs, repos: owner.repos, selectedRepoIds: null });
+      owner.installationId = inst.id;
+      for (let r = 0; r < inst.repositoryCount; r++) this.createRepo(owner, undefined, DATA_END_MS);
     }
     this.assignOversized(cfg.oversizedPulls);
+    // Users come after the installations so the installations' data is what it was before
+    // users existed (same ids for the same seed).
+    for (const u of cfg.users) this.addUserAccount(u.login, u.repositoryCount);
+  }
+
+  // ---- accounts and installations --------------------------------------------------------
+
+  private createOwner(login: string, type: 'Organization' | 'User'): OwnerRec {
+    const owner: OwnerRec = { account: makeOwnerAccount(this.cfg.seedK, login, type), repos: [], installationId: null };
+    this.owners.set(login.toLowerCase(), owner);
+    return owner;
+  }
+
+  owner(login: string): OwnerRec | undefined {
+    return this.owners.get(login.toLowerCase());
+  }
+
+  /** A login taken by an account or by a generated user (who authors pull requests). */
+  loginTaken(login: string): boolean {
+    const l = login.toLowerCase();
+    return this.owners.has(l) || this.directory.users.some((u) => u.login === l);
+  }
+
+  /**
+   * The account of a user who can sign in. A login that already owns repositories (a User
+   * installation from the options) keeps them; otherwise it gets `repositoryCount` seeded
+   * repositories whose history ends with the seeded data (not the clock), so a user added
+   * at any time gets the same repositories for the same seed.
+   */
+  addUserAccount(login: string, repositoryCount: number): OwnerRec {
+    const existing = this.owner(login);
+    if (existing) {
+      if (existing.account.type !== 'User') throw new Error(`${login} is an Organization`);
+      return existing;
+    }
+    const owner = this.createOwner(login, 'User');
+    for (let r = 0; r < repositoryCount; r++) this.createRepo(owner, undefined, DATA_END_MS);
+    return owner;
+  }
+
+  /**
+   * Installs the App on an account (or changes the repository selection of its existing
+   * installation). New installation ids derive from the seed and the login, so they do not
+   * depend on the order of installs.
+   */
+  install(login: string, selectedRepoIds: ReadonlySet<number> | null, nowMs: number): { installation: InstallationRec; created: boolean } {
+    const owner = this.owner(login);
+    if (!owner) throw new Error(`unknown account ${login}`);
+    const at = Math.floor(nowMs / 1000) * 1000;
+    const selection = selectedRepoIds === null ? null : new Set(selectedRepoIds);
+    this.mutationCounter++;
+    const current = owner.installationId === null ? undefined : this.installations.get(owner.installationId);
+    if (current) {
+      current.selectedRepoIds = selection;
+      current.updatedMs = Math.max(at, current.createdMs);
+      return { installation: current, created: false };
+    }
+    let id = Rng.from(this.cfg.seedK, 'web-installation', login.toLowerCase()).int(10_000_000, 99_999_999);
+    while (this.installations.has(id)) id++;
+    const installation: InstallationRec = { id, account: owner.account, createdMs: at, updatedMs: at, repos: owner.repos, selectedRepoIds: selection };
+    this.installations.set(id, installation);
+    owner.installationId = id;
+    for (const r of owner.repos) r.installationId = id;
+    return { installation, created: true };
+  }
+
+  /** Whether an installation's repository selection includes the repository. */
+  installationSees(installationId: number, repo: RepoRec): boolean {
+    if (repo.removed || repo.installationId !== installationId) return false;
+    const sel = this.installations.get(installationId)?.selectedRepoIds;
+    return sel === undefined || sel === null || sel.has(repo.id);
   }
 
   // ---- repositories ----------------------------------------------------------------------
 
-  private createRepo(installationId: number, name: string | undefined, endMs: number): RepoRec {
-    const inst = this.installations.get(installationId);
-    if (!inst) throw new Error(`unknown installation ${installationId}`);
+  private createRepo(owner: OwnerRec, name: string | undefined, endMs: number): RepoRec {
     const seedK = this.cfg.seedK;
-    const taken = new Set(inst.repos.map((r) => r.name.toLowerCase()));
-    const repoName = name ?? pickRepoName(seedK, inst.account.login, inst.repos.length, taken);
+    const login = owner.account.login;
+    const taken = new Set(owner.repos.map((r) => r.name.toLowerCase()));
+    const repoName = name ?? pickRepoName(seedK, login, owner.repos.length, taken);
     if (!/^[A-Za-z0-9._-]{1,100}$/.test(repoName) || repoName === '.' || repoName === '..') {
       throw new Error(`invalid repository name: ${repoName}`);
     }
-    if (this.repoByName.has(`${inst.account.login}/${repoName}`.toLowerCase())) {
-      throw new Error(`repository ${inst.account.login}/${repoName} already exists`);
+    if (this.repoByName.has(`${login}/${repoName}`.toLowerCase())) {
+      throw new Error(`repository ${login}/${repoName} already exists`);
     }
-    let id = Rng.from(seedK, 'repo-id', inst.account.login.toLowerCase(), repoName.toLowerCase()).int(100_000_000, 999_999_999);
+    let id = Rng.from(seedK, 'repo-id', login.toLowerCase(), repoName.toLowerCase()).int(100_000_000, 999_999_999);
     while (this.repoIds.has(id)) id++;
     this.repoIds.add(id);
-    const repo = makeRepo(seedK, { id, installationId, owner: inst.account, name: repoName, directory: this.directory, activityEndMs: endMs });
-    inst.repos.push(repo);
+    const repo = makeRepo(seedK, {
+      id,
+      installationId: owner.installationId,
+      owner: owner.account,
+      name: repoName,
+      directory: this.directory,
+      activityEndMs: endMs,
+    });
+    owner.repos.push(repo);
     this.repoByName.set(repo.fullName.toLowerCase(), repo);
     const state: RepoPulls = { list: [], byNumber: new Map(), lastNumber: 0 };
     this.pulls.set(repo, state);
@@ -164,8 +258,10 @@ export class GitHubStore {
   }
 
   addRepository(installationId: number, name: string | undefined, nowMs: number): RepoRec {
+    const inst = this.installations.get(installationId);
+    if (!inst) throw new Error(`unknown installation ${installationId}`);
     this.mutationCounter++;
-    return this.createRepo(installationId, name, nowMs);
+    return this.createRepo(this.owner(inst.account.login)!, name, nowMs);
   }
 
   removeRepository(fullName: string): RepoRec {
@@ -186,13 +282,20 @@ export class GitHubStore {
     return repo;
   }
 
+  /** Repositories installations can see (one installation or all), selections applied. */
   visibleRepos(installationId?: number): RepoRec[] {
     const out: RepoRec[] = [];
     for (const inst of this.installations.values()) {
       if (installationId !== undefined && inst.id !== installationId) continue;
-      for (const r of inst.repos) if (!r.removed) out.push(r);
+      const sel = inst.selectedRepoIds;
+      for (const r of inst.repos) if (!r.removed && (sel === null || sel.has(r.id))) out.push(r);
     }
     return out;
+  }
+
+  /** Every repository an account owns (not removed), in creation order. */
+  ownedRepos(login: string): RepoRec[] {
+    return (this.owner(login)?.repos ?? []).filter((r) => !r.removed);
   }
 
   /** The head repository of a pull request from a fork (one record per fork, cached). */

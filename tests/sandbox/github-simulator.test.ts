@@ -123,7 +123,13 @@ describe('GitHub simulator: App JWT', () => {
   it('exposes a PKCS#1 key and accepts JWTs issued by client id or app id', async () => {
     const { sim, base, clock } = await startSim();
     expect(sim.appPrivateKeyPem.startsWith('-----BEGIN RSA PRIVATE KEY-----')).toBe(true);
-    expect(sim.app).toEqual({ id: 123456, clientId: expect.stringMatching(/^Iv1\.[0-9a-f]{16}$/), slug: 'weft-sandbox', name: 'Weft Sandbox' });
+    expect(sim.app).toEqual({
+      id: 123456,
+      clientId: expect.stringMatching(/^Iv1\.[0-9a-f]{16}$/),
+      slug: 'weft-sandbox',
+      name: 'Weft Sandbox',
+      publicLink: `${base}/apps/weft-sandbox`,
+    });
     for (const iss of [sim.app.clientId, 123456, '123456']) {
       const res = await call(base, '/app', { auth: `Bearer ${await mintJwt(sim, clock.t, { iss })}` });
       expect(res.status).toBe(200);
