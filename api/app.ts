@@ -8,6 +8,7 @@ import { syncRouter } from './routers/sync';
 import { recordsRouter } from './routers/records';
 import { actionsRouter } from './routers/actions';
 import { operationsRouter } from './routers/operations';
+import { environmentRouter } from './routers/environment';
 
 /** The app-facing REST API (shape of Nango's public API; see reference/api.md). */
 export function createApp(deps: ApiDeps): Express {
@@ -28,6 +29,7 @@ export function createApp(deps: ApiDeps): Express {
   app.use('/records', auth, recordsRouter(deps));
   app.use('/action', auth, actionsRouter(deps));
   app.use('/v1', auth, operationsRouter(deps));
+  app.use('/environment', auth, environmentRouter(deps));
 
   app.use(notFound);
   app.use(errorHandler(deps.logger));

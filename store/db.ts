@@ -7,6 +7,7 @@ import { SyncRunStore } from './sync-runs';
 import { RecordStore } from './records';
 import { RequestLogStore } from './request-logs';
 import { RateBudgetStore } from './rate-budgets';
+import { WebhookDeliveryStore } from './webhook-deliveries';
 import type { ExpiryRule } from './ttl';
 
 /** Every collection Weft uses, each behind its own module. */
@@ -20,6 +21,7 @@ export interface Stores {
   records: RecordStore;
   requestLogs: RequestLogStore;
   rateBudgets: RateBudgetStore;
+  webhookDeliveries: WebhookDeliveryStore;
 }
 
 export interface StoreOptions {
@@ -45,6 +47,7 @@ export function createStores(db: Db, options: StoreOptions = { requestLogTtlDays
     records: new RecordStore(db),
     requestLogs: new RequestLogStore(db, options.requestLogTtlDays),
     rateBudgets: new RateBudgetStore(db),
+    webhookDeliveries: new WebhookDeliveryStore(db),
   };
 }
 
@@ -62,6 +65,7 @@ export async function ensureIndexes(stores: Stores): Promise<ExpiryRule[]> {
     stores.records.ensureIndexes(),
     stores.requestLogs.ensureIndexes(),
     stores.rateBudgets.ensureIndexes(),
+    stores.webhookDeliveries.ensureIndexes(),
   ]);
   return results.flatMap((r) => (Array.isArray(r) ? r : [])).filter((r) => !r.native);
 }

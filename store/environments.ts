@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Collection, Db } from 'mongodb';
+import type { Collection, Db, Filter } from 'mongodb';
 
 export interface EnvironmentDoc {
   _id: string; // the environment name: dev, prod, ...
@@ -8,8 +8,44 @@ export interface EnvironmentDoc {
   webhook_url: string | null;
   secondary_webhook_url: string | null;
   alert_webhook_url: string | null;
+  send_auth_webhooks: boolean;
+  send_sync_completion_always: boolean;
+  send_sync_error_webhooks: boolean;
+  /** `whsec_...`, sealed with the CredentialCipher; null until first needed. */
+  webhook_signing_key_encrypted: string | null;
+  webhook_signing_key_hint: string | null;
+  /** The key before the last rotation: webhooks carry its signature too for a grace period. */
+  previous_webhook_signing_key_encrypted: string | null;
+  webhook_signing_key_rotated_at: Date | null;
   created_at: Date;
   updated_at: Date;
+}
+
+/** What `PATCH /environment` may change. */
+export type EnvironmentSettings = Pick<
+  EnvironmentDoc,
+  'webhook_url' | 'secondary_webhook_url' | 'alert_webhook_url' | 'send_auth_webhooks' | 'send_sync_completion_always' | 'send_sync_error_webhooks'
+>;
+
+/** Values for fields that documents written before they existed do not have. */
+const SETTING_DEFAULTS: Omit<EnvironmentDoc, '_id' | 'secret_key_hash' | 'secret_key_hint' | 'created_at' | 'updated_at'> = {
+  webhook_url: null,
+  secondary_webhook_url: null,
+  alert_webhook_url: null,
+  send_auth_webhooks: true,
+  send_sync_completion_always: false,
+  send_sync_error_webhooks: true,
+  webhook_signing_key_encrypted: null,
+  webhook_signing_key_hint: null,
+  previous_webhook_signing_key_encrypted: null,
+  webhook_signing_key_rotated_at: null,
+};
+
+function withDefaults(doc: EnvironmentDoc | null): EnvironmentDoc | null {
+  if (!doc) return null;
+  const out = { ...doc } as Record<string, unknown>;
+  for (const [k, v] of Object.entries(SETTING_DEFAULTS)) if (out[k] === undefined) out[k] = v;
+  return out as unknown as EnvironmentDoc;
 }
 
 /** Secret keys are random 32-byte values, so a plain SHA-256 is enough to look them up. */
@@ -54,9 +90,7 @@ export class EnvironmentStore {
         _id: name,
         secret_key_hash: hashSecretKey(secretKey),
         secret_key_hint: secretKey.slice(-4),
-        webhook_url: null,
-        secondary_webhook_url: null,
-        alert_webhook_url: null,
+        ...SETTING_DEFAULTS,
         created_at: now,
         updated_at: now,
       });
@@ -68,11 +102,49 @@ export class EnvironmentStore {
   }
 
   async findBySecretKey(key: string): Promise<EnvironmentDoc | null> {
-    return this.col.findOne({ secret_key_hash: hashSecretKey(key) });
+    return withDefaults(await this.col.findOne({ secret_key_hash: hashSecretKey(key) }));
   }
 
   async get(name: string): Promise<EnvironmentDoc | null> {
-    return this.col.findOne({ _id: name });
+    return withDefaults(await this.col.findOne({ _id: name }));
+  }
+
+  async updateSettings(name: string, patch: Partial<EnvironmentSettings>): Promise<EnvironmentDoc | null> {
+    await this.col.updateOne({ _id: name }, { $set: { ...patch, updated_at: new Date() } });
+    return this.get(name);
+  }
+
+  /**
+   * Stores a first signing key unless one exists already (two deliveries racing to create
+   * it must end up with the same key). Returns the sealed key now in place.
+   */
+  async setSigningKeyIfAbsent(name: string, sealed: string, hint: string): Promise<string | null> {
+    await this.col.updateOne(
+      { _id: name, webhook_signing_key_encrypted: { $in: [null] } } as Filter<EnvironmentDoc>,
+      { $set: { webhook_signing_key_encrypted: sealed, webhook_signing_key_hint: hint, updated_at: new Date() } },
+    );
+    return (await this.get(name))?.webhook_signing_key_encrypted ?? null;
+  }
+
+  /**
+   * Replaces the signing key if it is still `expectedCurrent` (compare-and-set, so two
+   * concurrent rotations cannot both win and lose a key); the replaced key becomes the
+   * previous one. Returns false when the environment or the expected key is gone.
+   */
+  async replaceSigningKey(name: string, expectedCurrent: string | null, sealed: string, hint: string, at: Date): Promise<boolean> {
+    const res = await this.col.updateOne(
+      { _id: name, webhook_signing_key_encrypted: expectedCurrent === null ? { $in: [null] } : expectedCurrent } as Filter<EnvironmentDoc>,
+      {
+        $set: {
+          webhook_signing_key_encrypted: sealed,
+          webhook_signing_key_hint: hint,
+          previous_webhook_signing_key_encrypted: expectedCurrent,
+          webhook_signing_key_rotated_at: at,
+          updated_at: at,
+        },
+      },
+    );
+    return res.matchedCount === 1;
   }
 }
 

@@ -1,0 +1,67 @@
+import { Router } from 'express';
+import { NotFoundError } from '../../common/errors';
+import type { EnvironmentDoc, EnvironmentSettings } from '../../store/environments';
+import { rotateWebhookSigningKey, SIGNING_KEY_GRACE_MS } from '../../webhooks/signing-key';
+import type { ApiDeps } from '../deps';
+import { environmentOf } from '../middleware/auth';
+import { parseInput } from '../validate';
+import { patchEnvironmentBody } from '../schemas/environment';
+
+/** The calling key's environment: webhook URLs, webhook toggles, the signing key. */
+export function environmentRouter(deps: ApiDeps): Router {
+  const router = Router();
+
+  const load = async (name: string): Promise<EnvironmentDoc> => {
+    const env = await deps.stores.environments.get(name);
+    if (!env) throw new NotFoundError('unknown_environment', `Environment "${name}" does not exist.`);
+    return env;
+  };
+
+  router.get('/', async (_req, res) => {
+    res.json({ data: present(await load(environmentOf(res))) });
+  });
+
+  router.patch('/', async (req, res) => {
+    const body = parseInput(patchEnvironmentBody, req.body, 'invalid_body');
+    const patch: Partial<EnvironmentSettings> = Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined));
+    const env = await deps.stores.environments.updateSettings(environmentOf(res), patch);
+    if (!env) throw new NotFoundError('unknown_environment', `Environment "${environmentOf(res)}" does not exist.`);
+    res.json({ data: present(env) });
+  });
+
+  router.post('/webhook-signing-key/rotate', async (_req, res) => {
+    const rotated = await rotateWebhookSigningKey(deps.stores.environments, deps.cipher, environmentOf(res));
+    deps.logger.info({ environment: environmentOf(res) }, 'webhook signing key rotated');
+    // Shown once: keep it out of any cache between Weft and the caller.
+    res.set('cache-control', 'no-store');
+    res.json({
+      data: {
+        webhook_signing_key: rotated.key,
+        previous_key_valid_until: rotated.previousValidUntil?.toISOString() ?? null,
+      },
+    });
+  });
+
+  return router;
+}
+
+function present(env: EnvironmentDoc) {
+  const rotatedAt = env.webhook_signing_key_rotated_at;
+  const previousValidUntil =
+    rotatedAt && env.previous_webhook_signing_key_encrypted ? new Date(rotatedAt.getTime() + SIGNING_KEY_GRACE_MS) : null;
+  return {
+    name: env._id,
+    webhook_url: env.webhook_url,
+    secondary_webhook_url: env.secondary_webhook_url,
+    alert_webhook_url: env.alert_webhook_url,
+    send_auth_webhooks: env.send_auth_webhooks,
+    send_sync_completion_always: env.send_sync_completion_always,
+    send_sync_error_webhooks: env.send_sync_error_webhooks,
+    // The key itself is shown only by the rotate call.
+    webhook_signing_key_hint: env.webhook_signing_key_hint ? `whsec_…${env.webhook_signing_key_hint}` : null,
+    webhook_signing_key_rotated_at: rotatedAt?.toISOString() ?? null,
+    previous_webhook_signing_key_valid_until: previousValidUntil && previousValidUntil.getTime() > Date.now() ? previousValidUntil.toISOString() : null,
+    created_at: env.created_at.toISOString(),
+    updated_at: env.updated_at.toISOString(),
+  };
+}

@@ -1,0 +1,56 @@
+import type { AuthMode, ConnectionDoc } from '../store/connections';
+import { deliverWebhook, type DeliverySummary, type WebhookDeps } from './deliver';
+
+export type AuthOperation = 'creation' | 'override' | 'refresh';
+
+/** The `auth` webhook body (reference/api.md, "Webhooks from Weft to the app"). */
+export interface AuthWebhookPayload {
+  from: 'weft';
+  type: 'auth';
+  connectionId: string;
+  providerConfigKey: string;
+  provider: string;
+  authMode: AuthMode;
+  environment: string;
+  operation: AuthOperation;
+  success: boolean;
+  error?: { type: string; description: string };
+}
+
+export interface AuthWebhookInput {
+  environment: string;
+  connection: Pick<ConnectionDoc, 'connection_id' | 'provider_config_key' | 'provider' | 'auth_mode'>;
+  operation: AuthOperation;
+  success: boolean;
+  /** Why authorization failed; the description must not contain tokens or keys. */
+  error?: { type: string; description: string } | null;
+}
+
+export function buildAuthWebhook(input: AuthWebhookInput): AuthWebhookPayload {
+  const payload: AuthWebhookPayload = {
+    from: 'weft',
+    type: 'auth',
+    connectionId: input.connection.connection_id,
+    providerConfigKey: input.connection.provider_config_key,
+    provider: input.connection.provider,
+    authMode: input.connection.auth_mode,
+    environment: input.environment,
+    operation: input.operation,
+    success: input.success,
+  };
+  if (input.error) payload.error = { type: input.error.type, description: input.error.description };
+  return payload;
+}
+
+/**
+ * Tells the app a connection was created, re-authorized or failed to refresh. Skipped when
+ * the environment has no webhook URL or turned `send_auth_webhooks` off. Never throws.
+ */
+export async function sendAuthWebhook(deps: WebhookDeps, input: AuthWebhookInput): Promise<DeliverySummary> {
+  return deliverWebhook(deps, {
+    environment: input.environment,
+    type: 'auth',
+    payload: { ...buildAuthWebhook(input) },
+    enabled: (env) => env.send_auth_webhooks,
+  });
+}

@@ -1,0 +1,209 @@
+import { randomBytes } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
+import type { CredentialCipher } from '../auth/credential-cipher';
+import type { Logger } from '../common/logger';
+import { redactUrl } from '../runtime/http/redact';
+import type { Stores } from '../store/db';
+import type { EnvironmentDoc } from '../store/environments';
+import type { WebhookDeliveryDoc } from '../store/webhook-deliveries';
+import { webhookSigningKeys } from './signing-key';
+
+export type WebhookType = 'auth' | 'sync' | 'async_action' | 'forward';
+
+/** What sending a webhook needs; the API, activities and tests hand in their own. */
+export interface WebhookDeps {
+  stores: Pick<Stores, 'environments' | 'webhookDeliveries'>;
+  cipher: CredentialCipher;
+  logger: Logger;
+  /** Waits before each quick retry; its length is the number of retries. */
+  retryDelaysMs?: readonly number[];
+  /** Per-attempt limit for the whole request, response body included. */
+  timeoutMs?: number;
+}
+
+export interface WebhookEvent {
+  environment: string;
+  type: WebhookType;
+  payload: Record<string, unknown>;
+  /** The `webhook-id`; a new `msg_...` unless an existing event is being re-sent. */
+  id?: string;
+  /** Whether the environment's settings let this event out (e.g. `send_auth_webhooks`). */
+  enabled?: (env: EnvironmentDoc) => boolean;
+}
+
+export interface TargetDelivery {
+  target: 'primary' | 'secondary';
+  url: string; // redacted
+  delivered: boolean;
+  attempts: number;
+  status?: number;
+}
+
+export interface DeliverySummary {
+  /** The event's `webhook-id`. */
+  id: string;
+  /** True when every configured URL answered 2xx. */
+  delivered: boolean;
+  /** Attempts over all URLs. */
+  attempts: number;
+  /** Last HTTP status from the primary URL (or the secondary when it is the only one). */
+  status?: number;
+  /** Why nothing was sent, when nothing was. */
+  skipped?: 'no_webhook_url' | 'disabled' | 'unknown_environment' | 'failed';
+  targets: TargetDelivery[];
+}
+
+const DEFAULT_RETRY_DELAYS_MS = [250, 750, 1_500] as const;
+const DEFAULT_TIMEOUT_MS = 10_000;
+const MAX_RETRY_AFTER_MS = 2_000;
+/** Statuses worth trying again (api.md): the receiver is busy, restarting or rate limiting. */
+const RETRYABLE_STATUS = new Set([408, 409, 425, 429]);
+
+export function newWebhookId(): string {
+  return `msg_${randomBytes(16).toString('base64url')}`;
+}
+
+/**
+ * POSTs one event to the environment's webhook URLs, signed per Standard Webhooks, with a
+ * few quick retries. Never throws: failures are logged and reported in the summary.
+ * (Durable retries over hours come with the delivery queue; this is the in-call part.)
+ */
+export async function deliverWebhook(deps: WebhookDeps, event: WebhookEvent): Promise<DeliverySummary> {
+  const id = event.id ?? newWebhookId();
+  const log = deps.logger.child({ webhook_id: id, webhook_type: event.type, environment: event.environment });
+  try {
+    const env = await deps.stores.environments.get(event.environment);
+    if (!env) {
+      log.warn('webhook not sent: unknown environment');
+      return { id, delivered: false, attempts: 0, skipped: 'unknown_environment', targets: [] };
+    }
+    if (event.enabled && !event.enabled(env)) {
+      log.debug('webhook not sent: disabled in environment settings');
+      return { id, delivered: false, attempts: 0, skipped: 'disabled', targets: [] };
+    }
+    const targets: Array<{ target: TargetDelivery['target']; url: string }> = [];
+    if (env.webhook_url) targets.push({ target: 'primary', url: env.webhook_url });
+    if (env.secondary_webhook_url && env.secondary_webhook_url !== env.webhook_url) targets.push({ target: 'secondary', url: env.secondary_webhook_url });
+    if (targets.length === 0) {
+      log.debug('webhook not sent: no webhook URL configured');
+      return { id, delivered: false, attempts: 0, skipped: 'no_webhook_url', targets: [] };
+    }
+
+    const keys = await webhookSigningKeys(deps.stores.environments, deps.cipher, env);
+    const signers = [keys.current, keys.previous].filter((k): k is string => k !== null).map((k) => new Webhook(k));
+    const body = JSON.stringify(event.payload);
+    const sign = (at: Date) => signers.map((s) => s.sign(id, at, body)).join(' ');
+
+    const results = await Promise.all(targets.map((t) => deliverToUrl(deps, log, { id, type: event.type, environment: event.environment, body, sign }, t)));
+    const summary: DeliverySummary = {
+      id,
+      delivered: results.every((r) => r.delivered),
+      attempts: results.reduce((n, r) => n + r.attempts, 0),
+      targets: results,
+    };
+    if (results[0].status !== undefined) summary.status = results[0].status;
+    return summary;
+  } catch (err) {
+    log.error({ err: describeError(err) }, 'webhook delivery failed before sending');
+    return { id, delivered: false, attempts: 0, skipped: 'failed', targets: [] };
+  }
+}
+
+interface SignedEvent {
+  id: string;
+  type: WebhookType;
+  environment: string;
+  body: string;
+  sign(at: Date): string;
+}
+
+async function deliverToUrl(deps: WebhookDeps, log: Logger, event: SignedEvent, dest: { target: TargetDelivery['target']; url: string }): Promise<TargetDelivery> {
+  const retryDelays = deps.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
+  const timeoutMs = deps.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const shownUrl = redactUrl(dest.url);
+  let status: number | undefined;
+
+  for (let attempt = 1; attempt <= retryDelays.length + 1; attempt += 1) {
+    const started = Date.now();
+    let error: string | null = null;
+    let retryAfterMs = 0;
+    status = undefined;
+    try {
+      // A new timestamp (and so a new signature) per attempt; the id stays the event's.
+      const at = new Date();
+      const res = await fetch(dest.url, {
+        method: 'POST',
+        redirect: 'manual', // a redirect would move a signed payload somewhere not configured
+        signal: AbortSignal.timeout(timeoutMs),
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': 'Weft-Webhooks/1',
+          'webhook-id': event.id,
+          'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+          'webhook-signature': event.sign(at),
+        },
+        body: event.body,
+      });
+      status = res.status;
+      retryAfterMs = parseRetryAfter(res.headers.get('retry-after'));
+      await res.body?.cancel().catch(() => undefined);
+      if (status < 200 || status >= 300) error = `HTTP ${status}`;
+    } catch (err) {
+      error = describeError(err);
+    }
+
+    await recordAttempt(deps, log, {
+      event_id: event.id,
+      type: event.type,
+      environment: event.environment,
+      target: dest.target,
+      url: shownUrl,
+      attempt,
+      status: status ?? null,
+      error,
+      duration_ms: Date.now() - started,
+      created_at: new Date(),
+    });
+
+    if (error === null) {
+      log.info({ target: dest.target, url: shownUrl, attempt, status }, 'webhook delivered');
+      return { target: dest.target, url: shownUrl, delivered: true, attempts: attempt, status };
+    }
+    const retryable = status === undefined || status >= 500 || RETRYABLE_STATUS.has(status);
+    const last = !retryable || attempt > retryDelays.length;
+    log[last ? 'error' : 'warn']({ target: dest.target, url: shownUrl, attempt, status, error }, last ? 'webhook delivery failed' : 'webhook attempt failed; retrying');
+    if (last) return { target: dest.target, url: shownUrl, delivered: false, attempts: attempt, ...(status !== undefined ? { status } : {}) };
+    await sleep(Math.max(retryDelays[attempt - 1], Math.min(retryAfterMs, MAX_RETRY_AFTER_MS)));
+  }
+  // Unreachable: the loop returns on its last attempt.
+  return { target: dest.target, url: shownUrl, delivered: false, attempts: retryDelays.length + 1 };
+}
+
+async function recordAttempt(deps: WebhookDeps, log: Logger, entry: WebhookDeliveryDoc): Promise<void> {
+  try {
+    await deps.stores.webhookDeliveries.record(entry);
+  } catch (err) {
+    // The record is for operators; failing to write it must not stop the delivery.
+    log.warn({ err: describeError(err), attempt: entry.attempt }, 'could not record webhook attempt');
+  }
+}
+
+function parseRetryAfter(value: string | null): number {
+  if (!value) return 0;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? 0 : Math.max(0, date - Date.now());
+}
+
+/** A short description without stack or request details (which could carry the URL's secrets). */
+function describeError(err: unknown): string {
+  const e = err as { name?: string; message?: string; cause?: { code?: string; message?: string } } | null;
+  const head = e?.message ? `${e.name && e.name !== 'Error' ? `${e.name}: ` : ''}${e.message}` : String(err);
+  const cause = e?.cause?.code ?? e?.cause?.message;
+  return (cause ? `${head} (${cause})` : head).slice(0, 500);
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
