@@ -19,7 +19,7 @@ export interface CredentialSource {
 
 /** Client credentials of an integration (what `POST /integrations` stores, sealed). */
 export type IntegrationCredentials =
-  | { type: 'OAUTH2'; client_id: string; client_secret: string; scopes?: string }
+  | { type: 'OAUTH2'; client_id: string; client_secret: string; scopes?: string; tenant?: string }
   | { type: 'APP'; app_id: string; app_link: string; private_key: string };
 
 export interface CredentialSourceDeps {

@@ -226,12 +226,33 @@ export interface ProviderDefinition {
     /** Re-mint this long before the token expires. */
     refreshMarginMs: number;
   };
+  /** OAuth 2.0 authorization code flow (OAUTH2 integrations). */
+  oauth?: OAuthConfig;
   pagination?: PaginationConfig;
   requestBudget?: RequestBudget;
   /** How the provider says "slow down" (429/503 and friends), so the runtime can wait. */
   throttle?: ThrottleRule;
   /** Default extra attempts on network errors and 5xx. */
   retries?: number;
+}
+
+/** How Weft runs a provider's OAuth 2.0 authorization code flow. */
+export interface OAuthConfig {
+  /** Full URLs; `{tenant}` is replaced (Microsoft). An integration may move their origin (sandbox). */
+  authorizationUrl: string;
+  tokenUrl: string;
+  /** `{tenant}` when neither the integration nor the connection names one. */
+  defaultTenant?: string;
+  /** Scopes when neither the connect session nor the integration gives any. */
+  defaultScopes: string[];
+  /** Send a PKCE S256 challenge. */
+  pkce: boolean;
+  /** Provider-specific scope rules checked before redirecting. */
+  scopeRules?: 'microsoft';
+  /** Obtain the SharePoint team-site token when this scope was granted (integrations.md, one-drive). */
+  teamSiteTokenScope?: string;
+  /** Refresh this long before the access token expires. */
+  refreshMarginMs: number;
 }
 
 export interface IntegrationDefinition {

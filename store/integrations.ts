@@ -6,6 +6,8 @@ import { isDuplicateKey } from './environments';
 /** Per-integration overrides of the provider's defaults (sandbox, self-hosted provider, tests). */
 export interface ProviderOverrides {
   base_url?: string;
+  /** Origin of the provider's authorization server (its login pages and token endpoint). */
+  auth_base_url?: string;
   rate_limit?: { requests: number; window_ms: number; lockout_ms?: number };
 }
 

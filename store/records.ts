@@ -47,6 +47,11 @@ interface CounterDoc {
   committed: number;
   /** Live records after the last finished run; absent when unknown (counted once then). */
   live?: number;
+  /**
+   * Runs that opened a writer since the last finish. Another run than the finishing one in
+   * here (one that failed or was terminated after writing) means `live` is stale.
+   */
+  writers?: string[];
   /** The last finished run and what it changed, so a retried finish answers the same. */
   last_run?: { id: string; counts: Omit<ScopeCounts, 'live'> };
 }
@@ -60,8 +65,14 @@ interface RunBatchDoc {
   connection: string;
   model: string;
   variant: string;
-  seen: string[];
-  changes: RunChange[];
+  /** Omitted while the scope held nothing before the run: there is nothing to detect then. */
+  seen?: string[];
+  /** Ids by what the batch did to them (an id is in one list at most), plain ids to keep the log small. */
+  added: string[];
+  updated: string[];
+  deleted: string[];
+  /** Which of those ids were live before this run first changed them. */
+  was_live: string[];
   created_at: Date;
 }
 
@@ -155,10 +166,15 @@ export class RecordStore {
    * own ids, and a scope that has never held a record (a first run) skips even that.
    */
   async openWriter(scope: RecordScope, runId: string): Promise<RecordWriter> {
-    const counter = await this.counters.findOne({ _id: counterId(scope) });
-    // Known empty: no lookups. A record written meanwhile by an earlier attempt of this run
-    // makes its insert fail as a duplicate, and that record then takes the lookup path.
-    const knownEmpty = !counter || counter.live === 0;
+    const counter = await this.counters.findOneAndUpdate(
+      { _id: counterId(scope) },
+      { $addToSet: { writers: runId }, $setOnInsert: { ...counterScope(scope), next: 0, committed: 0, live: 0 } },
+      { upsert: true, returnDocument: 'after' },
+    );
+    // Known empty: no lookups, every record is inserted. Inserting is always correct: a record
+    // that exists after all (written by an earlier attempt of this run) fails as a duplicate
+    // and then takes the lookup path. Lookups only save work when most records exist.
+    const knownEmpty = liveIsKnown(counter, runId) && counter?.live === 0;
     return new RecordWriter(this, scope, runId, !knownEmpty);
   }
 
@@ -228,9 +244,21 @@ export class RecordStore {
   }
 
   /** @internal Logs a batch of a run (see RunBatchDoc). */
-  async logBatch(scope: RecordScope, runId: string, seen: string[], changes: RunChange[]): Promise<void> {
-    if (seen.length === 0 && changes.length === 0) return;
-    await this.batches.insertOne({ run_id: runId, connection: scope.connection, model: scope.model, variant: scope.variant, seen, changes, created_at: new Date() });
+  async logBatch(scope: RecordScope, runId: string, seen: string[] | undefined, changes: RunChange[]): Promise<void> {
+    if (!seen?.length && changes.length === 0) return;
+    const ids = (action: RecordAction) => changes.filter((c) => c.action === action).map((c) => c.id);
+    await this.batches.insertOne({
+      run_id: runId,
+      connection: scope.connection,
+      model: scope.model,
+      variant: scope.variant,
+      ...(seen ? { seen } : {}),
+      added: ids('ADDED'),
+      updated: ids('UPDATED'),
+      deleted: ids('DELETED'),
+      was_live: changes.filter((c) => c.live_before).map((c) => c.id),
+      created_at: new Date(),
+    });
   }
 
   /**
@@ -244,24 +272,31 @@ export class RecordStore {
 
     const batchFilter = { run_id: runId, connection: scope.connection, model: scope.model, variant: scope.variant };
     const batches = await this.batches.find(batchFilter).sort({ created_at: 1, _id: 1 }).toArray();
+    const liveKnown = liveIsKnown(counter, runId);
     // Nothing live before the run means nothing for delete detection to find.
-    const needsScan = detectDeletes && counter?.live !== 0;
-    const counts = needsScan ? await this.detectDeletes(scope, runId, batches, now) : await this.countFromBatches(scope, counter, batches);
+    const needsScan = detectDeletes && !(liveKnown && counter?.live === 0);
+    const counts = needsScan ? await this.detectDeletes(scope, runId, batches, now) : await this.countFromBatches(scope, liveKnown ? counter : null, batches);
 
     const { live, ...changes } = counts;
+    // The live count is exact again (carried, counted or scanned): no stale writers remain.
     await this.counters.updateOne(
       { _id: counterId(scope) },
-      { $set: { live, last_run: { id: runId, counts: changes } }, $setOnInsert: { ...counterScope(scope), next: 0, committed: 0 } },
+      { $set: { live, writers: [], last_run: { id: runId, counts: changes } }, $setOnInsert: { ...counterScope(scope), next: 0, committed: 0 } },
       { upsert: true },
     );
     await this.batches.deleteMany(batchFilter);
     return counts;
   }
 
-  /** The run's changes from its own batch log; the live count carried from the last run. */
-  private async countFromBatches(scope: RecordScope, counter: CounterDoc | null, batches: RunBatchDoc[]): Promise<ScopeCounts> {
+  /** The run's changes from its own batch log; the live count carried from the last run (when `known`). */
+  private async countFromBatches(scope: RecordScope, known: CounterDoc | null, batches: RunBatchDoc[]): Promise<ScopeCounts> {
     const last = new Map<string, RunChange>();
-    for (const b of batches) for (const c of b.changes) last.set(c.id, c);
+    for (const b of batches) {
+      const wasLive = new Set(b.was_live);
+      for (const action of ['ADDED', 'UPDATED', 'DELETED'] as const) {
+        for (const id of b[action.toLowerCase() as 'added' | 'updated' | 'deleted']) last.set(id, { id, action, live_before: wasLive.has(id) });
+      }
+    }
     const counts = { added: 0, updated: 0, deleted: 0, live: 0 };
     let delta = 0;
     for (const c of last.values()) {
@@ -270,8 +305,7 @@ export class RecordStore {
       else counts.deleted += 1;
       delta += (c.action === 'DELETED' ? 0 : 1) - (c.live_before ? 1 : 0);
     }
-    if (counter?.live !== undefined) counts.live = counter.live + delta;
-    else if (!counter) counts.live = delta; // a scope this run wrote first
+    if (known?.live !== undefined) counts.live = known.live + delta;
     else counts.live = await this.col.countDocuments({ ...scopeFilter(scope), deleted_at: null }); // unknown: count once
     return counts;
   }
@@ -279,7 +313,7 @@ export class RecordStore {
   /** One pass over the scope: marks the unseen live records deleted and counts exactly. */
   private async detectDeletes(scope: RecordScope, runId: string, batches: RunBatchDoc[], now: Date): Promise<ScopeCounts> {
     const seen = new Set<string>();
-    for (const b of batches) for (const id of b.seen) seen.add(id);
+    for (const b of batches) for (const id of b.seen ?? []) seen.add(id);
     const counts = { added: 0, updated: 0, deleted: 0, live: 0 };
     const missing: Array<{ _id: string; live_before_run: boolean }> = [];
     const cursor = this.col.find(scopeFilter(scope), { projection: { _id: 1, id: 1, deleted_at: 1, run_id: 1, last_action: 1 } });
@@ -290,7 +324,8 @@ export class RecordStore {
         else counts.deleted += 1;
       }
       if (doc.deleted_at !== null) continue;
-      if (!seen.has(doc.id)) missing.push({ _id: doc._id, live_before_run: true });
+      // A record this run wrote was seen by it, even where its batch log omits seen ids.
+      if (!seen.has(doc.id) && doc.run_id !== runId) missing.push({ _id: doc._id, live_before_run: true });
       else counts.live += 1;
     }
     if (missing.length) {
@@ -323,14 +358,15 @@ export class RecordStore {
     if (scope.model) filter.model = counterFilter.model = scope.model;
     if (scope.variant) filter.variant = counterFilter.variant = scope.variant;
     await this.col.deleteMany(filter);
-    await this.counters.updateMany(counterFilter, { $set: { live: 0 }, $unset: { last_run: '' } });
+    await this.counters.updateMany(counterFilter, { $set: { live: 0, writers: [] }, $unset: { last_run: '' } });
   }
 
   /** @internal First of `count` new sequence numbers of the scope. */
   async reserveSeq(scope: RecordScope, count: number): Promise<number> {
     const doc = await this.counters.findOneAndUpdate(
       { _id: counterId(scope) },
-      { $inc: { next: count }, $setOnInsert: { ...counterScope(scope), committed: 0 } },
+      // A scope's first write creates its counter: nothing was live before.
+      { $inc: { next: count }, $setOnInsert: { ...counterScope(scope), committed: 0, live: 0 } },
       { upsert: true, returnDocument: 'after' },
     );
     return (doc as CounterDoc).next - count + 1;
@@ -344,6 +380,11 @@ export class RecordStore {
 
 function scopeFilter(scope: RecordScope) {
   return { environment: scope.environment, connection: scope.connection, model: scope.model, variant: scope.variant };
+}
+
+/** Whether `live` describes the scope as this run found it (no other run wrote since the last finish). */
+function liveIsKnown(counter: CounterDoc | null, runId: string): boolean {
+  return counter?.live !== undefined && (counter.writers ?? []).every((w) => w === runId);
 }
 
 function counterId(scope: RecordScope): string {
@@ -361,7 +402,7 @@ export class RecordWriter {
     private readonly scope: RecordScope,
     private readonly runId: string,
     /** False while the scope is known to hold nothing: every record is new. */
-    private lookups: boolean,
+    private readonly lookups: boolean,
   ) {}
 
   /** Saves a batch; returns what changed. Safe to repeat (a retried page changes nothing twice). */
@@ -370,7 +411,8 @@ export class RecordWriter {
     for (const r of records) latest.set(r.id, r); // within a batch the last version wins
     const hashed = [...latest.values()].map((record) => ({ record, hash: canonicalHash(record.data) }));
     const result = await this.write(hashed, this.lookups ? await this.store.fetchExisting(this.scope, [...latest.keys()]) : new Map(), now);
-    await this.store.logBatch(this.scope, this.runId, [...latest.keys()], result.changes);
+    // Seen ids matter only to delete detection, which has nothing to find in a scope that was empty.
+    await this.store.logBatch(this.scope, this.runId, this.lookups ? [...latest.keys()] : undefined, result.changes);
     return { added: result.added, updated: result.updated, unchanged: latest.size - result.added - result.updated };
   }
 
@@ -426,7 +468,6 @@ export class RecordWriter {
 
     // Records believed new were there after all (written by an earlier attempt, or a scope
     // thought empty): look them up and write them as the versions they are.
-    this.lookups = true;
     const redo = hashed.filter((h) => duplicates.has(h.record.id));
     const again = await this.write(redo, await this.store.fetchExisting(this.scope, [...duplicates]), now);
     added += again.added - duplicates.size;

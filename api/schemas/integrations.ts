@@ -4,6 +4,7 @@ const uniqueKey = z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,99}$/, 'letters
 
 export const providerOverridesSchema = z.strictObject({
   base_url: z.url({ protocol: /^https?$/ }).optional(),
+  auth_base_url: z.url({ protocol: /^https?$/ }).optional(),
   rate_limit: z
     .strictObject({
       requests: z.number().int().min(1).max(100_000),
@@ -14,7 +15,15 @@ export const providerOverridesSchema = z.strictObject({
 });
 
 export const integrationCredentialsSchema = z.discriminatedUnion('type', [
-  z.strictObject({ type: z.literal('OAUTH2'), client_id: z.string().min(1), client_secret: z.string().min(1), scopes: z.string().optional() }),
+  z.strictObject({
+    type: z.literal('OAUTH2'),
+    client_id: z.string().min(1),
+    client_secret: z.string().min(1),
+    /** Space- or comma-separated; the provider's defaults when absent. */
+    scopes: z.string().optional(),
+    /** Microsoft: `common`, `organizations`, `consumers`, or a tenant id or domain. */
+    tenant: z.string().regex(/^[A-Za-z0-9.-]{1,100}$/, 'a tenant id, domain, common, organizations or consumers').optional(),
+  }),
   z.strictObject({ type: z.literal('APP'), app_id: z.string().regex(/^\d+$/, 'App ID is numeric'), app_link: z.url(), private_key: z.string().min(1) }),
 ]);
 

@@ -88,6 +88,21 @@ describe('RecordStore', () => {
     expect(await store.finishScope(s, 'run-c', false)).toEqual({ added: 1, updated: 0, deleted: 0, live: 5 });
   });
 
+  test('a run that failed after writing makes the next run count and detect deletes from the records themselves', async () => {
+    const store = new RecordStore(client.db(dbName));
+    const s = { ...scope, connection: 'c-failed' };
+    const failed = await store.openWriter(s, 'failed-1');
+    await failed.saveBatch([1, 2, 3].map((n) => rec(`r${n}`)));
+    // failed-1 never finishes. The next full run sees only r1: r2 and r3 are gone.
+    const next = await store.openWriter(s, 'full-2');
+    expect(await next.saveBatch([rec('r1')])).toEqual({ added: 0, updated: 0, unchanged: 1 });
+    expect(await store.finishScope(s, 'full-2', true)).toEqual({ added: 0, updated: 0, deleted: 2, live: 1 });
+    // An incremental run after it carries the now exact count forward.
+    const inc = await store.openWriter(s, 'inc-3');
+    await inc.saveBatch([rec('r4')]);
+    expect(await store.finishScope(s, 'inc-3', false)).toEqual({ added: 1, updated: 0, deleted: 0, live: 2 });
+  });
+
   test('delete detection of a complete full run marks exactly the unseen records', async () => {
     const store = new RecordStore(client.db(dbName));
     const s = { ...scope, connection: 'c2' };
