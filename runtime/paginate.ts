@@ -28,10 +28,18 @@ export async function* paginatePages<T>(send: Send, config: PaginateConfig, prov
   if (rule.limitNameInRequest && rule.limit !== undefined) params[rule.limitNameInRequest] ??= rule.limit;
 
   let state: PageState | null = resumeFrom ?? null;
+  let response = send(requestFor(rule, request, params, state));
   for (;;) {
-    const res = await send(requestFor(rule, request, params, state));
+    const res = await response;
     const items = extractItems<T>(res.data, rule.responsePath);
     const next = nextState(rule, res, items.length, state, params);
+    if (next) {
+      // Fetch the next page while the consumer handles this one (saving it, typically), so
+      // the provider's latency and our writes overlap. If the consumer stops early the
+      // prefetch is dropped (its failure, if any, is observed here and ignored).
+      response = send(requestFor(rule, request, params, next));
+      response.catch(() => undefined);
+    }
     yield { items, next, rest: withoutItems(res.data, rule.responsePath) };
     if (!next) return;
     state = next;
