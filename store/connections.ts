@@ -19,6 +19,8 @@ export interface ConnectionDoc {
   tags: Record<string, string>;
   auth_status: 'ok' | 'needs_reauthorization';
   last_auth_error: string | null;
+  /** While a worker or the API refreshes the OAuth token: who, and until when (a lease). */
+  refresh_lease?: { owner: string; until: Date } | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -99,6 +101,31 @@ export class ConnectionStore {
 
   async updateCredentials(id: string, credentialsEncrypted: string): Promise<void> {
     await this.col.updateOne({ _id: id }, { $set: { credentials_encrypted: credentialsEncrypted, updated_at: new Date() } });
+  }
+
+  /** The end user authorized again: new credentials, and the connection is healthy again. */
+  async reauthorize(id: string, credentialsEncrypted: string, connectionConfig: Record<string, unknown>): Promise<ConnectionDoc | null> {
+    return this.col.findOneAndUpdate(
+      { _id: id },
+      { $set: { credentials_encrypted: credentialsEncrypted, connection_config: connectionConfig, auth_status: 'ok', last_auth_error: null, updated_at: new Date() } },
+      { returnDocument: 'after' },
+    );
+  }
+
+  /**
+   * Takes the refresh lease of a connection if it is free or lapsed. Exactly one caller
+   * wins at a time, across processes: the database decides.
+   */
+  async acquireRefreshLease(id: string, owner: string, ttlMs: number, now = new Date()): Promise<boolean> {
+    const res = await this.col.updateOne(
+      { _id: id, $or: [{ refresh_lease: null }, { refresh_lease: { $exists: false } }, { 'refresh_lease.until': { $lt: now } }] },
+      { $set: { refresh_lease: { owner, until: new Date(now.getTime() + ttlMs) } } },
+    );
+    return res.modifiedCount === 1;
+  }
+
+  async releaseRefreshLease(id: string, owner: string): Promise<void> {
+    await this.col.updateOne({ _id: id, 'refresh_lease.owner': owner }, { $set: { refresh_lease: null } });
   }
 
   /** The provider refused the credentials: the end user must connect again. */

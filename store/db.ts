@@ -8,6 +8,8 @@ import { RecordStore } from './records';
 import { RequestLogStore } from './request-logs';
 import { RateBudgetStore } from './rate-budgets';
 import { WebhookDeliveryStore } from './webhook-deliveries';
+import { ConnectSessionStore } from './connect-sessions';
+import { AuthStateStore } from './auth-states';
 import type { ExpiryRule } from './ttl';
 
 /** Every collection Weft uses, each behind its own module. */
@@ -22,6 +24,8 @@ export interface Stores {
   requestLogs: RequestLogStore;
   rateBudgets: RateBudgetStore;
   webhookDeliveries: WebhookDeliveryStore;
+  connectSessions: ConnectSessionStore;
+  authStates: AuthStateStore;
 }
 
 export interface StoreOptions {
@@ -48,6 +52,8 @@ export function createStores(db: Db, options: StoreOptions = { requestLogTtlDays
     requestLogs: new RequestLogStore(db, options.requestLogTtlDays),
     rateBudgets: new RateBudgetStore(db),
     webhookDeliveries: new WebhookDeliveryStore(db),
+    connectSessions: new ConnectSessionStore(db),
+    authStates: new AuthStateStore(db),
   };
 }
 
@@ -66,6 +72,8 @@ export async function ensureIndexes(stores: Stores): Promise<ExpiryRule[]> {
     stores.requestLogs.ensureIndexes(),
     stores.rateBudgets.ensureIndexes(),
     stores.webhookDeliveries.ensureIndexes(),
+    stores.connectSessions.ensureIndexes(),
+    stores.authStates.ensureIndexes(),
   ]);
   return results.flatMap((r) => (Array.isArray(r) ? r : [])).filter((r) => !r.native);
 }

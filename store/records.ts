@@ -119,7 +119,7 @@ const CHUNK = 1_000;
  * command: FerretDB 1.24 holds a pooled SQLite connection (100 per database) per statement
  * until its command ends, so multi-statement updates from several writers could deadlock it.
  */
-const ferretOneByOne = new Limiter(6);
+const ferretOneByOne = new Limiter(8);
 
 /**
  * The records engine. Writes only what changed (by canonical hash), so a run over
@@ -214,6 +214,22 @@ export class RecordStore {
       }
     }
     return duplicates;
+  }
+
+  /**
+   * @internal FerretDB: writes each document by `_id` (inserting it if new, keeping
+   * `first_seen_at` otherwise) and returns the version it replaced, or null.
+   */
+  async upsertEach(docs: Array<Omit<RecordDoc, 'first_seen_at'>>, now: Date): Promise<Array<RecordDoc | null>> {
+    return ferretOneByOne.all(docs, (doc) => {
+      const { _id, ...fields } = doc;
+      return this.col.findOneAndUpdate({ _id }, { $set: fields, $setOnInsert: { first_seen_at: now } }, { upsert: true, returnDocument: 'before' });
+    });
+  }
+
+  /** @internal Sets a few fields of records by `_id`. */
+  async fixEach(fixes: Array<{ _id: string; set: Partial<RecordDoc> }>): Promise<void> {
+    await this.writeEach(fixes.map((f) => ({ updateOne: { filter: { _id: f._id }, update: { $set: f.set } } })));
   }
 
   /** @internal Replaces whole records by `_id`. */
@@ -410,7 +426,11 @@ export class RecordWriter {
     const latest = new Map<string, IncomingRecord>();
     for (const r of records) latest.set(r.id, r); // within a batch the last version wins
     const hashed = [...latest.values()].map((record) => ({ record, hash: canonicalHash(record.data) }));
-    const result = await this.write(hashed, this.lookups ? await this.store.fetchExisting(this.scope, [...latest.keys()]) : new Map(), now);
+    const result = !this.lookups
+      ? await this.write(hashed, new Map(), now) // insert first; duplicates fall back
+      : (await this.store.traits()).indexedByIdOnly
+        ? await this.upsertEach(hashed, now)
+        : await this.write(hashed, await this.store.fetchExisting(this.scope, [...latest.keys()]), now);
     // Seen ids matter only to delete detection, which has nothing to find in a scope that was empty.
     await this.store.logBatch(this.scope, this.runId, this.lookups ? [...latest.keys()] : undefined, result.changes);
     return { added: result.added, updated: result.updated, unchanged: latest.size - result.added - result.updated };
@@ -469,10 +489,59 @@ export class RecordWriter {
     // Records believed new were there after all (written by an earlier attempt, or a scope
     // thought empty): look them up and write them as the versions they are.
     const redo = hashed.filter((h) => duplicates.has(h.record.id));
-    const again = await this.write(redo, await this.store.fetchExisting(this.scope, [...duplicates]), now);
+    const again = (await this.store.traits()).indexedByIdOnly ? await this.upsertEach(redo, now) : await this.write(redo, await this.store.fetchExisting(this.scope, [...duplicates]), now);
     added += again.added - duplicates.size;
     updated += again.updated;
     return { added, updated, changes: [...changes.filter((c) => !duplicates.has(c.id)), ...again.changes] };
+  }
+
+  /**
+   * FerretDB: one command per record that reads and writes at once (findAndModify upsert,
+   * returning the version before), instead of a lookup then a write. The written version
+   * assumes the common case of an incremental run, an update of a record live before the
+   * run; the few that turn out otherwise (new, re-added, unchanged) get a second write.
+   */
+  private async upsertEach(hashed: Array<{ record: IncomingRecord; hash: string }>, now: Date): Promise<{ added: number; updated: number; changes: RunChange[] }> {
+    const firstSeq = await this.store.reserveSeq(this.scope, hashed.length);
+    const docs = hashed.map(({ record, hash }, i): Omit<RecordDoc, 'first_seen_at'> => ({
+      _id: recordKey(this.scope, record.id),
+      ...this.scope,
+      id: record.id,
+      data: record.data,
+      hash,
+      last_modified_at: now,
+      deleted_at: null,
+      last_action: 'UPDATED',
+      seq: firstSeq + i,
+      run_id: this.runId,
+      live_before_run: true,
+    }));
+    const priors = await this.store.upsertEach(docs, now);
+    const changes: RunChange[] = [];
+    const fixes: Array<{ _id: string; set: Partial<RecordDoc> }> = [];
+    const restores: RecordDoc[] = [];
+    let added = 0;
+    let updated = 0;
+    priors.forEach((prior, i) => {
+      const doc = docs[i];
+      const ours = prior?.run_id === this.runId;
+      if (prior && prior.deleted_at === null && prior.hash === doc.hash) {
+        // Unchanged: put the stored version back as it was (it was rewritten in the same command).
+        restores.push(prior);
+        if (ours) changes.push({ id: doc.id, action: prior.last_action, live_before: prior.live_before_run });
+        return;
+      }
+      const liveBefore = ours ? prior.live_before_run : prior !== null && prior.deleted_at === null;
+      const action: RecordAction = !prior || prior.deleted_at !== null || (ours && prior.last_action === 'ADDED') ? 'ADDED' : 'UPDATED';
+      if (action !== doc.last_action || liveBefore !== doc.live_before_run) fixes.push({ _id: doc._id, set: { last_action: action, live_before_run: liveBefore } });
+      if (action === 'ADDED') added += 1;
+      else updated += 1;
+      changes.push({ id: doc.id, action, live_before: liveBefore });
+    });
+    await this.store.fixEach(fixes);
+    await this.store.replaceAll(restores);
+    await this.store.commitSeq(this.scope, firstSeq + hashed.length - 1);
+    return { added, updated, changes };
   }
 
   /** Explicit deletions from ctx.batchDelete; ids the scope never had are ignored. */
