@@ -7,7 +7,12 @@ const config: Config = {
   injectGlobals: true,
   roots: ['<rootDir>/tests'],
   testMatch: ['**/*.test.ts'],
-  transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022' } }] },
+  transform: {
+    '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022' } }],
+    // oauth4webapi ships only ES modules; jest's CommonJS runtime needs it transformed.
+    'node_modules/oauth4webapi/.+\\.js$': ['@swc/jest', { jsc: { target: 'es2022' }, module: { type: 'commonjs' } }],
+  },
+  transformIgnorePatterns: ['/node_modules/(?!oauth4webapi/)'],
   globalSetup: '<rootDir>/tests/support/global-setup.ts',
   globalTeardown: '<rootDir>/tests/support/global-teardown.ts',
   setupFiles: ['<rootDir>/tests/support/setup-globals.ts'],

@@ -8,6 +8,9 @@ import { syncRouter } from './routers/sync';
 import { recordsRouter } from './routers/records';
 import { actionsRouter } from './routers/actions';
 import { operationsRouter } from './routers/operations';
+import { connectSessionsRouter } from './routers/connect-sessions';
+import { connectPageRouter } from './routers/connect-page';
+import { oauthFlowRouter } from './routers/oauth-flow';
 import { environmentRouter } from './routers/environment';
 
 /** The app-facing REST API (shape of Nango's public API; see reference/api.md). */
@@ -30,6 +33,11 @@ export function createApp(deps: ApiDeps): Express {
   app.use('/action', auth, actionsRouter(deps));
   app.use('/v1', auth, operationsRouter(deps));
   app.use('/environment', auth, environmentRouter(deps));
+
+  app.use('/connect/sessions', auth, connectSessionsRouter(deps));
+  // Browser-facing: the connect session token (or the OAuth state) is the credential.
+  app.use(connectPageRouter(deps));
+  app.use(oauthFlowRouter(deps));
 
   app.use(notFound);
   app.use(errorHandler(deps.logger));

@@ -15,5 +15,7 @@ export interface ApiDeps {
     syncTaskQueue: string;
     actionTaskQueue: string;
     heartbeatTimeoutMs: number;
+    /** WEFT_PUBLIC_URL: the API's public base URL (connect links, OAuth redirect URI). */
+    publicUrl?: string;
   };
 }

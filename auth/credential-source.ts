@@ -26,6 +26,13 @@ export interface CredentialSourceDeps {
   provider: ResolvedProvider;
   credentials: Credentials;
   integrationCredentials: IntegrationCredentials | null;
+  /**
+   * OAuth connections: fresh credentials from the shared store, refreshed under the
+   * connection's lease when due (auth/oauth/token-refresh.ts); absent when verifying.
+   */
+  refreshOAuth?(opts: { force?: boolean; staleAccessToken?: string }): Promise<Extract<Credentials, { type: 'OAUTH2' }>>;
+  /** Refresh OAuth tokens this long before they expire. */
+  oauthRefreshMarginMs?: number;
   /** Persists refreshed credentials (sealed) so other workers reuse them; absent when verifying. */
   persist?(credentials: Credentials): Promise<void>;
   throttle: AccountThrottle;
@@ -50,15 +57,35 @@ export function credentialSourceFor(deps: CredentialSourceDeps): CredentialSourc
       };
     }
     case 'OAUTH2':
-      return {
-        async authorize(headers) {
-          headers.authorization = `Bearer ${credentials.access_token}`;
-          return [credentials.access_token, credentials.refresh_token ?? ''].filter(Boolean);
-        },
-      };
+      return oauthSource(deps, credentials);
     case 'APP':
       return appInstallationSource(deps, credentials);
   }
+}
+
+/**
+ * OAuth bearer tokens, refreshed before they expire (the margin) and once more when the
+ * provider answers 401 anyway (revoked early, clock skew).
+ */
+function oauthSource(deps: CredentialSourceDeps, initial: Extract<Credentials, { type: 'OAUTH2' }>): CredentialSource {
+  const now = deps.now ?? Date.now;
+  const margin = deps.oauthRefreshMarginMs ?? 15 * 60_000;
+  let current = initial;
+  const secrets = () => [current.access_token, current.refresh_token ?? '', current.teamsite?.access_token ?? ''].filter(Boolean);
+  return {
+    async authorize(headers) {
+      const due = current.expires_at !== undefined && Date.parse(current.expires_at) - now() <= margin;
+      if (due && deps.refreshOAuth) current = await deps.refreshOAuth({});
+      headers.authorization = `Bearer ${current.access_token}`;
+      return secrets();
+    },
+    reauthorize: deps.refreshOAuth
+      ? async () => {
+          current = await deps.refreshOAuth!({ force: true, staleAccessToken: current.access_token });
+          return true;
+        }
+      : undefined,
+  };
 }
 
 /**

@@ -8,6 +8,8 @@ export const oauth2CredentialsSchema = z.object({
   refresh_token: z.string().min(1).optional(),
   expires_at: z.iso.datetime({ offset: true }).optional(),
   raw: z.record(z.string(), z.unknown()).optional(),
+  /** Microsoft's SharePoint team-site token (integrations.md, one-drive), refreshed with the main one. */
+  teamsite: z.object({ access_token: z.string().min(1), expires_at: z.iso.datetime({ offset: true }).optional(), resource: z.string() }).optional(),
 });
 export const appCredentialsSchema = z.object({
   type: z.literal('APP'),

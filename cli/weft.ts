@@ -9,6 +9,9 @@ import { Command } from 'commander';
 import { addStartOptions, type StartOptions } from '../scripts/start/options';
 import { runStart } from '../scripts/start/run';
 import { runWorkerProcess } from '../worker/main';
+import { loadConfig } from '../common/config';
+import { openCore } from '../common/core';
+import { resealWithCurrentKey } from '../store/reseal';
 
 export function buildProgram(): Command {
   const program = new Command('weft').description('Weft: a self-hostable integration platform.');
@@ -24,6 +27,20 @@ export function buildProgram(): Command {
     .description('Run a sync worker against existing servers (needs TEMPORAL_ADDRESS, MONGODB_URI, WEFT_ENCRYPTION_KEY).')
     .action(async () => {
       await runWorkerProcess();
+    });
+
+  program
+    .command('reseal')
+    .description('Re-seal stored secrets with the first key of WEFT_ENCRYPTION_KEY (rotation: put the new key first, run this, then drop the old key).')
+    .action(async () => {
+      const config = loadConfig();
+      if (!config.MONGODB_URI || !config.WEFT_ENCRYPTION_KEY) throw new Error('weft reseal needs MONGODB_URI and WEFT_ENCRYPTION_KEY.');
+      const core = await openCore({ mongodbUri: config.MONGODB_URI, dbName: config.MONGODB_DB, encryptionKey: config.WEFT_ENCRYPTION_KEY, requestLogTtlDays: config.WEFT_REQUEST_LOG_TTL_DAYS });
+      try {
+        console.log(`re-sealed ${await resealWithCurrentKey(core.stores.db, core.cipher)} secret(s) with the current key`);
+      } finally {
+        await core.close();
+      }
     });
 
   return program;

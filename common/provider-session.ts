@@ -1,6 +1,7 @@
 import { accountKeyFor, credentialSourceFor, openIntegrationCredentials, persistCredentials } from '../auth/credential-source';
 import type { CredentialCipher } from '../auth/credential-cipher';
 import type { Credentials } from '../auth/credentials';
+import { freshOAuthCredentials } from '../auth/oauth/token-refresh';
 import { accountThrottle } from '../runtime/http/account-throttle';
 import { ProviderClient, type RequestLogEntry, type ResolvedProvider } from '../runtime/http/provider-client';
 import { resolveProvider, sharedBudgetFor } from '../runtime/http/provider-access';
@@ -78,6 +79,8 @@ export function openProviderSession(deps: ProviderSessionDeps, req: ProviderSess
     credentials,
     integrationCredentials: openIntegrationCredentials(deps.cipher, req.integration.credentials_encrypted),
     persist: req.connection ? persistCredentials(deps.stores.connections, deps.cipher, req.connection._id, deps.logger) : undefined,
+    refreshOAuth: req.connection && provider.definition.oauth ? (opts) => freshOAuthCredentials(deps, (req.connection as ConnectionDoc)._id, opts) : undefined,
+    oauthRefreshMarginMs: provider.definition.oauth?.refreshMarginMs,
     throttle,
     logRequest,
     maxInlineWaitMs: deps.maxInlineWaitMs,

@@ -19,8 +19,6 @@ export interface ConnectionDoc {
   tags: Record<string, string>;
   auth_status: 'ok' | 'needs_reauthorization';
   last_auth_error: string | null;
-  /** While a worker or the API refreshes the OAuth token: who, and until when (a lease). */
-  refresh_lease?: { owner: string; until: Date } | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -35,8 +33,10 @@ export interface ConnectionKey {
 
 export class ConnectionStore {
   private readonly col: Collection<ConnectionDoc>;
+  private readonly leases: Collection<{ _id: string; owner: string; until: Date }>;
   constructor(db: Db) {
     this.col = db.collection<ConnectionDoc>('connections');
+    this.leases = db.collection('connection_refresh_leases');
   }
 
   async ensureIndexes(): Promise<void> {
@@ -114,18 +114,33 @@ export class ConnectionStore {
 
   /**
    * Takes the refresh lease of a connection if it is free or lapsed. Exactly one caller
-   * wins at a time, across processes: the database decides.
+   * wins at a time, across processes: the lease is a document keyed by the connection, and
+   * inserting a duplicate `_id` fails atomically on every server (a conditional update
+   * would not: FerretDB evaluates such filters before it writes, so two could both pass).
    */
   async acquireRefreshLease(id: string, owner: string, ttlMs: number, now = new Date()): Promise<boolean> {
-    const res = await this.col.updateOne(
-      { _id: id, $or: [{ refresh_lease: null }, { refresh_lease: { $exists: false } }, { 'refresh_lease.until': { $lt: now } }] },
-      { $set: { refresh_lease: { owner, until: new Date(now.getTime() + ttlMs) } } },
-    );
-    return res.modifiedCount === 1;
+    const lease = { _id: id, owner, until: new Date(now.getTime() + ttlMs) };
+    try {
+      await this.leases.insertOne(lease);
+      return true;
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
+    }
+    const held = await this.leases.findOne({ _id: id });
+    if (held && held.until.getTime() >= now.getTime()) return false;
+    // Lapsed (its holder died): clear it and race for it again; one insert wins.
+    if (held) await this.leases.deleteOne({ _id: id, owner: held.owner });
+    try {
+      await this.leases.insertOne(lease);
+      return true;
+    } catch (err) {
+      if (isDuplicateKey(err)) return false;
+      throw err;
+    }
   }
 
   async releaseRefreshLease(id: string, owner: string): Promise<void> {
-    await this.col.updateOne({ _id: id, 'refresh_lease.owner': owner }, { $set: { refresh_lease: null } });
+    await this.leases.deleteOne({ _id: id, owner });
   }
 
   /** The provider refused the credentials: the end user must connect again. */

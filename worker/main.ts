@@ -8,6 +8,7 @@ import { createLogger } from '../common/logger';
 import { openCore } from '../common/core';
 import { buildWorkers } from './run-workers';
 import { startExpirySweeper } from './expiry-sweeper';
+import { resealWithCurrentKey } from '../store/reseal';
 
 export async function runWorkerProcess(): Promise<void> {
   const config = loadConfig();
@@ -39,6 +40,10 @@ export async function runWorkerProcess(): Promise<void> {
   // Worker.run() shuts down gracefully on SIGINT/SIGTERM by default.
   logger.info({ syncTaskQueue: config.WEFT_SYNC_TASK_QUEUE, actionTaskQueue: config.WEFT_ACTION_TASK_QUEUE, pid: process.pid }, 'weft worker running');
   const sweeper = startExpirySweeper(core.manualExpiry, logger);
+  // A rotated WEFT_ENCRYPTION_KEY: move every stored secret to the new key in the background.
+  resealWithCurrentKey(core.stores.db, core.cipher)
+    .then((n) => n > 0 && logger.info({ resealed: n }, 'secrets re-sealed with the current encryption key'))
+    .catch((err: unknown) => logger.warn({ err }, 'could not re-seal secrets with the current encryption key'));
   await workers.run();
   sweeper.stop();
   await workers.connection.close();

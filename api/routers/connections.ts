@@ -4,6 +4,7 @@ import { BadRequestError } from '../../common/errors';
 import type { Credentials } from '../../auth/credentials';
 import { openIntegrationCredentials } from '../../auth/credential-source';
 import { verifyCredentials } from '../../auth/verify-credentials';
+import { freshOAuthCredentials } from '../../auth/oauth/token-refresh';
 import { openProviderSession } from '../../common/provider-session';
 import { resolveProvider } from '../../runtime/http/provider-access';
 import { sessionDeps } from '../services/provider-sessions';
@@ -73,7 +74,12 @@ export function connectionsRouter(deps: ApiDeps): Router {
 
   router.get('/:connectionId', async (req, res) => {
     const q = parseInput(providerConfigKeyQuery, req.query, 'invalid_query_params');
-    const { connection } = await findConnection(deps.stores, environmentOf(res), q.provider_config_key, req.params.connectionId);
+    let { connection } = await findConnection(deps.stores, environmentOf(res), q.provider_config_key, req.params.connectionId);
+    if (connection.auth_mode === 'OAUTH2' && deps.registry.get(connection.provider)?.provider.oauth) {
+      // Fresh credentials: refreshed first when expiring within the margin (15 min) or asked to.
+      await freshOAuthCredentials(deps, connection._id, { force: q.force_refresh === 'true' });
+      connection = (await deps.stores.connections.getById(connection._id)) ?? connection;
+    }
     res.json(presentConnection(connection, deps, { withCredentials: true }));
   });
 
@@ -140,5 +146,11 @@ function presentConnection(c: ConnectionDoc, deps: ApiDeps, opts: { withCredenti
   };
   if (!opts.withCredentials) return base;
   const credentials = deps.cipher.open<Credentials>(c.credentials_encrypted);
+  if (credentials.type === 'OAUTH2' && credentials.teamsite) {
+    // Stored sealed with the credentials; apps read it where the spec puts it (rule 5).
+    const { teamsite, ...main } = credentials;
+    const connection_config = { ...c.connection_config, teamsiteAccessToken: teamsite.access_token, teamsiteAccessTokenExpiresAt: teamsite.expires_at ?? null };
+    return { ...base, connection_config, credentials: { ...main, raw: main.raw ?? {} } };
+  }
   return { ...base, credentials: { ...credentials, raw: credentials.type === 'OAUTH2' ? (credentials.raw ?? {}) : {} } };
 }

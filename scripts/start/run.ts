@@ -147,7 +147,7 @@ export async function runStart(options: StartOptions, env: NodeJS.ProcessEnv): P
         registry: core.registry,
         temporal,
         logger: logger.child({ component: 'api' }),
-        settings: { syncTaskQueue: config.WEFT_SYNC_TASK_QUEUE, actionTaskQueue: config.WEFT_ACTION_TASK_QUEUE, heartbeatTimeoutMs: config.WEFT_SYNC_HEARTBEAT_TIMEOUT_MS },
+        settings: { syncTaskQueue: config.WEFT_SYNC_TASK_QUEUE, actionTaskQueue: config.WEFT_ACTION_TASK_QUEUE, heartbeatTimeoutMs: config.WEFT_SYNC_HEARTBEAT_TIMEOUT_MS, publicUrl: config.WEFT_PUBLIC_URL },
       },
       port,
       API_HOST,

@@ -1,0 +1,111 @@
+import { randomUUID } from 'node:crypto';
+import express, { Router, type Response } from 'express';
+import { verifyCredentials } from '../../auth/verify-credentials';
+import { WeftError } from '../../common/errors';
+import { openProviderSession } from '../../common/provider-session';
+import { resolveProvider } from '../../runtime/http/provider-access';
+import type { ConnectSessionDoc } from '../../store/connect-sessions';
+import type { IntegrationDoc } from '../../store/integrations';
+import type { ApiDeps } from '../deps';
+import { escapeHtml, layout, resultPage } from '../pages/html';
+import { apiKeyBody } from '../schemas/connect';
+import { openConnectSession, sessionIntegration, sessionIntegrations } from '../services/connect-session-access';
+import { reportFailedAuthorization, storeAuthorizedConnection } from '../services/connection-authorization';
+import { sessionDeps } from '../services/provider-sessions';
+import { parseInput } from '../validate';
+
+/**
+ * The Connect page at a session's `connect_link`, and the API-key connection it offers
+ * (as a plain form here, and as JSON at `POST /api-auth/api-key/:key`). No secret key:
+ * the connect session token is the credential, valid 30 minutes.
+ */
+export function connectPageRouter(deps: ApiDeps): Router {
+  const router = Router();
+  const form = express.urlencoded({ extended: false, limit: '16kb' });
+
+  router.get('/connect', async (req, res) => {
+    await asPage(res, async () => {
+      const token = typeof req.query.session_token === 'string' ? req.query.session_token : undefined;
+      const session = await openConnectSession(deps, token);
+      const integrations = await sessionIntegrations(deps, session);
+      res.type('html').send(connectPage(deps, session, token as string, integrations));
+    });
+  });
+
+  router.post('/connect/api-key/:key', form, async (req, res) => {
+    await asPage(res, async () => {
+      const session = await openConnectSession(deps, req.body?.connect_session_token);
+      const { apiKey } = parseInput(apiKeyBody, req.body, 'invalid_body');
+      const { connection } = await connectWithApiKey(deps, session, String(req.params.key), apiKey);
+      res.type('html').send(resultPage({ success: true, title: 'Connected', message: `Your ${connection.provider_config_key} account is connected.`, connectionId: connection.connection_id }));
+    });
+  });
+
+  router.post('/api-auth/api-key/:key', async (req, res) => {
+    const token = typeof req.query.connect_session_token === 'string' ? req.query.connect_session_token : /^Bearer\s+(\S+)$/i.exec(req.header('authorization') ?? '')?.[1];
+    const session = await openConnectSession(deps, token);
+    const { apiKey } = parseInput(apiKeyBody, req.body, 'invalid_body');
+    const { connection, operation } = await connectWithApiKey(deps, session, String(req.params.key), apiKey);
+    res.status(operation === 'creation' ? 201 : 200).json({ data: { connection_id: connection.connection_id, provider_config_key: connection.provider_config_key, provider: connection.provider } });
+  });
+
+  return router;
+}
+
+/** Verifies the key with the provider first (Luma: get-self): a refused key stores nothing. */
+async function connectWithApiKey(deps: ApiDeps, session: ConnectSessionDoc, key: string, apiKey: string) {
+  const integration = await sessionIntegration(deps, session, key);
+  const provider = resolveProvider(deps.registry, integration);
+  if (provider.definition.authMode !== 'API_KEY') throw new WeftError('invalid_auth_mode', `Integration "${key}" is not connected with an API key.`, 400);
+  const connectionId = session.connection_id ?? randomUUID();
+  const credentials = { type: 'API_KEY' as const, apiKey };
+  try {
+    await verifyCredentials(openProviderSession(sessionDeps(deps), { environment: session.environment, integration, credentials, connectionId, operation: 'auth', runId: null }));
+  } catch (err) {
+    const e = err as WeftError;
+    await reportFailedAuthorization(deps, { environment: session.environment, integration, connectionId, authMode: 'API_KEY', error: { type: e.code ?? 'invalid_credentials', description: e.message } });
+    throw err;
+  }
+  const defaults = session.integrations_config_defaults[key]?.connection_config ?? {};
+  return storeAuthorizedConnection(deps, { environment: session.environment, integration, connectionId, credentials, connectionConfig: defaults, tags: session.tags });
+}
+
+function connectPage(deps: ApiDeps, session: ConnectSessionDoc, token: string, integrations: IntegrationDoc[]): string {
+  const sections = integrations.map((integration) => {
+    const def = deps.registry.get(integration.provider)?.provider;
+    const name = escapeHtml(integration.display_name);
+    const key = encodeURIComponent(integration.unique_key);
+    if (def?.authMode === 'API_KEY') {
+      return `<section data-integration="${escapeHtml(integration.unique_key)}">
+<h2>${name}</h2>
+<form method="post" action="/connect/api-key/${key}">
+<input type="hidden" name="connect_session_token" value="${escapeHtml(token)}">
+<label for="api-key-${key}">API key</label>
+<input id="api-key-${key}" name="apiKey" type="password" autocomplete="off" required>
+<p><button type="submit">Connect ${name}</button></p>
+</form>
+</section>`;
+    }
+    const href = `/oauth/connect/${key}?connect_session_token=${encodeURIComponent(token)}`;
+    return `<section data-integration="${escapeHtml(integration.unique_key)}">
+<h2>${name}</h2>
+<p><a class="button" href="${escapeHtml(href)}">Connect ${name}</a></p>
+</section>`;
+  });
+  const body = `<h1>Connect an account</h1>
+<p>Choose the service to connect. This link expires at ${escapeHtml(session.expires_at.toISOString())}.</p>
+${sections.length ? sections.join('\n') : '<p role="alert">No integration is available in this session.</p>'}`;
+  return layout({ title: 'Connect an account', page: 'connect', body });
+}
+
+/** Browser routes answer with a page, also when they fail. */
+export async function asPage(res: Response, handle: () => Promise<void>): Promise<void> {
+  try {
+    await handle();
+  } catch (err) {
+    if (!(err instanceof WeftError)) throw err;
+    const title = err.status === 401 ? 'This link cannot be used' : 'The account was not connected';
+    res.status(err.status).type('html').send(resultPage({ success: false, title, message: err.message, code: err.code }));
+  }
+}
+

@@ -1,0 +1,28 @@
+import { z } from 'zod';
+
+const connectionId = z.string().min(1).max(255).regex(/^[^\s/]+$/, 'no spaces or slashes');
+
+export const integrationDefaultsSchema = z.strictObject({
+  /** Scopes to request instead of the integration's (OAuth). */
+  user_scopes: z.array(z.string().min(1).max(300)).max(100).optional(),
+  /** Extra authorize parameters, e.g. `{ prompt: 'consent' }` (spec rule 4). */
+  authorization_params: z.record(z.string().regex(/^[a-z_]{1,40}$/), z.string().max(500)).optional(),
+  /** Connection settings, e.g. Microsoft `tenant`. */
+  connection_config: z.record(z.string(), z.unknown()).optional(),
+});
+
+export const createConnectSessionBody = z.strictObject({
+  end_user: z.strictObject({ id: z.string().min(1).max(255), email: z.email().optional(), display_name: z.string().max(255).optional() }).optional(),
+  allowed_integrations: z.array(z.string().min(1)).min(1).max(100).optional(),
+  integrations_config_defaults: z.record(z.string(), integrationDefaultsSchema).optional(),
+  tags: z.record(z.string(), z.string().max(255)).optional(),
+  /** Re-authorize this existing connection instead of creating a new one. */
+  connection_id: connectionId.optional(),
+});
+
+export const oauthConnectQuery = z.object({
+  connect_session_token: z.string().min(1).max(200),
+  connection_id: connectionId.optional(),
+});
+
+export const apiKeyBody = z.object({ apiKey: z.string().min(1).max(4096) });
