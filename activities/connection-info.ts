@@ -7,6 +7,7 @@ export function connectionInfo(connection: ConnectionDoc): ConnectionInfo {
     connection_id: connection.connection_id,
     provider_config_key: connection.provider_config_key,
     provider: connection.provider,
+    auth_mode: connection.auth_mode,
     connection_config: connection.connection_config,
     metadata: connection.metadata,
   };

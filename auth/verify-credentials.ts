@@ -10,10 +10,11 @@ import { ProviderAuthError, ProviderHttpError } from '../runtime/errors';
  */
 export async function verifyCredentials(session: ProviderSession): Promise<void> {
   const { definition } = session.provider;
-  const verify = definition.verify;
+  // OAuth user tokens may need another proof than the provider's default mode (GitHub: /user).
+  const verify = session.authMode === 'OAUTH2' && definition.oauth?.verify ? definition.oauth.verify : definition.verify;
   if (!verify) return;
   try {
-    await session.client.request({ method: verify.method, endpoint: verify.endpoint, params: verify.params, retries: 1 });
+    await session.client.request({ method: verify.method, endpoint: verify.endpoint, params: 'params' in verify ? (verify.params as Record<string, string | number>) : undefined, retries: 1 });
   } catch (err) {
     if (err instanceof ProviderAuthError || (err instanceof ProviderHttpError && err.providerStatus === 403)) {
       throw new BadRequestError('invalid_credentials', `${definition.displayName} refused the credentials: ${err.message}`);

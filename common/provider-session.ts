@@ -36,6 +36,8 @@ export interface ProviderSessionRequest {
 
 export interface ProviderSession {
   provider: ResolvedProvider;
+  /** The auth mode of the credentials this session sends. */
+  authMode: Credentials['type'];
   client: ProviderClient;
   accountKey: string;
 }
@@ -97,5 +99,5 @@ export function openProviderSession(deps: ProviderSessionDeps, req: ProviderSess
     sleep,
     signal: req.signal,
   });
-  return { provider, client, accountKey };
+  return { provider, client, accountKey, authMode: credentials.type };
 }

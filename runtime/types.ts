@@ -82,6 +82,8 @@ export interface ConnectionInfo {
   connection_id: string;
   provider_config_key: string;
   provider: string;
+  /** How the connection authenticates (GitHub: `APP` installation or `OAUTH2` user token). */
+  auth_mode: AuthMode;
   connection_config: Record<string, unknown>;
   metadata: Record<string, unknown>;
 }
@@ -208,7 +210,10 @@ export interface RateLimitHeadersRule {
 export interface ProviderDefinition {
   name: string;
   displayName: string;
+  /** The auth mode of a connection when the integration does not choose another. */
   authMode: AuthMode;
+  /** Every mode the provider supports; the integration's client credentials pick one (GitHub: App or OAuth App). */
+  authModes?: AuthMode[];
   baseUrl: string;
   /** Hosts a request may target besides the base URL's (full-URL pagination links, downloads). */
   allowedHosts?: string[];
@@ -253,6 +258,10 @@ export interface OAuthConfig {
   teamSiteTokenScope?: string;
   /** Refresh this long before the access token expires. */
   refreshMarginMs: number;
+  /** Proves OAuth credentials when it differs from the provider's `verify` (GitHub: `GET /user`). */
+  verify?: { method: HttpMethod; endpoint: string };
+  /** Rules for the app registration the integration's client credentials come from. */
+  registration?: { appNameMaxLength: number; homepageUrlRequired: boolean };
 }
 
 export interface IntegrationDefinition {

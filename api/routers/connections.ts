@@ -7,6 +7,7 @@ import { verifyCredentials } from '../../auth/verify-credentials';
 import { freshOAuthCredentials } from '../../auth/oauth/token-refresh';
 import { openProviderSession } from '../../common/provider-session';
 import { resolveProvider } from '../../runtime/http/provider-access';
+import { integrationAuthMode } from '../../runtime/auth-modes';
 import { sessionDeps } from '../services/provider-sessions';
 import type { ConnectionDoc } from '../../store/connections';
 import type { ApiDeps } from '../deps';
@@ -24,8 +25,9 @@ export function connectionsRouter(deps: ApiDeps): Router {
     const body = parseInput(createConnectionBody, req.body, 'invalid_body');
     const integration = await findIntegration(deps.stores, env, body.provider_config_key);
     const provider = resolveProvider(deps.registry, integration);
-    if (provider.definition.authMode !== body.credentials.type) {
-      throw new BadRequestError('invalid_credentials_type', `Integration "${integration.unique_key}" uses ${provider.definition.authMode}; credentials of type ${body.credentials.type} do not apply.`);
+    const mode = integrationAuthMode(provider.definition, openIntegrationCredentials(deps.cipher, integration.credentials_encrypted)?.type);
+    if (mode !== body.credentials.type) {
+      throw new BadRequestError('invalid_credentials_type', `Integration "${integration.unique_key}" uses ${mode}; credentials of type ${body.credentials.type} do not apply.`);
     }
     if (body.credentials.type === 'APP') {
       const app = openIntegrationCredentials(deps.cipher, integration.credentials_encrypted);

@@ -5,6 +5,7 @@ import type { ApiDeps } from '../deps';
 import { environmentOf } from '../middleware/auth';
 import { parseInput } from '../validate';
 import { createIntegrationBody, patchIntegrationBody } from '../schemas/integrations';
+import { validateClientCredentials } from '../services/client-credentials';
 
 export function integrationsRouter(deps: ApiDeps): Router {
   const router = Router();
@@ -20,9 +21,7 @@ export function integrationsRouter(deps: ApiDeps): Router {
     if (!provider) {
       throw new BadRequestError('unknown_provider', `Unknown provider "${body.provider}" (available: ${deps.registry.providers().map((p) => p.name).join(', ')}).`);
     }
-    if (body.credentials && provider.authMode !== body.credentials.type) {
-      throw new BadRequestError('invalid_credentials_type', `Provider "${provider.name}" uses ${provider.authMode}; credentials of type ${body.credentials.type} do not apply.`);
-    }
+    if (body.credentials) validateClientCredentials(provider, body.credentials);
     const doc = await deps.stores.integrations.create({
       environment: environmentOf(res),
       unique_key: body.unique_key,
@@ -44,6 +43,11 @@ export function integrationsRouter(deps: ApiDeps): Router {
 
   router.patch('/:key', async (req, res) => {
     const body = parseInput(patchIntegrationBody, req.body, 'invalid_body');
+    if (body.credentials) {
+      const existing = await deps.stores.integrations.get(environmentOf(res), req.params.key);
+      const provider = existing && deps.registry.get(existing.provider)?.provider;
+      if (provider) validateClientCredentials(provider, body.credentials);
+    }
     const doc = await deps.stores.integrations.update(environmentOf(res), req.params.key, {
       ...(body.display_name ? { display_name: body.display_name } : {}),
       ...(body.credentials ? { credentials_encrypted: deps.cipher.seal(body.credentials) } : {}),

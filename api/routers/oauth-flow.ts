@@ -42,7 +42,7 @@ export function oauthFlowRouter(deps: ApiDeps): Router {
       const base = { environment: session.environment, session_id: session._id, provider_config_key: integration.unique_key, connection_id: connectionId, tags: session.tags };
       const app = openIntegrationCredentials(deps.cipher, integration.credentials_encrypted);
 
-      if (provider.definition.authMode === 'APP') {
+      if (app?.type === 'APP') {
         if (app?.type !== 'APP') throw new WeftError('app_credentials_missing', `Integration "${integration.unique_key}" has no GitHub App registered.`, 400);
         const state = randomBytes(24).toString('base64url');
         await deps.stores.authStates.put({ ...base, _id: state, kind: 'app-install', code_verifier_sealed: null, redirect_uri: '', scopes: [], tenant: null, connection_config: defaults.connection_config ?? {} });
@@ -52,7 +52,7 @@ export function oauthFlowRouter(deps: ApiDeps): Router {
         return;
       }
       const oauth = provider.definition.oauth;
-      if (provider.definition.authMode !== 'OAUTH2' || !oauth) throw new WeftError('invalid_auth_mode', `Integration "${integration.unique_key}" is not connected through a provider's authorization page.`, 400);
+      if (app?.type !== 'OAUTH2' || !oauth) throw new WeftError('invalid_auth_mode', `Integration "${integration.unique_key}" is not connected through a provider's authorization page.`, 400);
 
       const requested = defaults.user_scopes ?? (app?.type === 'OAUTH2' && app.scopes ? app.scopes.split(/[\s,]+/) : oauth.defaultScopes);
       const { scopes, warnings } = decideScopes(requested, oauth.scopeRules);

@@ -21,6 +21,10 @@ export const integrationCredentialsSchema = z.discriminatedUnion('type', [
     client_secret: z.string().min(1),
     /** Space- or comma-separated; the provider's defaults when absent. */
     scopes: z.string().optional(),
+    /** The OAuth app registration, where the provider sets rules for it (GitHub OAuth App). */
+    app_name: z.string().min(1).optional(),
+    homepage_url: z.url({ protocol: /^https?$/ }).optional(),
+    description: z.string().max(400).optional(),
     /** Microsoft: `common`, `organizations`, `consumers`, or a tenant id or domain. */
     tenant: z.string().regex(/^[A-Za-z0-9.-]{1,100}$/, 'a tenant id, domain, common, organizations or consumers').optional(),
   }),

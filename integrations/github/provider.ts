@@ -10,10 +10,22 @@ export const githubProvider: ProviderDefinition = {
   name: 'github',
   displayName: 'GitHub',
   authMode: 'APP',
+  authModes: ['APP', 'OAUTH2'],
   baseUrl: 'https://api.github.com',
   defaultHeaders: { accept: 'application/vnd.github+json', 'x-github-api-version': '2022-11-28' },
   app: { accessTokenEndpoint: '/app/installations/{installation_id}/access_tokens', refreshMarginMs: 5 * 60_000 },
   verify: { method: 'GET', endpoint: '/installation/repositories', params: { per_page: 1 } },
+  // OAuth App mode (providers.md §C9): user tokens from the web flow; they do not expire.
+  oauth: {
+    authorizationUrl: 'https://github.com/login/oauth/authorize',
+    tokenUrl: 'https://github.com/login/oauth/access_token',
+    defaultScopes: ['repo', 'read:user'],
+    pkce: true,
+    refreshMarginMs: 15 * 60_000,
+    verify: { method: 'GET', endpoint: '/user' },
+    // The spec's limits for a code-hosting OAuth app registration.
+    registration: { appNameMaxLength: 34, homepageUrlRequired: true },
+  },
   pagination: { type: 'link', linkRelInResponseHeader: 'next', limitNameInRequest: 'per_page', limit: 100 },
   throttle: {
     kind: 'rate-limit-headers',

@@ -1,6 +1,7 @@
 import { IntegrationCodeError, isProviderStatus } from '../../runtime/errors';
 import type { SyncContext } from '../../runtime/types';
 import { RepositoriesMetadata, type GitHubPullRequest, type GitHubRepository } from './models';
+import { repositoryListing } from './repository-listing';
 
 /**
  * Per repository: the newest `updated_at` a completed walk saw (`repos`), and while a
@@ -13,10 +14,10 @@ interface PullWalkCheckpoint {
   walking: Record<string, string>;
 }
 
-/** Every repository the installation can see (all pages of `/installation/repositories`). */
+/** Every repository the connection can see (see repository-listing.ts). */
 export async function installationRepositories(ctx: SyncContext): Promise<GitHubRepository[]> {
   const repos: GitHubRepository[] = [];
-  for await (const page of ctx.paginate<GitHubRepository>({ endpoint: '/installation/repositories', paginate: { responsePath: 'repositories' } })) repos.push(...page);
+  for await (const page of ctx.paginate<GitHubRepository>(await repositoryListing(ctx))) repos.push(...page);
   return repos;
 }
 

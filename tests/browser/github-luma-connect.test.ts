@@ -1,5 +1,5 @@
 import type { Browser, Page } from 'playwright-core';
-import { DEFAULT_USER } from '../../sandbox/github';
+import { DEFAULT_OAUTH_APP, DEFAULT_USER } from '../../sandbox/github';
 import { LUMA_DEFAULT_API_KEY } from '../../sandbox/luma';
 import { launchBrowser } from '../support/browser';
 import { startWebhookReceiver } from '../support/webhook-receiver';
@@ -78,6 +78,58 @@ describe('Connect: GitHub App install and Luma API key in a browser', () => {
     await page.goto(`${stack.apiUrl}/app-auth/connect?installation_id=1001&setup_action=install&state=forged`);
     expect(await result(page)).toMatchObject({ result: 'error', code: 'invalid_state' });
     expect((await stack.api('GET', '/connections?integrationId=github')).body.connections.length).toBe(before);
+  });
+
+  test('GitHub OAuth App registrations are checked: name length, homepage, App ID and private key', async () => {
+    const oauth = (extra: Record<string, unknown>) => ({ type: 'OAUTH2', client_id: 'x', client_secret: 'y', ...extra });
+    const create = (credentials: Record<string, unknown>) => stack.api('POST', '/integrations', { body: { unique_key: `gh-${Math.random().toString(36).slice(2, 8)}`, provider: 'github', credentials } });
+    const tooLong = await create(oauth({ app_name: 'x'.repeat(35), homepage_url: 'https://example.com' }));
+    expect(tooLong.status).toBe(400);
+    expect(tooLong.body.error).toMatchObject({ code: 'invalid_app_registration', message: expect.stringMatching(/at most 34 characters/) });
+    expect((await create(oauth({ app_name: 'Fine name' }))).body.error).toMatchObject({ code: 'invalid_app_registration', message: expect.stringMatching(/homepage_url is required/) });
+    const app = { type: 'APP', app_id: String(stack.github.app.id), app_link: stack.github.app.publicLink };
+    expect((await create({ ...app, private_key: 'not a key' })).body.error.code).toBe('invalid_private_key');
+    expect((await create({ ...app, app_id: 'abc', private_key: stack.github.appPrivateKeyPem })).body.error.code).toBe('invalid_body');
+    expect((await stack.api('GET', '/integrations')).body.data.filter((i: any) => i.unique_key.startsWith('gh-'))).toHaveLength(0);
+  });
+
+  test('GitHub OAuth App mode: authorize in the browser, the user token syncs repositories; a token error sent with HTTP 200 ends cleanly', async () => {
+    const body = (secret: string) => ({
+      credentials: { type: 'OAUTH2', client_id: DEFAULT_OAUTH_APP.clientId, client_secret: secret, app_name: DEFAULT_OAUTH_APP.name, homepage_url: DEFAULT_OAUTH_APP.homepageUrl },
+    });
+    const created = await stack.api('POST', '/integrations', {
+      body: { unique_key: 'github-oauth', provider: 'github', display_name: 'GitHub OAuth', ...body('wrong-secret'), provider_overrides: { base_url: stack.github.url, auth_base_url: stack.github.url } },
+    });
+    expect(created.status).toBe(201);
+    const page = await (await browser.newContext()).newPage();
+    const authorize = async () => {
+      await page.goto(await connectLink('github-oauth'));
+      await page.getByRole('link', { name: 'Connect GitHub OAuth' }).click();
+      if (await page.getByLabel('Username or email address').isVisible().catch(() => false)) {
+        await page.getByLabel('Username or email address').fill(DEFAULT_USER.login);
+        await page.getByLabel('Password').fill(DEFAULT_USER.password);
+        await page.getByRole('button', { name: 'Sign in' }).click();
+      }
+      const button = page.getByRole('button', { name: `Authorize ${DEFAULT_OAUTH_APP.name}` });
+      if (await button.isVisible().catch(() => false)) await button.click();
+      return result(page);
+    };
+
+    // GitHub answers a bad client secret with HTTP 200 and an error body: no connection, a clear page.
+    const failed = await authorize();
+    expect(failed).toMatchObject({ result: 'error', code: 'oauth_error' });
+    await expect(page.locator('main').textContent()).resolves.toMatch(/incorrect_client_credentials/);
+    await hooks.waitFor((w) => w.body.type === 'auth' && w.body.providerConfigKey === 'github-oauth' && w.body.success === false);
+    expect((await stack.api('GET', '/connections?integrationId=github-oauth')).body.connections).toHaveLength(0);
+
+    expect((await stack.api('PATCH', '/integrations/github-oauth', { body: body(DEFAULT_OAUTH_APP.clientSecret) })).status).toBe(200);
+    const done = await authorize();
+    expect(done.result).toBe('success');
+    const conn = await stack.api('GET', `/connections/${done.connectionId}?provider_config_key=github-oauth`);
+    expect(conn.body.credentials).toMatchObject({ type: 'OAUTH2', access_token: expect.stringMatching(/^gho_/) });
+    const run: any = await stack.waitForSync(done.connectionId as string, 'repositories', { providerConfigKey: 'github-oauth' });
+    expect(run.result.Repository.added).toBe(stack.github.users().find((u) => u.login === DEFAULT_USER.login)?.repositories.length);
+    await hooks.waitFor((w) => w.body.type === 'auth' && w.body.connectionId === done.connectionId && w.body.success === true && w.body.authMode === 'OAUTH2');
   });
 
   test('Luma: a refused API key stores nothing; a valid one is verified, stored, synced, and announced', async () => {

@@ -1,9 +1,10 @@
 import type { SyncDefinition } from '../../../runtime/types';
 import { toRepository, toUnifiedRepository } from '../mappers';
 import { Repository, type GitHubRepository } from '../models';
+import { repositoryListing } from '../repository-listing';
 
 /**
- * Every repository the App installation can access. A full sync: a repository removed
+ * Every repository the App installation (or, in OAuth App mode, the user) can access. A full sync: a repository removed
  * from the installation is not listed any more, so its record is deleted at the end.
  */
 export const repositories: SyncDefinition = {
@@ -17,7 +18,7 @@ export const repositories: SyncDefinition = {
   frequency: 'every 1h',
   autoStart: true,
   async exec(ctx) {
-    for await (const page of ctx.paginate<GitHubRepository>({ endpoint: '/installation/repositories', paginate: { responsePath: 'repositories' } })) {
+    for await (const page of ctx.paginate<GitHubRepository>(await repositoryListing(ctx))) {
       await ctx.batchSave(page.map(toRepository), 'Repository');
     }
   },
