@@ -23,7 +23,7 @@ type Send = (config: RequestConfig) => Promise<HttpResponse>;
  */
 export async function* paginatePages<T>(send: Send, config: PaginateConfig, providerDefault: PaginationConfig | undefined, resumeFrom?: PageState): AsyncGenerator<Page<T>> {
   const rule = mergeRule(config.paginate, providerDefault);
-  const { paginate: _ignored, ...request } = config;
+  const { paginate: _ignored, prefetch, ...request } = config;
   const params = { ...request.params };
   if (rule.limitNameInRequest && rule.limit !== undefined) params[rule.limitNameInRequest] ??= rule.limit;
 
@@ -33,7 +33,7 @@ export async function* paginatePages<T>(send: Send, config: PaginateConfig, prov
     const res = await response;
     const items = extractItems<T>(res.data, rule.responsePath);
     const next = nextState(rule, res, items.length, state, params);
-    if (next) {
+    if (next && prefetch) {
       // Fetch the next page while the consumer handles this one (saving it, typically), so
       // the provider's latency and our writes overlap. If the consumer stops early the
       // prefetch is dropped (its failure, if any, is observed here and ignored).
@@ -43,6 +43,7 @@ export async function* paginatePages<T>(send: Send, config: PaginateConfig, prov
     yield { items, next, rest: withoutItems(res.data, rule.responsePath) };
     if (!next) return;
     state = next;
+    if (!prefetch) response = send(requestFor(rule, request, params, next));
   }
 }
 

@@ -60,6 +60,11 @@ export type PaginationConfig =
 
 export interface PaginateConfig extends RequestConfig {
   paginate?: Partial<PaginationConfig> & { type?: PaginationConfig['type'] };
+  /**
+   * Fetch the next page while the current one is being handled. For listings read to the
+   * end (an enumeration); not for walks that stop early, where it would spend a request.
+   */
+  prefetch?: boolean;
 }
 
 /**

@@ -60,3 +60,29 @@ describe('pagination styles', () => {
     expect(parseLinkHeader(undefined)).toEqual({});
   });
 });
+
+describe('prefetch', () => {
+  const offsets = () =>
+    transport((c) => {
+      const offset = Number(c.params?.offset ?? 0);
+      return { status: 200, headers: {}, data: offset >= 6 ? [] : [offset, offset + 1, offset + 2] };
+    });
+  const rule = { type: 'offset' as const, offsetNameInRequest: 'offset', limitNameInRequest: 'limit', limit: 3 };
+
+  test('off by default: a walk that stops after its first page sends one request', async () => {
+    const t = offsets();
+    for await (const _page of paginatePages<number>((c) => t.request(c), { endpoint: '/items' }, rule)) break;
+    expect(t.seen).toHaveLength(1);
+  });
+
+  test('on: the next page is requested before the consumer is done with this one, and the pages are the same', async () => {
+    const t = offsets();
+    const pages: number[][] = [];
+    for await (const page of paginatePages<number>((c) => t.request(c), { endpoint: '/items', prefetch: true }, rule)) {
+      // While the consumer holds page N, page N+1 is already on its way.
+      if (page.next) expect(t.seen).toHaveLength(pages.length + 2);
+      pages.push(page.items);
+    }
+    expect(pages).toEqual([[0, 1, 2], [3, 4, 5], []]);
+  });
+});

@@ -81,7 +81,8 @@ async function walkDrive(ctx: SyncContext, v: GraphVersion, drive: GraphDrive, c
   // Delta takes `$top` (providers.md §B6): big pages mean fewer round trips and bigger
   // batches to write. Graph clamps an oversized value; the links it returns keep the query.
   const listing = ctx.paginate<GraphDriveItem>(
-    cursor ? { endpoint: cursor.deltaLink } : { endpoint: `/${v}/drives/${encodeURIComponent(drive.id)}/root/delta`, params: { $top: DELTA_PAGE_SIZE } },
+    // A delta is always read to its end: fetch each next page while this one is saved.
+    cursor ? { endpoint: cursor.deltaLink, prefetch: true } : { endpoint: `/${v}/drives/${encodeURIComponent(drive.id)}/root/delta`, params: { $top: DELTA_PAGE_SIZE }, prefetch: true },
   );
   try {
     for await (const page of listing) {
