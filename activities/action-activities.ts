@@ -46,7 +46,7 @@ export function createActionActivities(deps: ActionActivityDeps) {
         const ctx = createWorkerActionContext({
           transport: session.client,
           providerPagination: session.provider.definition.pagination,
-          connection: connectionInfo(connection),
+          connection: connectionInfo(connection, deps.cipher),
           metadata: {
             replace: (m) => stores.connections.updateMetadata(connection._id, m, 'replace'),
             merge: (m) => stores.connections.updateMetadata(connection._id, m, 'merge'),

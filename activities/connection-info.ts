@@ -1,9 +1,15 @@
+import type { CredentialCipher } from '../auth/credential-cipher';
+import type { Credentials } from '../auth/credentials';
 import type { ConnectionInfo } from '../runtime/types';
 import type { ConnectionDoc } from '../store/connections';
 
-/** What integration code may see of a stored connection (never its credentials). */
-export function connectionInfo(connection: ConnectionDoc): ConnectionInfo {
-  return {
+/**
+ * What integration code may see of a stored connection: never its main credentials. The
+ * Microsoft team-site token is the exception the spec makes (rule 5: it lives in
+ * `connection_config.teamsiteAccessToken`); Weft stores it sealed and hands it over here.
+ */
+export function connectionInfo(connection: ConnectionDoc, cipher?: CredentialCipher): ConnectionInfo {
+  const info: ConnectionInfo = {
     connection_id: connection.connection_id,
     provider_config_key: connection.provider_config_key,
     provider: connection.provider,
@@ -11,4 +17,11 @@ export function connectionInfo(connection: ConnectionDoc): ConnectionInfo {
     connection_config: connection.connection_config,
     metadata: connection.metadata,
   };
+  if (cipher && connection.auth_mode === 'OAUTH2') {
+    const credentials = cipher.open<Credentials>(connection.credentials_encrypted);
+    if (credentials.type === 'OAUTH2' && credentials.teamsite) {
+      info.connection_config = { ...connection.connection_config, teamsiteAccessToken: credentials.teamsite.access_token, teamsiteAccessTokenExpiresAt: credentials.teamsite.expires_at ?? null };
+    }
+  }
+  return info;
 }

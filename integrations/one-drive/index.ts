@@ -4,9 +4,10 @@ import { userFiles } from './syncs/user-files';
 import { selectedFiles } from './syncs/selected-files';
 import { listDrivesAction } from './actions/list-drives';
 import { fetchFileAction } from './actions/fetch-file';
+import { teamSiteTokenAction } from './actions/team-site-token';
 
 export const oneDrive: IntegrationDefinition = {
   provider: oneDriveProvider,
   syncs: [userFiles, selectedFiles],
-  actions: [listDrivesAction, fetchFileAction],
+  actions: [listDrivesAction, fetchFileAction, teamSiteTokenAction],
 };

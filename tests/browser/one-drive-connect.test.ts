@@ -96,6 +96,10 @@ describe('Connect: OneDrive (Microsoft OAuth 2.0 + PKCE) in a browser', () => {
     expect(conn.body.credentials.refresh_token).toBeTruthy(); // offline_access was requested
     expect(conn.body.connection_config.tenant).toBe('organizations');
     expect(conn.body.connection_config.teamsiteAccessToken).toBeUndefined(); // Sites.Read.All not requested
+    // A call that needs the team-site token tells the app to re-authorize (rule 7).
+    const missing = await stack.api('GET', '/v1/team-site-token', { headers: { 'connection-id': connectionId, 'provider-config-key': 'one-drive' } });
+    expect(missing.status).toBe(409);
+    expect(missing.body.error).toMatchObject({ code: 'teamsite_token_missing', message: expect.stringMatching(/Re-authorize/) });
     // PKCE and state were sent; the token request carried the verifier.
     const authorize = identity.requestLog().find((e) => e.path.endsWith('/oauth2/v2.0/authorize'));
     expect(authorize?.query).toMatchObject({ code_challenge_method: 'S256', state: expect.any(String) });
@@ -126,6 +130,10 @@ describe('Connect: OneDrive (Microsoft OAuth 2.0 + PKCE) in a browser', () => {
     expect(identity.accessTokenInfo(conn.body.connection_config.teamsiteAccessToken)).toMatchObject({ resource: 'sharepoint' });
     // prompt=consent reached Microsoft (spec rule 4).
     expect(identity.requestLog().some((e) => e.path.endsWith('/authorize') && e.query.prompt === 'consent')).toBe(true);
+    // The picker's token is also an operation of the integration.
+    const token = await stack.api('GET', '/v1/team-site-token', { headers: { 'connection-id': done.connectionId as string, 'provider-config-key': 'one-drive' } });
+    expect(token.status).toBe(200);
+    expect(token.body.access_token).toBe(conn.body.connection_config.teamsiteAccessToken);
     await context.close();
   });
 
