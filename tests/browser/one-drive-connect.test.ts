@@ -84,7 +84,8 @@ describe('Connect: OneDrive (Microsoft OAuth 2.0 + PKCE) in a browser', () => {
   test('a user signs in and consents: the connection exists, syncs, and the app got the auth webhook', async () => {
     const context = await browser.newContext();
     const page = await context.newPage();
-    await signIn(page, await connectLink(), USER, MS_IDENTITY_DEFAULT_USER_PASSWORD);
+    // Scopes without offline_access: Weft adds it, or Microsoft would issue no refresh token.
+    await signIn(page, await connectLink({ user_scopes: ['Files.Read.All', 'User.Read'] }), USER, MS_IDENTITY_DEFAULT_USER_PASSWORD);
     await page.getByRole('button', { name: 'Accept' }).click();
     const done = await result(page);
     expect(done.result).toBe('success');
@@ -103,6 +104,7 @@ describe('Connect: OneDrive (Microsoft OAuth 2.0 + PKCE) in a browser', () => {
     // PKCE and state were sent; the token request carried the verifier.
     const authorize = identity.requestLog().find((e) => e.path.endsWith('/oauth2/v2.0/authorize'));
     expect(authorize?.query).toMatchObject({ code_challenge_method: 'S256', state: expect.any(String) });
+    expect(String(authorize?.query.scope).split(' ')).toEqual(expect.arrayContaining(['offline_access', 'Files.Read.All', 'User.Read']));
 
     const hook = await hooks.waitFor((w) => w.body.type === 'auth' && w.body.connectionId === connectionId);
     expect(hook.body).toMatchObject({ from: 'weft', operation: 'creation', success: true, providerConfigKey: 'one-drive', authMode: 'OAUTH2' });
@@ -134,6 +136,11 @@ describe('Connect: OneDrive (Microsoft OAuth 2.0 + PKCE) in a browser', () => {
     const token = await stack.api('GET', '/v1/team-site-token', { headers: { 'connection-id': done.connectionId as string, 'provider-config-key': 'one-drive' } });
     expect(token.status).toBe(200);
     expect(token.body.access_token).toBe(conn.body.connection_config.teamsiteAccessToken);
+    // The team-site token is refreshed together with the main one.
+    const refreshed = await stack.api('GET', `/connections/${done.connectionId}?provider_config_key=one-drive&force_refresh=true`);
+    expect(refreshed.body.credentials.access_token).not.toBe(conn.body.credentials.access_token);
+    expect(refreshed.body.connection_config.teamsiteAccessToken).not.toBe(conn.body.connection_config.teamsiteAccessToken);
+    expect(identity.accessTokenInfo(refreshed.body.connection_config.teamsiteAccessToken)).toMatchObject({ resource: 'sharepoint' });
     await context.close();
   });
 
