@@ -15,7 +15,7 @@ import { environmentOf } from '../middleware/auth';
 import { parseInput } from '../validate';
 import { createConnectionBody, listConnectionsQuery, metadataBody, providerConfigKeyQuery } from '../schemas/connections';
 import { findConnection, findIntegration } from '../services/connection-lookup';
-import { ensureSyncStates, startSyncRun, syncWorkflowId, DEFAULT_VARIANT } from '../services/sync-control';
+import { startNewConnectionSyncs, syncWorkflowId } from '../services/sync-control';
 
 export function connectionsRouter(deps: ApiDeps): Router {
   const router = Router();
@@ -55,10 +55,7 @@ export function connectionsRouter(deps: ApiDeps): Router {
       metadata: body.metadata ?? {},
       tags: body.tags ?? {},
     });
-    await ensureSyncStates(deps, connection);
-    // Like Nango: syncs marked auto-start begin their initial run as soon as the connection exists.
-    const autoStart = (deps.registry.get(connection.provider)?.syncs ?? []).filter((s) => s.autoStart);
-    await Promise.all(autoStart.map((s) => startSyncRun(deps, connection, { name: s.name, variant: DEFAULT_VARIANT })));
+    await startNewConnectionSyncs(deps, connection);
     res.status(201).json(presentConnection(connection, deps));
   });
 

@@ -3,7 +3,7 @@ import type { ConnectionDoc } from '../../store/connections';
 import type { IntegrationDoc } from '../../store/integrations';
 import { sendAuthWebhook } from '../../webhooks/auth-webhook';
 import type { ApiDeps } from '../deps';
-import { DEFAULT_VARIANT, ensureSyncStates, startSyncRun } from './sync-control';
+import { startNewConnectionSyncs } from './sync-control';
 
 export interface AuthorizedConnection {
   environment: string;
@@ -40,9 +40,7 @@ export async function storeAuthorizedConnection(deps: ApiDeps, input: Authorized
       metadata: {},
       tags: input.tags,
     });
-    await ensureSyncStates(deps, connection);
-    const autoStart = (deps.registry.get(connection.provider)?.syncs ?? []).filter((s) => s.autoStart);
-    await Promise.all(autoStart.map((s) => startSyncRun(deps, connection, { name: s.name, variant: DEFAULT_VARIANT })));
+    await startNewConnectionSyncs(deps, connection);
   }
   await sendAuthWebhook(webhookDeps(deps), { environment: input.environment, connection, operation, success: true });
   return { connection, operation };

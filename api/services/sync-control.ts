@@ -49,6 +49,16 @@ export async function ensureSyncStates(deps: ApiDeps, connection: ConnectionDoc)
 }
 
 /**
+ * A new connection's syncs: their state, and (like Nango) the first run of every sync
+ * marked auto-start, right away.
+ */
+export async function startNewConnectionSyncs(deps: ApiDeps, connection: ConnectionDoc): Promise<void> {
+  await ensureSyncStates(deps, connection);
+  const autoStart = (deps.registry.get(connection.provider)?.syncs ?? []).filter((s) => s.autoStart);
+  await Promise.all(autoStart.map((s) => startSyncRun(deps, connection, { name: s.name, variant: DEFAULT_VARIANT })));
+}
+
+/**
  * Starts a run now. If one is already running, that run is the answer (USE_EXISTING):
  * triggering twice never runs one sync twice at the same time.
  */

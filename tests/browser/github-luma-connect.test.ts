@@ -1,7 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { DEFAULT_OAUTH_APP, DEFAULT_USER } from '../../sandbox/github';
 import { LUMA_DEFAULT_API_KEY } from '../../sandbox/luma';
-import { launchBrowser } from '../support/browser';
+import { connectResult as result, launchBrowser } from '../support/browser';
 import { startWebhookReceiver } from '../support/webhook-receiver';
 import { createLumaIntegration, startWeftStack, type WeftStack } from '../support/weft-stack';
 
@@ -43,11 +43,6 @@ describe('Connect: GitHub App install and Luma API key in a browser', () => {
     return res.body.data.connect_link;
   }
 
-  async function result(page: Page) {
-    const main = page.locator('main[data-page="connect-result"]');
-    await main.waitFor();
-    return { result: await main.getAttribute('data-result'), code: await main.getAttribute('data-error-code'), connectionId: await main.getAttribute('data-connection-id') };
-  }
 
   test('GitHub: the user installs the App; the connection syncs repositories and the app got the auth webhook', async () => {
     const page = await (await browser.newContext()).newPage();

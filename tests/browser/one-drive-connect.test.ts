@@ -8,7 +8,7 @@ import {
   type MicrosoftIdentitySimulator,
 } from '../../sandbox/microsoft-identity';
 import { freshOAuthCredentials } from '../../auth/oauth/token-refresh';
-import { launchBrowser } from '../support/browser';
+import { connectResult as result, launchBrowser } from '../support/browser';
 import { startWebhookReceiver } from '../support/webhook-receiver';
 import { runSync, startWeftStack, type WeftStack } from '../support/weft-stack';
 
@@ -71,11 +71,6 @@ describe('Connect: OneDrive (Microsoft OAuth 2.0 + PKCE) in a browser', () => {
     await page.getByRole('button', { name: 'Sign in' }).click();
   }
 
-  async function result(page: Page): Promise<{ result: string | null; code: string | null; connectionId: string | null }> {
-    const main = page.locator('main[data-page="connect-result"]');
-    await main.waitFor();
-    return { result: await main.getAttribute('data-result'), code: await main.getAttribute('data-error-code'), connectionId: await main.getAttribute('data-connection-id') };
-  }
 
   async function connectionCount(): Promise<number> {
     return (await stack.api('GET', '/connections?integrationId=one-drive')).body.connections.length;

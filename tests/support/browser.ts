@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 
 /**
  * Debian's Chromium driven by playwright-core (no browser download: `.ci/run` installs the
@@ -19,4 +19,11 @@ export async function launchBrowser(): Promise<Browser> {
     // Containers run as root without user namespaces; nothing here leaves 127.0.0.1.
     args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu'],
   });
+}
+
+/** The outcome of a connect flow, from the result page's data attributes. */
+export async function connectResult(page: Page): Promise<{ result: string | null; code: string | null; connectionId: string | null }> {
+  const main = page.locator('main[data-page="connect-result"]');
+  await main.waitFor();
+  return { result: await main.getAttribute('data-result'), code: await main.getAttribute('data-error-code'), connectionId: await main.getAttribute('data-connection-id') };
 }
