@@ -155,6 +155,7 @@ export async function runStart(options: StartOptions, env: NodeJS.ProcessEnv): P
     resources.push({ name: 'API', stop: api.close });
     checkpoint();
 
+    sandbox?.apiReady(config.WEFT_PUBLIC_URL ?? api.url);
     printSummary({ apiUrl: api.url, infra, config, sandbox });
 
     const outcome = await Promise.race([signals.first, fatalError]);

@@ -5,6 +5,13 @@ import type { IntegrationCredentials } from '../../auth/credential-source';
 import { createGitHubSimulator } from '../../sandbox/github';
 import { createGraphSimulator, GRAPH_DEFAULT_ACCESS_TOKEN } from '../../sandbox/graph';
 import { createLumaSimulator, LUMA_DEFAULT_API_KEY } from '../../sandbox/luma';
+import {
+  createMicrosoftIdentitySimulator,
+  MS_IDENTITY_DEFAULT_CLIENT_ID,
+  MS_IDENTITY_DEFAULT_CLIENT_SECRET,
+  MS_IDENTITY_DEFAULT_USER_PASSWORD,
+} from '../../sandbox/microsoft-identity';
+import type { ProviderOverrides } from '../../store/integrations';
 import { StartError } from './errors';
 
 /** A running simulator, however it is implemented. */
@@ -13,6 +20,10 @@ interface SimulatorHandle {
   stop(): Promise<void>;
   /** Client credentials the sandbox integration needs (the GitHub App's private key). */
   integrationCredentials?(): IntegrationCredentials;
+  /** More provider overrides for its integrations (where the sign-in pages are). */
+  providerOverrides?(): ProviderOverrides;
+  /** Once the API listens: point the simulated provider's redirects at it. */
+  apiReady?(apiUrl: string): void;
 }
 
 /**
@@ -41,19 +52,21 @@ export const SANDBOX_SIMULATORS: SandboxSimulatorSpec[] = [
   {
     id: 'graph',
     defaultPort: 3011,
-    hint: `OAuth access token: ${GRAPH_DEFAULT_ACCESS_TOKEN}`,
+    hint: `Connect page sign-in: user@contoso.onmicrosoft.com / ${MS_IDENTITY_DEFAULT_USER_PASSWORD}; or POST /connections with access token ${GRAPH_DEFAULT_ACCESS_TOKEN}`,
     integrations: [{ provider: 'one-drive', uniqueKey: 'one-drive', displayName: 'OneDrive (sandbox)' }],
-    create: () => createGraphSimulator({ seed: 1, drives: [{ fileCount: 500 }, { fileCount: 120, driveType: 'documentLibrary', name: 'Team Documents' }] }),
+    create: () => graphWithSignIn(),
   },
   {
     id: 'github',
     defaultPort: 3012,
-    hint: 'App installation id: 1001',
+    hint: 'Connect page sign-in: sandbox-user / sandbox-password (installs the App); or App installation id 1001',
     integrations: [{ provider: 'github', uniqueKey: 'github', displayName: 'GitHub (sandbox)' }],
     create: () => {
       const sim = createGitHubSimulator({ seed: 1, oversizedPulls: 1 });
       return Object.assign(sim, {
-        integrationCredentials: (): IntegrationCredentials => ({ type: 'APP', app_id: String(sim.app.id), app_link: `https://github.com/apps/${sim.app.slug}`, private_key: sim.appPrivateKeyPem }),
+        integrationCredentials: (): IntegrationCredentials => ({ type: 'APP', app_id: String(sim.app.id), app_link: sim.app.publicLink, private_key: sim.appPrivateKeyPem }),
+        // The simulated App's Setup URL is Weft's installation callback.
+        apiReady: (apiUrl: string) => sim.setAppSetupUrl(`${apiUrl}/app-auth/connect`),
       });
     },
   },
@@ -71,7 +84,39 @@ export interface SandboxIntegrationResult {
 export interface RunningSandbox {
   simulators: Array<{ id: string; url: string; hint: string; note?: string }>;
   integrations: SandboxIntegrationResult[];
+  /** Tells the simulators where the API listens (OAuth redirect URIs, the App's Setup URL). */
+  apiReady(apiUrl: string): void;
   stop(): Promise<void>;
+}
+
+/**
+ * Microsoft Graph plus the Microsoft sign-in pages in front of it: Graph accepts exactly
+ * the tokens the identity simulator issues (and the fixed sandbox token for POST /connections).
+ */
+function graphWithSignIn(): SimulatorHandle {
+  const graph = createGraphSimulator({ seed: 1, drives: [{ fileCount: 500 }, { fileCount: 120, driveType: 'documentLibrary', name: 'Team Documents' }] });
+  const identity = createMicrosoftIdentitySimulator({});
+  identity.onAccessToken((e) => void (e.resource === 'graph' && graph.addAccessToken(e.token)));
+  identity.onAccessTokenRevoked((e) => graph.revokeAccessToken(e.token));
+  return {
+    async start(port) {
+      const url = await graph.start(port);
+      await identity.start(0);
+      const root = (await (await fetch(`${url}/v1.0/sites/root`, { headers: { authorization: `Bearer ${GRAPH_DEFAULT_ACCESS_TOKEN}` } })).json()) as { siteCollection: { hostname: string } };
+      identity.setSharePointHost(root.siteCollection.hostname);
+      return url;
+    },
+    async stop() {
+      await identity.stop();
+      await graph.stop();
+    },
+    integrationCredentials: () => ({ type: 'OAUTH2', client_id: MS_IDENTITY_DEFAULT_CLIENT_ID, client_secret: MS_IDENTITY_DEFAULT_CLIENT_SECRET }),
+    providerOverrides: () => ({ auth_base_url: identity.url as string }),
+    apiReady(apiUrl) {
+      // Registered redirect URIs match exactly; a browser may come in by either loopback name.
+      for (const host of [apiUrl, apiUrl.replace('127.0.0.1', 'localhost')]) identity.addRedirectUri(MS_IDENTITY_DEFAULT_CLIENT_ID, `${host}/oauth/callback`);
+    },
+  };
 }
 
 export interface StartSandboxOptions {
@@ -90,6 +135,9 @@ export async function startSandbox(opts: StartSandboxOptions): Promise<RunningSa
   const result: RunningSandbox = {
     simulators: [],
     integrations: [],
+    apiReady(apiUrl) {
+      for (const r of running) r.handle.apiReady?.(apiUrl);
+    },
     async stop() {
       const errors: unknown[] = [];
       for (const r of [...running].reverse()) await r.handle.stop().catch((err: unknown) => errors.push(err));
@@ -106,7 +154,7 @@ export async function startSandbox(opts: StartSandboxOptions): Promise<RunningSa
       result.simulators.push({ id: spec.id, url, hint: spec.hint, note });
       for (const integration of available) {
         const credentials = handle.integrationCredentials?.();
-        result.integrations.push(await upsertIntegration(opts.stores, environment, integration, url, credentials ? opts.cipher.seal(credentials) : null));
+        result.integrations.push(await upsertIntegration(opts.stores, environment, integration, { base_url: url, ...handle.providerOverrides?.() }, credentials ? opts.cipher.seal(credentials) : null));
       }
     }
   } catch (err) {
@@ -137,9 +185,10 @@ async function upsertIntegration(
   stores: Stores,
   environment: string,
   integration: { provider: string; uniqueKey: string; displayName: string },
-  baseUrl: string,
+  overrides: ProviderOverrides & { base_url: string },
   credentialsEncrypted: string | null,
 ): Promise<SandboxIntegrationResult> {
+  const baseUrl = overrides.base_url;
   const base = { uniqueKey: integration.uniqueKey, provider: integration.provider, baseUrl };
   const existing = await stores.integrations.get(environment, integration.uniqueKey);
   if (!existing) {
@@ -149,7 +198,7 @@ async function upsertIntegration(
       provider: integration.provider,
       display_name: integration.displayName,
       credentials_encrypted: credentialsEncrypted,
-      provider_overrides: { base_url: baseUrl },
+      provider_overrides: overrides,
     });
     return { ...base, outcome: 'created' };
   }
@@ -157,9 +206,10 @@ async function upsertIntegration(
     return { ...base, outcome: 'skipped', reason: `"${integration.uniqueKey}" already exists with provider ${existing.provider}` };
   }
   // A simulator's App key is new on every start: the integration must follow it.
-  if (existing.provider_overrides?.base_url === baseUrl && !credentialsEncrypted) return { ...base, outcome: 'unchanged' };
+  const moved = Object.entries(overrides).some(([k, v]) => existing.provider_overrides?.[k as keyof ProviderOverrides] !== v);
+  if (!moved && !credentialsEncrypted) return { ...base, outcome: 'unchanged' };
   await stores.integrations.update(environment, integration.uniqueKey, {
-    provider_overrides: { ...existing.provider_overrides, base_url: baseUrl },
+    provider_overrides: { ...existing.provider_overrides, ...overrides },
     ...(credentialsEncrypted ? { credentials_encrypted: credentialsEncrypted } : {}),
   });
   return { ...base, outcome: 'updated' };
