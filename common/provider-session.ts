@@ -38,6 +38,8 @@ export interface ProviderSession {
   provider: ResolvedProvider;
   /** The auth mode of the credentials this session sends. */
   authMode: Credentials['type'];
+  /** Makes the credentials current (mints or refreshes them as a request would, storing the result). */
+  refreshCredentials(): Promise<void>;
   client: ProviderClient;
   accountKey: string;
 }
@@ -99,5 +101,5 @@ export function openProviderSession(deps: ProviderSessionDeps, req: ProviderSess
     sleep,
     signal: req.signal,
   });
-  return { provider, client, accountKey, authMode: credentials.type };
+  return { provider, client, accountKey, authMode: credentials.type, refreshCredentials: async () => void (await source.authorize({})) };
 }

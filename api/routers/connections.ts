@@ -78,6 +78,11 @@ export function connectionsRouter(deps: ApiDeps): Router {
       // Fresh credentials: refreshed first when expiring within the margin (15 min) or asked to.
       await freshOAuthCredentials(deps, connection._id, { force: q.force_refresh === 'true' });
       connection = (await deps.stores.connections.getById(connection._id)) ?? connection;
+    } else if (connection.auth_mode === 'APP') {
+      // An installation token, minted (and stored) when there is none or its hour is nearly up.
+      const integration = await findIntegration(deps.stores, connection.environment, connection.provider_config_key);
+      await openProviderSession(sessionDeps(deps), { environment: connection.environment, integration, connection, connectionId: connection.connection_id, operation: 'auth', runId: null }).refreshCredentials();
+      connection = (await deps.stores.connections.getById(connection._id)) ?? connection;
     }
     res.json(presentConnection(connection, deps, { withCredentials: true }));
   });

@@ -57,7 +57,9 @@ describe('Connect: GitHub App install and Luma API key in a browser', () => {
     const connectionId = done.connectionId as string;
 
     const conn = await stack.api('GET', `/connections/${connectionId}?provider_config_key=github`);
-    expect(conn.body.credentials).toMatchObject({ type: 'APP', app_id: String(stack.github.app.id) });
+    // GET /connections/:id hands out a current installation token (minted if needed).
+    expect(conn.body.credentials).toMatchObject({ type: 'APP', app_id: String(stack.github.app.id), access_token: expect.stringMatching(/^ghs_/) });
+    expect(Date.parse(conn.body.credentials.expires_at)).toBeGreaterThan(Date.now() + 5 * 60_000);
     const installationId = Number(conn.body.credentials.installation_id);
     expect(stack.github.users().find((u) => u.login === DEFAULT_USER.login)?.installationId).toBe(installationId);
 
