@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import express, { Router, type Response } from 'express';
+import express, { Router } from 'express';
 import { verifyCredentials } from '../../auth/verify-credentials';
 import { WeftError } from '../../common/errors';
 import { openProviderSession } from '../../common/provider-session';
@@ -8,6 +8,7 @@ import type { ConnectSessionDoc } from '../../store/connect-sessions';
 import type { IntegrationDoc } from '../../store/integrations';
 import type { ApiDeps } from '../deps';
 import { escapeHtml, layout, resultPage } from '../pages/html';
+import { asPage } from '../pages/as-page';
 import { apiKeyBody } from '../schemas/connect';
 import { openConnectSession, sessionIntegration, sessionIntegrations } from '../services/connect-session-access';
 import { reportFailedAuthorization, storeAuthorizedConnection } from '../services/connection-authorization';
@@ -97,15 +98,3 @@ function connectPage(deps: ApiDeps, session: ConnectSessionDoc, token: string, i
 ${sections.length ? sections.join('\n') : '<p role="alert">No integration is available in this session.</p>'}`;
   return layout({ title: 'Connect an account', page: 'connect', body });
 }
-
-/** Browser routes answer with a page, also when they fail. */
-export async function asPage(res: Response, handle: () => Promise<void>): Promise<void> {
-  try {
-    await handle();
-  } catch (err) {
-    if (!(err instanceof WeftError)) throw err;
-    const title = err.status === 401 ? 'This link cannot be used' : 'The account was not connected';
-    res.status(err.status).type('html').send(resultPage({ success: false, title, message: err.message, code: err.code }));
-  }
-}
-

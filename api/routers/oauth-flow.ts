@@ -20,7 +20,7 @@ import { reportFailedAuthorization, storeAuthorizedConnection } from '../service
 import { sessionDeps } from '../services/provider-sessions';
 import { oauthCallbackUrl } from '../services/public-url';
 import { parseInput } from '../validate';
-import { asPage } from './connect-page';
+import { asPage } from '../pages/as-page';
 
 /**
  * The redirect legs of the connect flow: to the provider (`/oauth/connect/:key`) and back
