@@ -27,14 +27,6 @@ export interface RunSyncInput extends SyncRunInput {
   run: StartedSyncRun;
 }
 
-/** A run's changes to one model and its live record count. */
-export interface ModelRunCounts {
-  added: number;
-  updated: number;
-  deleted: number;
-  live: number;
-}
-
 export interface RunSyncResult {
   savedRecords: number;
   /** Models the run declared with ctx.trackDeletes: unseen records are deleted at the end. */

@@ -6,7 +6,7 @@ import type { AccountThrottle } from '../runtime/http/account-throttle';
 import { ProviderClient, type RequestLogEntry, type ResolvedProvider } from '../runtime/http/provider-client';
 import type { ConnectionStore } from '../store/connections';
 import type { CredentialCipher } from './credential-cipher';
-import type { Credentials } from './credentials';
+import { expiresWithin, type Credentials } from './credentials';
 import { createAppJwt, readAppPrivateKey } from './github-app';
 
 /** What the HTTP client needs from a connection's credentials. */
@@ -74,8 +74,7 @@ function oauthSource(deps: CredentialSourceDeps, initial: Extract<Credentials, {
   const secrets = () => [current.access_token, current.refresh_token ?? '', current.teamsite?.access_token ?? ''].filter(Boolean);
   return {
     async authorize(headers) {
-      const due = current.expires_at !== undefined && Date.parse(current.expires_at) - now() <= margin;
-      if (due && deps.refreshOAuth) current = await deps.refreshOAuth({});
+      if (expiresWithin(current, margin, now()) && deps.refreshOAuth) current = await deps.refreshOAuth({});
       headers.authorization = `Bearer ${current.access_token}`;
       return secrets();
     },

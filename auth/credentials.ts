@@ -29,3 +29,8 @@ export const connectionCredentialsInputSchema = z.discriminatedUnion('type', [
   oauth2CredentialsSchema,
   appCredentialsSchema.pick({ type: true, app_id: true, installation_id: true }).strict(),
 ]);
+
+/** True when the token expires within `marginMs` (a token without expiry never does). */
+export function expiresWithin(credentials: { expires_at?: string }, marginMs: number, now = Date.now()): boolean {
+  return credentials.expires_at !== undefined && Date.parse(credentials.expires_at) - now <= marginMs;
+}

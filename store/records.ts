@@ -398,6 +398,18 @@ function scopeFilter(scope: RecordScope) {
   return { environment: scope.environment, connection: scope.connection, model: scope.model, variant: scope.variant };
 }
 
+/**
+ * What writing a new version does, given the stored one: a new record, a deleted one back,
+ * or one added earlier in this run and changed again is an addition; anything else an
+ * update. `liveBefore` is the record's state before this run first changed it.
+ */
+function classifyChange(prior: Pick<RecordDoc, 'deleted_at' | 'run_id' | 'last_action' | 'live_before_run'> | null, runId: string): { action: 'ADDED' | 'UPDATED'; liveBefore: boolean } {
+  const ours = prior?.run_id === runId;
+  const liveBefore = ours ? prior.live_before_run : prior !== null && prior.deleted_at === null;
+  const action = !prior || prior.deleted_at !== null || (ours && prior.last_action === 'ADDED') ? 'ADDED' : 'UPDATED';
+  return { action, liveBefore };
+}
+
 /** Whether `live` describes the scope as this run found it (no other run wrote since the last finish). */
 function liveIsKnown(counter: CounterDoc | null, runId: string): boolean {
   return counter?.live !== undefined && (counter.writers ?? []).every((w) => w === runId);
@@ -453,9 +465,7 @@ export class RecordWriter {
         if (ours) changes.push({ id: record.id, action: prior.last_action, live_before: prior.live_before_run });
         continue;
       }
-      const liveBefore = ours ? prior.live_before_run : prior !== undefined && prior.deleted_at === null;
-      // A new record, a deleted one back, or one added earlier in this run and changed again: an addition.
-      const action: RecordAction = !prior || prior.deleted_at !== null || (ours && prior.last_action === 'ADDED') ? 'ADDED' : 'UPDATED';
+      const { action, liveBefore } = classifyChange(prior ?? null, this.runId);
       const doc: RecordDoc = {
         _id: recordKey(this.scope, record.id),
         ...this.scope,
@@ -531,8 +541,7 @@ export class RecordWriter {
         if (ours) changes.push({ id: doc.id, action: prior.last_action, live_before: prior.live_before_run });
         return;
       }
-      const liveBefore = ours ? prior.live_before_run : prior !== null && prior.deleted_at === null;
-      const action: RecordAction = !prior || prior.deleted_at !== null || (ours && prior.last_action === 'ADDED') ? 'ADDED' : 'UPDATED';
+      const { action, liveBefore } = classifyChange(prior, this.runId);
       if (action !== doc.last_action || liveBefore !== doc.live_before_run) fixes.push({ _id: doc._id, set: { last_action: action, live_before_run: liveBefore } });
       if (action === 'ADDED') added += 1;
       else updated += 1;

@@ -8,7 +8,6 @@ import type { Db } from 'mongodb';
  * for its reads, only maintained on every write. MongoDB uses all of them.
  */
 export interface ServerTraits {
-  flavor: 'ferretdb' | 'mongodb';
   /** Only single `{_id}` filters are indexed: read and write many ids one by one, never with `$in`. */
   indexedByIdOnly: boolean;
 }
@@ -28,6 +27,6 @@ export function serverTraits(db: Db): Promise<ServerTraits> {
 
 async function detect(db: Db): Promise<ServerTraits> {
   const info = await db.admin().command({ buildInfo: 1 });
-  if (typeof info.ferretdbVersion === 'string') return { flavor: 'ferretdb', indexedByIdOnly: true };
-  return { flavor: 'mongodb', indexedByIdOnly: false };
+  if (typeof info.ferretdbVersion === 'string') return { indexedByIdOnly: true };
+  return { indexedByIdOnly: false };
 }

@@ -8,7 +8,7 @@ import type { Stores } from '../../store/db';
 import { sendAuthWebhook } from '../../webhooks/auth-webhook';
 import type { CredentialCipher } from '../credential-cipher';
 import { openIntegrationCredentials } from '../credential-source';
-import type { Credentials } from '../credentials';
+import { expiresWithin, type Credentials } from '../credentials';
 import { oauthEndpoints, OAuthProviderError, refreshGrant } from './code-flow';
 
 export type OAuth2Credentials = Extract<Credentials, { type: 'OAUTH2' }>;
@@ -123,9 +123,4 @@ async function load(deps: TokenRefreshDeps, connectionRef: string): Promise<{ co
 
 function marginOf(deps: TokenRefreshDeps, connection: ConnectionDoc): number {
   return deps.registry.get(connection.provider)?.provider.oauth?.refreshMarginMs ?? 15 * 60_000;
-}
-
-/** True when the token expires within `marginMs` (a token without expiry never does). */
-export function expiresWithin(credentials: { expires_at?: string }, marginMs: number, now = Date.now()): boolean {
-  return credentials.expires_at !== undefined && Date.parse(credentials.expires_at) - now <= marginMs;
 }
