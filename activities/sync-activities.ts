@@ -130,7 +130,7 @@ export function createSyncActivities(deps: SyncActivityDeps) {
         connection: connectionInfo(connection),
         metadata: metadataStore(connection),
         checkpointStore: {
-          get: async () => (await stores.syncs.get(syncKey))?.checkpoint ?? null,
+          get: () => stores.syncs.getCheckpoint(syncKey),
           save: (value) => stores.syncs.saveCheckpoint(syncKey, value),
         },
         attempt,

@@ -1,7 +1,7 @@
-import { MongoBulkWriteError, type AnyBulkWriteOperation, type Collection, type Db, type Filter } from 'mongodb';
+import { MongoBulkWriteError, type Collection, type Db, type Filter } from 'mongodb';
 import { canonicalHash } from './canonical-hash';
-import { Limiter } from './limiter';
-import { serverTraits, type ServerTraits } from './server-traits';
+import { RecordIndex, encodeEntries, fingerprintOf, indexedStateOf, type IndexedState, type IndexedStates } from './record-index';
+import { serverTraits } from './server-traits';
 import { ensureExpiry, type ExpiryRule } from './ttl';
 
 export type RecordAction = 'ADDED' | 'UPDATED' | 'DELETED';
@@ -54,6 +54,15 @@ interface CounterDoc {
   writers?: string[];
   /** The last finished run and what it changed, so a retried finish answers the same. */
   last_run?: { id: string; counts: Omit<ScopeCounts, 'live'> };
+  /** Whether `index` lists every chunk of the scope's index; absent for a scope stored before the index existed. */
+  indexed?: boolean;
+  /**
+   * The scope's index chunks in order (store/record-index.ts); absent means none. (Not
+   * created empty: FerretDB 1.24 drops an empty array given to `$setOnInsert`.)
+   */
+  index?: string[];
+  /** Chunks in the list after its last rewrite; the next rewrite is due at twice as many. */
+  index_base?: number;
 }
 
 /**
@@ -108,18 +117,12 @@ export function recordKey(scope: Pick<RecordScope, 'connection' | 'model' | 'var
   return [scope.connection, scope.model, scope.variant, id].map(encodeURIComponent).join('|');
 }
 
-/** What a writer needs to know of a stored record to classify a new version of it. */
+/** A stored record, as much of it as classifying a new version needs. */
 type Existing = Pick<RecordDoc, '_id' | 'id' | 'hash' | 'deleted_at' | 'run_id' | 'last_action' | 'first_seen_at' | 'live_before_run'>;
 const EXISTING_PROJECTION = { _id: 1, id: 1, hash: 1, deleted_at: 1, run_id: 1, last_action: 1, first_seen_at: 1, live_before_run: 1 } as const;
 
-/** Documents per insertMany, and per bulk write where the server indexes `$in`. */
+/** Ids per `$in` query or delete, documents per insertMany. */
 const CHUNK = 1_000;
-/**
- * Single-record reads and writes in flight per process on FerretDB. Each is its own
- * command: FerretDB 1.24 holds a pooled SQLite connection (100 per database) per statement
- * until its command ends, so multi-statement updates from several writers could deadlock it.
- */
-const ferretOneByOne = new Limiter(8);
 
 /**
  * The records engine. Writes only what changed (by canonical hash), so a run over
@@ -127,10 +130,13 @@ const ferretOneByOne = new Limiter(8);
  * full run from the ids that run saw; and pages by a per-scope sequence with a committed
  * high-water mark, so a reader paging while a sync writes never skips a record.
  *
- * It never scans `records` on the way of an incremental run: records are read and written
- * by `_id` only (indexed on FerretDB too), what a run changed is logged per batch in
- * `record_run_batches`, and the live count is carried forward from run to run. Only the
- * delete detection of a full run over a non-empty scope reads the whole scope.
+ * It reads no record on the way of a run. What a writer must know of the stored versions
+ * (content fingerprint, first seen, deleted) is kept per scope in a compact index of
+ * chunks (store/record-index.ts) that a writer loads once; what a run changed is logged
+ * per batch in `record_run_batches`; the live count is carried from run to run. A new
+ * version of a stored record replaces it by delete and insert, a few statements for a
+ * whole batch, with the new versions parked in `record_swaps` in between, so a crash loses
+ * nothing. Only the delete detection of a full run over a non-empty scope reads the scope.
  *
  * One writer per scope at a time is assumed (Temporal never runs two attempts of one
  * sync together, barring a worker that lost its heartbeat but keeps running).
@@ -139,57 +145,77 @@ export class RecordStore {
   private readonly col: Collection<RecordDoc>;
   private readonly counters: Collection<CounterDoc>;
   private readonly batches: Collection<RunBatchDoc>;
+  /** @internal */
+  readonly index: RecordIndex;
 
   constructor(private readonly db: Db) {
     this.col = db.collection<RecordDoc>('records');
     this.counters = db.collection<CounterDoc>('record_counters');
     this.batches = db.collection<RunBatchDoc>('record_run_batches');
+    this.index = new RecordIndex(db);
   }
 
   async ensureIndexes(): Promise<ExpiryRule[]> {
     // FerretDB never reads through secondary indexes, only pays for them on every insert.
-    if (!(await this.traits()).indexedByIdOnly) {
+    const secondary = !(await serverTraits(this.db)).indexedByIdOnly;
+    if (secondary) {
       await this.col.createIndex({ connection: 1, model: 1, variant: 1, seq: 1, id: 1 });
       await this.col.createIndex({ connection: 1, model: 1, variant: 1, deleted_at: 1 });
       await this.batches.createIndex({ run_id: 1, connection: 1, model: 1, variant: 1 });
     }
+    await this.index.ensureIndexes(secondary);
     // Batches of runs that never finished are garbage after a few days.
     return [await ensureExpiry(this.batches, 'created_at', 3 * 86_400)];
   }
 
-  traits(): Promise<ServerTraits> {
-    return serverTraits(this.db);
-  }
-
   /**
-   * A writer for one scope and run. It reads nothing up front: each batch looks up just its
-   * own ids, and a scope that has never held a record (a first run) skips even that.
+   * A writer for one scope and run. It puts back what a crashed writer left half swapped,
+   * then loads the scope's index, unless the scope has never held a record (a first run:
+   * every record is new, and nothing needs holding in memory).
    */
   async openWriter(scope: RecordScope, runId: string): Promise<RecordWriter> {
     const counter = await this.counters.findOneAndUpdate(
       { _id: counterId(scope) },
-      { $addToSet: { writers: runId }, $setOnInsert: { ...counterScope(scope), next: 0, committed: 0, live: 0 } },
+      { $addToSet: { writers: runId }, $setOnInsert: { ...counterScope(scope), next: 0, committed: 0, live: 0, indexed: true } },
       { upsert: true, returnDocument: 'after' },
     );
-    // Known empty: no lookups, every record is inserted. Inserting is always correct: a record
-    // that exists after all (written by an earlier attempt of this run) fails as a duplicate
-    // and then takes the lookup path. Lookups only save work when most records exist.
-    const knownEmpty = liveIsKnown(counter, runId) && counter?.live === 0;
-    return new RecordWriter(this, scope, runId, !knownEmpty);
+    await this.repairSwaps(scope);
+    const chunkIds = counter?.indexed ? (counter.index ?? []) : await this.buildIndex(scope);
+    if (chunkIds.length === 0) return new RecordWriter(this, scope, runId, null, new Map());
+    const [known, ours] = await Promise.all([this.index.load(chunkIds), this.runChanges(scope, runId)]);
+    return new RecordWriter(this, scope, runId, known, ours);
+  }
+
+  /** Redoes every swap of the scope a crashed writer left: the parked versions are the newest. */
+  private async repairSwaps(scope: RecordScope): Promise<void> {
+    for (const swap of await this.index.leftoverSwaps(scope)) await this.replaceVersions(swap.id, scope, swap.docs, swap.entries);
+  }
+
+  /** Indexes a scope written before the index existed (one scan), and lists the chunks on its counter. */
+  private async buildIndex(scope: RecordScope): Promise<string[]> {
+    const states = async function* (cursor: AsyncIterable<Pick<RecordDoc, 'id' | 'hash' | 'first_seen_at' | 'deleted_at'>>) {
+      for await (const doc of cursor) yield [doc.id, indexedStateOf(doc)] as const;
+    };
+    const cursor = this.col.find(scopeFilter(scope), { projection: { id: 1, hash: 1, first_seen_at: 1, deleted_at: 1 } });
+    const ids: string[] = [];
+    for await (const id of this.index.writeChunksFrom(counterId(scope), scope, states(cursor))) ids.push(id);
+    const set = await this.counters.updateOne({ _id: counterId(scope), indexed: { $ne: true } }, { $set: { indexed: true, index: ids } });
+    if (set.modifiedCount === 1) return ids;
+    await this.index.deleteChunks(ids); // another writer indexed it first
+    return (await this.counters.findOne({ _id: counterId(scope) }))?.index ?? [];
+  }
+
+  /** What this run changed in the scope so far (earlier attempts), from its batch log. */
+  private async runChanges(scope: RecordScope, runId: string): Promise<Map<string, RunChange>> {
+    return mergeBatches(await this.batches.find(batchFilter(scope, runId)).sort({ created_at: 1, _id: 1 }).toArray());
   }
 
   /** @internal The stored versions of `ids` in `scope`, by id. */
   async fetchExisting(scope: RecordScope, ids: string[]): Promise<Map<string, Existing>> {
     const out = new Map<string, Existing>();
-    if (ids.length === 0) return out;
     const keys = ids.map((id) => recordKey(scope, id));
-    if ((await this.traits()).indexedByIdOnly) {
-      const docs = await ferretOneByOne.all(keys, (key) => this.col.findOne({ _id: key }, { projection: EXISTING_PROJECTION }));
-      for (const doc of docs) if (doc) out.set(doc.id, doc as Existing);
-    } else {
-      for (let i = 0; i < keys.length; i += CHUNK) {
-        for await (const doc of this.col.find({ _id: { $in: keys.slice(i, i + CHUNK) } }, { projection: EXISTING_PROJECTION })) out.set(doc.id, doc as Existing);
-      }
+    for (let i = 0; i < keys.length; i += CHUNK) {
+      for await (const doc of this.col.find({ _id: { $in: keys.slice(i, i + CHUNK) } }, { projection: EXISTING_PROJECTION })) out.set(doc.id, doc as Existing);
     }
     return out;
   }
@@ -217,46 +243,31 @@ export class RecordStore {
   }
 
   /**
-   * @internal FerretDB: writes each document by `_id` (inserting it if new, keeping
-   * `first_seen_at` otherwise) and returns the version it replaced, or null.
+   * @internal Replaces stored records by new versions, and writes the batch's index chunk:
+   * park the new versions, delete the old, insert the new, drop the parked copy. On
+   * FerretDB a delete and an insert of a whole batch cost a third of one update per record.
    */
-  async upsertEach(docs: Array<Omit<RecordDoc, 'first_seen_at'>>, now: Date): Promise<Array<RecordDoc | null>> {
-    return ferretOneByOne.all(docs, (doc) => {
-      const { _id, ...fields } = doc;
-      return this.col.findOneAndUpdate({ _id }, { $set: fields, $setOnInsert: { first_seen_at: now } }, { upsert: true, returnDocument: 'before' });
-    });
-  }
-
-  /** @internal Sets a few fields of records by `_id`. */
-  async fixEach(fixes: Array<{ _id: string; set: Partial<RecordDoc> }>): Promise<void> {
-    await this.writeEach(fixes.map((f) => ({ updateOne: { filter: { _id: f._id }, update: { $set: f.set } } })));
-  }
-
-  /** @internal Replaces whole records by `_id`. */
-  async replaceAll(docs: RecordDoc[]): Promise<void> {
-    await this.writeEach(docs.map((doc) => ({ replaceOne: { filter: { _id: doc._id }, replacement: doc } })));
+  async replaceVersions(chunkId: string, scope: RecordScope, docs: RecordDoc[], entries: string): Promise<void> {
+    await this.index.putSwap(chunkId, scope, docs, entries);
+    const keys = docs.map((d) => d._id);
+    for (let i = 0; i < keys.length; i += CHUNK) await this.col.deleteMany({ _id: { $in: keys.slice(i, i + CHUNK) } });
+    const duplicates = await this.insertNew(docs);
+    if (duplicates.size) throw new Error(`records of ${counterId(scope)} were written by another writer during a swap (${duplicates.size})`);
+    await this.index.writeChunk(chunkId, scope, entries);
+    await this.index.dropSwap(chunkId);
   }
 
   /** @internal Marks records deleted by `_id`. */
   async markDeleted(targets: Array<{ _id: string; live_before_run: boolean }>, runId: string, seq: number, now: Date): Promise<void> {
-    await this.writeEach(
-      targets.map((t) => ({
-        updateOne: {
-          filter: { _id: t._id },
-          update: { $set: { deleted_at: now, last_modified_at: now, last_action: 'DELETED' as const, seq, run_id: runId, live_before_run: t.live_before_run } },
-        },
-      })),
-    );
-  }
-
-  /** One statement per command on FerretDB (see ferretOneByOne), chunks elsewhere. */
-  private async writeEach(ops: AnyBulkWriteOperation<RecordDoc>[]): Promise<void> {
-    if (ops.length === 0) return;
-    if ((await this.traits()).indexedByIdOnly) {
-      await ferretOneByOne.all(ops, (op) => this.col.bulkWrite([op], { ordered: true }));
-      return;
+    for (const liveBefore of [true, false]) {
+      const keys = targets.filter((t) => t.live_before_run === liveBefore).map((t) => t._id);
+      for (let i = 0; i < keys.length; i += CHUNK) {
+        await this.col.updateMany(
+          { _id: { $in: keys.slice(i, i + CHUNK) } },
+          { $set: { deleted_at: now, last_modified_at: now, last_action: 'DELETED' as const, seq, run_id: runId, live_before_run: liveBefore } },
+        );
+      }
     }
-    for (let i = 0; i < ops.length; i += CHUNK) await this.col.bulkWrite(ops.slice(i, i + CHUNK), { ordered: false });
   }
 
   /** @internal Logs a batch of a run (see RunBatchDoc). */
@@ -264,10 +275,7 @@ export class RecordStore {
     if (!seen?.length && changes.length === 0) return;
     const ids = (action: RecordAction) => changes.filter((c) => c.action === action).map((c) => c.id);
     await this.batches.insertOne({
-      run_id: runId,
-      connection: scope.connection,
-      model: scope.model,
-      variant: scope.variant,
+      ...batchFilter(scope, runId),
       ...(seen ? { seen } : {}),
       added: ids('ADDED'),
       updated: ids('UPDATED'),
@@ -286,12 +294,13 @@ export class RecordStore {
     const counter = await this.counters.findOne({ _id: counterId(scope) });
     if (counter?.last_run?.id === runId && counter.live !== undefined) return { ...counter.last_run.counts, live: counter.live };
 
-    const batchFilter = { run_id: runId, connection: scope.connection, model: scope.model, variant: scope.variant };
-    const batches = await this.batches.find(batchFilter).sort({ created_at: 1, _id: 1 }).toArray();
+    const batches = await this.batches.find(batchFilter(scope, runId)).sort({ created_at: 1, _id: 1 }).toArray();
     const liveKnown = liveIsKnown(counter, runId);
     // Nothing live before the run means nothing for delete detection to find.
     const needsScan = detectDeletes && !(liveKnown && counter?.live === 0);
-    const counts = needsScan ? await this.detectDeletes(scope, runId, batches, now) : await this.countFromBatches(scope, liveKnown ? counter : null, batches);
+    const counts = needsScan
+      ? await this.detectDeletes(scope, runId, batches, counter?.indexed === true, now)
+      : await this.countFromBatches(scope, liveKnown ? counter : null, batches);
 
     const { live, ...changes } = counts;
     // The live count is exact again (carried, counted or scanned): no stale writers remain.
@@ -300,22 +309,37 @@ export class RecordStore {
       { $set: { live, writers: [], last_run: { id: runId, counts: changes } }, $setOnInsert: { ...counterScope(scope), next: 0, committed: 0 } },
       { upsert: true },
     );
-    await this.batches.deleteMany(batchFilter);
+    await this.batches.deleteMany(batchFilter(scope, runId));
+    await this.compactIndex(scope);
     return counts;
+  }
+
+  /**
+   * Rewrites the scope's index as one entry per record once its chunk list has grown past
+   * twice its size after the last rewrite (each batch adds a chunk), so loading it stays
+   * proportional to the scope. Gives way if a writer added a chunk meanwhile.
+   */
+  private async compactIndex(scope: RecordScope): Promise<void> {
+    const counter = await this.counters.findOne({ _id: counterId(scope) });
+    if (!counter?.indexed) return;
+    const chunkIds = counter.index ?? [];
+    if (counter.index_base === undefined) {
+      await this.counters.updateOne({ _id: counter._id }, { $set: { index_base: chunkIds.length } });
+      return;
+    }
+    if (chunkIds.length <= 2 * counter.index_base + 8) return;
+    const states = await this.index.load(chunkIds);
+    const rewritten: string[] = [];
+    for await (const id of this.index.writeChunksFrom(counter._id, scope, states.entries())) rewritten.push(id);
+    const swapped = await this.counters.updateOne({ _id: counter._id, next: counter.next }, { $set: { index: rewritten, index_base: rewritten.length } });
+    await this.index.deleteChunks(swapped.modifiedCount === 1 ? chunkIds : rewritten);
   }
 
   /** The run's changes from its own batch log; the live count carried from the last run (when `known`). */
   private async countFromBatches(scope: RecordScope, known: CounterDoc | null, batches: RunBatchDoc[]): Promise<ScopeCounts> {
-    const last = new Map<string, RunChange>();
-    for (const b of batches) {
-      const wasLive = new Set(b.was_live);
-      for (const action of ['ADDED', 'UPDATED', 'DELETED'] as const) {
-        for (const id of b[action.toLowerCase() as 'added' | 'updated' | 'deleted']) last.set(id, { id, action, live_before: wasLive.has(id) });
-      }
-    }
     const counts = { added: 0, updated: 0, deleted: 0, live: 0 };
     let delta = 0;
-    for (const c of last.values()) {
+    for (const c of mergeBatches(batches).values()) {
       if (c.action === 'ADDED') counts.added += 1;
       else if (c.action === 'UPDATED') counts.updated += 1;
       else counts.deleted += 1;
@@ -327,12 +351,12 @@ export class RecordStore {
   }
 
   /** One pass over the scope: marks the unseen live records deleted and counts exactly. */
-  private async detectDeletes(scope: RecordScope, runId: string, batches: RunBatchDoc[], now: Date): Promise<ScopeCounts> {
+  private async detectDeletes(scope: RecordScope, runId: string, batches: RunBatchDoc[], indexed: boolean, now: Date): Promise<ScopeCounts> {
     const seen = new Set<string>();
     for (const b of batches) for (const id of b.seen ?? []) seen.add(id);
     const counts = { added: 0, updated: 0, deleted: 0, live: 0 };
-    const missing: Array<{ _id: string; live_before_run: boolean }> = [];
-    const cursor = this.col.find(scopeFilter(scope), { projection: { _id: 1, id: 1, deleted_at: 1, run_id: 1, last_action: 1 } });
+    const missing: Array<{ _id: string; id: string; state: IndexedState; live_before_run: boolean }> = [];
+    const cursor = this.col.find(scopeFilter(scope), { projection: { _id: 1, id: 1, hash: 1, first_seen_at: 1, deleted_at: 1, run_id: 1, last_action: 1 } });
     for await (const doc of cursor) {
       if (doc.run_id === runId) {
         if (doc.last_action === 'ADDED') counts.added += 1;
@@ -341,13 +365,16 @@ export class RecordStore {
       }
       if (doc.deleted_at !== null) continue;
       // A record this run wrote was seen by it, even where its batch log omits seen ids.
-      if (!seen.has(doc.id) && doc.run_id !== runId) missing.push({ _id: doc._id, live_before_run: true });
+      if (!seen.has(doc.id) && doc.run_id !== runId) missing.push({ _id: doc._id, id: doc.id, state: { ...indexedStateOf(doc), deleted: true }, live_before_run: true });
       else counts.live += 1;
     }
     if (missing.length) {
-      const seq = await this.reserveSeq(scope, 1);
+      // A scope not indexed yet (written before the index existed) is indexed by its next writer.
+      const chunkId = indexed ? this.index.newChunkId(counterId(scope)) : undefined;
+      const seq = await this.reserveSeq(scope, 1, chunkId);
       // The whole set shares one seq; the cursor breaks ties by id.
       await this.markDeleted(missing, runId, seq, now);
+      if (chunkId) await this.index.writeChunk(chunkId, scope, encodeEntries(missing.map((m) => [m.id, m.state] as const)));
       await this.commitSeq(scope, seq);
       counts.deleted += missing.length;
     }
@@ -371,18 +398,25 @@ export class RecordStore {
   async deleteScope(scope: Omit<RecordScope, 'model' | 'variant'> & { model?: string; variant?: string }): Promise<void> {
     const filter: Filter<RecordDoc> = { environment: scope.environment, connection: scope.connection };
     const counterFilter: Filter<CounterDoc> = { connection: scope.connection };
-    if (scope.model) filter.model = counterFilter.model = scope.model;
-    if (scope.variant) filter.variant = counterFilter.variant = scope.variant;
+    const indexFilter: { connection: string; model?: string; variant?: string } = { connection: scope.connection };
+    if (scope.model) filter.model = counterFilter.model = indexFilter.model = scope.model;
+    if (scope.variant) filter.variant = counterFilter.variant = indexFilter.variant = scope.variant;
     await this.col.deleteMany(filter);
-    await this.counters.updateMany(counterFilter, { $set: { live: 0, writers: [] }, $unset: { last_run: '' } });
+    // Nothing left: the index is exact again as an empty one.
+    await this.counters.updateMany(counterFilter, { $set: { live: 0, writers: [], indexed: true }, $unset: { last_run: '', index: '', index_base: '' } });
+    await this.index.deleteScope(indexFilter);
   }
 
-  /** @internal First of `count` new sequence numbers of the scope. */
-  async reserveSeq(scope: RecordScope, count: number): Promise<number> {
+  /**
+   * @internal First of `count` new sequence numbers of the scope; with `chunkId`, also lists
+   * that index chunk on the scope (before it is written: a listed chunk that never got
+   * written is skipped by readers).
+   */
+  async reserveSeq(scope: RecordScope, count: number, chunkId?: string): Promise<number> {
     const doc = await this.counters.findOneAndUpdate(
       { _id: counterId(scope) },
       // A scope's first write creates its counter: nothing was live before.
-      { $inc: { next: count }, $setOnInsert: { ...counterScope(scope), committed: 0, live: 0 } },
+      { $inc: { next: count }, ...(chunkId ? { $push: { index: chunkId } } : {}), $setOnInsert: { ...counterScope(scope), committed: 0, live: 0 } },
       { upsert: true, returnDocument: 'after' },
     );
     return (doc as CounterDoc).next - count + 1;
@@ -399,15 +433,41 @@ function scopeFilter(scope: RecordScope) {
 }
 
 /**
- * What writing a new version does, given the stored one: a new record, a deleted one back,
+ * What a writer knows of a record before writing a new version: its stored state (from the
+ * index, or from the record itself), and what this run already did to it, if anything.
+ */
+interface Prior {
+  state: IndexedState;
+  ours?: RunChange;
+  /** Read from the record (the index lacked it): the index learns it from this batch. */
+  fromRecord?: boolean;
+}
+
+/**
+ * What writing a new version does, given the prior: a new record, a deleted one back,
  * or one added earlier in this run and changed again is an addition; anything else an
  * update. `liveBefore` is the record's state before this run first changed it.
  */
-function classifyChange(prior: Pick<RecordDoc, 'deleted_at' | 'run_id' | 'last_action' | 'live_before_run'> | null, runId: string): { action: 'ADDED' | 'UPDATED'; liveBefore: boolean } {
-  const ours = prior?.run_id === runId;
-  const liveBefore = ours ? prior.live_before_run : prior !== null && prior.deleted_at === null;
-  const action = !prior || prior.deleted_at !== null || (ours && prior.last_action === 'ADDED') ? 'ADDED' : 'UPDATED';
+function classifyChange(prior: Prior | undefined): { action: 'ADDED' | 'UPDATED'; liveBefore: boolean } {
+  const liveBefore = prior?.ours ? prior.ours.live_before : prior !== undefined && !prior.state.deleted;
+  const action = !prior || prior.state.deleted || prior.ours?.action === 'ADDED' ? 'ADDED' : 'UPDATED';
   return { action, liveBefore };
+}
+
+/** A run's batch log merged: the last entry of each id wins. */
+function mergeBatches(batches: RunBatchDoc[]): Map<string, RunChange> {
+  const last = new Map<string, RunChange>();
+  for (const b of batches) {
+    const wasLive = new Set(b.was_live);
+    for (const action of ['ADDED', 'UPDATED', 'DELETED'] as const) {
+      for (const id of b[action.toLowerCase() as 'added' | 'updated' | 'deleted']) last.set(id, { id, action, live_before: wasLive.has(id) });
+    }
+  }
+  return last;
+}
+
+function batchFilter(scope: RecordScope, runId: string) {
+  return { run_id: runId, connection: scope.connection, model: scope.model, variant: scope.variant };
 }
 
 /** Whether `live` describes the scope as this run found it (no other run wrote since the last finish). */
@@ -423,56 +483,112 @@ function counterScope(scope: RecordScope) {
   return { connection: scope.connection, model: scope.model, variant: scope.variant };
 }
 
+interface Hashed {
+  record: IncomingRecord;
+  hash: string;
+}
+
+/** What a batch will write, from the priors of its records. */
+interface BatchPlan {
+  inserts: RecordDoc[];
+  replacements: RecordDoc[];
+  changes: RunChange[];
+  /** Unchanged records whose prior came from the record itself, not the index: the index learns them. */
+  unindexed: Array<[string, IndexedState]>;
+}
+
 /** Writes one scope's records during one run attempt; see RecordStore.openWriter. */
 export class RecordWriter {
   constructor(
     private readonly store: RecordStore,
     private readonly scope: RecordScope,
     private readonly runId: string,
-    /** False while the scope is known to hold nothing: every record is new. */
-    private readonly lookups: boolean,
+    /** The scope's index, kept current; null while the scope has held nothing: every record is new. */
+    private readonly known: IndexedStates | null,
+    /** What this run changed so far (its log, and this attempt's batches), kept alongside `known`. */
+    private readonly ours: Map<string, RunChange>,
   ) {}
 
   /** Saves a batch; returns what changed. Safe to repeat (a retried page changes nothing twice). */
   async saveBatch(records: IncomingRecord[], now = new Date()): Promise<{ added: number; updated: number; unchanged: number }> {
     const latest = new Map<string, IncomingRecord>();
     for (const r of records) latest.set(r.id, r); // within a batch the last version wins
-    const hashed = [...latest.values()].map((record) => ({ record, hash: canonicalHash(record.data) }));
-    const result = !this.lookups
-      ? await this.write(hashed, new Map(), now) // insert first; duplicates fall back
-      : (await this.store.traits()).indexedByIdOnly
-        ? await this.upsertEach(hashed, now)
-        : await this.write(hashed, await this.store.fetchExisting(this.scope, [...latest.keys()]), now);
+    const hashed = [...latest.values()].map((record): Hashed => ({ record, hash: canonicalHash(record.data) }));
     // Seen ids matter only to delete detection, which has nothing to find in a scope that was empty.
-    await this.store.logBatch(this.scope, this.runId, this.lookups ? [...latest.keys()] : undefined, result.changes);
-    return { added: result.added, updated: result.updated, unchanged: latest.size - result.added - result.updated };
+    const seen = this.known ? [...latest.keys()] : undefined;
+
+    let plan = this.plan(hashed, (id) => this.priorFromIndex(id), now);
+    const written = plan.inserts.length + plan.replacements.length;
+    if (written === 0) {
+      await this.store.logBatch(this.scope, this.runId, seen, plan.changes);
+      return { added: 0, updated: 0, unchanged: latest.size };
+    }
+
+    const chunkId = this.store.index.newChunkId(counterId(this.scope));
+    const firstSeq = await this.store.reserveSeq(this.scope, written, chunkId);
+    const seqById = new Map([...plan.inserts, ...plan.replacements].map((doc, i) => [doc.id, (doc.seq = firstSeq + i)]));
+    const duplicates = await this.store.insertNew(plan.inserts);
+    if (duplicates.size) {
+      // Believed new but stored after all: written by an earlier attempt of this run, or by a
+      // run that crashed before indexing them. Classify them against the stored versions.
+      const stored = await this.store.fetchExisting(this.scope, [...duplicates]);
+      const again = this.plan(
+        hashed.filter((h) => duplicates.has(h.record.id)),
+        (id) => this.priorFromRecord(stored.get(id)),
+        now,
+      );
+      for (const doc of again.replacements) doc.seq = seqById.get(doc.id)!;
+      plan = {
+        inserts: plan.inserts.filter((d) => !duplicates.has(d.id)),
+        replacements: [...plan.replacements, ...again.replacements],
+        changes: [...plan.changes.filter((c) => !duplicates.has(c.id)), ...again.changes],
+        unindexed: again.unindexed,
+      };
+    }
+    // The log goes first: a retry that finds these versions already stored still counts them as this run's.
+    await this.store.logBatch(this.scope, this.runId, seen, plan.changes);
+    const states: Array<[string, IndexedState]> = [...plan.inserts, ...plan.replacements].map((doc) => [doc.id, indexedStateOf(doc)]);
+    states.push(...plan.unindexed);
+    const entries = encodeEntries(states);
+    if (plan.replacements.length) await this.store.replaceVersions(chunkId, this.scope, plan.replacements, entries);
+    else await this.store.index.writeChunk(chunkId, this.scope, entries);
+    await this.store.commitSeq(this.scope, firstSeq + written - 1);
+
+    this.remember(states, plan.changes);
+    const added = [...plan.inserts, ...plan.replacements].filter((d) => d.last_action === 'ADDED').length;
+    const updated = plan.inserts.length + plan.replacements.length - added;
+    return { added, updated, unchanged: latest.size - added - updated };
   }
 
-  private async write(
-    hashed: Array<{ record: IncomingRecord; hash: string }>,
-    existing: Map<string, Existing>,
-    now: Date,
-  ): Promise<{ added: number; updated: number; changes: RunChange[] }> {
-    const changes: RunChange[] = [];
-    const inserts: RecordDoc[] = [];
-    const replacements: RecordDoc[] = [];
+  private priorFromIndex(id: string): Prior | undefined {
+    const state = this.known?.get(id);
+    return state ? { state, ours: this.ours.get(id) } : undefined;
+  }
+
+  private priorFromRecord(doc: Existing | undefined): Prior | undefined {
+    if (!doc) return undefined;
+    const ours = doc.run_id === this.runId ? { id: doc.id, action: doc.last_action, live_before: doc.live_before_run } : this.ours.get(doc.id);
+    return { state: indexedStateOf(doc), ours, fromRecord: true };
+  }
+
+  private plan(hashed: Hashed[], priorOf: (id: string) => Prior | undefined, now: Date): BatchPlan {
+    const plan: BatchPlan = { inserts: [], replacements: [], changes: [], unindexed: [] };
     for (const { record, hash } of hashed) {
-      const prior = existing.get(record.id);
-      // Already changed by this run (an earlier batch or attempt): its state before the run is on the record.
-      const ours = prior?.run_id === this.runId;
-      if (prior && prior.deleted_at === null && prior.hash === hash) {
+      const prior = priorOf(record.id);
+      if (prior && !prior.state.deleted && prior.state.fingerprint === fingerprintOf(hash)) {
         // Unchanged now; if this run made it so, the change is logged again (logs are merged, last wins).
-        if (ours) changes.push({ id: record.id, action: prior.last_action, live_before: prior.live_before_run });
+        if (prior.ours) plan.changes.push(prior.ours);
+        if (prior.fromRecord) plan.unindexed.push([record.id, prior.state]);
         continue;
       }
-      const { action, liveBefore } = classifyChange(prior ?? null, this.runId);
+      const { action, liveBefore } = classifyChange(prior);
       const doc: RecordDoc = {
         _id: recordKey(this.scope, record.id),
         ...this.scope,
         id: record.id,
         data: record.data,
         hash,
-        first_seen_at: prior?.first_seen_at ?? now,
+        first_seen_at: prior ? new Date(prior.state.firstSeenAt) : now,
         last_modified_at: now,
         deleted_at: null,
         last_action: action,
@@ -480,77 +596,17 @@ export class RecordWriter {
         run_id: this.runId,
         live_before_run: liveBefore,
       };
-      (prior ? replacements : inserts).push(doc);
-      changes.push({ id: record.id, action, live_before: liveBefore });
+      (prior ? plan.replacements : plan.inserts).push(doc);
+      plan.changes.push({ id: record.id, action, live_before: liveBefore });
     }
-    if (inserts.length + replacements.length === 0) return { added: 0, updated: 0, changes };
-
-    const firstSeq = await this.store.reserveSeq(this.scope, inserts.length + replacements.length);
-    [...inserts, ...replacements].forEach((doc, i) => (doc.seq = firstSeq + i));
-    const duplicates = await this.store.insertNew(inserts);
-    await this.store.replaceAll(replacements);
-    await this.store.commitSeq(this.scope, firstSeq + inserts.length + replacements.length - 1);
-
-    const written = [...inserts, ...replacements];
-    let added = written.filter((d) => d.last_action === 'ADDED').length;
-    let updated = written.length - added;
-    if (duplicates.size === 0) return { added, updated, changes };
-
-    // Records believed new were there after all (written by an earlier attempt, or a scope
-    // thought empty): look them up and write them as the versions they are.
-    const redo = hashed.filter((h) => duplicates.has(h.record.id));
-    const again = (await this.store.traits()).indexedByIdOnly ? await this.upsertEach(redo, now) : await this.write(redo, await this.store.fetchExisting(this.scope, [...duplicates]), now);
-    added += again.added - duplicates.size;
-    updated += again.updated;
-    return { added, updated, changes: [...changes.filter((c) => !duplicates.has(c.id)), ...again.changes] };
+    return plan;
   }
 
-  /**
-   * FerretDB: one command per record that reads and writes at once (findAndModify upsert,
-   * returning the version before), instead of a lookup then a write. The written version
-   * assumes the common case of an incremental run, an update of a record live before the
-   * run; the few that turn out otherwise (new, re-added, unchanged) get a second write.
-   */
-  private async upsertEach(hashed: Array<{ record: IncomingRecord; hash: string }>, now: Date): Promise<{ added: number; updated: number; changes: RunChange[] }> {
-    const firstSeq = await this.store.reserveSeq(this.scope, hashed.length);
-    const docs = hashed.map(({ record, hash }, i): Omit<RecordDoc, 'first_seen_at'> => ({
-      _id: recordKey(this.scope, record.id),
-      ...this.scope,
-      id: record.id,
-      data: record.data,
-      hash,
-      last_modified_at: now,
-      deleted_at: null,
-      last_action: 'UPDATED',
-      seq: firstSeq + i,
-      run_id: this.runId,
-      live_before_run: true,
-    }));
-    const priors = await this.store.upsertEach(docs, now);
-    const changes: RunChange[] = [];
-    const fixes: Array<{ _id: string; set: Partial<RecordDoc> }> = [];
-    const restores: RecordDoc[] = [];
-    let added = 0;
-    let updated = 0;
-    priors.forEach((prior, i) => {
-      const doc = docs[i];
-      const ours = prior?.run_id === this.runId;
-      if (prior && prior.deleted_at === null && prior.hash === doc.hash) {
-        // Unchanged: put the stored version back as it was (it was rewritten in the same command).
-        restores.push(prior);
-        if (ours) changes.push({ id: doc.id, action: prior.last_action, live_before: prior.live_before_run });
-        return;
-      }
-      const { action, liveBefore } = classifyChange(prior, this.runId);
-      if (action !== doc.last_action || liveBefore !== doc.live_before_run) fixes.push({ _id: doc._id, set: { last_action: action, live_before_run: liveBefore } });
-      if (action === 'ADDED') added += 1;
-      else updated += 1;
-      changes.push({ id: doc.id, action, live_before: liveBefore });
-    });
-    await this.store.fixEach(fixes);
-    await this.store.replaceAll(restores);
-    await this.store.commitSeq(this.scope, firstSeq + hashed.length - 1);
-    return { added, updated, changes };
+  /** Keeps the in-memory index and run log current (not while the scope started empty: nothing to look up then). */
+  private remember(states: Array<[string, IndexedState]>, changes: RunChange[]): void {
+    if (!this.known) return;
+    for (const [id, state] of states) this.known.set(id, state);
+    for (const c of changes) this.ours.set(c.id, c);
   }
 
   /** Explicit deletions from ctx.batchDelete; ids the scope never had are ignored. */
@@ -559,10 +615,15 @@ export class RecordWriter {
     const live = [...existing.values()].filter((e) => e.deleted_at === null);
     if (live.length === 0) return 0;
     const targets = live.map((e) => ({ _id: e._id, id: e.id, live_before_run: e.run_id === this.runId ? e.live_before_run : true }));
-    const seq = await this.store.reserveSeq(this.scope, 1);
+    const changes = targets.map((t): RunChange => ({ id: t.id, action: 'DELETED', live_before: t.live_before_run }));
+    const states = live.map((e): [string, IndexedState] => [e.id, { ...indexedStateOf(e), deleted: true }]);
+    const chunkId = this.store.index.newChunkId(counterId(this.scope));
+    const seq = await this.store.reserveSeq(this.scope, 1, chunkId);
+    await this.store.logBatch(this.scope, this.runId, [], changes);
     await this.store.markDeleted(targets, this.runId, seq, now);
+    await this.store.index.writeChunk(chunkId, this.scope, encodeEntries(states));
     await this.store.commitSeq(this.scope, seq);
-    await this.store.logBatch(this.scope, this.runId, [], targets.map((t) => ({ id: t.id, action: 'DELETED', live_before: t.live_before_run })));
+    this.remember(states, changes);
     return targets.length;
   }
 }

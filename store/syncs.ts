@@ -13,8 +13,12 @@ export interface SyncDoc {
   variant: string;
   paused: boolean;
   frequency: string | null; // null: the sync's default
-  /** Integration-level checkpoint kept across runs (ctx.getCheckpoint / saveCheckpoint). */
-  checkpoint: unknown;
+  /**
+   * Where checkpoints lived before they moved to `sync_checkpoints`; still read when that
+   * has none. (A checkpoint can be large, a delta cursor with a folder map of hundreds of
+   * KB, and every status update of the sync would read and rewrite it.)
+   */
+  checkpoint?: unknown;
   /** Start time of the last successful run: what `ctx.lastSyncDate` is on the next one. */
   last_success_started_at: Date | null;
   last_run: {
@@ -36,15 +40,31 @@ export interface SyncKey {
   variant: string;
 }
 
+/** The integration-level checkpoint of one sync, kept across runs (ctx.getCheckpoint / saveCheckpoint). */
+interface CheckpointDoc {
+  /** checkpointId(key): read and written by `_id` only. */
+  _id: string;
+  connection: string;
+  checkpoint: unknown;
+  updated_at: Date;
+}
+
+function checkpointId(key: SyncKey): string {
+  return [key.connection, key.name, key.variant].map(encodeURIComponent).join('|');
+}
+
 export class SyncStore {
   private readonly col: Collection<SyncDoc>;
+  private readonly checkpoints: Collection<CheckpointDoc>;
   constructor(db: Db) {
     this.col = db.collection<SyncDoc>('syncs');
+    this.checkpoints = db.collection<CheckpointDoc>('sync_checkpoints');
   }
 
   async ensureIndexes(): Promise<void> {
     await this.col.createIndex({ connection: 1, name: 1, variant: 1 }, { unique: true });
     await this.col.createIndex({ environment: 1, provider_config_key: 1 });
+    await this.checkpoints.createIndex({ connection: 1 });
   }
 
   /** Creates the sync's state document if missing (idempotent). */
@@ -58,7 +78,6 @@ export class SyncStore {
           ...input,
           paused: false,
           frequency: null,
-          checkpoint: null,
           last_success_started_at: null,
           last_run: null,
           record_count: {},
@@ -119,22 +138,27 @@ export class SyncStore {
     );
   }
 
+  async getCheckpoint(key: SyncKey): Promise<unknown> {
+    const doc = await this.checkpoints.findOne({ _id: checkpointId(key) });
+    if (doc) return doc.checkpoint;
+    return (await this.get(key))?.checkpoint ?? null;
+  }
+
   async saveCheckpoint(key: SyncKey, checkpoint: unknown): Promise<void> {
-    await this.col.updateOne(
-      { connection: key.connection, name: key.name, variant: key.variant },
-      { $set: { checkpoint, updated_at: new Date() } },
-    );
+    await this.checkpoints.replaceOne({ _id: checkpointId(key) }, { connection: key.connection, checkpoint, updated_at: new Date() }, { upsert: true });
   }
 
   /** `reset`: the next run starts from scratch (no checkpoint, no lastSyncDate). */
   async reset(key: SyncKey): Promise<void> {
+    await this.checkpoints.deleteOne({ _id: checkpointId(key) });
     await this.col.updateOne(
       { connection: key.connection, name: key.name, variant: key.variant },
-      { $set: { checkpoint: null, last_success_started_at: null, updated_at: new Date() } },
+      { $set: { last_success_started_at: null, updated_at: new Date() }, $unset: { checkpoint: '' } },
     );
   }
 
   async deleteForConnection(connection: string): Promise<void> {
     await this.col.deleteMany({ connection });
+    await this.checkpoints.deleteMany({ connection });
   }
 }

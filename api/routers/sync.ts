@@ -68,7 +68,7 @@ export function syncRouter(deps: ApiDeps): Router {
           latestExecutionStatus: state.last_run?.status ?? null,
           latestError: state.last_run?.error ?? null,
           recordCount: state.record_count,
-          checkpoint: state.checkpoint ?? null,
+          checkpoint: await deps.stores.syncs.getCheckpoint({ connection: state.connection, name: state.name, variant: state.variant }),
         });
       }
     }
