@@ -33,7 +33,7 @@ interface BuildContext {
 }
 
 /** FerretDB v1.24.2 plus FERRETDB_PATCHES; the suffix makes caches of other builds rebuild. */
-const FERRETDB_BUILD_VERSION = 'v1.24.2-weft.2';
+const FERRETDB_BUILD_VERSION = 'v1.24.2-weft.3';
 
 interface SourcePatch {
   /** Why, in one line (errors name it). */
@@ -41,6 +41,8 @@ interface SourcePatch {
   file: string;
   from: string;
   to: string;
+  /** Go code added at the end of the file (helpers of `to`). */
+  append?: string;
 }
 
 /**
@@ -92,11 +94,7 @@ const FERRETDB_PATCHES: SourcePatch[] = [
       '',
       '\tq += whereClause',
     ].join('\n'),
-  },
-];
-
-/** Appended to collection.go with the `$in` pushdown. */
-const FERRETDB_ID_IN_HELPER = `
+    append: `
 // idInValues returns the SQL arguments of an {$in: [...]} condition on _id whose values
 // are all strings or ObjectIDs (1 to 10,000 of them), or nil when it is anything else.
 func idInValues(cond *types.Document) []any {
@@ -129,16 +127,81 @@ func idInValues(cond *types.Document) []any {
 
 \treturn values
 }
-`;
+`,
+  },
+  {
+    // A shortcut FerretDB lacks: a delete by `{_id: {$in: [...]}}` read and parsed every
+    // matching document only to learn the ids it was given (0.35 ms per document). The
+    // documents matching that filter are exactly the rows with those ids, so they are
+    // deleted by id directly: 1,000 in about 30 ms.
+    name: 'deletes by _id $in skip reading the documents',
+    file: path.join('internal', 'handler', 'msg_delete.go'),
+    from: 'func (h *Handler) execDelete(ctx context.Context, c backends.Collection, p *common.Delete) (int32, error) {\n',
+    to: [
+      'func (h *Handler) execDelete(ctx context.Context, c backends.Collection, p *common.Delete) (int32, error) {',
+      '\tif ids := idInList(p.Filter); ids != nil && !p.Limited && !h.DisablePushdown {',
+      '\t\td, err := c.DeleteAll(ctx, &backends.DeleteAllParams{IDs: ids})',
+      '\t\tif err != nil {',
+      '\t\t\treturn 0, lazyerrors.Error(err)',
+      '\t\t}',
+      '',
+      '\t\treturn d.Deleted, nil',
+      '\t}',
+      '',
+    ].join('\n'),
+    append: `
+// idInList returns the values of a filter that is exactly {_id: {$in: [...]}} with 1 to
+// 10,000 strings or ObjectIDs, or nil for any other filter.
+func idInList(filter *types.Document) []any {
+\tif filter.Len() != 1 {
+\t\treturn nil
+\t}
+
+\tv, err := filter.Get("_id")
+\tif err != nil {
+\t\treturn nil
+\t}
+
+\tcond, ok := v.(*types.Document)
+\tif !ok || cond.Len() != 1 {
+\t\treturn nil
+\t}
+
+\tin, err := cond.Get("$in")
+\tif err != nil {
+\t\treturn nil
+\t}
+
+\tarr, ok := in.(*types.Array)
+\tif !ok || arr.Len() == 0 || arr.Len() > 10_000 {
+\t\treturn nil
+\t}
+
+\tids := make([]any, 0, arr.Len())
+
+\tfor i := 0; i < arr.Len(); i++ {
+\t\tel := must.NotFail(arr.Get(i))
+
+\t\tswitch el.(type) {
+\t\tcase string, types.ObjectID:
+\t\t\tids = append(ids, el)
+\t\tdefault:
+\t\t\treturn nil
+\t\t}
+\t}
+
+\treturn ids
+}
+`,
+  },
+];
 
 async function applyFerretDbPatches(srcDir: string): Promise<void> {
   for (const patch of FERRETDB_PATCHES) {
     const file = path.join(srcDir, patch.file);
     const source = await readFile(file, 'utf8');
     if (!source.includes(patch.from)) throw new Error(`FerretDB source changed: ${patch.file} lacks the code the patch "${patch.name}" replaces`);
-    let patched = source.replace(patch.from, patch.to);
-    if (patch.file.endsWith('collection.go')) patched += FERRETDB_ID_IN_HELPER;
-    await writeFile(file, patched);
+    await writeFile(file, source.replace(patch.from, patch.to) + (patch.append ?? ''));
   }
 }
 
