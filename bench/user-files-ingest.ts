@@ -43,36 +43,11 @@ export async function userFilesIngest(files: number): Promise<Figure[]> {
     for (let i = 0; i < docs.length; i += 1000) await raw.insertMany(docs.slice(i, i + 1000), { ordered: false });
     const rawMs = ms(t2);
 
-    // The floor under the incremental figure: what writing one changed document costs on
-    // this server by itself (one findAndModify upsert by _id each, 8 in flight, as the engine
-    // does on FerretDB), times the documents the second run had to write. Measured on the
-    // synced records themselves, rewriting 1,000 of them with their own content.
-    const sample = await records.find({ model: 'File' }).limit(1000).toArray();
-    const t3 = process.hrtime.bigint();
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: 8 }, async () => {
-        while (next < sample.length) {
-          const { _id, ...fields } = sample[next++];
-          await records.findOneAndUpdate({ _id }, { $set: fields }, { upsert: true, returnDocument: 'before' });
-        }
-      }),
-    );
-    const perDocMs = ms(t3) / sample.length;
-
     const syncRate = (stored / firstMs) * 1000;
     const rawRate = (docs.length / rawMs) * 1000;
     return [
       { figure: 'ingest', files, records: stored, ms: Math.round(firstMs), records_per_s: Math.round(syncRate), raw_insertMany_records_per_s: Math.round(rawRate), ratio_to_raw: round(syncRate / rawRate), target: '>= 0.5', result: first.result.File },
       { figure: 'incremental', files_edited: edited.length, ms: Math.round(secondMs), fraction_of_first_run: round(secondMs / firstMs), target: '<= 0.1', documents_written: written, records_changed: changed, written_equals_changes: written === changed, result: second.result.File },
-      {
-        figure: 'incremental_floor',
-        per_document_write_ms: round(perDocMs),
-        documents_written: written,
-        writes_alone_ms: Math.round(perDocMs * written),
-        fraction_of_first_run: round((perDocMs * written) / firstMs),
-        note: 'one upsert per changed document is the least the server allows (FerretDB cannot batch updates); the incremental figure cannot go below this',
-      },
       { figure: 'memory', worker_peak_rss_mb: peakRssMb, during: `${files}-file user-files sync`, target: '< 400' },
     ];
   } finally {
