@@ -35,8 +35,8 @@ describe('RecordStore', () => {
     expect(await run1.saveBatch(records(1))).toEqual({ added: 300, updated: 0, unchanged: 0 });
     expect(await store.finishScope(scope, 'run-1', false)).toEqual({ added: 300, updated: 0, deleted: 0, live: 300 });
 
-    // 250 updates in one batch: FerretDB deadlocks on an `update` command with more than
-    // 100 statements, so the engine must not send them as one (this hung once).
+    // 250 updates in one batch, swapped in by one delete and one insert (a batch of updates
+    // once hung FerretDB, which deadlocked on update commands of over 100 statements).
     const run2 = await store.openWriter(scope, 'run-2');
     const saved = await Promise.race([run2.saveBatch(records(2)), new Promise((_, reject) => setTimeout(() => reject(new Error('saveBatch hung')), 20_000))]);
     expect(saved).toEqual({ added: 0, updated: 250, unchanged: 50 });
