@@ -1,8 +1,7 @@
-import { randomBytes } from 'node:crypto';
-import { Collection, MongoClient } from 'mongodb';
+import { Collection } from 'mongodb';
 import { RecordIndex } from '../../store/record-index';
 import { RecordStore } from '../../store/records';
-import { testInfra } from '../support/weft-stack';
+import { useTestDatabase } from '../support/test-database';
 
 /**
  * The records engine's per-scope index and its crash safety, on the real MongoDB-wire
@@ -10,23 +9,14 @@ import { testInfra } from '../support/weft-stack';
  * a worker could die.
  */
 describe('RecordStore index', () => {
-  let client: MongoClient;
-  const dbName = `weft_record_index_${randomBytes(4).toString('hex')}`;
+  const testDb = useTestDatabase('weft_record_index');
   const rec = (id: string, extra: Record<string, unknown> = {}) => ({ id, data: { id, ...extra } });
   const scopeOf = (connection: string) => ({ environment: 'dev', connection, model: 'File', variant: 'base' });
 
-  beforeAll(async () => {
-    client = new MongoClient(testInfra().mongodbUri, { retryWrites: false });
-    await client.connect();
-  });
   afterEach(() => jest.restoreAllMocks());
-  afterAll(async () => {
-    await client.db(dbName).dropDatabase().catch(() => undefined);
-    await client.close();
-  });
 
-  const records = () => client.db(dbName).collection('records');
-  const counter = (connection: string) => client.db(dbName).collection('record_counters').findOne({ connection });
+  const records = () => testDb.db().collection('records');
+  const counter = (connection: string) => testDb.db().collection('record_counters').findOne({ connection });
   async function stored(connection: string) {
     const docs = await records().find({ connection }).sort({ id: 1 }).toArray();
     return new Map(docs.map((d) => [d.id as string, d]));
@@ -34,7 +24,7 @@ describe('RecordStore index', () => {
 
   /** Scope with r1..r3 saved and finished by run-1. */
   async function seeded(connection: string) {
-    const store = new RecordStore(client.db(dbName));
+    const store = new RecordStore(testDb.db());
     const s = scopeOf(connection);
     const w = await store.openWriter(s, 'run-1');
     await w.saveBatch([1, 2, 3].map((n) => rec(`r${n}`, { v: 1 })));
@@ -57,7 +47,7 @@ describe('RecordStore index', () => {
     expect([...after.keys()]).toEqual(['r1', 'r2', 'r3']);
     expect(after.get('r1')!.data).toEqual({ id: 'r1', v: 2 });
     expect(after.get('r1')!.first_seen_at).toEqual(firstSeen);
-    expect(await client.db(dbName).collection('record_swaps').countDocuments({ connection: 'c-swap' })).toBe(0);
+    expect(await testDb.db().collection('record_swaps').countDocuments({ connection: 'c-swap' })).toBe(0);
 
     // The retried page finds them current, and the run still counts them as its updates.
     expect(await attempt2.saveBatch([rec('r1', { v: 2 }), rec('r2', { v: 2 })])).toEqual({ added: 0, updated: 0, unchanged: 2 });
@@ -65,7 +55,7 @@ describe('RecordStore index', () => {
   });
 
   test('records inserted by a run that died before indexing them are classified from the records themselves', async () => {
-    const store = new RecordStore(client.db(dbName));
+    const store = new RecordStore(testDb.db());
     const s = scopeOf('c-lost-chunk');
     const attempt1 = await store.openWriter(s, 'run-1');
     jest.spyOn(RecordIndex.prototype, 'writeChunk').mockRejectedValueOnce(new Error('worker died'));
@@ -88,8 +78,8 @@ describe('RecordStore index', () => {
 
   test('a scope stored before the index existed is indexed by its next writer', async () => {
     const { store, s, firstSeen } = await seeded('c-legacy');
-    await client.db(dbName).collection('record_counters').updateOne({ connection: 'c-legacy' }, { $unset: { indexed: '', index: '', index_base: '' } });
-    await client.db(dbName).collection('record_index').deleteMany({ connection: 'c-legacy' });
+    await testDb.db().collection('record_counters').updateOne({ connection: 'c-legacy' }, { $unset: { indexed: '', index: '', index_base: '' } });
+    await testDb.db().collection('record_index').deleteMany({ connection: 'c-legacy' });
 
     const w = await store.openWriter(s, 'run-2');
     expect((await counter('c-legacy'))!.index).toHaveLength(1);
@@ -117,7 +107,7 @@ describe('RecordStore index', () => {
     }
     // 1 chunk after the first run; rewritten (into 1 again) by the finish that took it past 2 × 1 + 8 = 10.
     expect(lengths).toEqual([2, 3, 4, 5, 6, 7, 8, 9, 10, 1, 2, 3, 4]);
-    expect(await client.db(dbName).collection('record_index').countDocuments({ connection: 'c-compact' })).toBe(await chunks());
+    expect(await testDb.db().collection('record_index').countDocuments({ connection: 'c-compact' })).toBe(await chunks());
 
     const w = await store.openWriter(s, 'run-last');
     expect(await w.saveBatch([rec('r1', { v: 14 }), rec('r2', { v: 1 }), rec('r3', { v: 1 })])).toEqual({ added: 0, updated: 0, unchanged: 3 });

@@ -1,33 +1,22 @@
-import { randomBytes } from 'node:crypto';
-import { MongoClient } from 'mongodb';
 import { RecordStore } from '../../store/records';
-import { testInfra } from '../support/weft-stack';
+import { useTestDatabase } from '../support/test-database';
 
 /** The records engine on the real MongoDB-wire server (FerretDB by default). */
 describe('RecordStore', () => {
-  let client: MongoClient;
-  const dbName = `weft_records_${randomBytes(4).toString('hex')}`;
+  const testDb = useTestDatabase('weft_records');
   const scope = { environment: 'dev', connection: 'c1', model: 'File', variant: 'base' };
   const rec = (id: string, extra: Record<string, unknown> = {}) => ({ id, data: { id, ...extra } });
 
-  beforeAll(async () => {
-    client = new MongoClient(testInfra().mongodbUri, { retryWrites: false });
-    await client.connect();
-  });
-  afterAll(async () => {
-    await client.db(dbName).dropDatabase().catch(() => undefined);
-    await client.close();
-  });
 
   /** What the run wrote, straight from the collection. */
   async function writtenBy(runId: string) {
-    const docs = await client.db(dbName).collection('records').find({ run_id: runId }).toArray();
+    const docs = await testDb.db().collection('records').find({ run_id: runId }).toArray();
     const count = (a: string) => docs.filter((d) => d.last_action === a).length;
     return { added: count('ADDED'), updated: count('UPDATED'), deleted: count('DELETED') };
   }
 
   test('a batch that changes hundreds of records at once completes, and counts are exact', async () => {
-    const store = new RecordStore(client.db(dbName));
+    const store = new RecordStore(testDb.db());
     await store.ensureIndexes();
     const records = (v: number) => Array.from({ length: 300 }, (_, i) => rec(`f${i}`, { name: `file ${i}`, version: i < 250 ? v : 0 }));
 
@@ -48,18 +37,18 @@ describe('RecordStore', () => {
     // Saving the same data again writes nothing.
     const run3 = await store.openWriter(scope, 'run-3');
     expect(await run3.saveBatch(records(2))).toEqual({ added: 0, updated: 0, unchanged: 300 });
-    expect(await client.db(dbName).collection('records').countDocuments({ run_id: 'run-3' })).toBe(0);
+    expect(await testDb.db().collection('records').countDocuments({ run_id: 'run-3' })).toBe(0);
 
     // Deletions: the run's log and what was written say the same; the live count follows.
     expect(await run3.deleteByIds(['f1', 'f2', 'never-existed'])).toBe(2);
     expect(await run3.deleteByIds(['f1'])).toBe(0);
     expect(await store.finishScope(scope, 'run-3', false)).toEqual({ added: 0, updated: 0, deleted: 2, live: 298 });
     expect(await writtenBy('run-3')).toEqual({ added: 0, updated: 0, deleted: 2 });
-    expect(await client.db(dbName).collection('records').countDocuments({ connection: 'c1', deleted_at: null })).toBe(298);
+    expect(await testDb.db().collection('records').countDocuments({ connection: 'c1', deleted_at: null })).toBe(298);
   });
 
   test('a retried attempt of a first run re-saves its pages without duplicates or double counts', async () => {
-    const store = new RecordStore(client.db(dbName));
+    const store = new RecordStore(testDb.db());
     const s = { ...scope, connection: 'c-retry' };
     const page1 = [1, 2, 3].map((n) => rec(`r${n}`, { v: 1 }));
     const page2 = [4, 5].map((n) => rec(`r${n}`, { v: 1 }));
@@ -73,7 +62,7 @@ describe('RecordStore', () => {
     expect(await attempt2.saveBatch([rec('r1', { v: 1 }), rec('r2', { v: 2 }), rec('r3', { v: 1 })])).toEqual({ added: 1, updated: 0, unchanged: 2 });
     expect(await attempt2.saveBatch([...page2, rec('r1', { v: 1 })])).toEqual({ added: 2, updated: 0, unchanged: 1 });
     expect(await store.finishScope(s, 'run-a', true)).toEqual({ added: 5, updated: 0, deleted: 0, live: 5 });
-    expect(await client.db(dbName).collection('records').countDocuments({ connection: 'c-retry' })).toBe(5);
+    expect(await testDb.db().collection('records').countDocuments({ connection: 'c-retry' })).toBe(5);
 
     // The next run updates one, deletes one, re-adds nothing: counts and live follow.
     const next = await store.openWriter(s, 'run-b');
@@ -89,7 +78,7 @@ describe('RecordStore', () => {
   });
 
   test('a run that failed after writing makes the next run count and detect deletes from the records themselves', async () => {
-    const store = new RecordStore(client.db(dbName));
+    const store = new RecordStore(testDb.db());
     const s = { ...scope, connection: 'c-failed' };
     const failed = await store.openWriter(s, 'failed-1');
     await failed.saveBatch([1, 2, 3].map((n) => rec(`r${n}`)));
@@ -104,7 +93,7 @@ describe('RecordStore', () => {
   });
 
   test('delete detection of a complete full run marks exactly the unseen records', async () => {
-    const store = new RecordStore(client.db(dbName));
+    const store = new RecordStore(testDb.db());
     const s = { ...scope, connection: 'c2' };
     const w1 = await store.openWriter(s, 'full-1');
     await w1.saveBatch([1, 2, 3, 4].map((n) => rec(`r${n}`)));

@@ -1,28 +1,17 @@
-import { randomBytes } from 'node:crypto';
-import { MongoClient } from 'mongodb';
 import { CredentialCipher } from '../../auth/credential-cipher';
 import { resealWithCurrentKey } from '../../store/reseal';
-import { testInfra } from '../support/weft-stack';
+import { useTestDatabase } from '../support/test-database';
 
 /** Rotating WEFT_ENCRYPTION_KEY: new key first, re-seal, then the old key can go. */
 describe('resealWithCurrentKey', () => {
-  let client: MongoClient;
-  const dbName = `weft_reseal_${randomBytes(4).toString('hex')}`;
+  const testDb = useTestDatabase('weft_reseal');
 
-  beforeAll(async () => {
-    client = new MongoClient(testInfra().mongodbUri, { retryWrites: false });
-    await client.connect();
-  });
-  afterAll(async () => {
-    await client.db(dbName).dropDatabase().catch(() => undefined);
-    await client.close();
-  });
 
   test('moves every secret to the new key; afterwards the old key is no longer needed', async () => {
     const oldKey = CredentialCipher.generateKey();
     const newKey = CredentialCipher.generateKey();
     const before = new CredentialCipher(oldKey);
-    const db = client.db(dbName);
+    const db = testDb.db();
     const secret = { type: 'API_KEY', apiKey: 'k-123' };
     await db.collection<any>('connections').insertMany([
       { _id: 'c1', credentials_encrypted: before.seal(secret) },

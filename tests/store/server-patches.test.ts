@@ -1,6 +1,5 @@
-import { randomBytes } from 'node:crypto';
-import { MongoClient, type Collection } from 'mongodb';
-import { testInfra } from '../support/weft-stack';
+import type { Collection } from 'mongodb';
+import { useTestDatabase } from '../support/test-database';
 
 /**
  * What the records engine relies on from the MongoDB-wire server, and what Weft's FerretDB
@@ -9,19 +8,12 @@ import { testInfra } from '../support/weft-stack';
  * (Their speed is measured by `npm run bench`.)
  */
 describe('the MongoDB-wire server', () => {
-  let client: MongoClient;
   let col: Collection<{ _id: string | number; n: number; tag?: string }>;
-  const dbName = `weft_server_${randomBytes(4).toString('hex')}`;
+  const testDb = useTestDatabase('weft_server');
 
   beforeAll(async () => {
-    client = new MongoClient(testInfra().mongodbUri, { retryWrites: false });
-    await client.connect();
-    col = client.db(dbName).collection('docs');
+    col = testDb.db().collection('docs');
     await col.insertMany([...Array.from({ length: 400 }, (_, n) => ({ _id: `d${n}`, n })), { _id: 7, n: -7 }]);
-  });
-  afterAll(async () => {
-    await client.db(dbName).dropDatabase().catch(() => undefined);
-    await client.close();
   });
 
   test('find by _id $in returns exactly the listed documents, whatever the types', async () => {

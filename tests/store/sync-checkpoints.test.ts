@@ -1,27 +1,16 @@
-import { randomBytes } from 'node:crypto';
-import { MongoClient } from 'mongodb';
 import { SyncStore } from '../../store/syncs';
-import { testInfra } from '../support/weft-stack';
+import { useTestDatabase } from '../support/test-database';
 
 /** Sync checkpoints live apart from the sync's status document (they can be hundreds of KB). */
 describe('SyncStore checkpoints', () => {
-  let client: MongoClient;
-  const dbName = `weft_syncs_${randomBytes(4).toString('hex')}`;
+  const testDb = useTestDatabase('weft_syncs');
   const key = { connection: 'conn-1', name: 'user-files', variant: 'base' };
   const ensure = (store: SyncStore, k = key) =>
     store.ensure({ environment: 'dev', connection: k.connection, connection_id: 'c', provider_config_key: 'one-drive', name: k.name, variant: k.variant });
 
-  beforeAll(async () => {
-    client = new MongoClient(testInfra().mongodbUri, { retryWrites: false });
-    await client.connect();
-  });
-  afterAll(async () => {
-    await client.db(dbName).dropDatabase().catch(() => undefined);
-    await client.close();
-  });
 
   test('saved, read back, kept out of the status document, and cleared by a reset', async () => {
-    const store = new SyncStore(client.db(dbName));
+    const store = new SyncStore(testDb.db());
     await ensure(store);
     expect(await store.getCheckpoint(key)).toBeNull();
     const folders = Object.fromEntries(Array.from({ length: 2000 }, (_, i) => [`folder-${i}`, `/a/b/folder ${i}`]));
@@ -41,10 +30,10 @@ describe('SyncStore checkpoints', () => {
   });
 
   test('a checkpoint stored on the status document by an older version is still read, until a reset', async () => {
-    const store = new SyncStore(client.db(dbName));
+    const store = new SyncStore(testDb.db());
     const old = { ...key, connection: 'conn-old' };
     await ensure(store, old);
-    await client.db(dbName).collection('syncs').updateOne({ connection: 'conn-old' }, { $set: { checkpoint: { cursor: 'legacy' } } });
+    await testDb.db().collection('syncs').updateOne({ connection: 'conn-old' }, { $set: { checkpoint: { cursor: 'legacy' } } });
     expect(await store.getCheckpoint(old)).toEqual({ cursor: 'legacy' });
     await store.saveCheckpoint(old, { cursor: 'new' });
     expect(await store.getCheckpoint(old)).toEqual({ cursor: 'new' });
@@ -52,6 +41,6 @@ describe('SyncStore checkpoints', () => {
     expect(await store.getCheckpoint(old)).toBeNull();
 
     await store.deleteForConnection('conn-old');
-    expect(await client.db(dbName).collection('sync_checkpoints').countDocuments({ connection: 'conn-old' })).toBe(0);
+    expect(await testDb.db().collection('sync_checkpoints').countDocuments({ connection: 'conn-old' })).toBe(0);
   });
 });
