@@ -2,13 +2,13 @@ import type { Db } from 'mongodb';
 
 /**
  * What the MongoDB-wire server behind `db` can do fast. FerretDB 1.x evaluates every
- * filter itself after reading the whole collection, except a filter that is exactly
- * `{ _id: <string | ObjectId> }`, which it pushes down to an indexed lookup (with the
- * `_id` index fix applied by scripts/infra/binaries.ts). Secondary indexes are never used
- * for its reads, only maintained on every write. MongoDB uses all of them.
+ * filter itself after reading the whole collection, except filters on `_id` alone: an
+ * equality, and (with the patches of scripts/infra/binaries.ts) `{_id: {$in: [...]}}`,
+ * which read and delete through its `_id` index. Secondary indexes are never used for its
+ * reads, only maintained on every write. MongoDB uses all of them.
  */
 export interface ServerTraits {
-  /** Only single `{_id}` filters are indexed: read and write many ids one by one, never with `$in`. */
+  /** Only `_id` filters are indexed: secondary indexes would cost every write and serve no read. */
   indexedByIdOnly: boolean;
 }
 
