@@ -33,7 +33,7 @@ interface BuildContext {
 }
 
 /** FerretDB v1.24.2 plus FERRETDB_PATCHES; the suffix makes caches of other builds rebuild. */
-const FERRETDB_BUILD_VERSION = 'v1.24.2-weft.3';
+const FERRETDB_BUILD_VERSION = 'v1.24.2-weft.4';
 
 interface SourcePatch {
   /** Why, in one line (errors name it). */
@@ -41,9 +41,49 @@ interface SourcePatch {
   file: string;
   from: string;
   to: string;
-  /** Go code added at the end of the file (helpers of `to`). */
-  append?: string;
 }
+
+/**
+ * The one helper both `$in` patches share, added as a file of FerretDB's `types` package
+ * (the query and the delete live in packages that cannot see each other's helpers).
+ */
+const FERRETDB_ID_IN_HELPER = {
+  file: path.join('internal', 'types', 'weft_id_in.go'),
+  source: `package types
+
+// WeftIDInList returns the values of a filter that is exactly {_id: {$in: [...]}} with 1 to
+// 10,000 strings or ObjectIDs, or nil for any other filter. Such a filter matches exactly
+// the documents with those ids, so it can be answered through the _id index alone.
+func WeftIDInList(filter *Document) []any {
+\tif filter.Len() != 1 {
+\t\treturn nil
+\t}
+
+\tcond, ok := filter.Map()["_id"].(*Document)
+\tif !ok || cond.Len() != 1 {
+\t\treturn nil
+\t}
+
+\tarr, ok := cond.Map()["$in"].(*Array)
+\tif !ok || arr.Len() == 0 || arr.Len() > 10_000 {
+\t\treturn nil
+\t}
+
+\tids := make([]any, 0, arr.Len())
+
+\tfor i := 0; i < arr.Len(); i++ {
+\t\tswitch el := arr.s[i].(type) {
+\t\tcase string, ObjectID:
+\t\t\tids = append(ids, el)
+\t\tdefault:
+\t\t\treturn nil
+\t\t}
+\t}
+
+\treturn ids
+}
+`,
+};
 
 /**
  * Small fixes of FerretDB 1.24's SQLite backend, applied to the source before the build.
@@ -85,49 +125,17 @@ const FERRETDB_PATCHES: SourcePatch[] = [
       '\t\t\twhereClause = fmt.Sprintf(` WHERE %s = ?`, metadata.IDColumn)',
       '\t\t\targs = []any{string(must.NotFail(sjson.MarshalSingleValue(v)))}',
       '\t\tcase *types.Document:',
-      '\t\t\tif values := idInValues(v); values != nil {',
-      '\t\t\t\twhereClause = fmt.Sprintf(` WHERE %s IN (?%s)`, metadata.IDColumn, strings.Repeat(", ?", len(values)-1))',
-      '\t\t\t\targs = values',
+      '\t\t\tif ids := types.WeftIDInList(params.Filter); ids != nil {',
+      '\t\t\t\twhereClause = fmt.Sprintf(` WHERE %s IN (?%s)`, metadata.IDColumn, strings.Repeat(", ?", len(ids)-1))',
+      '\t\t\t\tfor _, id := range ids {',
+      '\t\t\t\t\targs = append(args, string(must.NotFail(sjson.MarshalSingleValue(id))))',
+      '\t\t\t\t}',
       '\t\t\t}',
       '\t\t}',
       '\t}',
       '',
       '\tq += whereClause',
     ].join('\n'),
-    append: `
-// idInValues returns the SQL arguments of an {$in: [...]} condition on _id whose values
-// are all strings or ObjectIDs (1 to 10,000 of them), or nil when it is anything else.
-func idInValues(cond *types.Document) []any {
-\tif cond.Len() != 1 {
-\t\treturn nil
-\t}
-
-\tv, err := cond.Get("$in")
-\tif err != nil {
-\t\treturn nil
-\t}
-
-\tarr, ok := v.(*types.Array)
-\tif !ok || arr.Len() == 0 || arr.Len() > 10_000 {
-\t\treturn nil
-\t}
-
-\tvalues := make([]any, 0, arr.Len())
-
-\tfor i := 0; i < arr.Len(); i++ {
-\t\tel := must.NotFail(arr.Get(i))
-
-\t\tswitch el.(type) {
-\t\tcase string, types.ObjectID:
-\t\t\tvalues = append(values, string(must.NotFail(sjson.MarshalSingleValue(el))))
-\t\tdefault:
-\t\t\treturn nil
-\t\t}
-\t}
-
-\treturn values
-}
-`,
   },
   {
     // A shortcut FerretDB lacks: a delete by `{_id: {$in: [...]}}` read and parsed every
@@ -139,7 +147,7 @@ func idInValues(cond *types.Document) []any {
     from: 'func (h *Handler) execDelete(ctx context.Context, c backends.Collection, p *common.Delete) (int32, error) {\n',
     to: [
       'func (h *Handler) execDelete(ctx context.Context, c backends.Collection, p *common.Delete) (int32, error) {',
-      '\tif ids := idInList(p.Filter); ids != nil && !p.Limited && !h.DisablePushdown {',
+      '\tif ids := types.WeftIDInList(p.Filter); ids != nil && !p.Limited && !h.DisablePushdown {',
       '\t\td, err := c.DeleteAll(ctx, &backends.DeleteAllParams{IDs: ids})',
       '\t\tif err != nil {',
       '\t\t\treturn 0, lazyerrors.Error(err)',
@@ -149,59 +157,16 @@ func idInValues(cond *types.Document) []any {
       '\t}',
       '',
     ].join('\n'),
-    append: `
-// idInList returns the values of a filter that is exactly {_id: {$in: [...]}} with 1 to
-// 10,000 strings or ObjectIDs, or nil for any other filter.
-func idInList(filter *types.Document) []any {
-\tif filter.Len() != 1 {
-\t\treturn nil
-\t}
-
-\tv, err := filter.Get("_id")
-\tif err != nil {
-\t\treturn nil
-\t}
-
-\tcond, ok := v.(*types.Document)
-\tif !ok || cond.Len() != 1 {
-\t\treturn nil
-\t}
-
-\tin, err := cond.Get("$in")
-\tif err != nil {
-\t\treturn nil
-\t}
-
-\tarr, ok := in.(*types.Array)
-\tif !ok || arr.Len() == 0 || arr.Len() > 10_000 {
-\t\treturn nil
-\t}
-
-\tids := make([]any, 0, arr.Len())
-
-\tfor i := 0; i < arr.Len(); i++ {
-\t\tel := must.NotFail(arr.Get(i))
-
-\t\tswitch el.(type) {
-\t\tcase string, types.ObjectID:
-\t\t\tids = append(ids, el)
-\t\tdefault:
-\t\t\treturn nil
-\t\t}
-\t}
-
-\treturn ids
-}
-`,
   },
 ];
 
 async function applyFerretDbPatches(srcDir: string): Promise<void> {
+  await writeFile(path.join(srcDir, FERRETDB_ID_IN_HELPER.file), FERRETDB_ID_IN_HELPER.source);
   for (const patch of FERRETDB_PATCHES) {
     const file = path.join(srcDir, patch.file);
     const source = await readFile(file, 'utf8');
     if (!source.includes(patch.from)) throw new Error(`FerretDB source changed: ${patch.file} lacks the code the patch "${patch.name}" replaces`);
-    await writeFile(file, source.replace(patch.from, patch.to) + (patch.append ?? ''));
+    await writeFile(file, source.replace(patch.from, patch.to));
   }
 }
 
