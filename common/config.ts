@@ -30,6 +30,18 @@ export const configSchema = z.object({
   WEFT_REQUEST_LOG_TTL_DAYS: duration.default(14),
   /** A prebuilt workflow bundle (file path); without it the worker bundles workflows/ at start. */
   WEFT_WORKFLOW_BUNDLE: z.string().optional(),
+  /**
+   * Destinations the egress policy lets through although they are loopback, private or
+   * link-local: comma-separated CIDRs, IP addresses or host:port (egress/address-policy.ts).
+   */
+  WEFT_EGRESS_ALLOW: z
+    .string()
+    .default('')
+    .transform((s) => s.split(',').map((e) => e.trim()).filter(Boolean)),
+  /** Outbound calls: time to connect (DNS included), to the response headers, to the end of the body. */
+  WEFT_EGRESS_CONNECT_TIMEOUT_MS: duration.default(10_000),
+  WEFT_EGRESS_HEADERS_TIMEOUT_MS: duration.default(30_000),
+  WEFT_EGRESS_BODY_TIMEOUT_MS: duration.default(60_000),
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -1,0 +1,148 @@
+import { Agent, request as undiciRequest } from 'undici';
+import { WeftError } from '../common/errors';
+import { AddressPolicy, parseAddress } from './address-policy';
+import { EgressRefusedError, EgressTimeoutError } from './errors';
+import { guardedConnector } from './guarded-connector';
+
+/** How the egress layer is set up (from WEFT_EGRESS_* in common/config.ts). */
+export interface EgressSettings {
+  /** WEFT_EGRESS_ALLOW entries: CIDRs, IP addresses, host:port. */
+  allow: readonly string[];
+  connectTimeoutMs: number;
+  /** From sending the request to the end of the response headers. */
+  headersTimeoutMs: number;
+  /** From the response headers to the end of the response body (the whole body, not per chunk). */
+  bodyTimeoutMs: number;
+}
+
+export interface EgressRequest {
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string | Uint8Array;
+  /** The caller's own cancellation (an activity cancelled, a shorter per-attempt limit). */
+  signal?: AbortSignal;
+}
+
+export interface EgressResponse {
+  status: number;
+  /** Lower-case names; repeated headers joined with ", ". */
+  headers: Record<string, string>;
+  /** The whole body, read within the body timeout. */
+  body: Buffer;
+}
+
+/**
+ * The one way out of Weft: every request to a third party or to the app's webhook URLs.
+ * Destinations pass the address policy (checked on the address connected to), redirects
+ * are never followed (a 3xx is handed back as it is), and every call is bounded by the
+ * connect, headers and body timeouts.
+ */
+export interface Egress {
+  request(url: string | URL, req?: EgressRequest): Promise<EgressResponse>;
+  /** The same exchange as a `fetch` function, for libraries that take one (oauth4webapi). */
+  fetch(input: string | URL, init?: RequestInit): Promise<Response>;
+  /**
+   * At registration: refuses (400 `egress_refused`) a URL whose host is a literal address
+   * the policy refuses. Names are left to call time, when they are resolved.
+   */
+  checkUrl(url: string, what: string): void;
+  close(): Promise<void>;
+}
+
+export function createEgress(settings: EgressSettings): Egress {
+  return new PolicedEgress(settings);
+}
+
+class PolicedEgress implements Egress {
+  private readonly policy: AddressPolicy;
+  private readonly agent: Agent;
+
+  constructor(private readonly settings: EgressSettings) {
+    this.policy = AddressPolicy.fromEntries(settings.allow);
+    this.agent = new Agent({
+      connect: guardedConnector(this.policy, { connectTimeoutMs: settings.connectTimeoutMs }),
+      headersTimeout: settings.headersTimeoutMs,
+      // Per-chunk silence; the whole-body limit is enforced in request().
+      bodyTimeout: settings.bodyTimeoutMs,
+    });
+  }
+
+  async request(url: string | URL, req: EgressRequest = {}): Promise<EgressResponse> {
+    const target = new URL(url);
+    if (target.protocol !== 'https:' && target.protocol !== 'http:') {
+      throw new WeftError('egress_unsupported_protocol', `Only http and https URLs are called (got ${target.protocol}).`, 400);
+    }
+    const deadline = new AbortController();
+    const signal = req.signal ? AbortSignal.any([req.signal, deadline.signal]) : deadline.signal;
+    let res: Awaited<ReturnType<typeof undiciRequest>>;
+    try {
+      res = await undiciRequest(target, { method: (req.method ?? 'GET') as 'GET', headers: req.headers, body: req.body, signal, dispatcher: this.agent });
+    } catch (err) {
+      throw this.describeFailure(err, target, null);
+    }
+    let bodyTimedOut = false;
+    const timer = setTimeout(() => {
+      bodyTimedOut = true;
+      deadline.abort();
+    }, this.settings.bodyTimeoutMs);
+    try {
+      const body = Buffer.from(await res.body.arrayBuffer());
+      return { status: res.statusCode, headers: flattenHeaders(res.headers), body };
+    } catch (err) {
+      throw this.describeFailure(err, target, bodyTimedOut ? 'body' : null);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  fetch = async (input: string | URL, init: RequestInit = {}): Promise<Response> => {
+    const headers = Object.fromEntries(new Headers(init.headers).entries());
+    let body: string | Uint8Array | undefined;
+    if (typeof init.body === 'string') body = init.body;
+    else if (init.body instanceof URLSearchParams) {
+      body = init.body.toString();
+      headers['content-type'] ??= 'application/x-www-form-urlencoded;charset=UTF-8';
+    } else if (init.body instanceof Uint8Array) body = init.body;
+    else if (init.body instanceof ArrayBuffer) body = new Uint8Array(init.body);
+    else if (init.body != null) throw new TypeError('egress.fetch sends string, URLSearchParams or byte bodies only');
+    const res = await this.request(input, { method: init.method, headers, body, signal: init.signal ?? undefined });
+    const bodyless = res.status === 204 || res.status === 205 || res.status === 304;
+    return new Response(bodyless ? null : res.body, { status: res.status, headers: res.headers });
+  };
+
+  checkUrl(url: string, what: string): void {
+    let target: URL;
+    try {
+      target = new URL(url);
+    } catch {
+      return; // the request schema reports malformed URLs
+    }
+    // URL parsing already turned 0x7f.1, 2130706433 and friends into dotted quads.
+    const host = target.hostname.replace(/^\[(.*)\]$/, '$1');
+    if (!parseAddress(host)) return;
+    const port = Number(target.port) || (target.protocol === 'https:' ? 443 : 80);
+    const refusal = this.policy.check({ host, address: host, port });
+    if (refusal) throw new EgressRefusedError(refusal, 400, what);
+  }
+
+  close(): Promise<void> {
+    return this.agent.close();
+  }
+
+  /** Timeouts become EgressTimeoutError naming the phase and its setting; the rest pass through. */
+  private describeFailure(err: unknown, target: URL, phase: 'body' | null): unknown {
+    if (err instanceof WeftError) return err;
+    const code = (err as { code?: string } | null)?.code;
+    if (phase === 'body' || code === 'UND_ERR_BODY_TIMEOUT') return new EgressTimeoutError('body', target.host, this.settings.bodyTimeoutMs);
+    if (code === 'UND_ERR_HEADERS_TIMEOUT') return new EgressTimeoutError('headers', target.host, this.settings.headersTimeoutMs);
+    if (code === 'UND_ERR_CONNECT_TIMEOUT') return new EgressTimeoutError('connect', target.host, this.settings.connectTimeoutMs);
+    return err;
+  }
+}
+
+function flattenHeaders(h: Record<string, string | string[] | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(h)) if (v !== undefined) out[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
+  return out;
+}
+

@@ -1,0 +1,36 @@
+import { WeftError } from '../common/errors';
+import type { EgressRefusal } from './address-policy';
+
+/**
+ * The egress policy refused a destination. At registration (a literal address in a URL)
+ * the status is 400; at call time (a name that resolved there) 424, as the request that
+ * was refused is Weft's own call to a third party. The code is `egress_refused` either way.
+ */
+export class EgressRefusedError extends WeftError {
+  constructor(readonly refusal: EgressRefusal, status: 400 | 424, what?: string) {
+    const named = refusal.host === refusal.address ? refusal.address : `${refusal.host} (${refusal.address})`;
+    const subject = what ? `${what}: ` : '';
+    const hostPort = refusal.address.includes(':') ? `[${refusal.address}]:${refusal.port}` : `${refusal.address}:${refusal.port}`;
+    super(
+      'egress_refused',
+      `${subject}egress to ${named} port ${refusal.port} refused by the "${refusal.range.rule}" rule: ${refusal.range.description} addresses are not called. ` +
+        `To allow it, add ${hostPort} (or a CIDR) to WEFT_EGRESS_ALLOW.`,
+      status,
+      { egress: { host: refusal.host, address: refusal.address, port: refusal.port, rule: refusal.range.rule } },
+    );
+  }
+}
+
+/** The destination took longer than the configured egress timeout for one phase of the call. */
+export class EgressTimeoutError extends WeftError {
+  constructor(
+    readonly phase: 'connect' | 'headers' | 'body',
+    host: string,
+    timeoutMs: number,
+  ) {
+    super('egress_timeout', `${host} did not ${PHASE_TEXT[phase]} within ${timeoutMs} ms (${SETTING[phase]}).`, 504);
+  }
+}
+
+const PHASE_TEXT = { connect: 'accept the connection', headers: 'answer', body: 'send its whole response' } as const;
+const SETTING = { connect: 'WEFT_EGRESS_CONNECT_TIMEOUT_MS', headers: 'WEFT_EGRESS_HEADERS_TIMEOUT_MS', body: 'WEFT_EGRESS_BODY_TIMEOUT_MS' } as const;
