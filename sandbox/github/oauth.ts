@@ -7,13 +7,24 @@
 import crypto from 'node:crypto';
 import { Rng } from '../shared/prng';
 
+/**
+ * A client of the web flow: an OAuth App (`gho_` tokens that never expire, scopes) or the
+ * GitHub App's own OAuth side (`ghu_` user tokens for 8 hours with a `ghr_` refresh token,
+ * no scopes: the App's permissions apply).
+ */
 export interface OAuthAppRec {
+  kind: 'oauth-app' | 'github-app';
   clientId: string;
   clientSecret: string;
   name: string;
   homepageUrl: string;
-  callbackUrl: string;
+  /** Registered callback URLs (an OAuth App has one; a GitHub App up to 10, the first is the default). */
+  callbackUrls: string[];
 }
+
+/** GitHub App user access tokens live 8 hours, their refresh tokens 6 months (providers.md §C9). */
+export const USER_TOKEN_TTL_S = 28_800;
+export const REFRESH_TOKEN_TTL_S = 15_811_200;
 
 /** Authorization codes are valid for 10 minutes (providers.md §C9). */
 export const CODE_TTL_MS = 10 * 60_000;
@@ -130,6 +141,11 @@ function isLoopbackIp(hostname: string): boolean {
   return hostname === '127.0.0.1' || hostname === '[::1]';
 }
 
+/** Whether `redirectUri` is allowed by any of the registered callback URLs. */
+export function redirectUriAllowedByAny(callbackUrls: readonly string[], redirectUri: string): boolean {
+  return callbackUrls.some((cb) => redirectUriAllowed(cb, redirectUri));
+}
+
 /**
  * GitHub's redirect_uri rules: same scheme, the callback's host or a subdomain of it, the
  * same port, and the callback's path or a path below it. Loopback IP callbacks (127.0.0.1,
@@ -179,21 +195,34 @@ interface CodeRec {
 }
 
 export interface OAuthTokenRec {
+  kind: OAuthAppRec['kind'];
   login: string;
   clientId: string;
   scopes: string[];
   createdMs: number;
+  /** null: never expires (OAuth App tokens). */
+  expiresAtMs: number | null;
   revoked: boolean;
 }
 
-export type ExchangeResult =
-  | { ok: true; body: { access_token: string; scope: string; token_type: 'bearer' }; login: string }
-  | { ok: false; body: TokenError };
+interface RefreshTokenRec {
+  login: string;
+  clientId: string;
+  expiresAtMs: number;
+  used: boolean;
+}
+
+export type TokenBody =
+  | { access_token: string; scope: string; token_type: 'bearer' }
+  | { access_token: string; expires_in: number; refresh_token: string; refresh_token_expires_in: number; scope: string; token_type: 'bearer' };
+
+export type ExchangeResult = { ok: true; body: TokenBody; login: string } | { ok: false; body: TokenError };
 
 export class OAuthState {
   readonly apps = new Map<string, OAuthAppRec>();
   private readonly codes = new Map<string, CodeRec>();
   private readonly tokens = new Map<string, OAuthTokenRec>();
+  private readonly refreshTokens = new Map<string, RefreshTokenRec>();
   /** Scopes each user granted each app (key: login + NUL + client id). */
   private readonly grants = new Map<string, Set<string>>();
   private codeCounter = 0;
@@ -201,9 +230,15 @@ export class OAuthState {
 
   constructor(private readonly seedK: number) {}
 
-  /** Registers or replaces an app (tests often learn their callback port late). */
-  register(app: OAuthAppRec): void {
-    this.apps.set(app.clientId, { ...app });
+  /** Registers or replaces an OAuth App (tests often learn their callback port late). */
+  register(app: { clientId: string; clientSecret: string; name: string; homepageUrl: string; callbackUrl: string }): void {
+    const { callbackUrl, ...rest } = app;
+    this.apps.set(app.clientId, { ...rest, kind: 'oauth-app', callbackUrls: [callbackUrl] });
+  }
+
+  /** Registers or replaces the GitHub App's OAuth side. */
+  registerGitHubApp(app: Omit<OAuthAppRec, 'kind'>): void {
+    this.apps.set(app.clientId, { ...app, callbackUrls: [...app.callbackUrls], kind: 'github-app' });
   }
 
   private grantKey(login: string, clientId: string): string {
@@ -240,13 +275,13 @@ export class OAuthState {
     const secret = p.get('client_secret') ?? '';
     if (!app || !constantTimeEqual(secret, app.clientSecret)) return fail(TOKEN_ERRORS.incorrect_client_credentials);
     const grantType = p.get('grant_type');
-    if (grantType === 'refresh_token') return fail(TOKEN_ERRORS.bad_refresh_token);
+    if (grantType === 'refresh_token') return this.refresh(app, p.get('refresh_token') ?? '', nowMs);
     if (grantType !== null && grantType !== 'authorization_code') return fail(TOKEN_ERRORS.unsupported_grant_type);
     const code = this.codes.get(p.get('code') ?? '');
     if (!code || code.clientId !== app.clientId || code.used || nowMs > code.expiresAtMs) return fail(TOKEN_ERRORS.bad_verification_code);
     const redirectUri = p.get('redirect_uri');
     if (redirectUri !== null && redirectUri !== '') {
-      const ok = code.redirectUri !== null ? redirectUri === code.redirectUri : redirectUriAllowed(app.callbackUrl, redirectUri);
+      const ok = code.redirectUri !== null ? redirectUri === code.redirectUri : redirectUriAllowedByAny(app.callbackUrls, redirectUri);
       if (!ok) return fail(TOKEN_ERRORS.redirect_uri_mismatch);
     }
     // A code_verifier without a code_challenge is ignored (UNCONFIRMED what GitHub does;
@@ -256,21 +291,54 @@ export class OAuthState {
       if (!constantTimeEqual(s256(verifier), code.codeChallenge)) return fail(TOKEN_ERRORS.bad_verification_code);
     }
     code.used = true;
-    let token: string;
-    do token = 'gho_' + Rng.from(this.seedK, 'oauth-token', this.tokenCounter++).alnum(36);
-    while (this.tokens.has(token));
-    this.tokens.set(token, { login: code.login, clientId: app.clientId, scopes: [...code.scopes], createdMs: nowMs, revoked: false });
-    return { ok: true, body: { access_token: token, scope: code.scopes.join(','), token_type: 'bearer' }, login: code.login };
+    return { ok: true, body: this.issue(app, code.login, code.scopes, nowMs), login: code.login };
   }
 
-  /** A live (not revoked) token. OAuth App tokens do not expire. */
-  lookup(token: string): OAuthTokenRec | undefined {
+  /**
+   * An OAuth App token (`gho_`, scopes, no expiry), or a GitHub App user token (`ghu_`, 8
+   * hours, with a single-use `ghr_` refresh token; `scope` is empty: the App's permissions apply).
+   */
+  private issue(app: OAuthAppRec, login: string, scopes: string[], nowMs: number): TokenBody {
+    const userToken = app.kind === 'github-app';
+    let token: string;
+    do token = (userToken ? 'ghu_' : 'gho_') + Rng.from(this.seedK, 'oauth-token', this.tokenCounter++).alnum(36);
+    while (this.tokens.has(token));
+    this.tokens.set(token, {
+      kind: app.kind,
+      login,
+      clientId: app.clientId,
+      scopes: userToken ? [] : [...scopes],
+      createdMs: nowMs,
+      expiresAtMs: userToken ? nowMs + USER_TOKEN_TTL_S * 1000 : null,
+      revoked: false,
+    });
+    if (!userToken) return { access_token: token, scope: scopes.join(','), token_type: 'bearer' };
+    let refresh: string;
+    do refresh = 'ghr_' + Rng.from(this.seedK, 'refresh-token', this.tokenCounter++).alnum(76);
+    while (this.refreshTokens.has(refresh));
+    this.refreshTokens.set(refresh, { login, clientId: app.clientId, expiresAtMs: nowMs + REFRESH_TOKEN_TTL_S * 1000, used: false });
+    return { access_token: token, expires_in: USER_TOKEN_TTL_S, refresh_token: refresh, refresh_token_expires_in: REFRESH_TOKEN_TTL_S, scope: '', token_type: 'bearer' };
+  }
+
+  /** `grant_type=refresh_token`: GitHub App user tokens only; each refresh token works once. */
+  private refresh(app: OAuthAppRec, refreshToken: string, nowMs: number): ExchangeResult {
+    const rec = this.refreshTokens.get(refreshToken);
+    if (app.kind !== 'github-app' || !rec || rec.used || rec.clientId !== app.clientId || nowMs > rec.expiresAtMs) {
+      return { ok: false, body: { ...TOKEN_ERRORS.bad_refresh_token } };
+    }
+    rec.used = true;
+    return { ok: true, body: this.issue(app, rec.login, [], nowMs), login: rec.login };
+  }
+
+  /** A live token: not revoked and (GitHub App user tokens) not expired. */
+  lookup(token: string, nowMs: number): OAuthTokenRec | undefined {
     const rec = this.tokens.get(token);
-    return rec && !rec.revoked ? rec : undefined;
+    if (!rec || rec.revoked) return undefined;
+    return rec.expiresAtMs === null || nowMs < rec.expiresAtMs ? rec : undefined;
   }
 
   isIssued(token: string): boolean {
-    return this.tokens.has(token);
+    return this.tokens.has(token) || this.refreshTokens.has(token);
   }
 
   revokeToken(token: string): boolean {
@@ -291,6 +359,9 @@ export class OAuthState {
       if (clientId !== undefined && rec.clientId !== clientId) continue;
       rec.revoked = true;
       n++;
+    }
+    for (const rec of this.refreshTokens.values()) {
+      if (rec.login.toLowerCase() === login.toLowerCase() && (clientId === undefined || rec.clientId === clientId)) rec.used = true;
     }
     for (const key of [...this.grants.keys()]) {
       const [l, c] = key.split('\0');

@@ -35,6 +35,11 @@ export const GitHubUserOptionSchema = z
     /** Public email (GET /user `email`); null hides it, as a GitHub user may. */
     email: z.email().nullable().optional(),
     repositoryCount: z.number().int().min(0).max(10_000).default(3),
+    /**
+     * Organizations (logins of Organization installations) the user belongs to: their
+     * installations are listed by `GET /user/installations` for the user's App user tokens.
+     */
+    organizations: z.array(z.string().regex(LOGIN_RE, 'organizations: valid GitHub logins')).default([]),
   })
   .strict();
 
@@ -72,6 +77,9 @@ export const DEFAULT_OAUTH_APP = Object.freeze({
   callbackUrl: 'http://127.0.0.1/oauth/callback',
 });
 
+/** The simulated App's OAuth client secret unless the options name another. */
+export const DEFAULT_APP_CLIENT_SECRET = 'weft-sandbox-app-client-secret';
+
 export const GitHubSimulatorOptionsSchema = z
   .object({
     /** Seed for all generated data. Same seed + same operations ⇒ identical responses. */
@@ -83,6 +91,19 @@ export const GitHubSimulatorOptionsSchema = z
         clientId: z.string().min(1).optional(),
         slug: z.string().min(1).default('weft-sandbox'),
         name: z.string().min(1).default('Weft Sandbox'),
+        /** The App's OAuth client secret (user authorization: `ghu_` user tokens). */
+        clientSecret: z.string().min(1).default(DEFAULT_APP_CLIENT_SECRET),
+        /**
+         * "User authorization callback URL"s (GitHub allows up to 10): where the App's user
+         * authorization sends the browser with a `code`; the first one when no redirect_uri is given.
+         */
+        callbackUrls: z.array(z.url({ protocol: /^https?$/ })).max(10).default([]),
+        /**
+         * "Request user authorization (OAuth) during installation": the install page then sends
+         * the browser to the first callback URL (not the Setup URL) with `code`, `installation_id`,
+         * `setup_action` and `state`. Needs a callback URL, as on GitHub.
+         */
+        requestOAuthOnInstall: z.boolean().default(false),
       })
       .strict()
       .prefault({}),
@@ -95,7 +116,7 @@ export const GitHubSimulatorOptionsSchema = z
       .array(GitHubInstallationOptionSchema)
       .default([{ id: 1001, account: { login: 'sandbox-org', type: 'Organization' }, repositoryCount: 5 }]),
     /** Who can sign in on the web pages (default: DEFAULT_USER). Logins must be unique. */
-    users: z.array(GitHubUserOptionSchema).default(() => [{ ...DEFAULT_USER }]),
+    users: z.array(GitHubUserOptionSchema).default(() => [{ ...DEFAULT_USER, organizations: [] }]),
     /** OAuth Apps for the web flow (default: DEFAULT_OAUTH_APP). Client ids must be unique. */
     oauthApps: z.array(GitHubOAuthAppOptionSchema).default(() => [{ ...DEFAULT_OAUTH_APP }]),
     /**
@@ -159,7 +180,13 @@ export const GitHubSimulatorOptionsSchema = z
       if (userLogins.has(login)) ctx.addIssue({ code: 'custom', path: ['users', i, 'login'], message: 'duplicate user login' });
       if (orgLogins.has(login)) ctx.addIssue({ code: 'custom', path: ['users', i, 'login'], message: 'login belongs to an Organization installation' });
       userLogins.add(login);
+      u.organizations.forEach((org, j) => {
+        if (!orgLogins.has(org.toLowerCase())) ctx.addIssue({ code: 'custom', path: ['users', i, 'organizations', j], message: 'not the account of an Organization installation' });
+      });
     });
+    if (o.app.requestOAuthOnInstall && o.app.callbackUrls.length === 0) {
+      ctx.addIssue({ code: 'custom', path: ['app', 'requestOAuthOnInstall'], message: 'requesting user authorization during installation needs a callback URL' });
+    }
     const clientIds = new Set<string>();
     o.oauthApps.forEach((a, i) => {
       if (clientIds.has(a.clientId)) ctx.addIssue({ code: 'custom', path: ['oauthApps', i, 'clientId'], message: 'duplicate clientId' });

@@ -23,6 +23,7 @@ export const DOCS = {
   pullCommits: 'https://docs.github.com/rest/pulls/pulls#list-commits-on-a-pull-request',
   authenticatedUser: 'https://docs.github.com/rest/users/users#get-the-authenticated-user',
   userRepos: 'https://docs.github.com/rest/repos/repos#list-repositories-for-the-authenticated-user',
+  userInstallations: 'https://docs.github.com/rest/apps/installations#list-app-installations-accessible-to-the-user-access-token',
   rateLimit: 'https://docs.github.com/rest/rate-limit/rate-limit#get-rate-limit-status-for-the-authenticated-user',
   primaryLimit: 'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api',
   secondaryLimit: 'https://docs.github.com/free-pro-team@latest/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits',

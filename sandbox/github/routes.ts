@@ -18,8 +18,11 @@ export const PULL_COMMITS_CAP = 250;
 export type Viewer =
   | { kind: 'installation'; installationId: number; token: TokenRec }
   | { kind: 'app' }
-  /** An OAuth App token (`gho_`) acting as its user, limited by its scopes. */
-  | { kind: 'user'; user: UserRec; scopes: readonly string[] }
+  /**
+   * A user's token: an OAuth App token (`gho_`, limited by its scopes) or a GitHub App user
+   * token (`ghu_`, no scopes: limited to what the App's installations can reach).
+   */
+  | { kind: 'user'; user: UserRec; scopes: readonly string[]; via: 'oauth-app' | 'github-app' }
   | { kind: 'anonymous' };
 
 export interface RequestContext {
@@ -106,8 +109,29 @@ export function createRoutes(deps: RouteDeps): Route[] {
       return repo;
     }
     // A user's token sees the user's own private repositories only with the `repo` scope.
-    if (v.kind === 'user' && ownedBy(repo, v.user)) return !repo.private || hasRepoScope(v.scopes) ? repo : undefined;
+    if (v.kind === 'user' && ownedBy(repo, v.user)) return !repo.private || userSeesPrivate(v, repo) ? repo : undefined;
     return repo.private ? undefined : repo;
+  }
+
+  /**
+   * A private repository of the user's: an OAuth App token needs the `repo` scope; a GitHub
+   * App user token reaches it only where an installation of the App does.
+   */
+  function userSeesPrivate(v: Extract<Viewer, { kind: 'user' }>, repo: RepoRec): boolean {
+    if (v.via === 'oauth-app') return hasRepoScope(v.scopes);
+    return repo.installationId !== null && store.installationSees(repo.installationId, repo);
+  }
+
+  /**
+   * The App's installations a user can reach: on their own account and on the organizations
+   * they belong to (the simulated world has no outside collaborators).
+   */
+  function installationsOf(user: UserRec) {
+    const login = user.login.toLowerCase();
+    return [...store.installations.values()].filter((i) => {
+      const account = i.account.login.toLowerCase();
+      return account === login || (i.account.type === 'Organization' && user.organizations.has(account));
+    });
   }
 
   function ownedBy(repo: RepoRec, user: UserRec): boolean {
@@ -320,6 +344,23 @@ export function createRoutes(deps: RouteDeps): Route[] {
     },
     {
       method: 'GET',
+      pattern: /^\/user\/installations$/,
+      auth: 'user',
+      counts: true,
+      docs: DOCS.userInstallations,
+      handle: (ctx) => {
+        if (ctx.viewer.kind !== 'user') return githubError(401, 'Requires authentication', DOCS.userInstallations);
+        // Only the App's own user tokens: an OAuth App token is not "authorized to a GitHub App".
+        if (ctx.viewer.via !== 'github-app') {
+          return githubError(403, 'You must authenticate with an access token authorized to a GitHub App in order to list installations', DOCS.userInstallations);
+        }
+        const list = installationsOf(ctx.viewer.user);
+        const { page, link } = paginate(list, ctx.query, ctx.render.api, ctx.path);
+        return ok({ total_count: list.length, installations: page.map((i) => installationJson(i, app, ctx.render)) }, withLink({}, link));
+      },
+    },
+    {
+      method: 'GET',
       pattern: /^\/rate_limit$/,
       auth: 'any',
       counts: false,
@@ -374,10 +415,9 @@ export function createRoutes(deps: RouteDeps): Route[] {
         { resource: 'Repository', field: 'type', code: 'custom', message: 'If you specify visibility or affiliation, you cannot specify type.' },
       ]);
     }
-    const user = ctx.viewer.user;
-    const scopes = ctx.viewer.scopes;
-    let repos = affiliation.includes('owner') && type !== 'member' ? store.ownedRepos(user.login) : [];
-    repos = repos.filter((r) => !r.private || hasRepoScope(scopes));
+    const viewer = ctx.viewer;
+    let repos = affiliation.includes('owner') && type !== 'member' ? store.ownedRepos(viewer.user.login) : [];
+    repos = repos.filter((r) => !r.private || userSeesPrivate(viewer, r));
     const wantPrivate = visibility === 'private' || type === 'private';
     const wantPublic = visibility === 'public' || type === 'public';
     if (wantPrivate) repos = repos.filter((r) => r.private);

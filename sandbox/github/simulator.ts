@@ -62,6 +62,7 @@
  */
 import crypto from 'node:crypto';
 import http from 'node:http';
+import { z } from 'zod';
 import { Rng } from '../shared/prng';
 import { SimulatorHost } from '../shared/simulator-host';
 import { looksLikeJwt, loadOrCreateAppKeys, TokenStore, verifyAppJwt, JWT_NOT_DECODED, type AuthError } from './auth';
@@ -177,7 +178,7 @@ export interface GitHubSimulator {
    * The GitHub App. `publicLink` is its public page, `{base}/apps/{slug}` while started
    * (`https://github.com/apps/{slug}` before); the install page is `{publicLink}/installations/new`.
    */
-  readonly app: Readonly<{ id: number; clientId: string; slug: string; name: string; publicLink: string }>;
+  readonly app: Readonly<{ id: number; clientId: string; clientSecret: string; slug: string; name: string; publicLink: string }>;
 
   // Control
   /** The next `n` requests (any path, any credentials) answer `status` (default 500). */
@@ -217,6 +218,11 @@ export interface GitHubSimulator {
   registerOAuthApp(app: GitHubOAuthAppOptions): void;
   /** The App's Setup URL (null: the install page ends on a plain "installed" page). */
   setAppSetupUrl(url: string | null): void;
+  /**
+   * The App's user authorization: its callback URLs and "Request user authorization (OAuth)
+   * during installation" (which needs a callback URL). Fields left out keep their value.
+   */
+  configureAppUserAuthorization(settings: { callbackUrls?: string[]; requestOAuthOnInstall?: boolean }): void;
   /** One OAuth token stops working (401 Bad credentials); true when it was live. */
   revokeOAuthToken(token: string): boolean;
   /**
@@ -277,6 +283,8 @@ function userKey(accountId: number): string {
 }
 
 /** Parameter names whose values never reach the request log. */
+const APP_CALLBACK_URLS = z.array(z.url({ protocol: /^https?$/ })).max(10);
+
 const SECRET_PARAMS = new Set(['code', 'client_secret', 'code_verifier', 'password', 'access_token', 'refresh_token', 'token', 'device_code']);
 
 function failureBody(status: number): unknown {
@@ -311,6 +319,11 @@ export function createGitHubSimulator(options: GitHubSimulatorOptions = {}): Git
   for (const u of opts.users) users.add(u, store.owner(u.login)!.account);
   const oauth = new OAuthState(seedK);
   for (const a of opts.oauthApps) oauth.register(a);
+  let appCallbackUrls = [...opts.app.callbackUrls];
+  let requestOAuthOnInstall = opts.app.requestOAuthOnInstall;
+  const registerAppOAuth = () =>
+    oauth.registerGitHubApp({ clientId: app.clientId, clientSecret: opts.app.clientSecret, name: app.name, homepageUrl: `https://github.com/apps/${app.slug}`, callbackUrls: appCallbackUrls });
+  registerAppOAuth();
   let setupUrl: string | null = opts.setupUrl;
   const limiter = new RateLimiter({ limit: opts.rateLimit.limit, windowMs: opts.rateLimit.windowMs });
   // Unauthenticated callers (and bad credentials) share GitHub's 60/hour per-IP budget.
@@ -356,6 +369,7 @@ export function createGitHubSimulator(options: GitHubSimulatorOptions = {}): Git
     store,
     app,
     setupUrl: () => setupUrl,
+    installAuthorizationUrl: () => (requestOAuthOnInstall ? appCallbackUrls[0] ?? null : null),
     rememberGrants: () => opts.rememberOAuthGrants,
     events: {
       authorized: () => {
@@ -384,8 +398,8 @@ export function createGitHubSimulator(options: GitHubSimulatorOptions = {}): Git
     reply: Reply;
     rateKey: string;
     installationId?: number;
-    /** The user whose OAuth token made the request, and that token's scopes. */
-    user?: { login: string; scopes: readonly string[] };
+    /** The user whose OAuth token made the request, that token's scopes and which kind of app issued it. */
+    user?: { login: string; scopes: readonly string[]; via: 'oauth-app' | 'github-app' };
     route?: Route;
     version: ApiVersion;
   }
@@ -402,10 +416,10 @@ export function createGitHubSimulator(options: GitHubSimulatorOptions = {}): Git
     let jwtError: AuthError | null = null;
     if (cred.kind === 'token') {
       const rec = tokens.lookup(cred.value, now);
-      const grant = rec ? undefined : oauth.lookup(cred.value);
+      const grant = rec ? undefined : oauth.lookup(cred.value, now);
       const user = grant ? users.get(grant.login) : undefined;
       if (rec) viewer = { kind: 'installation', installationId: rec.installationId, token: rec };
-      else if (grant && user) viewer = { kind: 'user', user, scopes: grant.scopes };
+      else if (grant && user) viewer = { kind: 'user', user, scopes: grant.scopes, via: grant.kind };
       else badCredentials = true;
     } else if (cred.kind === 'jwt') {
       jwtError = verifyAppJwt(cred.value, app, keys.publicKey, now);
@@ -433,7 +447,7 @@ export function createGitHubSimulator(options: GitHubSimulatorOptions = {}): Git
     const versionHeader = req.headers['x-github-api-version'];
     const requested = typeof versionHeader === 'string' ? versionHeader.trim() : undefined;
     const version: ApiVersion = (API_VERSIONS as readonly string[]).includes(requested ?? '') ? (requested as ApiVersion) : DEFAULT_API_VERSION;
-    const user = viewer.kind === 'user' ? { login: viewer.user.login, scopes: viewer.scopes } : undefined;
+    const user = viewer.kind === 'user' ? { login: viewer.user.login, scopes: viewer.scopes, via: viewer.via } : undefined;
     const base = { rateKey, installationId, user, route, version };
 
     // 1. Injected failures.
@@ -603,8 +617,8 @@ export function createGitHubSimulator(options: GitHubSimulatorOptions = {}): Git
       vary: 'Accept, Authorization, Cookie, X-GitHub-OTP, Accept-Encoding',
       ...d.reply.headers,
     };
-    // GitHub tells OAuth token callers which scopes their token has.
-    if (d.user) headers['x-oauth-scopes'] = d.user.scopes.join(', ');
+    // GitHub tells OAuth App token callers which scopes their token has (App user tokens have none).
+    if (d.user?.via === 'oauth-app') headers['x-oauth-scopes'] = d.user.scopes.join(', ');
     let payload: string | undefined;
     if (d.reply.body !== undefined && d.reply.status !== 304) {
       payload = JSON.stringify(d.reply.body);
@@ -665,6 +679,7 @@ export function createGitHubSimulator(options: GitHubSimulatorOptions = {}): Git
     app: Object.freeze({
       id: app.id,
       clientId: app.clientId,
+      clientSecret: opts.app.clientSecret,
       slug: app.slug,
       name: app.name,
       get publicLink() {
@@ -731,6 +746,9 @@ export function createGitHubSimulator(options: GitHubSimulatorOptions = {}): Git
       const existing = store.owner(u.login);
       if (existing && existing.account.type !== 'User') throw new Error(`addUser: ${u.login} is an Organization`);
       if (!existing && store.loginTaken(u.login)) throw new Error(`addUser: login ${u.login} is taken by a generated user`);
+      for (const org of u.organizations) {
+        if (store.owner(org)?.account.type !== 'Organization' || store.owner(org)?.installationId == null) throw new Error(`addUser: ${org} is not the account of an Organization installation`);
+      }
       const owner = store.addUserAccount(u.login, u.repositoryCount);
       users.add(u, owner.account);
       return { login: owner.account.login, id: owner.account.id };
@@ -740,6 +758,14 @@ export function createGitHubSimulator(options: GitHubSimulatorOptions = {}): Git
     },
     setAppSetupUrl(url) {
       setupUrl = url === null ? null : GitHubSimulatorOptionsSchema.shape.setupUrl.parse(url);
+    },
+    configureAppUserAuthorization(settings) {
+      const urls = settings.callbackUrls === undefined ? appCallbackUrls : APP_CALLBACK_URLS.parse(settings.callbackUrls);
+      const on = settings.requestOAuthOnInstall ?? requestOAuthOnInstall;
+      if (on && urls.length === 0) throw new Error('configureAppUserAuthorization: requesting user authorization during installation needs a callback URL');
+      appCallbackUrls = [...urls];
+      requestOAuthOnInstall = on;
+      registerAppOAuth();
     },
     revokeOAuthToken(token) {
       return oauth.revokeToken(token);

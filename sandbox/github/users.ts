@@ -14,6 +14,8 @@ export interface UserRec {
   name: string;
   email: string | null;
   account: Account;
+  /** Logins (lower case) of the organizations the user belongs to. */
+  organizations: Set<string>;
   createdMs: number;
   /** sha256 of the password: compared in constant time, never kept in clear. */
   passwordDigest: Buffer;
@@ -28,7 +30,7 @@ export class UserDirectory {
 
   constructor(private readonly seedK: number) {}
 
-  add(u: { login: string; password: string; name?: string; email?: string | null }, account: Account): UserRec {
+  add(u: { login: string; password: string; name?: string; email?: string | null; organizations?: readonly string[] }, account: Account): UserRec {
     const key = u.login.toLowerCase();
     if (this.byLogin.has(key)) throw new Error(`user ${u.login} already exists`);
     const rec: UserRec = {
@@ -36,6 +38,7 @@ export class UserDirectory {
       name: u.name ?? u.login,
       email: u.email ?? null,
       account,
+      organizations: new Set((u.organizations ?? []).map((o) => o.toLowerCase())),
       // Accounts predate the seeded data; the date derives from the login, not the clock.
       createdMs: Date.UTC(2014, 0, 1) + Rng.from(this.seedK, 'user-created', key).int(0, 2500) * DAY_MS,
       passwordDigest: digest(u.password),

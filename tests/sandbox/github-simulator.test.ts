@@ -126,6 +126,7 @@ describe('GitHub simulator: App JWT', () => {
     expect(sim.app).toEqual({
       id: 123456,
       clientId: expect.stringMatching(/^Iv1\.[0-9a-f]{16}$/),
+      clientSecret: 'weft-sandbox-app-client-secret',
       slug: 'weft-sandbox',
       name: 'Weft Sandbox',
       publicLink: `${base}/apps/weft-sandbox`,

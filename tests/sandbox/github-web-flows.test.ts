@@ -512,3 +512,137 @@ describe('GitHub simulator: App installation page', () => {
     expect(a.repos).toHaveLength(3);
   });
 });
+
+describe('GitHub simulator: user authorization during installation, and GET /user/installations', () => {
+  const APP_CALLBACK = 'http://127.0.0.1:4567/app-auth/connect';
+
+  async function installWithCode(browser: Browser, sim: GitHubSimulator, state = 'st-1'): Promise<URLSearchParams> {
+    let page = await browser.open(`${sim.app.publicLink}/installations/new?state=${state}`);
+    if (page.url.includes('/login?')) page = await browser.signIn(page);
+    const done = await browser.submit(page, { repository_selection: 'all', action: 'install' });
+    expect(done.status).toBe(302);
+    const to = new URL(done.location!);
+    expect(to.origin + to.pathname).toBe(APP_CALLBACK);
+    return to.searchParams;
+  }
+
+  async function appExchange(base: string, sim: GitHubSimulator, params: Record<string, string>): Promise<Json> {
+    const res = await exchange(base, { client_id: sim.app.clientId, client_secret: sim.app.clientSecret, ...params });
+    expect(res.status).toBe(200); // errors too, as on GitHub
+    return (await res.json()) as Json;
+  }
+
+  it('sends the browser to the callback URL with code, installation_id, setup_action and state; the code gives a ghu_ user token', async () => {
+    const { sim, base, clock } = await startSim({ app: { callbackUrls: [APP_CALLBACK], requestOAuthOnInstall: true }, setupUrl: 'https://weft.example.com/setup' });
+    const browser = new Browser(base);
+    const q = await installWithCode(browser, sim);
+    const installationId = Number(q.get('installation_id'));
+    expect([...q.keys()].sort()).toEqual(['code', 'installation_id', 'setup_action', 'state']);
+    expect(q.get('setup_action')).toBe('install');
+    expect(q.get('state')).toBe('st-1');
+    expect(q.get('code')).toMatch(/^[0-9a-f]{20}$/);
+    expect(sim.users()[0].installationId).toBe(installationId);
+
+    // The App's own client id and secret redeem the code; a wrong secret is refused (HTTP 200).
+    expect(await appExchange(base, sim, { code: q.get('code')!, client_secret: 'wrong' })).toMatchObject({ error: 'incorrect_client_credentials' });
+    const tokens = await appExchange(base, sim, { code: q.get('code')!, redirect_uri: APP_CALLBACK });
+    expect(tokens).toEqual({
+      access_token: expect.stringMatching(/^ghu_[A-Za-z0-9]{36}$/),
+      expires_in: 28800,
+      refresh_token: expect.stringMatching(/^ghr_[A-Za-z0-9]{76}$/),
+      refresh_token_expires_in: 15811200,
+      scope: '',
+      token_type: 'bearer',
+    });
+    expect(await appExchange(base, sim, { code: q.get('code')! })).toMatchObject({ error: 'bad_verification_code' });
+    // The OAuth App cannot redeem the App's code.
+    expect(((await (await exchange(base, { code: q.get('code')! })).json()) as Json).error).toBe('bad_verification_code');
+
+    const user = await api(base, '/user', `Bearer ${tokens.access_token}`);
+    expect(user.status).toBe(200);
+    expect(((await user.json()) as Json).login).toBe(DEFAULT_USER.login);
+    expect(user.headers.get('x-oauth-scopes')).toBeNull(); // App user tokens have no scopes
+    const res = await api(base, '/user/installations', `Bearer ${tokens.access_token}`);
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as Json;
+    // Only the installation on the user's own account: 1001 (sandbox-org) is not theirs to see.
+    expect(body.total_count).toBe(1);
+    expect(body.installations).toHaveLength(1);
+    expect(body.installations[0]).toMatchObject({ id: installationId, app_id: sim.app.id, account: { login: DEFAULT_USER.login, type: 'User' }, target_type: 'User' });
+    expect(res.headers.get('link')).toBeNull();
+
+    // 8 hours later the user token is dead; its refresh token gives a new pair, once.
+    clock.t += 28_800_000;
+    expect((await api(base, '/user/installations', `Bearer ${tokens.access_token}`)).status).toBe(401);
+    const refreshed = await appExchange(base, sim, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
+    expect(refreshed.access_token).toMatch(/^ghu_/);
+    expect((await api(base, '/user/installations', `Bearer ${refreshed.access_token}`)).status).toBe(200);
+    expect(await appExchange(base, sim, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token })).toMatchObject({ error: 'bad_refresh_token' });
+    // Codes and tokens never reach the request log.
+    expect(JSON.stringify(sim.requestLog())).not.toMatch(/ghu_|ghr_|[0-9a-f]{20}"/);
+  });
+
+  it('lists the installations of the organizations a user belongs to, paginated with Link; not the others', async () => {
+    const orgs = ['org-a', 'org-b', 'org-c', 'org-d'];
+    const { sim, base } = await startSim({
+      installations: orgs.map((login, i) => ({ id: 2001 + i, account: { login, type: 'Organization' as const }, repositoryCount: 0 })),
+      users: [{ ...DEFAULT_USER, organizations: ['org-a', 'org-c', 'org-d'] }, { login: 'outsider', password: 'pw' }],
+      app: { callbackUrls: [APP_CALLBACK], requestOAuthOnInstall: true },
+    });
+    const browser = new Browser(base);
+    const own = Number((await installWithCode(browser, sim)).get('installation_id'));
+    // A second install (an update) on the same account carries a fresh code too.
+    const update = await installWithCode(browser, sim, 'st-2');
+    expect(update.get('setup_action')).toBe('update');
+    const token = (await appExchange(base, sim, { code: update.get('code')! })).access_token;
+    const seen: number[] = [];
+    let url: string | null = '/user/installations?per_page=2';
+    let pages = 0;
+    while (url) {
+      const res: Response = await api(base, url.replace(base, ''), `Bearer ${token}`);
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as Json;
+      expect(body.total_count).toBe(4);
+      seen.push(...body.installations.map((i: Json) => i.id));
+      url = /<([^>]+)>;\s*rel="next"/.exec(res.headers.get('link') ?? '')?.[1] ?? null;
+      pages++;
+    }
+    expect(pages).toBe(2);
+    expect(seen.sort()).toEqual([2001, 2003, 2004, own].sort());
+
+    // Someone outside the organizations sees only the installation on their own account.
+    const other = new Browser(base);
+    let page = await other.open(`${sim.app.publicLink}/installations/new?state=o`);
+    page = await other.signIn(page, 'outsider', 'pw');
+    const q = new URL((await other.submit(page, { repository_selection: 'all', action: 'install' })).location!).searchParams;
+    const theirs = (await appExchange(base, sim, { code: q.get('code')! })).access_token;
+    const listed = (await (await api(base, '/user/installations', `Bearer ${theirs}`)).json()) as Json;
+    expect(listed.installations.map((i: Json) => i.id)).toEqual([Number(q.get('installation_id'))]);
+  });
+
+  it('answers /user/installations only for App user tokens', async () => {
+    const { sim, base, clock } = await startSim();
+    expect((await api(base, '/user/installations')).status).toBe(401);
+    const installation = await installationToken(sim, base, clock.t, 1001);
+    expect((await api(base, '/user/installations', `token ${installation}`)).status).toBe(403);
+    const q = await authorize(new Browser(base), { redirect_uri: CALLBACK, scope: 'repo' });
+    const gho = (await (await exchange(base, { code: q.get('code')! })).json()) as Json;
+    const res = await api(base, '/user/installations', `Bearer ${gho.access_token}`);
+    expect(res.status).toBe(403);
+    expect(((await res.json()) as Json).message).toBe('You must authenticate with an access token authorized to a GitHub App in order to list installations');
+  });
+
+  it('without the setting the install page uses the Setup URL and issues no code; the setting needs a callback URL', async () => {
+    const { sim, base } = await startSim({ app: { callbackUrls: [APP_CALLBACK] }, setupUrl: 'https://weft.example.com/setup' });
+    const browser = new Browser(base);
+    const page = await browser.signIn(await browser.open(`${sim.app.publicLink}/installations/new?state=s`));
+    const done = await browser.submit(page, { repository_selection: 'all', action: 'install' });
+    expect(new URL(done.location!).searchParams.has('code')).toBe(false);
+    expect(() => sim.configureAppUserAuthorization({ callbackUrls: [], requestOAuthOnInstall: true })).toThrow(/needs a callback URL/);
+    expect(() => createGitHubSimulator({ privateKeyPem: PRIVATE_KEY_PEM, app: { requestOAuthOnInstall: true } })).toThrow(/callback URL/);
+    expect(() => createGitHubSimulator({ privateKeyPem: PRIVATE_KEY_PEM, users: [{ ...DEFAULT_USER, organizations: ['nowhere'] }] })).toThrow(/Organization installation/);
+    sim.configureAppUserAuthorization({ requestOAuthOnInstall: true });
+    const again = await browser.submit(await browser.open(`${sim.app.publicLink}/installations/new?state=t`), { repository_selection: 'all', action: 'install' });
+    expect(new URL(again.location!).searchParams.get('code')).toMatch(/^[0-9a-f]{20}$/);
+  });
+});

@@ -9,7 +9,7 @@ import {
   AUTHORIZE_ERRORS,
   CODE_CHALLENGE_RE,
   parseScopes,
-  redirectUriAllowed,
+  redirectUriAllowedByAny,
   withParams,
   type OAuthState,
 } from '../oauth';
@@ -45,6 +45,11 @@ export interface WebDeps {
   store: GitHubStore;
   app: AppInfo;
   setupUrl(): string | null;
+  /**
+   * "Request user authorization (OAuth) during installation": the callback URL the install
+   * page then sends the browser to with a code (instead of the Setup URL), or null when off.
+   */
+  installAuthorizationUrl(): string | null;
   rememberGrants(): boolean;
   events: {
     authorized(): void;
@@ -184,11 +189,16 @@ export function createWebFlows(deps: WebDeps) {
     if (!client) return notFoundPage(req);
     const state = q.get('state');
     const given = q.get('redirect_uri') || null;
-    // GitHub answers a bad redirect_uri at the registered callback, never at the given URL.
-    if (given !== null && !redirectUriAllowed(client.callbackUrl, given)) {
-      return redirect(withParams(client.callbackUrl, { ...AUTHORIZE_ERRORS.redirect_uri_mismatch, state }));
+    const registered = client.callbackUrls[0];
+    // A GitHub App without a callback URL cannot authorize users at all.
+    if (registered === undefined) {
+      return htmlReply(200, messagePage({ title: 'Redirect URI not set', text: 'This application has no callback URL, so it cannot authorize users.', login: currentUser(req)?.login }));
     }
-    const target = given ?? client.callbackUrl;
+    // GitHub answers a bad redirect_uri at the registered callback, never at the given URL.
+    if (given !== null && !redirectUriAllowedByAny(client.callbackUrls, given)) {
+      return redirect(withParams(registered, { ...AUTHORIZE_ERRORS.redirect_uri_mismatch, state }));
+    }
+    const target = given ?? registered;
     const challenge = q.get('code_challenge');
     const method = q.get('code_challenge_method');
     if (challenge !== null || method !== null) {
@@ -213,7 +223,8 @@ export function createWebFlows(deps: WebDeps) {
       login: user.login,
       redirectUri: given,
       target,
-      scopes: parseScopes(q.get('scope')),
+      // GitHub Apps have no scopes: their permissions apply to user tokens.
+      scopes: client.kind === 'github-app' ? [] : parseScopes(q.get('scope')),
       state,
       codeChallenge: challenge,
     };
@@ -253,7 +264,7 @@ export function createWebFlows(deps: WebDeps) {
     for (const [k, v] of form) params.set(k, v);
     const result = oauth.exchange(params, req.nowMs);
     deps.events.exchanged(result.ok);
-    const body: Record<string, string> = { ...result.body };
+    const body: Record<string, string | number> = { ...result.body };
     // Errors too come back with HTTP 200 (providers.md §C9).
     if (/application\/json/i.test(String(req.headers.accept ?? ''))) {
       return { status: 200, headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' }, body: JSON.stringify(body) };
@@ -261,7 +272,7 @@ export function createWebFlows(deps: WebDeps) {
     return {
       status: 200,
       headers: { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8', 'cache-control': 'no-store' },
-      body: new URLSearchParams(body).toString(),
+      body: new URLSearchParams(Object.entries(body).map(([k, v]): [string, string] => [k, String(v)])).toString(),
     };
   }
 
@@ -329,6 +340,15 @@ export function createWebFlows(deps: WebDeps) {
     const { installation, created } = store.install(user.login, selection === 'all' ? null : repoIds, req.nowMs);
     deps.events.installed(created);
     const setupAction = created ? 'install' : 'update';
+    // With user authorization requested during installation, GitHub sends the browser to the
+    // App's callback URL with a code for a user token (the Setup URL is then unused): the
+    // app can check, with that token, that the installation is really this user's.
+    const callbackUrl = deps.installAuthorizationUrl();
+    if (callbackUrl !== null) {
+      const code = oauth.authorize({ clientId: app.clientId, login: user.login, redirectUri: null, scopes: [], codeChallenge: null }, req.nowMs);
+      deps.events.authorized();
+      return redirect(withParams(callbackUrl, { code, installation_id: installation.id, setup_action: setupAction, state: p.state }));
+    }
     const setupUrl = deps.setupUrl();
     if (setupUrl !== null) return redirect(withParams(setupUrl, { installation_id: installation.id, setup_action: setupAction, state: p.state }));
     return htmlReply(
