@@ -23,7 +23,10 @@
  * OAuth App tokens `gho_` (one bucket per user, shared by all that user's tokens; they may
  * call `GET /user`, `GET /user/repos` and the repository routes for public repositories and
  * their user's own, private ones only with the `repo` scope; answers carry `x-oauth-scopes`),
- * anonymous (60/h).
+ * GitHub App user tokens `ghu_` (the same user bucket; 8 hours; private repositories only
+ * where an installation reaches; they alone may call `GET /user/installations`, which lists
+ * the App's installations on the user's account and their organizations', `{total_count,
+ * installations}` with Link pagination), anonymous (60/h).
  *
  * github.com on the same host (web/, oauth.ts; providers.md §C9). These answer HTML (or the
  * token endpoint's form/JSON), without rate-limit headers or the User-Agent rule; failNext
@@ -58,7 +61,12 @@
  *        "Cancel" (action=cancel), POSTing to /apps/{slug}/installations. Install creates the
  *        installation on the signed-in user's account (or updates its repository selection)
  *        → 302 {setupUrl}?installation_id=…&setup_action=install|update[&state=…], or a page
- *        with span[data-installation-id] when no Setup URL is set. Cancel → a page, no redirect.
+ *        with span[data-installation-id] when no Setup URL is set. With the App setting
+ *        "Request user authorization (OAuth) during installation" (app.requestOAuthOnInstall)
+ *        the Setup URL is unused: → 302 {first callback URL}?code=…&installation_id=…
+ *        &setup_action=…[&state=…]; the code is redeemed at the token endpoint with the App's
+ *        client id and secret for a `ghu_` user token (expires_in 28800) and a `ghr_` refresh
+ *        token (grant_type=refresh_token, single use). Cancel → a page, no redirect.
  */
 import crypto from 'node:crypto';
 import http from 'node:http';
