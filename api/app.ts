@@ -2,6 +2,7 @@ import express, { type Express } from 'express';
 import type { ApiDeps } from './deps';
 import { requireSecretKey } from './middleware/auth';
 import { errorHandler, notFound } from './middleware/errors';
+import { bodyParsing } from './middleware/body-parsing';
 import { integrationsRouter } from './routers/integrations';
 import { connectionsRouter } from './routers/connections';
 import { syncRouter } from './routers/sync';
@@ -18,7 +19,8 @@ export function createApp(deps: ApiDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'extended');
-  app.use(express.json({ limit: '2mb' }));
+  // JSON bodies everywhere; the Connect page's API-key form is the one form route.
+  app.use(bodyParsing({ formRoutes: ['/connect/api-key/:key'] }));
 
   app.get('/health', (_req, res) => {
     res.json({ status: 'ok' });

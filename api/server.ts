@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app';
 import type { ApiDeps } from './deps';
@@ -8,11 +8,43 @@ export interface RunningApi {
   close(): Promise<void>;
 }
 
-export async function startApiServer(deps: ApiDeps, port: number, host = '127.0.0.1'): Promise<RunningApi> {
+/**
+ * How long a client may take, so a slow or silent one cannot hold a socket (and the memory
+ * of a half-read body) for long: Node's own defaults are 60 s for the headers and 5 minutes
+ * for the whole request. These bound receiving the request only; a response that takes long
+ * (a sync-mode action) is not cut short.
+ */
+export interface HttpTimeouts {
+  /** Until the request line and headers are in. */
+  headersTimeoutMs: number;
+  /** Until the whole request, body included, is in (must be ≥ the headers timeout). */
+  requestTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this; raise it above a load balancer's idle timeout. */
+  keepAliveTimeoutMs: number;
+}
+
+export const DEFAULT_HTTP_TIMEOUTS: HttpTimeouts = { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000 };
+
+export async function startApiServer(deps: ApiDeps, port: number, host = '127.0.0.1', timeouts: Partial<HttpTimeouts> = {}): Promise<RunningApi> {
   const app = createApp(deps);
-  const server: Server = await new Promise((resolve, reject) => {
-    // Express 5 passes a listen error to this callback instead of throwing.
-    const s = app.listen(port, host, (err?: Error) => (err ? reject(err) : resolve(s)));
+  const t = { ...DEFAULT_HTTP_TIMEOUTS, ...timeouts };
+  const server: Server = createServer(
+    {
+      headersTimeout: t.headersTimeoutMs,
+      requestTimeout: Math.max(t.requestTimeoutMs, t.headersTimeoutMs),
+      keepAliveTimeout: t.keepAliveTimeoutMs,
+      // Node checks the two timeouts above on this interval (default 30 s, which would let a
+      // 10 s timeout run to 40 s).
+      connectionsCheckingInterval: Math.max(100, Math.min(1_000, Math.floor(t.headersTimeoutMs / 2))),
+    },
+    app,
+  );
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
   });
   const addr = server.address() as AddressInfo;
   return {

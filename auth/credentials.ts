@@ -1,15 +1,35 @@
 import { z } from 'zod';
 
+/**
+ * A secret Weft puts into an HTTP header of a provider call (`x-luma-api-key: …`,
+ * `Authorization: Bearer …`): printable ASCII, spaces only inside. Anything else (a control
+ * character, a line break, a non-Latin-1 letter) cannot be sent as a header value: the HTTP
+ * client throws and the provider is never asked, so it is refused here with a 400 instead of
+ * surfacing as a failed verification (424) after the fact.
+ */
+export function headerSafeSecret(maxLength: number) {
+  return z
+    .string()
+    .min(1)
+    .max(maxLength)
+    .regex(/^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/, 'printable ASCII characters only, no control characters or surrounding spaces (it is sent in an HTTP header)');
+}
+
+/** Provider API keys are short; 4 KB leaves room for any real one. */
+export const API_KEY_MAX_LENGTH = 4096;
+/** Microsoft's JWT access tokens reach several KB with group claims; 16 KB leaves room. */
+const TOKEN_MAX_LENGTH = 16_384;
+
 /** Stored credentials of a connection, one shape per auth mode (the API's `credentials`). */
-export const apiKeyCredentialsSchema = z.object({ type: z.literal('API_KEY'), apiKey: z.string().min(1) });
+export const apiKeyCredentialsSchema = z.object({ type: z.literal('API_KEY'), apiKey: headerSafeSecret(API_KEY_MAX_LENGTH) });
 export const oauth2CredentialsSchema = z.object({
   type: z.literal('OAUTH2'),
-  access_token: z.string().min(1),
-  refresh_token: z.string().min(1).optional(),
+  access_token: headerSafeSecret(TOKEN_MAX_LENGTH),
+  refresh_token: z.string().min(1).max(TOKEN_MAX_LENGTH).optional(),
   expires_at: z.iso.datetime({ offset: true }).optional(),
   raw: z.record(z.string(), z.unknown()).optional(),
   /** Microsoft's SharePoint team-site token (integrations.md, one-drive), refreshed with the main one. */
-  teamsite: z.object({ access_token: z.string().min(1), expires_at: z.iso.datetime({ offset: true }).optional(), resource: z.string() }).optional(),
+  teamsite: z.object({ access_token: headerSafeSecret(TOKEN_MAX_LENGTH), expires_at: z.iso.datetime({ offset: true }).optional(), resource: z.string() }).optional(),
 });
 export const appCredentialsSchema = z.object({
   type: z.literal('APP'),

@@ -30,6 +30,10 @@ export const configSchema = z.object({
   WEFT_REQUEST_LOG_TTL_DAYS: duration.default(14),
   /** A prebuilt workflow bundle (file path); without it the worker bundles workflows/ at start. */
   WEFT_WORKFLOW_BUNDLE: z.string().optional(),
+  /** The API's HTTP server: how long a client may take to send its headers, its whole request, and how long an idle keep-alive connection stays open. */
+  WEFT_HTTP_HEADERS_TIMEOUT_MS: duration.default(10_000),
+  WEFT_HTTP_REQUEST_TIMEOUT_MS: duration.default(30_000),
+  WEFT_HTTP_KEEP_ALIVE_TIMEOUT_MS: duration.default(5_000),
   /**
    * Destinations the egress policy lets through although they are loopback, private or
    * link-local: comma-separated CIDRs, IP addresses or host:port (egress/address-policy.ts).

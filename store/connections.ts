@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Collection, Db, Filter } from 'mongodb';
-import { ConflictError } from '../common/errors';
+import { BadRequestError, ConflictError } from '../common/errors';
+import { fieldNameProblem } from './field-names';
 import { isDuplicateKey } from './environments';
 
 export type AuthMode = 'API_KEY' | 'OAUTH2' | 'APP';
@@ -89,13 +90,24 @@ export class ConnectionStore {
     return this.col.find({ environment, provider_config_key: providerConfigKey }).toArray();
   }
 
+  /**
+   * `replace` swaps the whole object; `merge` is a shallow merge: each top-level key given
+   * replaces that key's value (objects are not merged deeper) and other keys stay. The merge
+   * sets `metadata.<key>` per key (one atomic update on both servers), so a key must be a
+   * plain field name: a dotted one would write into a nested object. The API refuses such
+   * keys with a 400 before this point; this is the store's own guard.
+   */
   async updateMetadata(id: string, metadata: Record<string, unknown>, mode: 'replace' | 'merge'): Promise<void> {
     if (mode === 'replace') {
       await this.col.updateOne({ _id: id }, { $set: { metadata, updated_at: new Date() } });
       return;
     }
     const set: Record<string, unknown> = { updated_at: new Date() };
-    for (const [k, v] of Object.entries(metadata)) set[`metadata.${k}`] = v;
+    for (const [key, value] of Object.entries(metadata)) {
+      const problem = fieldNameProblem(key);
+      if (problem) throw new BadRequestError('invalid_metadata_key', `Metadata cannot be merged: ${problem}.`);
+      set[`metadata.${key}`] = value;
+    }
     await this.col.updateOne({ _id: id }, { $set: set });
   }
 

@@ -1,15 +1,20 @@
 import type { Response } from 'express';
 import { WeftError } from '../../common/errors';
+import { requestErrorOf } from '../middleware/errors';
 import { resultPage } from './html';
 
-/** Browser routes answer with a page, also when they fail. */
+/**
+ * Browser routes answer with a page, also when they fail: a Weft error, or a request the
+ * framework could not read (its own 4xx). Anything else is Weft's fault and goes on to the
+ * error middleware (logged, 500).
+ */
 export async function asPage(res: Response, handle: () => Promise<void>): Promise<void> {
   try {
     await handle();
   } catch (err) {
-    if (!(err instanceof WeftError)) throw err;
-    const title = err.status === 401 ? 'This link cannot be used' : 'The account was not connected';
-    res.status(err.status).type('html').send(resultPage({ success: false, title, message: err.message, code: err.code }));
+    const refused = err instanceof WeftError ? { status: err.status, code: err.code, message: err.message } : requestErrorOf(err);
+    if (!refused) throw err;
+    const title = refused.status === 401 ? 'This link cannot be used' : 'The account was not connected';
+    res.status(refused.status).type('html').send(resultPage({ success: false, title, message: refused.message, code: refused.code }));
   }
 }
-

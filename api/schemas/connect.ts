@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { API_KEY_MAX_LENGTH, headerSafeSecret } from '../../auth/credentials';
+import { jsonObject, tagsObject } from './json-object';
 
 const connectionId = z.string().min(1).max(255).regex(/^[^\s/]+$/, 'no spaces or slashes');
 
@@ -8,14 +10,14 @@ export const integrationDefaultsSchema = z.strictObject({
   /** Extra authorize parameters, e.g. `{ prompt: 'consent' }` (spec rule 4). */
   authorization_params: z.record(z.string().regex(/^[a-z_]{1,40}$/), z.string().max(500)).optional(),
   /** Connection settings, e.g. Microsoft `tenant`. */
-  connection_config: z.record(z.string(), z.unknown()).optional(),
+  connection_config: jsonObject().optional(),
 });
 
 export const createConnectSessionBody = z.strictObject({
   end_user: z.strictObject({ id: z.string().min(1).max(255), email: z.email().optional(), display_name: z.string().max(255).optional() }).optional(),
   allowed_integrations: z.array(z.string().min(1)).min(1).max(100).optional(),
   integrations_config_defaults: z.record(z.string(), integrationDefaultsSchema).optional(),
-  tags: z.record(z.string(), z.string().max(255)).optional(),
+  tags: tagsObject.optional(),
   /** Re-authorize this existing connection instead of creating a new one. */
   connection_id: connectionId.optional(),
 });
@@ -25,4 +27,4 @@ export const oauthConnectQuery = z.object({
   connection_id: connectionId.optional(),
 });
 
-export const apiKeyBody = z.object({ apiKey: z.string().min(1).max(4096) });
+export const apiKeyBody = z.object({ apiKey: headerSafeSecret(API_KEY_MAX_LENGTH) });

@@ -1,16 +1,16 @@
 import { z } from 'zod';
 import { connectionCredentialsInputSchema } from '../../auth/credentials';
+import { jsonObject, tagsObject } from './json-object';
 
 const connectionId = z.string().min(1).max(255).regex(/^[^\s/]+$/, 'no spaces or slashes');
-const jsonObject = z.record(z.string(), z.unknown());
 
 export const createConnectionBody = z.strictObject({
   provider_config_key: z.string().min(1),
   connection_id: connectionId.optional(),
   credentials: connectionCredentialsInputSchema,
-  metadata: jsonObject.optional(),
-  connection_config: jsonObject.optional(),
-  tags: z.record(z.string(), z.string().max(255)).optional(),
+  metadata: jsonObject().optional(),
+  connection_config: jsonObject().optional(),
+  tags: tagsObject.optional(),
 });
 
 export const listConnectionsQuery = z.object({
@@ -30,5 +30,5 @@ export const providerConfigKeyQuery = z.object({
 export const metadataBody = z.strictObject({
   connection_id: z.union([connectionId, z.array(connectionId).min(1).max(1000)]),
   provider_config_key: z.string().min(1),
-  metadata: jsonObject,
+  metadata: jsonObject(),
 });

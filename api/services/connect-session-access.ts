@@ -1,5 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { WeftError } from '../../common/errors';
-import type { ConnectSessionDoc } from '../../store/connect-sessions';
+import { CONNECT_SESSION_MAX_ATTEMPTS, type ConnectSessionDoc } from '../../store/connect-sessions';
 import type { IntegrationDoc } from '../../store/integrations';
 import type { ApiDeps } from '../deps';
 
@@ -11,6 +12,16 @@ export async function openConnectSession(deps: ApiDeps, token: string | undefine
     throw new WeftError('connect_session_expired', 'This connect link has expired (links are valid for 30 minutes). Ask the application for a new one.', 401);
   }
   return session;
+}
+
+/** One more flow started with this session; 429 once it has used all its attempts. */
+export async function countFlowAttempt(deps: ApiDeps, session: ConnectSessionDoc): Promise<void> {
+  if (await deps.stores.connectSessions.countAttempt(session._id, CONNECT_SESSION_MAX_ATTEMPTS)) return;
+  throw new WeftError(
+    'too_many_attempts',
+    `This connect link was already used for ${CONNECT_SESSION_MAX_ATTEMPTS} attempts, the most one link allows. Ask the application for a new one.`,
+    429,
+  );
 }
 
 /** The integrations this session lets the end user connect. */
@@ -25,4 +36,33 @@ export async function sessionIntegration(deps: ApiDeps, session: ConnectSessionD
     throw new WeftError('integration_not_allowed', `Integration "${key}" is not available in this connect session.`, 403);
   }
   return integration;
+}
+
+/** Which connection a flow writes to: never the browser's choice. */
+export interface FlowTarget {
+  connectionId: string;
+  /** True for a reconnect session: only this existing connection, re-authorized. */
+  reconnect: boolean;
+}
+
+/**
+ * A new connection gets a generated id (the app learns it from the `auth` webhook and finds
+ * it by tags); only a session the app created with `connection_id` re-authorizes, and only
+ * that connection, which must still exist (a reconnect link never creates one).
+ */
+export async function flowTarget(deps: ApiDeps, session: ConnectSessionDoc, integration: IntegrationDoc): Promise<FlowTarget> {
+  if (session.connection_id === null) return { connectionId: randomUUID(), reconnect: false };
+  await requireReconnectTarget(deps, session.environment, integration, session.connection_id);
+  return { connectionId: session.connection_id, reconnect: true };
+}
+
+export async function requireReconnectTarget(deps: ApiDeps, environment: string, integration: IntegrationDoc, connectionId: string): Promise<void> {
+  const existing = await deps.stores.connections.find({ environment, providerConfigKey: integration.unique_key, connectionId });
+  if (!existing) {
+    throw new WeftError(
+      'reconnect_connection_not_found',
+      `This link re-authorizes connection "${connectionId}" of ${integration.display_name}, which does not exist (it may have been deleted). Nothing was changed; ask the application for a new link.`,
+      404,
+    );
+  }
 }

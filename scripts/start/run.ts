@@ -151,6 +151,7 @@ export async function runStart(options: StartOptions, env: NodeJS.ProcessEnv): P
       },
       port,
       API_HOST,
+      { headersTimeoutMs: config.WEFT_HTTP_HEADERS_TIMEOUT_MS, requestTimeoutMs: config.WEFT_HTTP_REQUEST_TIMEOUT_MS, keepAliveTimeoutMs: config.WEFT_HTTP_KEEP_ALIVE_TIMEOUT_MS },
     );
     resources.push({ name: 'API', stop: api.close });
     checkpoint();
