@@ -4,9 +4,13 @@ import { CONNECT_SESSION_MAX_ATTEMPTS, type ConnectSessionDoc } from '../../stor
 import type { IntegrationDoc } from '../../store/integrations';
 import type { ApiDeps } from '../deps';
 
-/** The connect session of a browser-facing request; a clear 401 when unknown or expired. */
-export async function openConnectSession(deps: ApiDeps, token: string | undefined, now = new Date()): Promise<ConnectSessionDoc> {
-  const session = token ? await deps.stores.connectSessions.find(token) : null;
+/**
+ * The connect session of a browser-facing request; a clear 401 when unknown or expired.
+ * The token comes straight from a query string or form, so it may be anything (an array
+ * from a repeated field, an object from `a[b]=`): only a string can name a session.
+ */
+export async function openConnectSession(deps: ApiDeps, token: unknown, now = new Date()): Promise<ConnectSessionDoc> {
+  const session = typeof token === 'string' && token ? await deps.stores.connectSessions.find(token) : null;
   if (!session) throw new WeftError('invalid_connect_session', 'This connect link is not valid. Ask the application for a new one.', 401);
   if (session.expires_at.getTime() <= now.getTime()) {
     throw new WeftError('connect_session_expired', 'This connect link has expired (links are valid for 30 minutes). Ask the application for a new one.', 401);
