@@ -4,6 +4,7 @@ import type { Stores } from '../store/db';
 import type { CredentialCipher } from '../auth/credential-cipher';
 import type { Credentials } from '../auth/credentials';
 import type { IntegrationRegistry } from '../runtime/registry';
+import type { Egress } from '../egress/egress';
 import { createWorkerSyncContext } from '../runtime/worker-context';
 import type { MetadataStore } from '../runtime/base-context';
 import { openProviderSession } from '../common/provider-session';
@@ -20,6 +21,8 @@ export interface SyncActivityDeps {
   registry: IntegrationRegistry;
   logger: Logger;
   maxInlineWaitMs: number;
+  /** Provider calls go out through it (address policy, timeouts). */
+  egress: Egress;
 }
 
 /** The activities of a sync run, given their dependencies (Temporal samples style). */

@@ -3,6 +3,7 @@ import type { Logger } from '../common/logger';
 import type { Stores } from '../store/db';
 import type { CredentialCipher } from '../auth/credential-cipher';
 import type { IntegrationRegistry } from '../runtime/registry';
+import type { Egress } from '../egress/egress';
 
 /** Everything the API needs, handed in by whoever starts it (npm start, tests, `weft api`). */
 export interface ApiDeps {
@@ -11,6 +12,8 @@ export interface ApiDeps {
   registry: IntegrationRegistry;
   temporal: Client;
   logger: Logger;
+  /** Every outbound call the API makes (provider checks, token endpoints, webhooks); also checks registered URLs. */
+  egress: Egress;
   settings: {
     syncTaskQueue: string;
     actionTaskQueue: string;

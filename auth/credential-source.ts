@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { WeftError } from '../common/errors';
 import type { Logger } from '../common/logger';
+import type { Egress } from '../egress/egress';
 import { ProviderAuthError, ProviderHttpError } from '../runtime/errors';
 import type { AccountThrottle } from '../runtime/http/account-throttle';
 import { ProviderClient, type RequestLogEntry, type ResolvedProvider } from '../runtime/http/provider-client';
@@ -20,7 +21,7 @@ export interface CredentialSource {
 /** Client credentials of an integration (what `POST /integrations` stores, sealed). */
 export type IntegrationCredentials =
   | { type: 'OAUTH2'; client_id: string; client_secret: string; scopes?: string; tenant?: string }
-  | { type: 'APP'; app_id: string; app_link: string; private_key: string };
+  | { type: 'APP'; app_id: string; app_link: string; private_key: string; /** The App's OAuth client (user authorization). */ client_id?: string; client_secret?: string };
 
 export interface CredentialSourceDeps {
   provider: ResolvedProvider;
@@ -39,6 +40,8 @@ export interface CredentialSourceDeps {
   logRequest(entry: RequestLogEntry): void;
   maxInlineWaitMs: number;
   sleep(ms: number): Promise<void>;
+  /** The installation-token mint goes out through it like any provider call. */
+  egress: Pick<Egress, 'request'>;
   now?: () => number;
 }
 
@@ -142,6 +145,7 @@ export async function mintInstallationToken(deps: CredentialSourceDeps, installa
     logRequest: deps.logRequest,
     maxInlineWaitMs: deps.maxInlineWaitMs,
     sleep: deps.sleep,
+    egress: deps.egress,
   });
   try {
     const res = await client.request<{ token?: string; expires_at?: string }>({

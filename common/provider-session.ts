@@ -9,6 +9,7 @@ import type { IntegrationRegistry } from '../runtime/registry';
 import type { ConnectionDoc } from '../store/connections';
 import type { Stores } from '../store/db';
 import type { IntegrationDoc } from '../store/integrations';
+import type { Egress } from '../egress/egress';
 import type { Logger } from './logger';
 
 export interface ProviderSessionDeps {
@@ -17,6 +18,8 @@ export interface ProviderSessionDeps {
   registry: IntegrationRegistry;
   logger: Logger;
   maxInlineWaitMs: number;
+  /** Every call of the session (provider API, token mint and refresh, webhooks) goes out through it. */
+  egress: Egress;
 }
 
 export interface ProviderSessionRequest {
@@ -89,6 +92,7 @@ export function openProviderSession(deps: ProviderSessionDeps, req: ProviderSess
     logRequest,
     maxInlineWaitMs: deps.maxInlineWaitMs,
     sleep,
+    egress: deps.egress,
   });
   const client = new ProviderClient({
     provider,
@@ -99,6 +103,7 @@ export function openProviderSession(deps: ProviderSessionDeps, req: ProviderSess
     logRequest,
     maxInlineWaitMs: deps.maxInlineWaitMs,
     sleep,
+    egress: deps.egress,
     signal: req.signal,
   });
   return { provider, client, accountKey, authMode: credentials.type, refreshCredentials: async () => void (await source.authorize({})) };

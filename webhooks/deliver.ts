@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import type { CredentialCipher } from '../auth/credential-cipher';
 import type { Logger } from '../common/logger';
+import type { Egress } from '../egress/egress';
+import { EgressRefusedError } from '../egress/errors';
 import { redactUrl } from '../runtime/http/redact';
 import type { Stores } from '../store/db';
 import type { EnvironmentDoc } from '../store/environments';
@@ -15,6 +17,8 @@ export interface WebhookDeps {
   stores: Pick<Stores, 'environments' | 'webhookDeliveries'>;
   cipher: CredentialCipher;
   logger: Logger;
+  /** Deliveries go out through it: address policy, timeouts, redirects not followed. */
+  egress: Pick<Egress, 'request'>;
   /** Waits before each quick retry; its length is the number of retries. */
   retryDelaysMs?: readonly number[];
   /** Per-attempt limit for the whole request, response body included. */
@@ -127,13 +131,14 @@ async function deliverToUrl(deps: WebhookDeps, log: Logger, event: SignedEvent, 
     const started = Date.now();
     let error: string | null = null;
     let retryAfterMs = 0;
+    let refused = false;
     status = undefined;
     try {
       // A new timestamp (and so a new signature) per attempt; the id stays the event's.
       const at = new Date();
-      const res = await fetch(dest.url, {
+      // Egress never follows a redirect: it would move a signed payload somewhere not configured.
+      const res = await deps.egress.request(dest.url, {
         method: 'POST',
-        redirect: 'manual', // a redirect would move a signed payload somewhere not configured
         signal: AbortSignal.timeout(timeoutMs),
         headers: {
           'content-type': 'application/json',
@@ -145,11 +150,12 @@ async function deliverToUrl(deps: WebhookDeps, log: Logger, event: SignedEvent, 
         body: event.body,
       });
       status = res.status;
-      retryAfterMs = parseRetryAfter(res.headers.get('retry-after'));
-      await res.body?.cancel().catch(() => undefined);
+      retryAfterMs = parseRetryAfter(res.headers['retry-after'] ?? null);
       if (status < 200 || status >= 300) error = `HTTP ${status}`;
     } catch (err) {
       error = describeError(err);
+      // The policy will refuse every retry as well.
+      refused = err instanceof EgressRefusedError;
     }
 
     await recordAttempt(deps, log, {
@@ -169,7 +175,7 @@ async function deliverToUrl(deps: WebhookDeps, log: Logger, event: SignedEvent, 
       log.info({ target: dest.target, url: shownUrl, attempt, status }, 'webhook delivered');
       return { target: dest.target, url: shownUrl, delivered: true, attempts: attempt, status };
     }
-    const retryable = status === undefined || status >= 500 || RETRYABLE_STATUS.has(status);
+    const retryable = !refused && (status === undefined || status >= 500 || RETRYABLE_STATUS.has(status));
     const last = !retryable || attempt > retryDelays.length;
     log[last ? 'error' : 'warn']({ target: dest.target, url: shownUrl, attempt, status, error }, last ? 'webhook delivery failed' : 'webhook attempt failed; retrying');
     if (last) return { target: dest.target, url: shownUrl, delivered: false, attempts: attempt, ...(status !== undefined ? { status } : {}) };

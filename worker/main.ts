@@ -6,6 +6,8 @@ import { loadConfig } from '../common/config';
 import { WeftError } from '../common/errors';
 import { createLogger } from '../common/logger';
 import { openCore } from '../common/core';
+import { createEgress } from '../egress/egress';
+import { egressSettings } from '../egress/settings';
 import { buildWorkers } from './run-workers';
 import { startExpirySweeper } from './expiry-sweeper';
 import { resealWithCurrentKey } from '../store/reseal';
@@ -25,6 +27,7 @@ export async function runWorkerProcess(): Promise<void> {
     encryptionKey: config.WEFT_ENCRYPTION_KEY ?? '',
     requestLogTtlDays: config.WEFT_REQUEST_LOG_TTL_DAYS,
   });
+  const egress = createEgress(egressSettings(config));
   const workers = await buildWorkers(
     core,
     {
@@ -36,6 +39,7 @@ export async function runWorkerProcess(): Promise<void> {
       workflowBundlePath: config.WEFT_WORKFLOW_BUNDLE,
     },
     logger,
+    egress,
   );
   // Worker.run() shuts down gracefully on SIGINT/SIGTERM by default.
   logger.info({ syncTaskQueue: config.WEFT_SYNC_TASK_QUEUE, actionTaskQueue: config.WEFT_ACTION_TASK_QUEUE, pid: process.pid }, 'weft worker running');
@@ -47,6 +51,7 @@ export async function runWorkerProcess(): Promise<void> {
   await workers.run();
   sweeper.stop();
   await workers.connection.close();
+  await egress.close();
   await core.close();
 }
 

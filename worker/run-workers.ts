@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import type { Logger } from '../common/logger';
 import type { Core } from '../common/core';
+import type { Egress } from '../egress/egress';
 import { createSyncActivities } from '../activities/sync-activities';
 import { createActionActivities } from '../activities/action-activities';
 import { createWeftWorker } from './create-worker';
@@ -27,10 +28,11 @@ export interface WeftWorkers {
 /**
  * Connects to Temporal and builds the two workers of a Weft worker process: syncs and
  * actions on separate task queues, so an interactive action never queues behind a sync.
+ * Every provider call of their activities goes out through `egress`.
  */
-export async function buildWorkers(core: Core, settings: WorkerSettings, logger: Logger): Promise<WeftWorkers> {
+export async function buildWorkers(core: Core, settings: WorkerSettings, logger: Logger, egress: Egress): Promise<WeftWorkers> {
   const connection = await NativeConnection.connect({ address: settings.temporalAddress });
-  const activityDeps = { stores: core.stores, cipher: core.cipher, registry: core.registry, logger, maxInlineWaitMs: settings.maxInlineWaitMs };
+  const activityDeps = { stores: core.stores, cipher: core.cipher, registry: core.registry, logger, maxInlineWaitMs: settings.maxInlineWaitMs, egress };
   const workflowBundle = settings.workflowBundlePath ? { code: readFileSync(settings.workflowBundlePath, 'utf8') } : undefined;
   const common = { connection, namespace: settings.namespace, workflowBundle };
   const sync = await createWeftWorker({ ...common, taskQueue: settings.syncTaskQueue, activities: createSyncActivities(activityDeps) });

@@ -4,7 +4,8 @@ import type { IntegrationDoc } from '../../store/integrations';
 import type { ApiDeps } from '../deps';
 import { environmentOf } from '../middleware/auth';
 import { parseInput } from '../validate';
-import { createIntegrationBody, patchIntegrationBody } from '../schemas/integrations';
+import { createIntegrationBody, patchIntegrationBody, type integrationCredentialsSchema, type providerOverridesSchema } from '../schemas/integrations';
+import type { z } from 'zod';
 import { validateClientCredentials } from '../services/client-credentials';
 
 export function integrationsRouter(deps: ApiDeps): Router {
@@ -17,6 +18,7 @@ export function integrationsRouter(deps: ApiDeps): Router {
 
   router.post('/', async (req, res) => {
     const body = parseInput(createIntegrationBody, req.body, 'invalid_body');
+    checkOutboundUrls(deps, body);
     const provider = deps.registry.get(body.provider)?.provider;
     if (!provider) {
       throw new BadRequestError('unknown_provider', `Unknown provider "${body.provider}" (available: ${deps.registry.providers().map((p) => p.name).join(', ')}).`);
@@ -43,6 +45,7 @@ export function integrationsRouter(deps: ApiDeps): Router {
 
   router.patch('/:key', async (req, res) => {
     const body = parseInput(patchIntegrationBody, req.body, 'invalid_body');
+    checkOutboundUrls(deps, body);
     if (body.credentials) {
       const existing = await deps.stores.integrations.get(environmentOf(res), req.params.key);
       const provider = existing && deps.registry.get(existing.provider)?.provider;
@@ -70,6 +73,20 @@ export function integrationsRouter(deps: ApiDeps): Router {
   });
 
   return router;
+}
+
+/**
+ * Weft calls base_url and auth_base_url itself, and sends browsers to app_link: a literal
+ * address the egress policy refuses (private, loopback, link-local ...) is refused here with
+ * 400 `egress_refused`, before anything is stored. Names are checked when they are resolved.
+ */
+function checkOutboundUrls(
+  deps: Pick<ApiDeps, 'egress'>,
+  body: { provider_overrides?: z.infer<typeof providerOverridesSchema>; credentials?: z.infer<typeof integrationCredentialsSchema> },
+): void {
+  if (body.provider_overrides?.base_url) deps.egress.checkUrl(body.provider_overrides.base_url, 'provider_overrides.base_url');
+  if (body.provider_overrides?.auth_base_url) deps.egress.checkUrl(body.provider_overrides.auth_base_url, 'provider_overrides.auth_base_url');
+  if (body.credentials?.type === 'APP') deps.egress.checkUrl(body.credentials.app_link, 'credentials.app_link');
 }
 
 function present(doc: IntegrationDoc) {

@@ -5,5 +5,5 @@ import type { ApiDeps } from '../deps';
 const API_MAX_INLINE_WAIT_MS = 5_000;
 
 export function sessionDeps(deps: ApiDeps): ProviderSessionDeps {
-  return { stores: deps.stores, cipher: deps.cipher, registry: deps.registry, logger: deps.logger, maxInlineWaitMs: API_MAX_INLINE_WAIT_MS };
+  return { stores: deps.stores, cipher: deps.cipher, registry: deps.registry, logger: deps.logger, maxInlineWaitMs: API_MAX_INLINE_WAIT_MS, egress: deps.egress };
 }

@@ -1,5 +1,7 @@
 import * as oauth from 'oauth4webapi';
 import { WeftError } from '../../common/errors';
+import type { Egress } from '../../egress/egress';
+import { EgressRefusedError } from '../../egress/errors';
 import type { OAuthConfig } from '../../runtime/types';
 import type { IntegrationDoc } from '../../store/integrations';
 import type { IntegrationCredentials } from '../credential-source';
@@ -13,6 +15,8 @@ export interface OAuthEndpoints {
   tenant: string | undefined;
   /** Plain http is allowed only towards a loopback sandbox. */
   insecure: boolean;
+  /** Token endpoint calls (and the team-site lookup) go out through it. */
+  egress: Egress;
 }
 
 /** The token endpoint's answer, normalised. */
@@ -39,7 +43,7 @@ export class OAuthProviderError extends WeftError {
   }
 }
 
-export function oauthEndpoints(config: OAuthConfig, integration: IntegrationDoc, app: IntegrationCredentials | null, tenantOverride?: string): OAuthEndpoints {
+export function oauthEndpoints(config: OAuthConfig, integration: IntegrationDoc, app: IntegrationCredentials | null, egress: Egress, tenantOverride?: string): OAuthEndpoints {
   if (app?.type !== 'OAUTH2') {
     throw new WeftError('oauth_client_missing', `Integration "${integration.unique_key}" has no OAuth client credentials (client_id, client_secret).`, 400);
   }
@@ -58,6 +62,7 @@ export function oauthEndpoints(config: OAuthConfig, integration: IntegrationDoc,
     clientAuth: oauth.ClientSecretPost(app.client_secret),
     tenant,
     insecure: token.protocol === 'http:' && isLoopback(token.hostname),
+    egress,
   };
 }
 
@@ -110,6 +115,7 @@ async function tokenCall(ep: OAuthEndpoints, send: () => Promise<Response>): Pro
   try {
     response = await send();
   } catch (err) {
+    if (err instanceof EgressRefusedError) throw err;
     throw new WeftError('oauth_token_endpoint_unreachable', `The token endpoint could not be reached: ${(err as Error).message}`, 424);
   }
   // Read the body once ourselves: providers put the OAuth error in it (GitHub even with 200).
@@ -145,7 +151,7 @@ function toTokenResult(r: oauth.TokenEndpointResponse): TokenResult {
 }
 
 function requestOptions(ep: OAuthEndpoints) {
-  return ep.insecure ? { [oauth.allowInsecureRequests]: true } : {};
+  return { [oauth.customFetch]: ep.egress.fetch, ...(ep.insecure ? { [oauth.allowInsecureRequests]: true } : {}) };
 }
 
 function isLoopback(host: string): boolean {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { WeftError } from '../../common/errors';
 import type { Logger } from '../../common/logger';
+import type { Egress } from '../../egress/egress';
 import { ProviderAuthError } from '../../runtime/errors';
 import type { IntegrationRegistry } from '../../runtime/registry';
 import type { ConnectionDoc } from '../../store/connections';
@@ -18,6 +19,8 @@ export interface TokenRefreshDeps {
   cipher: CredentialCipher;
   registry: IntegrationRegistry;
   logger: Logger;
+  /** The token endpoint and the `auth` webhook are called through it. */
+  egress: Egress;
   /** How long a refresh may hold the lease before another process may take over. */
   leaseMs?: number;
   /** How often a process waiting for another's refresh looks again. */
@@ -77,7 +80,7 @@ async function refresh(deps: TokenRefreshDeps, connection: ConnectionDoc, creden
   if (!credentials.refresh_token) return fail(deps, connection, 'refresh_token_missing', 'The connection has no refresh token (offline_access was not granted); the end user must authorize again.');
 
   const tenant = typeof connection.connection_config.tenant === 'string' ? connection.connection_config.tenant : undefined;
-  const ep = oauthEndpoints(oauth, integration, openIntegrationCredentials(deps.cipher, integration.credentials_encrypted), tenant);
+  const ep = oauthEndpoints(oauth, integration, openIntegrationCredentials(deps.cipher, integration.credentials_encrypted), deps.egress, tenant);
   try {
     const tokens = await refreshGrant(ep, credentials.refresh_token);
     const next: OAuth2Credentials = {
@@ -107,7 +110,7 @@ async function refresh(deps: TokenRefreshDeps, connection: ConnectionDoc, creden
 async function fail(deps: TokenRefreshDeps, connection: ConnectionDoc, code: string, message: string): Promise<never> {
   await deps.stores.connections.markNeedsReauthorization(connection._id, message);
   await sendAuthWebhook(
-    { stores: deps.stores, cipher: deps.cipher, logger: deps.logger },
+    { stores: deps.stores, cipher: deps.cipher, logger: deps.logger, egress: deps.egress },
     { environment: connection.environment, connection, operation: 'refresh', success: false, error: { type: code, description: message } },
   );
   throw new ProviderAuthError(401, `${message} [${code}]`);

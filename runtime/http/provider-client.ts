@@ -1,4 +1,5 @@
-import { request as undiciRequest, type Dispatcher } from 'undici';
+import type { Egress, EgressResponse } from '../../egress/egress';
+import { EgressRefusedError } from '../../egress/errors';
 import type { HttpMethod, HttpResponse, ProviderDefinition, ProviderTransport, QueryValue, RequestBudget, RequestConfig } from '../types';
 import type { AccountThrottle } from './account-throttle';
 import { ProviderAuthError, ProviderHttpError, ProviderUnreachableError, RateLimitedError } from '../errors';
@@ -38,11 +39,13 @@ export interface ProviderClientDeps {
   /** Waits up to this long inside the call; longer waits throw RateLimitedError. */
   maxInlineWaitMs: number;
   sleep(ms: number): Promise<void>;
-  dispatcher?: Dispatcher;
+  /** The way out: address policy, timeouts, no redirects followed. */
+  egress: Pick<Egress, 'request'>;
   signal?: AbortSignal;
 }
 
 const RETRYABLE_STATUS = new Set([500, 502, 503, 504]);
+const REDIRECT_STATUS = new Set([301, 302, 303, 307, 308]);
 const MAX_INLINE_THROTTLE_WAITS = 8;
 
 /**
@@ -85,13 +88,15 @@ export class ProviderClient implements ProviderTransport {
 
       const waited = this.deps.budget ? await this.deps.budget.acquire() : { waitedMs: 0, release: async () => undefined };
       const started = Date.now();
-      let res: Dispatcher.ResponseData;
+      let res: EgressResponse;
       try {
-        res = await undiciRequest(url, { method, headers, body, dispatcher: this.deps.dispatcher, signal: this.deps.signal });
+        res = await this.deps.egress.request(url, { method, headers, body, signal: this.deps.signal });
       } catch (err) {
         await waited.release();
         const reason = scrubSecrets((err as Error).message, secrets);
         this.log({ method, url, status: null, started, attempt, waitMs: waited.waitedMs + pause, error: reason });
+        // The policy will refuse the next attempt too: say so now, with its own code.
+        if (err instanceof EgressRefusedError) throw err;
         if (serverErrorAttempts < retries && !this.deps.signal?.aborted) {
           serverErrorAttempts += 1;
           await this.deps.sleep(backoffMs(serverErrorAttempts));
@@ -99,10 +104,10 @@ export class ProviderClient implements ProviderTransport {
         }
         throw new ProviderUnreachableError(method, redactUrl(url), reason);
       }
-      const responseHeaders = flattenHeaders(res.headers);
-      const text = await res.body.text();
+      const responseHeaders = res.headers;
+      const text = res.body.toString('utf8');
       await waited.release();
-      const status = res.statusCode;
+      const status = res.status;
       this.log({ method, url, status, started, attempt, waitMs: waited.waitedMs + pause, error: status >= 400 ? `HTTP ${status}` : null });
 
       const throttleWait = this.deps.throttle.onResponse(definition.throttle, status, responseHeaders, text, this.deps.provider.budget?.lockoutMs ?? 60_000);
@@ -131,7 +136,9 @@ export class ProviderClient implements ProviderTransport {
         }
         throw new ProviderAuthError(status, `${definition.displayName} rejected the connection's credentials (HTTP 401)`);
       }
-      if (status >= 400) {
+      if (status >= 400 || REDIRECT_STATUS.has(status)) {
+        // Redirects are not followed (egress policy): a provider that answers with one gets
+        // an error naming where it pointed, and nothing is sent there.
         throw new ProviderHttpError(status, scrubBody(data, secrets), pickHeaders(responseHeaders), method, redactUrl(url));
       }
       return { status, headers: responseHeaders, data: data as T };
@@ -183,12 +190,6 @@ function backoffMs(attempt: number): number {
 
 function joinPath(basePath: string, endpoint: string): string {
   return `${basePath.replace(/\/+$/, '')}/${endpoint.replace(/^\/+/, '')}`;
-}
-
-function flattenHeaders(h: Record<string, string | string[] | undefined>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(h)) if (v !== undefined) out[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
-  return out;
 }
 
 const UPSTREAM_HEADERS = /^(content-type|retry-after|x-ratelimit-.*|link|location|www-authenticate|request-id|x-request-id|x-github-request-id)$/;

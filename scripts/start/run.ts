@@ -8,6 +8,9 @@ import { loadConfig, type Config } from '../../common/config';
 import { openCore } from '../../common/core';
 import { WeftError } from '../../common/errors';
 import { createLogger } from '../../common/logger';
+import { parseAllowList } from '../../egress/address-policy';
+import { createEgress } from '../../egress/egress';
+import { egressSettings } from '../../egress/settings';
 import { startExpirySweeper } from '../../worker/expiry-sweeper';
 import { buildWorkers } from '../../worker/run-workers';
 import { isPortFree, LOOPBACK } from '../infra/free-port';
@@ -57,6 +60,7 @@ export async function runStart(options: StartOptions, env: NodeJS.ProcessEnv): P
   };
 
   try {
+    parseAllowList(config.WEFT_EGRESS_ALLOW); // a mistyped entry stops here, before anything starts
     const port = options.port ?? config.PORT;
     if (port !== 0 && !(await isPortFree(port, API_HOST))) {
       throw new StartError('start_port_busy', `Port ${port} on ${API_HOST}, needed for the API, is already in use (another \`npm start\`?). Use --port <port> or PORT=<port>.`);
@@ -108,6 +112,10 @@ export async function runStart(options: StartOptions, env: NodeJS.ProcessEnv): P
       checkpoint();
     }
 
+    // The simulators are the only loopback destinations the sandbox adds to WEFT_EGRESS_ALLOW.
+    const egress = createEgress(egressSettings(config, sandbox?.egressAllow ?? []));
+    resources.push({ name: 'outbound connections', stop: () => egress.close() });
+
     const clientConnection = await Connection.connect({ address: infra.temporal.address });
     resources.push({ name: 'Temporal client', stop: () => clientConnection.close() });
     const temporal = new Client({ connection: clientConnection, namespace: infra.temporal.namespace });
@@ -125,6 +133,7 @@ export async function runStart(options: StartOptions, env: NodeJS.ProcessEnv): P
         workflowBundlePath: config.WEFT_WORKFLOW_BUNDLE,
       },
       logger.child({ component: 'worker' }),
+      egress,
     );
     const workerRun = workers.run();
     workerRun.catch((err: unknown) => fatal?.(err));
@@ -147,6 +156,7 @@ export async function runStart(options: StartOptions, env: NodeJS.ProcessEnv): P
         registry: core.registry,
         temporal,
         logger: logger.child({ component: 'api' }),
+        egress,
         settings: { syncTaskQueue: config.WEFT_SYNC_TASK_QUEUE, actionTaskQueue: config.WEFT_ACTION_TASK_QUEUE, heartbeatTimeoutMs: config.WEFT_SYNC_HEARTBEAT_TIMEOUT_MS, publicUrl: config.WEFT_PUBLIC_URL },
       },
       port,

@@ -12,6 +12,7 @@ import {
   MS_IDENTITY_DEFAULT_USER_PASSWORD,
 } from '../../sandbox/microsoft-identity';
 import type { ProviderOverrides } from '../../store/integrations';
+import { allowEntryFor } from '../../egress/settings';
 import { StartError } from './errors';
 
 /** A running simulator, however it is implemented. */
@@ -84,6 +85,11 @@ export interface SandboxIntegrationResult {
 export interface RunningSandbox {
   simulators: Array<{ id: string; url: string; hint: string; note?: string }>;
   integrations: SandboxIntegrationResult[];
+  /**
+   * WEFT_EGRESS_ALLOW entries for exactly the simulators' host:port (API and sign-in
+   * origins), so the egress policy lets Weft call them and nothing else on loopback.
+   */
+  egressAllow: string[];
   /** Tells the simulators where the API listens (OAuth redirect URIs, the App's Setup URL). */
   apiReady(apiUrl: string): void;
   stop(): Promise<void>;
@@ -135,6 +141,7 @@ export async function startSandbox(opts: StartSandboxOptions): Promise<RunningSa
   const result: RunningSandbox = {
     simulators: [],
     integrations: [],
+    egressAllow: [],
     apiReady(apiUrl) {
       for (const r of running) r.handle.apiReady?.(apiUrl);
     },
@@ -152,9 +159,13 @@ export async function startSandbox(opts: StartSandboxOptions): Promise<RunningSa
       const { url, note } = await listen(spec, handle, opts.ports[spec.id]);
       running.push({ id: spec.id, handle });
       result.simulators.push({ id: spec.id, url, hint: spec.hint, note });
+      const overrides = { base_url: url, ...handle.providerOverrides?.() };
+      for (const origin of Object.values(overrides)) {
+        if (typeof origin === 'string' && /^https?:\/\//.test(origin) && !result.egressAllow.includes(allowEntryFor(origin))) result.egressAllow.push(allowEntryFor(origin));
+      }
       for (const integration of available) {
         const credentials = handle.integrationCredentials?.();
-        result.integrations.push(await upsertIntegration(opts.stores, environment, integration, { base_url: url, ...handle.providerOverrides?.() }, credentials ? opts.cipher.seal(credentials) : null));
+        result.integrations.push(await upsertIntegration(opts.stores, environment, integration, overrides, credentials ? opts.cipher.seal(credentials) : null));
       }
     }
   } catch (err) {

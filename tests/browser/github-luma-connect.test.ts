@@ -12,8 +12,8 @@ describe('Connect: GitHub App install and Luma API key in a browser', () => {
   let hooks: Awaited<ReturnType<typeof startWebhookReceiver>>;
 
   beforeAll(async () => {
-    stack = await startWeftStack({ github: { seed: 5 } });
     hooks = await startWebhookReceiver();
+    stack = await startWeftStack({ github: { seed: 5 }, egressAllow: [hooks.url] });
     expect((await stack.api('PATCH', '/environment', { body: { webhook_url: hooks.url } })).status).toBe(200);
     const github = await stack.api('POST', '/integrations', {
       body: {

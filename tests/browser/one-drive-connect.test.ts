@@ -24,9 +24,11 @@ describe('Connect: OneDrive (Microsoft OAuth 2.0 + PKCE) in a browser', () => {
 
   beforeAll(async () => {
     // Small pages, so a sync makes many requests and a token can expire in the middle of one.
-    stack = await startWeftStack({ graph: { seed: 4, drives: [{ fileCount: 40 }], defaultPageSize: 5, maxPageSize: 5 } });
     identity = createMicrosoftIdentitySimulator({});
     await identity.start();
+    hooks = await startWebhookReceiver();
+    // Weft may call the sign-in simulator and the webhook receiver (exact host:port each), nothing else on loopback.
+    stack = await startWeftStack({ graph: { seed: 4, drives: [{ fileCount: 40 }], defaultPageSize: 5, maxPageSize: 5 }, egressAllow: [identity.url as string, hooks.url] });
     identity.addRedirectUri(MS_IDENTITY_DEFAULT_CLIENT_ID, `${stack.apiUrl}/oauth/callback`);
     // The Graph simulator accepts exactly the tokens the identity simulator issues.
     identity.onAccessToken((e) => void (e.resource === 'graph' && stack.graph.addAccessToken(e.token)));
@@ -34,7 +36,6 @@ describe('Connect: OneDrive (Microsoft OAuth 2.0 + PKCE) in a browser', () => {
     const root = (await (await fetch(`${stack.graph.url}/v1.0/sites/root`, { headers: { authorization: 'Bearer sandbox-graph-token' } })).json()) as any;
     identity.setSharePointHost(root.siteCollection.hostname);
 
-    hooks = await startWebhookReceiver();
     expect((await stack.api('PATCH', '/environment', { body: { webhook_url: hooks.url } })).status).toBe(200);
     const created = await stack.api('POST', '/integrations', {
       body: {
@@ -264,7 +265,7 @@ describe('Connect: OneDrive (Microsoft OAuth 2.0 + PKCE) in a browser', () => {
     const stale = await storedAccessToken(connectionId);
     const refreshes = identity.stats().tokenRequests.refresh_token;
     // Two independent refreshers (as two worker processes would be): only the database is shared.
-    const worker = () => ({ stores: stack.core.stores, cipher: stack.core.cipher, registry: stack.core.registry, logger: { info() {}, warn() {}, error() {}, debug() {} } as any, pollMs: 20 });
+    const worker = () => ({ stores: stack.core.stores, cipher: stack.core.cipher, registry: stack.core.registry, logger: { info() {}, warn() {}, error() {}, debug() {} } as any, egress: stack.egress, pollMs: 20 });
     const [a, b] = await Promise.all([
       freshOAuthCredentials(worker(), conn!._id, { force: true, staleAccessToken: stale }),
       freshOAuthCredentials(worker(), conn!._id, { force: true, staleAccessToken: stale }),

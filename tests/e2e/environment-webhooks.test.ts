@@ -55,15 +55,18 @@ const connection = { connection_id: 'user-1', provider_config_key: 'luma', provi
 describe('environment settings and signed webhooks', () => {
   let stack: WeftStack;
   const receiver = startReceiver();
+  // Stopped by the "unreachable URL" test; started first so the egress allow-list can name its port.
+  const closed = startReceiver();
   let deps: WebhookDeps;
   const keys: string[] = [];
 
   beforeAll(async () => {
     await receiver.start();
-    stack = await startWeftStack({ worker: false });
+    await closed.start();
+    stack = await startWeftStack({ worker: false, egressAllow: [receiver.url, closed.url] });
     // Same sink as the stack's own logger, so the secrets check below covers delivery logs too.
     const logger = pino({ level: 'debug' }, { write: (line: string) => void stack.logs.push(line) });
-    deps = { stores: stack.core.stores, cipher: stack.core.cipher, logger, retryDelaysMs: [50, 100, 200] };
+    deps = { stores: stack.core.stores, cipher: stack.core.cipher, logger, egress: stack.egress, retryDelaysMs: [50, 100, 200] };
   });
   afterAll(async () => {
     await stack?.shutdown();
@@ -229,8 +232,6 @@ describe('environment settings and signed webhooks', () => {
   });
 
   test('an unreachable URL does not throw; the failure is recorded', async () => {
-    const closed = startReceiver();
-    await closed.start();
     await closed.stop(); // its port now refuses connections
     await stack.api('PATCH', '/environment', { body: { secondary_webhook_url: `${closed.url}/gone` } });
     const summary = await sendAuthWebhook(deps, { environment: 'dev', connection, operation: 'creation', success: true });

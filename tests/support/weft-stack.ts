@@ -10,6 +10,9 @@ import { createLumaSimulator, type LumaSimulator, type LumaSimulatorOptions } fr
 import { createGraphSimulator, GRAPH_DEFAULT_ACCESS_TOKEN, type GraphSimulator, type GraphSimulatorOptions } from '../../sandbox/graph';
 import { createGitHubSimulator, type GitHubSimulator, type GitHubSimulatorOptions } from '../../sandbox/github';
 import { syncWorkflowId } from '../../api/services/sync-control';
+import { createEgress, type Egress, type EgressSettings } from '../../egress/egress';
+import { allowEntryFor, egressSettings } from '../../egress/settings';
+import { loadConfig } from '../../common/config';
 
 /**
  * A whole Weft for one test file, on the real Temporal dev server and FerretDB that
@@ -26,6 +29,8 @@ export interface WeftStack {
   graph: GraphSimulator;
   /** Present when the stack was started with `github` options. */
   github: GitHubSimulator;
+  /** The API's and the in-process worker's way out; allows exactly the simulators and `egressAllow`. */
+  egress: Egress;
   taskQueue: string;
   env: Record<string, string>;
   /** The captured JSON log lines of the in-process API and worker. */
@@ -47,6 +52,14 @@ export interface StackOptions {
   maxInlineWaitMs?: number;
   /** Start the in-process sync worker right away (default true). */
   worker?: boolean;
+  /**
+   * More WEFT_EGRESS_ALLOW entries (host:port or base URLs of servers the test started:
+   * webhook receivers, other simulators). The stack's own simulators are always allowed,
+   * each by its exact host:port, so other loopback ports stay refused.
+   */
+  egressAllow?: string[];
+  /** Egress timeouts other than the defaults of common/config.ts. */
+  egressTimeouts?: Partial<Omit<EgressSettings, 'allow'>>;
 }
 
 export function testInfra() {
@@ -93,8 +106,13 @@ export async function startWeftStack(opts: StackOptions = {}): Promise<WeftStack
   const github = opts.github ? createGitHubSimulator(opts.github) : null;
   await github?.start();
 
+  const egressAllow = [luma.url, graph?.url, github?.url, ...(opts.egressAllow ?? [])]
+    .filter((u): u is string => typeof u === 'string')
+    .map((u) => (/^https?:\/\//.test(u) ? allowEntryFor(u) : u));
+  const egress = createEgress({ ...egressSettings(loadConfig({}), egressAllow), ...opts.egressTimeouts });
+
   const api: RunningApi = await startApiServer(
-    { stores: core.stores, cipher: core.cipher, registry: core.registry, temporal, logger, settings: { syncTaskQueue: taskQueue, actionTaskQueue, heartbeatTimeoutMs } },
+    { stores: core.stores, cipher: core.cipher, registry: core.registry, temporal, logger, egress, settings: { syncTaskQueue: taskQueue, actionTaskQueue, heartbeatTimeoutMs } },
     0,
   );
 
@@ -107,6 +125,7 @@ export async function startWeftStack(opts: StackOptions = {}): Promise<WeftStack
     luma,
     graph: graph as GraphSimulator,
     github: github as GitHubSimulator,
+    egress,
     taskQueue,
     logs,
     env: {
@@ -119,6 +138,7 @@ export async function startWeftStack(opts: StackOptions = {}): Promise<WeftStack
       WEFT_ACTION_TASK_QUEUE: actionTaskQueue,
       WEFT_WORKFLOW_BUNDLE: infra.bundle,
       WEFT_MAX_INLINE_WAIT_MS: String(maxInlineWaitMs),
+      WEFT_EGRESS_ALLOW: egressAllow.join(','),
       LOG_LEVEL: 'info',
     },
 
@@ -138,6 +158,7 @@ export async function startWeftStack(opts: StackOptions = {}): Promise<WeftStack
         core,
         { temporalAddress: infra.temporalAddress, namespace: infra.namespace, syncTaskQueue: taskQueue, actionTaskQueue, maxInlineWaitMs, workflowBundlePath: infra.bundle },
         logger,
+        egress,
       );
       running = { workers, done: workers.run() };
     },
@@ -163,6 +184,7 @@ export async function startWeftStack(opts: StackOptions = {}): Promise<WeftStack
       await luma.stop();
       await graph?.stop();
       await github?.stop();
+      await egress.close();
       await core.mongo.db(dbName).dropDatabase().catch(() => undefined);
       await core.close();
       await connection.close();
