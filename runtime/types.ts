@@ -235,6 +235,11 @@ export interface ProviderDefinition {
     accessTokenEndpoint: string;
     /** Re-mint this long before the token expires. */
     refreshMarginMs: number;
+    /**
+     * Proving who installed the App: the listing of installations a user token can reach
+     * (paginated as the provider paginates), and where the installations are in its body.
+     */
+    userInstallations?: { endpoint: string; responsePath: string };
   };
   /** OAuth 2.0 authorization code flow (OAUTH2 integrations). */
   oauth?: OAuthConfig;

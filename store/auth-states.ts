@@ -12,7 +12,15 @@ export interface AuthStateDoc {
   environment: string;
   session_id: string;
   provider_config_key: string;
+  /** Generated for a new connection; the session's own for a reconnect session. */
   connection_id: string;
+  /** A reconnect session's flow: it may only re-authorize `connection_id`, never create it. */
+  reconnect: boolean;
+  /**
+   * SHA-256 (hex) of the browser-binding cookie set when the flow started (RFC 9700 §4.7):
+   * the callback must come from that browser.
+   */
+  browser_binding_hash: string;
   /** PKCE verifier, sealed (credential cipher). */
   code_verifier_sealed: string | null;
   redirect_uri: string;

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import express, { Router } from 'express';
 import { verifyCredentials } from '../../auth/verify-credentials';
 import { WeftError } from '../../common/errors';
@@ -10,7 +9,7 @@ import type { ApiDeps } from '../deps';
 import { escapeHtml, layout, resultPage } from '../pages/html';
 import { asPage } from '../pages/as-page';
 import { apiKeyBody } from '../schemas/connect';
-import { openConnectSession, sessionIntegration, sessionIntegrations } from '../services/connect-session-access';
+import { countFlowAttempt, flowTarget, openConnectSession, sessionIntegration, sessionIntegrations } from '../services/connect-session-access';
 import { reportFailedAuthorization, storeAuthorizedConnection } from '../services/connection-authorization';
 import { sessionDeps } from '../services/provider-sessions';
 import { parseInput } from '../validate';
@@ -36,6 +35,7 @@ export function connectPageRouter(deps: ApiDeps): Router {
   router.post('/connect/api-key/:key', form, async (req, res) => {
     await asPage(res, async () => {
       const session = await openConnectSession(deps, req.body?.connect_session_token);
+      await countFlowAttempt(deps, session);
       const { apiKey } = parseInput(apiKeyBody, req.body, 'invalid_body');
       const { connection } = await connectWithApiKey(deps, session, String(req.params.key), apiKey);
       res.type('html').send(resultPage({ success: true, title: 'Connected', message: `Your ${connection.provider_config_key} account is connected.`, connectionId: connection.connection_id }));
@@ -45,6 +45,7 @@ export function connectPageRouter(deps: ApiDeps): Router {
   router.post('/api-auth/api-key/:key', async (req, res) => {
     const token = typeof req.query.connect_session_token === 'string' ? req.query.connect_session_token : /^Bearer\s+(\S+)$/i.exec(req.header('authorization') ?? '')?.[1];
     const session = await openConnectSession(deps, token);
+    await countFlowAttempt(deps, session);
     const { apiKey } = parseInput(apiKeyBody, req.body, 'invalid_body');
     const { connection, operation } = await connectWithApiKey(deps, session, String(req.params.key), apiKey);
     res.status(operation === 'creation' ? 201 : 200).json({ data: { connection_id: connection.connection_id, provider_config_key: connection.provider_config_key, provider: connection.provider } });
@@ -53,22 +54,26 @@ export function connectPageRouter(deps: ApiDeps): Router {
   return router;
 }
 
-/** Verifies the key with the provider first (Luma: get-self): a refused key stores nothing. */
+/**
+ * Verifies the key with the provider first (Luma: get-self): a refused key stores nothing.
+ * The connection is a new one with a generated id, or the reconnect session's own; the
+ * request never names it (a `connection_id` anywhere in it is ignored).
+ */
 async function connectWithApiKey(deps: ApiDeps, session: ConnectSessionDoc, key: string, apiKey: string) {
   const integration = await sessionIntegration(deps, session, key);
   const provider = resolveProvider(deps.registry, integration);
   if (provider.definition.authMode !== 'API_KEY') throw new WeftError('invalid_auth_mode', `Integration "${key}" is not connected with an API key.`, 400);
-  const connectionId = session.connection_id ?? randomUUID();
+  const { connectionId, reconnect } = await flowTarget(deps, session, integration);
   const credentials = { type: 'API_KEY' as const, apiKey };
   try {
     await verifyCredentials(openProviderSession(sessionDeps(deps), { environment: session.environment, integration, credentials, connectionId, operation: 'auth', runId: null }));
   } catch (err) {
     const e = err as WeftError;
-    await reportFailedAuthorization(deps, { environment: session.environment, integration, connectionId, authMode: 'API_KEY', error: { type: e.code ?? 'invalid_credentials', description: e.message } });
+    await reportFailedAuthorization(deps, { environment: session.environment, integration, connectionId, reconnect, authMode: 'API_KEY', error: { type: e.code ?? 'invalid_credentials', description: e.message } });
     throw err;
   }
   const defaults = session.integrations_config_defaults[key]?.connection_config ?? {};
-  return storeAuthorizedConnection(deps, { environment: session.environment, integration, connectionId, credentials, connectionConfig: defaults, tags: session.tags });
+  return storeAuthorizedConnection(deps, { environment: session.environment, integration, connectionId, reconnect, credentials, connectionConfig: defaults, tags: session.tags });
 }
 
 function connectPage(deps: ApiDeps, session: ConnectSessionDoc, token: string, integrations: IntegrationDoc[]): string {

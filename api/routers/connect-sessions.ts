@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import { BadRequestError } from '../../common/errors';
+import { BadRequestError, NotFoundError } from '../../common/errors';
 import type { ApiDeps } from '../deps';
 import { environmentOf } from '../middleware/auth';
 import { parseInput } from '../validate';
@@ -16,6 +16,7 @@ export function connectSessionsRouter(deps: ApiDeps): Router {
     const known = new Set((await deps.stores.integrations.list(env)).map((i) => i.unique_key));
     const unknown = named.filter((k) => !known.has(k));
     if (unknown.length) throw new BadRequestError('unknown_provider_config', `Unknown integration(s): ${unknown.join(', ')}.`);
+    if (body.connection_id) await requireConnectionToReconnect(deps, env, body.connection_id, body.allowed_integrations ?? null);
     const { token, doc } = await deps.stores.connectSessions.create({
       environment: env,
       allowed_integrations: body.allowed_integrations ?? null,
@@ -29,4 +30,17 @@ export function connectSessionsRouter(deps: ApiDeps): Router {
     res.status(201).json({ data: { token, connect_link: link.href, expires_at: doc.expires_at.toISOString() } });
   });
   return router;
+}
+
+/**
+ * A reconnect session re-authorizes a connection that exists (in one of its allowed
+ * integrations): its links never create one under an id the app chose.
+ */
+async function requireConnectionToReconnect(deps: ApiDeps, environment: string, connectionId: string, allowed: string[] | null): Promise<void> {
+  const found = await deps.stores.connections.list(environment, { connectionId, limit: 100, page: 0 });
+  if (found.some((c) => !allowed || allowed.includes(c.provider_config_key))) return;
+  throw new NotFoundError(
+    'unknown_connection',
+    `No connection "${connectionId}"${allowed ? ` in ${allowed.join(', ')}` : ''} to re-authorize. Leave connection_id out to let the end user create a new connection.`,
+  );
 }

@@ -1,51 +1,77 @@
-import { randomBytes, randomUUID } from 'node:crypto';
-import { Router, type Request } from 'express';
-import { describeAuthorizationFailure, type AuthorizationFailure } from '../../auth/oauth/authorization-errors';
+import { Router, type Request, type Response } from 'express';
+import { randomBytes } from 'node:crypto';
+import { describeAuthorizationFailure } from '../../auth/oauth/authorization-errors';
 import { exchangeCode, oauthEndpoints, OAuthProviderError, startAuthorization } from '../../auth/oauth/code-flow';
 import { decideScopes, grantsScope } from '../../auth/oauth/scopes';
 import { obtainTeamSiteToken } from '../../auth/oauth/team-site-token';
 import { openIntegrationCredentials } from '../../auth/credential-source';
 import type { Credentials } from '../../auth/credentials';
 import { verifyCredentials } from '../../auth/verify-credentials';
-import { WeftError } from '../../common/errors';
+import { BadRequestError, WeftError } from '../../common/errors';
 import { openProviderSession } from '../../common/provider-session';
 import { resolveProvider } from '../../runtime/http/provider-access';
-import type { AuthStateDoc } from '../../store/auth-states';
+import { AUTH_STATE_TTL_MS, type AuthStateDoc } from '../../store/auth-states';
 import type { IntegrationDoc } from '../../store/integrations';
 import type { ApiDeps } from '../deps';
 import { resultPage } from '../pages/html';
 import { oauthConnectQuery } from '../schemas/connect';
-import { openConnectSession, sessionIntegration } from '../services/connect-session-access';
+import { bindBrowser, isSameBrowser } from '../services/browser-binding';
+import { countFlowAttempt, flowTarget, openConnectSession, sessionIntegration } from '../services/connect-session-access';
 import { reportFailedAuthorization, storeAuthorizedConnection } from '../services/connection-authorization';
+import { InstallationNotVerified, verifyInstallationOwner } from '../services/installation-verification';
 import { sessionDeps } from '../services/provider-sessions';
-import { oauthCallbackUrl } from '../services/public-url';
+import { oauthCallbackUrl, publicBaseUrl } from '../services/public-url';
 import { parseInput } from '../validate';
 import { asPage } from '../pages/as-page';
+
+/** What a failed flow tells the end user (the page) and the app (the `auth` webhook). */
+interface FlowFailure {
+  /** Stable code for pages, webhooks and logs. */
+  code: string;
+  title: string;
+  message: string;
+  next: string;
+}
 
 /**
  * The redirect legs of the connect flow: to the provider (`/oauth/connect/:key`) and back
  * (`/oauth/callback` for OAuth 2.0, `/app-auth/connect` for a GitHub App installation).
- * The state is random, single use and bound to the session and integration; the PKCE
- * verifier never leaves the server (sealed in the state document).
+ * The state is random, single use and bound to the session, the integration, the connection
+ * it may write to and the browser that started it (a cookie); the PKCE verifier never leaves
+ * the server (sealed in the state document).
  */
 export function oauthFlowRouter(deps: ApiDeps): Router {
   const router = Router();
 
   router.get('/oauth/connect/:key', async (req, res) => {
     await asPage(res, async () => {
+      if (req.query.connection_id !== undefined) {
+        throw new BadRequestError(
+          'connection_id_not_allowed',
+          'A connect link cannot choose the connection it writes to. To re-authorize an existing connection, the application creates a connect session with connection_id.',
+        );
+      }
       const q = parseInput(oauthConnectQuery, req.query, 'invalid_query_params');
       const session = await openConnectSession(deps, q.connect_session_token);
+      await countFlowAttempt(deps, session);
       const integration = await sessionIntegration(deps, session, String(req.params.key));
+      const target = await flowTarget(deps, session, integration);
       const provider = resolveProvider(deps.registry, integration);
       const defaults = session.integrations_config_defaults[integration.unique_key] ?? {};
-      const connectionId = q.connection_id ?? session.connection_id ?? randomUUID();
-      const base = { environment: session.environment, session_id: session._id, provider_config_key: integration.unique_key, connection_id: connectionId, tags: session.tags };
       const app = openIntegrationCredentials(deps.cipher, integration.credentials_encrypted);
+      const base = {
+        environment: session.environment,
+        session_id: session._id,
+        provider_config_key: integration.unique_key,
+        connection_id: target.connectionId,
+        reconnect: target.reconnect,
+        tags: session.tags,
+      };
 
       if (app?.type === 'APP') {
-        if (app?.type !== 'APP') throw new WeftError('app_credentials_missing', `Integration "${integration.unique_key}" has no GitHub App registered.`, 400);
         const state = randomBytes(24).toString('base64url');
-        await deps.stores.authStates.put({ ...base, _id: state, kind: 'app-install', code_verifier_sealed: null, redirect_uri: '', scopes: [], tenant: null, connection_config: defaults.connection_config ?? {} });
+        const browser_binding_hash = bindToBrowser(deps, req, res);
+        await deps.stores.authStates.put({ ...base, _id: state, kind: 'app-install', browser_binding_hash, code_verifier_sealed: null, redirect_uri: '', scopes: [], tenant: null, connection_config: defaults.connection_config ?? {} });
         const install = new URL(`${app.app_link.replace(/\/+$/, '')}/installations/new`);
         install.searchParams.set('state', state);
         res.redirect(302, install.href);
@@ -54,16 +80,17 @@ export function oauthFlowRouter(deps: ApiDeps): Router {
       const oauth = provider.definition.oauth;
       if (app?.type !== 'OAUTH2' || !oauth) throw new WeftError('invalid_auth_mode', `Integration "${integration.unique_key}" is not connected through a provider's authorization page.`, 400);
 
-      const requested = defaults.user_scopes ?? (app?.type === 'OAUTH2' && app.scopes ? app.scopes.split(/[\s,]+/) : oauth.defaultScopes);
+      const requested = defaults.user_scopes ?? (app.scopes ? app.scopes.split(/[\s,]+/) : oauth.defaultScopes);
       const { scopes, warnings } = decideScopes(requested, oauth.scopeRules);
       const tenant = typeof defaults.connection_config?.tenant === 'string' ? defaults.connection_config.tenant : undefined;
-      const ep = oauthEndpoints(oauth, integration, app, tenant);
+      const ep = oauthEndpoints(oauth, integration, app, deps.egress, tenant);
       const redirectUri = oauthCallbackUrl(deps, req);
       const start = await startAuthorization(ep, { redirectUri, scopes, extraParams: defaults.authorization_params });
       await deps.stores.authStates.put({
         ...base,
         _id: start.state,
         kind: 'oauth',
+        browser_binding_hash: bindToBrowser(deps, req, res),
         code_verifier_sealed: start.codeVerifier ? deps.cipher.seal(start.codeVerifier) : null,
         redirect_uri: redirectUri,
         scopes,
@@ -80,25 +107,13 @@ export function oauthFlowRouter(deps: ApiDeps): Router {
       const q = stringParams(req);
       const state = await takeState(deps, q.state, 'oauth');
       const integration = await integrationOf(deps, state);
-      if (q.error) {
-        const failure = describeAuthorizationFailure({ error: q.error, description: q.error_description });
-        await fail(deps, state, integration, 'OAUTH2', failure);
-        return void res.status(400).type('html').send(failurePage(failure));
-      }
-      try {
+      await completeFlow(deps, req, res, state, integration, 'OAUTH2', async () => {
+        if (q.error) throw new FlowFailed(describeAuthorizationFailure({ error: q.error, description: q.error_description }));
         const credentials = await redeem(deps, state, integration, q.code ?? '');
         await verifyWith(deps, state, integration, credentials);
-        const { connection } = await storeAuthorizedConnection(deps, { environment: state.environment, integration, connectionId: state.connection_id, credentials, connectionConfig: state.connection_config, tags: state.tags });
+        const { connection } = await store(deps, state, integration, credentials);
         res.type('html').send(resultPage({ success: true, title: 'Connected', message: `Your ${integration.display_name} account is connected.`, connectionId: connection.connection_id }));
-      } catch (err) {
-        if (!(err instanceof WeftError)) throw err;
-        const failure =
-          err instanceof OAuthProviderError
-            ? describeAuthorizationFailure({ error: err.oauthError, description: err.description, codes: err.aadsts })
-            : { code: 'oauth_error' as const, title: 'The account was not connected', message: err.message, next: 'Try again from the application.' };
-        await fail(deps, state, integration, 'OAUTH2', failure);
-        res.status(400).type('html').send(failurePage(failure));
-      }
+      });
     });
   });
 
@@ -107,28 +122,112 @@ export function oauthFlowRouter(deps: ApiDeps): Router {
       const q = stringParams(req);
       const state = await takeState(deps, q.state, 'app-install');
       const integration = await integrationOf(deps, state);
-      const app = openIntegrationCredentials(deps.cipher, integration.credentials_encrypted);
-      if (app?.type !== 'APP') throw new WeftError('app_credentials_missing', `Integration "${integration.unique_key}" has no GitHub App registered.`, 400);
-      if (!q.installation_id || !/^\d+$/.test(q.installation_id)) {
-        const failure = { code: 'access_denied' as const, title: 'The app was not installed', message: 'GitHub did not report an installation.', next: 'Install the app from the application again.' };
-        await fail(deps, state, integration, 'APP', failure);
-        return void res.status(400).type('html').send(failurePage(failure));
-      }
-      const credentials: Credentials = { type: 'APP', app_id: app.app_id, installation_id: q.installation_id };
-      try {
-        await verifyWith(deps, state, integration, credentials);
-      } catch (err) {
-        if (!(err instanceof WeftError)) throw err;
-        const failure = { code: 'oauth_error' as const, title: 'The installation could not be used', message: err.message, next: 'Install the app again from the application.' };
-        await fail(deps, state, integration, 'APP', failure);
-        return void res.status(400).type('html').send(failurePage(failure));
-      }
-      const { connection } = await storeAuthorizedConnection(deps, { environment: state.environment, integration, connectionId: state.connection_id, credentials, connectionConfig: state.connection_config, tags: state.tags });
-      res.type('html').send(resultPage({ success: true, title: 'Connected', message: `The ${integration.display_name} app is installed and connected.`, connectionId: connection.connection_id }));
+      await completeFlow(deps, req, res, state, integration, 'APP', async () => {
+        const app = openIntegrationCredentials(deps.cipher, integration.credentials_encrypted);
+        if (app?.type !== 'APP') throw new InstallationNotVerified(`integration "${integration.unique_key}" has no GitHub App registered.`);
+        if (!q.installation_id || !/^\d{1,20}$/.test(q.installation_id)) {
+          throw new InstallationNotVerified('GitHub did not report an installation (an installation an organization owner still has to approve is not one yet).');
+        }
+        // GitHub warns that installation_id can be spoofed: the installing user must reach it.
+        await verifyInstallationOwner(deps, {
+          environment: state.environment,
+          integration,
+          app,
+          installationId: q.installation_id,
+          code: q.code,
+          state: state._id,
+          redirectUri: new URL('/app-auth/connect', publicBaseUrl(deps, req)).href,
+          connectionId: state.connection_id,
+        });
+        const credentials: Credentials = { type: 'APP', app_id: app.app_id, installation_id: q.installation_id };
+        try {
+          await verifyWith(deps, state, integration, credentials);
+        } catch (err) {
+          if (!(err instanceof WeftError)) throw err;
+          throw new FlowFailed({ code: 'oauth_error', title: 'The installation could not be used', message: err.message, next: 'Install the app again from the application.' });
+        }
+        const { connection } = await store(deps, state, integration, credentials);
+        res.type('html').send(resultPage({ success: true, title: 'Connected', message: `The ${integration.display_name} app is installed and connected.`, connectionId: connection.connection_id }));
+      });
     });
   });
 
   return router;
+}
+
+/** A flow ending without a connection, with what to show and report. */
+class FlowFailed extends Error {
+  constructor(readonly failure: FlowFailure) {
+    super(failure.message);
+  }
+}
+
+/**
+ * Runs the second half of a flow whose state was just taken: first the browser check, then
+ * `complete`. Whatever ends it without a connection shows a page with a stable code and tells
+ * the app (`auth` webhook, success: false); the state stays consumed either way, so a
+ * refused callback cannot be retried with the same state.
+ */
+async function completeFlow(
+  deps: ApiDeps,
+  req: Request,
+  res: Response,
+  state: AuthStateDoc,
+  integration: IntegrationDoc,
+  authMode: 'OAUTH2' | 'APP',
+  complete: () => Promise<void>,
+): Promise<void> {
+  try {
+    if (!isSameBrowser(req, state.browser_binding_hash)) {
+      throw new FlowFailed({
+        code: 'browser_mismatch',
+        title: 'Open this link in the browser you started from',
+        message: 'This authorization was started in another browser (or its cookie is gone), so it cannot be completed here.',
+        next: 'Start again from the application, in this browser.',
+      });
+    }
+    await complete();
+  } catch (err) {
+    const failure = failureOf(err);
+    if (!failure) throw err;
+    deps.logger.info({ integration: integration.unique_key, connectionId: state.connection_id, code: failure.code }, 'authorization failed');
+    await reportFailedAuthorization(deps, {
+      environment: state.environment,
+      integration,
+      connectionId: state.connection_id,
+      reconnect: state.reconnect,
+      authMode,
+      error: { type: failure.code, description: `${failure.message} ${failure.next}` },
+    });
+    res.status(400).type('html').send(resultPage({ success: false, title: failure.title, message: failure.message, code: failure.code, next: failure.next }));
+  }
+}
+
+function failureOf(err: unknown): FlowFailure | null {
+  if (err instanceof FlowFailed) return err.failure;
+  if (err instanceof OAuthProviderError) return describeAuthorizationFailure({ error: err.oauthError, description: err.description, codes: err.aadsts });
+  if (err instanceof InstallationNotVerified) {
+    return { code: err.code, title: 'The installation could not be verified', message: err.message, next: 'Install the app again from the application, signed in to GitHub as someone who can access the account it is installed on.' };
+  }
+  if (err instanceof WeftError && err.code === 'reconnect_connection_not_found') return { code: err.code, title: 'The account was not connected', message: err.message, next: 'Ask the application for a new link.' };
+  if (err instanceof WeftError) return { code: 'oauth_error', title: 'The account was not connected', message: err.message, next: 'Try again from the application.' };
+  return null;
+}
+
+function bindToBrowser(deps: ApiDeps, req: Request, res: Response): string {
+  return bindBrowser(req, res, { secure: publicBaseUrl(deps, req).startsWith('https:'), maxAgeMs: AUTH_STATE_TTL_MS });
+}
+
+function store(deps: ApiDeps, state: AuthStateDoc, integration: IntegrationDoc, credentials: Credentials) {
+  return storeAuthorizedConnection(deps, {
+    environment: state.environment,
+    integration,
+    connectionId: state.connection_id,
+    reconnect: state.reconnect,
+    credentials,
+    connectionConfig: state.connection_config,
+    tags: state.tags,
+  });
 }
 
 /** Code → tokens (with the PKCE verifier), plus the team-site token when its scope was granted. */
@@ -136,7 +235,7 @@ async function redeem(deps: ApiDeps, state: AuthStateDoc, integration: Integrati
   const provider = resolveProvider(deps.registry, integration);
   const oauth = provider.definition.oauth;
   if (!oauth) throw new WeftError('invalid_auth_mode', `Integration "${integration.unique_key}" has no OAuth configuration.`, 400);
-  const ep = oauthEndpoints(oauth, integration, openIntegrationCredentials(deps.cipher, integration.credentials_encrypted), state.tenant ?? undefined);
+  const ep = oauthEndpoints(oauth, integration, openIntegrationCredentials(deps.cipher, integration.credentials_encrypted), deps.egress, state.tenant ?? undefined);
   const codeVerifier = state.code_verifier_sealed ? deps.cipher.open<string>(state.code_verifier_sealed) : undefined;
   const tokens = await exchangeCode(ep, { code, state: state._id, redirectUri: state.redirect_uri, codeVerifier });
   const granted = tokens.scopes.length ? tokens.scopes : state.scopes;
@@ -176,15 +275,6 @@ async function integrationOf(deps: ApiDeps, state: AuthStateDoc): Promise<Integr
   const integration = await deps.stores.integrations.get(state.environment, state.provider_config_key);
   if (!integration) throw new WeftError('unknown_provider_config', `Integration "${state.provider_config_key}" no longer exists.`, 404);
   return integration;
-}
-
-async function fail(deps: ApiDeps, state: AuthStateDoc, integration: IntegrationDoc, authMode: 'OAUTH2' | 'APP', failure: AuthorizationFailure): Promise<void> {
-  deps.logger.info({ integration: integration.unique_key, connectionId: state.connection_id, code: failure.code }, 'authorization failed');
-  await reportFailedAuthorization(deps, { environment: state.environment, integration, connectionId: state.connection_id, authMode, error: { type: failure.code, description: `${failure.message} ${failure.next}` } });
-}
-
-function failurePage(failure: AuthorizationFailure): string {
-  return resultPage({ success: false, title: failure.title, message: failure.message, code: failure.code, next: failure.next });
 }
 
 function stringParams(req: Request): Record<string, string | undefined> {

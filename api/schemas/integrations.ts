@@ -28,7 +28,20 @@ export const integrationCredentialsSchema = z.discriminatedUnion('type', [
     /** Microsoft: `common`, `organizations`, `consumers`, or a tenant id or domain. */
     tenant: z.string().regex(/^[A-Za-z0-9.-]{1,100}$/, 'a tenant id, domain, common, organizations or consumers').optional(),
   }),
-  z.strictObject({ type: z.literal('APP'), app_id: z.string().regex(/^\d+$/, 'App ID is numeric'), app_link: z.url(), private_key: z.string().min(1) }),
+  z
+    .strictObject({
+      type: z.literal('APP'),
+      app_id: z.string().regex(/^\d+$/, 'App ID is numeric'),
+      app_link: z.url(),
+      private_key: z.string().min(1),
+      /**
+       * The App's OAuth client id and secret: the Connect page's install flow needs them to
+       * prove who installed the App (a user token lists that user's installations).
+       */
+      client_id: z.string().min(1).max(100).optional(),
+      client_secret: z.string().min(1).max(200).optional(),
+    })
+    .refine((c) => (c.client_id === undefined) === (c.client_secret === undefined), { message: 'client_id and client_secret go together', path: ['client_secret'] }),
 ]);
 
 export const createIntegrationBody = z.strictObject({

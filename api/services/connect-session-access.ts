@@ -62,11 +62,13 @@ export async function flowTarget(deps: ApiDeps, session: ConnectSessionDoc, inte
 
 export async function requireReconnectTarget(deps: ApiDeps, environment: string, integration: IntegrationDoc, connectionId: string): Promise<void> {
   const existing = await deps.stores.connections.find({ environment, providerConfigKey: integration.unique_key, connectionId });
-  if (!existing) {
-    throw new WeftError(
-      'reconnect_connection_not_found',
-      `This link re-authorizes connection "${connectionId}" of ${integration.display_name}, which does not exist (it may have been deleted). Nothing was changed; ask the application for a new link.`,
-      404,
-    );
-  }
+  if (!existing) throw reconnectTargetMissing(integration, connectionId);
+}
+
+export function reconnectTargetMissing(integration: IntegrationDoc, connectionId: string): WeftError {
+  return new WeftError(
+    'reconnect_connection_not_found',
+    `This link re-authorizes connection "${connectionId}" of ${integration.display_name}, which does not exist (it may have been deleted). Nothing was changed; ask the application for a new link.`,
+    404,
+  );
 }

@@ -1,14 +1,18 @@
 import type { Credentials } from '../../auth/credentials';
+import { ConflictError } from '../../common/errors';
 import type { ConnectionDoc } from '../../store/connections';
 import type { IntegrationDoc } from '../../store/integrations';
 import { sendAuthWebhook } from '../../webhooks/auth-webhook';
 import type { ApiDeps } from '../deps';
+import { reconnectTargetMissing } from './connect-session-access';
 import { startNewConnectionSyncs } from './sync-control';
 
 export interface AuthorizedConnection {
   environment: string;
   integration: IntegrationDoc;
   connectionId: string;
+  /** A reconnect session's flow: re-authorize this existing connection, never create it. */
+  reconnect: boolean;
   credentials: Credentials;
   connectionConfig: Record<string, unknown>;
   tags: Record<string, string>;
@@ -16,11 +20,17 @@ export interface AuthorizedConnection {
 
 /**
  * Stores the outcome of a successful authorization flow: a new connection (`creation`),
- * or new credentials for an existing one (`override`, a re-authorization), then starts the
- * auto-start syncs of a new connection and tells the app with the `auth` webhook.
+ * or new credentials for the reconnect session's connection (`override`), then starts the
+ * auto-start syncs of a new connection and tells the app with the `auth` webhook. A new
+ * connection never overwrites one that exists, and a reconnect never creates one.
  */
 export async function storeAuthorizedConnection(deps: ApiDeps, input: AuthorizedConnection): Promise<{ connection: ConnectionDoc; operation: 'creation' | 'override' }> {
   const existing = await deps.stores.connections.find({ environment: input.environment, providerConfigKey: input.integration.unique_key, connectionId: input.connectionId });
+  // Deleted while the user was at the provider: a reconnect link never creates it again.
+  if (!existing && input.reconnect) throw reconnectTargetMissing(input.integration, input.connectionId);
+  if (existing && !input.reconnect) {
+    throw new ConflictError('duplicate_connection', `Connection "${input.connectionId}" already exists for integration "${input.integration.unique_key}"; only a reconnect session re-authorizes it.`);
+  }
   const sealed = deps.cipher.seal(input.credentials);
   let connection: ConnectionDoc;
   let operation: 'creation' | 'override';
@@ -49,18 +59,17 @@ export async function storeAuthorizedConnection(deps: ApiDeps, input: Authorized
 /** A flow that ended without a connection still tells the app (success: false). */
 export async function reportFailedAuthorization(
   deps: ApiDeps,
-  input: { environment: string; integration: IntegrationDoc; connectionId: string; authMode: ConnectionDoc['auth_mode']; error: { type: string; description: string } },
+  input: { environment: string; integration: IntegrationDoc; connectionId: string; reconnect: boolean; authMode: ConnectionDoc['auth_mode']; error: { type: string; description: string } },
 ): Promise<void> {
-  const existing = await deps.stores.connections.find({ environment: input.environment, providerConfigKey: input.integration.unique_key, connectionId: input.connectionId });
   await sendAuthWebhook(webhookDeps(deps), {
     environment: input.environment,
     connection: { connection_id: input.connectionId, provider_config_key: input.integration.unique_key, provider: input.integration.provider, auth_mode: input.authMode },
-    operation: existing ? 'override' : 'creation',
+    operation: input.reconnect ? 'override' : 'creation',
     success: false,
     error: input.error,
   });
 }
 
-export function webhookDeps(deps: Pick<ApiDeps, 'stores' | 'cipher' | 'logger'>) {
-  return { stores: deps.stores, cipher: deps.cipher, logger: deps.logger };
+export function webhookDeps(deps: Pick<ApiDeps, 'stores' | 'cipher' | 'logger' | 'egress'>) {
+  return { stores: deps.stores, cipher: deps.cipher, logger: deps.logger, egress: deps.egress };
 }

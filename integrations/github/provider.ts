@@ -13,9 +13,15 @@ export const githubProvider: ProviderDefinition = {
   authModes: ['APP', 'OAUTH2'],
   baseUrl: 'https://api.github.com',
   defaultHeaders: { accept: 'application/vnd.github+json', 'x-github-api-version': '2022-11-28' },
-  app: { accessTokenEndpoint: '/app/installations/{installation_id}/access_tokens', refreshMarginMs: 5 * 60_000 },
+  app: {
+    accessTokenEndpoint: '/app/installations/{installation_id}/access_tokens',
+    refreshMarginMs: 5 * 60_000,
+    // providers.md §C12: `{ total_count, installations: [{ id, ... }] }`, Link pagination.
+    userInstallations: { endpoint: '/user/installations', responsePath: 'installations' },
+  },
   verify: { method: 'GET', endpoint: '/installation/repositories', params: { per_page: 1 } },
   // OAuth App mode (providers.md §C9): user tokens from the web flow; they do not expire.
+  // The same endpoints redeem the App's own user-authorization code (install verification).
   oauth: {
     authorizationUrl: 'https://github.com/login/oauth/authorize',
     tokenUrl: 'https://github.com/login/oauth/access_token',
