@@ -65,9 +65,20 @@ export const SANDBOX_SIMULATORS: SandboxSimulatorSpec[] = [
     create: () => {
       const sim = createGitHubSimulator({ seed: 1, oversizedPulls: 1 });
       return Object.assign(sim, {
-        integrationCredentials: (): IntegrationCredentials => ({ type: 'APP', app_id: String(sim.app.id), app_link: sim.app.publicLink, private_key: sim.appPrivateKeyPem }),
-        // The simulated App's Setup URL is Weft's installation callback.
-        apiReady: (apiUrl: string) => sim.setAppSetupUrl(`${apiUrl}/app-auth/connect`),
+        // The App's OAuth client too: the install flow proves who installed it with a user token.
+        integrationCredentials: (): IntegrationCredentials => ({
+          type: 'APP',
+          app_id: String(sim.app.id),
+          app_link: sim.app.publicLink,
+          private_key: sim.appPrivateKeyPem,
+          client_id: sim.app.clientId,
+          client_secret: sim.app.clientSecret,
+        }),
+        // github.com's token endpoint (the user-authorization code) is the simulator too.
+        providerOverrides: (): ProviderOverrides => ({ auth_base_url: sim.url as string }),
+        // The App requests user authorization during installation; its callback URL is Weft's
+        // installation callback, where the code proves the installation is the user's.
+        apiReady: (apiUrl: string) => sim.configureAppUserAuthorization({ callbackUrls: [`${apiUrl}/app-auth/connect`], requestOAuthOnInstall: true }),
       });
     },
   },

@@ -1,34 +1,105 @@
-import { createGitHubIntegration, createLumaIntegration, connectGitHub, startWeftStack, type WeftStack } from '../support/weft-stack';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import { DEFAULT_USER } from '../../sandbox/github';
+import { LUMA_DEFAULT_API_KEY } from '../../sandbox/luma';
+import { bindBrowser, isSameBrowser } from '../../api/services/browser-binding';
+import { CONNECT_SESSION_MAX_ATTEMPTS } from '../../store/connect-sessions';
+import { startWebhookReceiver } from '../support/webhook-receiver';
+import { connectGitHub, createLumaIntegration, startWeftStack, type WeftStack } from '../support/weft-stack';
 
-/** A browser's cookie jar for Weft's own pages, by hand: enough to tell two browsers apart. */
-class Jar {
+interface Page {
+  status: number;
+  url: string;
+  location: string | null;
+  html: string;
+  headers: Headers;
+}
+
+/**
+ * One browser, by hand: cookies kept per host (Weft and the simulated github.com both live on
+ * 127.0.0.1, as a browser would see them), forms read from the HTML. Enough to tell two
+ * browsers apart and to walk the GitHub install page without Chromium.
+ */
+class Browser {
   readonly cookies = new Map<string, string>();
-  async get(url: string): Promise<Response> {
-    const headers: Record<string, string> = {};
+
+  async request(url: string, form?: Record<string, string>): Promise<Page> {
+    const headers: Record<string, string> = { accept: 'text/html' };
     if (this.cookies.size) headers.cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
-    const res = await fetch(url, { headers, redirect: 'manual' });
+    if (form) headers['content-type'] = 'application/x-www-form-urlencoded';
+    const res = await fetch(url, { method: form ? 'POST' : 'GET', headers, body: form ? new URLSearchParams(form).toString() : undefined, redirect: 'manual' });
     for (const c of res.headers.getSetCookie()) {
-      const [pair] = c.split(';');
+      const [pair, ...attrs] = c.split(';');
       const i = pair.indexOf('=');
-      this.cookies.set(pair.slice(0, i).trim(), pair.slice(i + 1).trim());
+      if (attrs.some((a) => /^\s*max-age=0\s*$/i.test(a))) this.cookies.delete(pair.slice(0, i).trim());
+      else this.cookies.set(pair.slice(0, i).trim(), pair.slice(i + 1).trim());
     }
-    return res;
+    return { status: res.status, url, location: res.headers.get('location'), html: await res.text(), headers: res.headers };
+  }
+
+  /** Follows redirects while they stay under `origin`. */
+  async follow(page: Page, origin: string): Promise<Page> {
+    for (let i = 0; i < 10 && page.status === 302 && page.location?.startsWith(origin); i++) page = await this.request(page.location);
+    return page;
+  }
+
+  async submit(page: Page, action: RegExp, fields: Record<string, string>): Promise<Page> {
+    const origin = new URL(page.url).origin;
+    for (const m of page.html.matchAll(/<form method="post" action="([^"]+)">([\s\S]*?)<\/form>/g)) {
+      if (!action.test(m[1])) continue;
+      const hidden = Object.fromEntries([...m[2].matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((h) => [h[1], h[2].replace(/&amp;/g, '&')]));
+      return this.request(new URL(m[1].replace(/&amp;/g, '&'), origin).href, { ...hidden, ...fields });
+    }
+    throw new Error(`no form ${action} on ${page.url}:\n${page.html}`);
   }
 }
 
-function errorCode(html: string): string | null {
-  return /data-error-code="([^"]+)"/.exec(html)?.[1] ?? null;
-}
+const errorCode = (page: Page) => /data-error-code="([^"]+)"/.exec(page.html)?.[1] ?? null;
+const connectionOf = (page: Page) => /data-connection-id="([^"]+)"/.exec(page.html)?.[1] ?? null;
 
-describe('connect flows are bound to the person connecting (v0)', () => {
+/** Organizations the default user belongs to: enough installations that theirs is on page 2. */
+const ORGS = Array.from({ length: 100 }, (_, i) => `org-${i}`);
+
+describe('connect flows are bound to the person connecting', () => {
   let stack: WeftStack;
+  let hooks: Awaited<ReturnType<typeof startWebhookReceiver>>;
+
   beforeAll(async () => {
-    stack = await startWeftStack({ github: { seed: 3 } });
-    await createGitHubIntegration(stack);
+    hooks = await startWebhookReceiver();
+    stack = await startWeftStack({
+      egressAllow: [hooks.url],
+      github: {
+        seed: 3,
+        pullsPerRepo: 1,
+        installations: [
+          { id: 1001, account: { login: 'sandbox-org', type: 'Organization' }, repositoryCount: 1 },
+          ...ORGS.map((login, i) => ({ id: 5000 + i, account: { login, type: 'Organization' as const }, repositoryCount: 0 })),
+        ],
+        users: [
+          { ...DEFAULT_USER, organizations: ORGS },
+          { login: 'org-member', password: 'member-password', organizations: ['sandbox-org'] },
+        ],
+      },
+    });
+    // The App requests user authorization during installation; its callback URL is Weft's.
+    stack.github.configureAppUserAuthorization({ callbackUrls: [`${stack.apiUrl}/app-auth/connect`], requestOAuthOnInstall: true });
+    expect((await stack.api('PATCH', '/environment', { body: { webhook_url: hooks.url } })).status).toBe(200);
+    const app = { type: 'APP', app_id: String(stack.github.app.id), app_link: stack.github.app.publicLink, private_key: stack.github.appPrivateKeyPem };
+    const overrides = { base_url: stack.github.url, auth_base_url: stack.github.url };
+    for (const [unique_key, credentials] of [
+      ['github', { ...app, client_id: stack.github.app.clientId, client_secret: stack.github.app.clientSecret }],
+      ['github-no-client', app],
+    ] as const) {
+      const res = await stack.api('POST', '/integrations', { body: { unique_key, provider: 'github', credentials, provider_overrides: overrides } });
+      expect(res.status).toBe(201);
+    }
     await createLumaIntegration(stack);
     expect((await connectGitHub(stack, 'victim')).status).toBe(201);
   });
-  afterAll(async () => stack?.shutdown());
+  afterAll(async () => {
+    await stack?.shutdown();
+    await hooks?.close();
+  });
 
   async function session(body: Record<string, unknown> = {}): Promise<string> {
     const res = await stack.api('POST', '/connect/sessions', { body });
@@ -36,47 +107,241 @@ describe('connect flows are bound to the person connecting (v0)', () => {
     return res.body.data.token;
   }
 
-  test('connection_id in the connect URL is refused', async () => {
-    const token = await session();
-    const res = await new Jar().get(`${stack.apiUrl}/oauth/connect/github?connect_session_token=${token}&connection_id=victim`);
-    expect(res.status).toBe(400);
-    expect(errorCode(await res.text())).toBe('connection_id_not_allowed');
+  async function connections(integration: string): Promise<any[]> {
+    return (await stack.api('GET', `/connections?integrationId=${integration}`)).body.connections;
+  }
+
+  /** Connect page link → install page (signing in when needed) → Install; returns GitHub's redirect to Weft, not followed. */
+  async function installUntilCallback(browser: Browser, token: string, integration = 'github', user = { login: DEFAULT_USER.login, password: DEFAULT_USER.password }): Promise<URL> {
+    const start = await browser.request(`${stack.apiUrl}/oauth/connect/${integration}?connect_session_token=${token}`);
+    expect(start.status).toBe(302);
+    let page = await browser.follow(start, stack.github.url);
+    if (page.url.includes('/login?')) page = await browser.follow(await browser.submit(page, /^\/session$/, user), stack.github.url);
+    const done = await browser.submit(page, /\/installations$/, { repository_selection: 'all', action: 'install' });
+    expect(done.status).toBe(302);
+    expect(done.location).toMatch(new RegExp(`^${stack.apiUrl}/app-auth/connect\\?`));
+    return new URL(done.location!);
+  }
+
+  describe('GitHub App installations are proven by the installing user', () => {
+    test('the user\'s own installation is listed for them (on the second page): it is stored, and the app told', async () => {
+      stack.github.resetStats();
+      const browser = new Browser();
+      const callback = await installUntilCallback(browser, await session());
+      expect(callback.searchParams.get('code')).toBeTruthy();
+      const done = await browser.request(callback.href);
+      expect(done.status).toBe(200);
+      const connectionId = connectionOf(done)!;
+      expect(connectionId).toMatch(/^[0-9a-f-]{36}$/);
+      const conn = await stack.api('GET', `/connections/${connectionId}?provider_config_key=github`);
+      expect(conn.body.credentials.installation_id).toBe(callback.searchParams.get('installation_id'));
+      expect(stack.github.users().find((u) => u.login === DEFAULT_USER.login)?.installationId).toBe(Number(callback.searchParams.get('installation_id')));
+      // Weft paged through GET /user/installations (101 installations, 100 per page).
+      const listed = stack.github.requestLog().filter((e) => e.path === '/user/installations');
+      expect(listed.map((e) => [e.status, e.query.page ?? '1', e.query.per_page])).toEqual([
+        [200, '1', '100'],
+        [200, '2', '100'],
+      ]);
+      const hook = await hooks.waitFor((w) => w.body.type === 'auth' && w.body.connectionId === connectionId);
+      expect(hook.body).toMatchObject({ operation: 'creation', success: true, authMode: 'APP' });
+      // The user token was used for the check only.
+      expect(JSON.stringify(conn.body)).not.toMatch(/ghu_|ghr_/);
+      expect(stack.logs.join('\n')).not.toMatch(/ghu_|ghr_/);
+    });
+
+    test('a spoofed installation_id (an installation the user cannot see) is refused: nothing stored, the app told', async () => {
+      const browser = new Browser();
+      const callback = await installUntilCallback(browser, await session());
+      const before = await connections('github');
+      callback.searchParams.set('installation_id', '1001'); // sandbox-org's: not this user's
+      const page = await browser.request(callback.href);
+      expect(page.status).toBe(400);
+      expect(errorCode(page)).toBe('installation_not_verified');
+      expect(page.html).toContain('installation 1001 is not one the signed-in GitHub user can access');
+      expect(await connections('github')).toEqual(before);
+      const hook = await hooks.waitFor((w) => w.body.type === 'auth' && w.body.success === false && w.body.error?.type === 'installation_not_verified');
+      expect(hook.body).toMatchObject({ providerConfigKey: 'github', operation: 'creation', authMode: 'APP' });
+      expect(await connections('github')).toHaveLength(before.length);
+    });
+
+    test('a member of the organization may connect the organization\'s installation', async () => {
+      const browser = new Browser();
+      const callback = await installUntilCallback(browser, await session(), 'github', { login: 'org-member', password: 'member-password' });
+      callback.searchParams.set('installation_id', '1001');
+      const page = await browser.request(callback.href);
+      expect(page.status).toBe(200);
+      const conn = await stack.api('GET', `/connections/${connectionOf(page)}?provider_config_key=github`);
+      expect(conn.body.credentials.installation_id).toBe('1001');
+    });
+
+    test('no App client credentials, no code, or a refused code: installation_not_verified and nothing stored', async () => {
+      const before = (await connections('github')).length;
+      const noClient = new Browser();
+      const page = await noClient.request((await installUntilCallback(noClient, await session(), 'github-no-client')).href);
+      expect(errorCode(page)).toBe('installation_not_verified');
+      expect(page.html).toMatch(/no OAuth client id and secret/);
+      expect(await connections('github-no-client')).toHaveLength(0);
+
+      const browser = new Browser();
+      const noCode = await installUntilCallback(browser, await session());
+      noCode.searchParams.delete('code');
+      const withoutCode = await browser.request(noCode.href);
+      expect(errorCode(withoutCode)).toBe('installation_not_verified');
+      expect(withoutCode.html).toMatch(/must request user authorization/);
+
+      const badCode = await installUntilCallback(browser, await session());
+      badCode.searchParams.set('code', '0123456789abcdef0123');
+      const refused = await browser.request(badCode.href);
+      expect(errorCode(refused)).toBe('installation_not_verified');
+      expect(refused.html).toMatch(/bad_verification_code/);
+      expect((await connections('github')).length).toBe(before);
+    });
   });
 
-  test('a reconnect session for a connection that does not exist is refused', async () => {
-    const res = await stack.api('POST', '/connect/sessions', { body: { connection_id: 'ghost' } });
-    expect(res.status).toBe(404);
-    expect(res.body.error.code).toBe('unknown_connection');
+  describe('the state is bound to the browser that started the flow', () => {
+    test('the flow start sets an HttpOnly, SameSite=Lax cookie; a callback opened in another browser is refused and used up', async () => {
+      const browser = new Browser();
+      const before = (await connections('github')).length;
+      const callback = await installUntilCallback(browser, await session());
+      const cookie = [...browser.cookies.keys()].find((k) => k.includes('weft_flow'));
+      expect(cookie).toBe('weft_flow');
+
+      const other = await new Browser().request(callback.href);
+      expect(other.status).toBe(400);
+      expect(errorCode(other)).toBe('browser_mismatch');
+      await hooks.waitFor((w) => w.body.type === 'auth' && w.body.success === false && w.body.error?.type === 'browser_mismatch');
+      // The state is consumed: not even the right browser can use it afterwards.
+      expect(errorCode(await browser.request(callback.href))).toBe('invalid_state');
+      expect((await connections('github')).length).toBe(before);
+    });
+
+    test('several flows started in one browser all complete', async () => {
+      const browser = new Browser();
+      const first = await installUntilCallback(browser, await session());
+      const second = await installUntilCallback(browser, await session());
+      expect(second.searchParams.get('state')).not.toBe(first.searchParams.get('state'));
+      const pages = [await browser.request(second.href), await browser.request(first.href)];
+      expect(pages.map((p) => p.status)).toEqual([200, 200]);
+      expect(new Set(pages.map(connectionOf)).size).toBe(2);
+    });
+
+    test('the cookie attributes: HttpOnly, SameSite=Lax, short-lived; Secure with a __Host- name on https', async () => {
+      const start = await new Browser().request(`${stack.apiUrl}/oauth/connect/github?connect_session_token=${await session()}`);
+      const [cookie] = start.headers.getSetCookie();
+      expect(cookie).toMatch(/^weft_flow=[A-Za-z0-9_-]{43};/);
+      expect(cookie).toMatch(/; HttpOnly/i);
+      expect(cookie).toMatch(/; SameSite=Lax/i);
+      expect(cookie).toMatch(/; Path=\//);
+      expect(cookie).toMatch(/; Max-Age=600/);
+      expect(cookie).not.toMatch(/Secure/i);
+
+      // Behind https (WEFT_PUBLIC_URL https://…) the same code sets a Secure, __Host- cookie.
+      const app = express();
+      app.get('/start', (req, res) => void res.json({ hash: bindBrowser(req, res, { secure: true, maxAgeMs: 600_000 }) }));
+      app.get('/check/:hash', (req, res) => void res.json({ same: isSameBrowser(req, req.params.hash) }));
+      const server = app.listen(0, '127.0.0.1');
+      await new Promise((r) => server.once('listening', r));
+      try {
+        const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+        const res = await fetch(`${base}/start`);
+        const secure = res.headers.getSetCookie()[0];
+        expect(secure).toMatch(/^__Host-weft_flow=[A-Za-z0-9_-]{43}; Max-Age=600; Path=\/; Expires=[^;]+; HttpOnly; Secure; SameSite=Lax$/);
+        const { hash } = (await res.json()) as { hash: string };
+        const check = async (cookieHeader?: string) => ((await (await fetch(`${base}/check/${hash}`, { headers: cookieHeader ? { cookie: cookieHeader } : {} })).json()) as { same: boolean }).same;
+        expect(await check(secure.split(';')[0])).toBe(true);
+        expect(await check()).toBe(false);
+        expect(await check(`__Host-weft_flow=${'A'.repeat(43)}`)).toBe(false);
+      } finally {
+        server.close();
+      }
+    });
   });
 
-  test('flow start sets an HttpOnly SameSite=Lax cookie; a callback without it is refused', async () => {
-    const jar = new Jar();
-    const res = await jar.get(`${stack.apiUrl}/oauth/connect/github?connect_session_token=${await session()}`);
-    expect(res.status).toBe(302);
-    const cookie = res.headers.getSetCookie().join('\n');
-    expect(cookie).toMatch(/HttpOnly/i);
-    expect(cookie).toMatch(/SameSite=Lax/i);
-    const state = new URL(res.headers.get('location')!).searchParams.get('state');
-    const other = await new Jar().get(`${stack.apiUrl}/app-auth/connect?installation_id=1001&setup_action=install&state=${state}`);
-    expect(other.status).toBe(400);
-    expect(errorCode(await other.text())).toBe('browser_mismatch');
+  describe('the browser never chooses the connection', () => {
+    test('connection_id in the connect URL is refused; the other user\'s connection is untouched', async () => {
+      const before = await stack.api('GET', '/connections/victim?provider_config_key=github');
+      const res = await new Browser().request(`${stack.apiUrl}/oauth/connect/github?connect_session_token=${await session()}&connection_id=victim`);
+      expect(res.status).toBe(400);
+      expect(errorCode(res)).toBe('connection_id_not_allowed');
+      const after = await stack.api('GET', '/connections/victim?provider_config_key=github');
+      expect(after.body.credentials.installation_id).toBe(before.body.credentials.installation_id);
+    });
+
+    test('an API key flow makes a new connection with a generated id, whatever the request names', async () => {
+      const token = await session();
+      const res = await fetch(`${stack.apiUrl}/api-auth/api-key/luma?connect_session_token=${token}&connection_id=victim`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ apiKey: LUMA_DEFAULT_API_KEY, connection_id: 'victim' }),
+      });
+      expect(res.status).toBe(201);
+      const body = (await res.json()) as any;
+      expect(body.data.connection_id).toMatch(/^[0-9a-f-]{36}$/);
+      expect((await connections('luma')).map((c) => c.connection_id)).not.toContain('victim');
+    });
+
+    test('a reconnect session re-authorizes its own connection and no other', async () => {
+      const created = await stack.api('POST', '/connections', { body: { provider_config_key: 'luma', connection_id: 'luma-user', credentials: { type: 'API_KEY', apiKey: LUMA_DEFAULT_API_KEY } } });
+      expect(created.status).toBe(201);
+      const token = await session({ connection_id: 'luma-user', allowed_integrations: ['luma'] });
+      const count = (await connections('luma')).length;
+      const res = await fetch(`${stack.apiUrl}/api-auth/api-key/luma?connect_session_token=${token}&connection_id=someone-else`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ apiKey: LUMA_DEFAULT_API_KEY }),
+      });
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as any).data.connection_id).toBe('luma-user');
+      expect((await connections('luma')).length).toBe(count);
+      await hooks.waitFor((w) => w.body.type === 'auth' && w.body.connectionId === 'luma-user' && w.body.operation === 'override' && w.body.success === true);
+    });
+
+    test('a reconnect session needs its connection: refused at creation, and at the flow when it was deleted since', async () => {
+      const missing = await stack.api('POST', '/connect/sessions', { body: { connection_id: 'ghost' } });
+      expect(missing.status).toBe(404);
+      expect(missing.body.error.code).toBe('unknown_connection');
+      // victim is a github connection: a session limited to luma cannot reconnect it.
+      const elsewhere = await stack.api('POST', '/connect/sessions', { body: { connection_id: 'victim', allowed_integrations: ['luma'] } });
+      expect(elsewhere.status).toBe(404);
+
+      expect((await stack.api('POST', '/connections', { body: { provider_config_key: 'luma', connection_id: 'short-lived', credentials: { type: 'API_KEY', apiKey: LUMA_DEFAULT_API_KEY } } })).status).toBe(201);
+      const token = await session({ connection_id: 'short-lived' });
+      expect((await stack.api('DELETE', '/connections/short-lived?provider_config_key=luma')).status).toBe(200);
+      const res = await fetch(`${stack.apiUrl}/api-auth/api-key/luma?connect_session_token=${token}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ apiKey: LUMA_DEFAULT_API_KEY }) });
+      expect(res.status).toBe(404);
+      expect(((await res.json()) as any).error.code).toBe('reconnect_connection_not_found');
+      expect((await connections('luma')).map((c) => c.connection_id)).not.toContain('short-lived');
+    });
   });
 
-  test('a spoofed installation_id is not stored', async () => {
-    const jar = new Jar();
-    const before = (await stack.api('GET', '/connections?integrationId=github')).body.connections.length;
-    const res = await jar.get(`${stack.apiUrl}/oauth/connect/github?connect_session_token=${await session()}`);
-    const state = new URL(res.headers.get('location')!).searchParams.get('state');
-    const cb = await jar.get(`${stack.apiUrl}/app-auth/connect?installation_id=1001&setup_action=install&state=${state}`);
-    expect(errorCode(await cb.text())).toBe('installation_not_verified');
-    expect((await stack.api('GET', '/connections?integrationId=github')).body.connections.length).toBe(before);
-  });
+  describe('a connect session allows a bounded number of attempts', () => {
+    test(`${CONNECT_SESSION_MAX_ATTEMPTS} flow starts, then 429 with a page, also under concurrency`, async () => {
+      const token = await session();
+      const results = await Promise.all(Array.from({ length: 25 }, () => new Browser().request(`${stack.apiUrl}/oauth/connect/github?connect_session_token=${token}`)));
+      const statuses = results.map((r) => r.status);
+      expect(statuses.filter((s) => s === 302)).toHaveLength(CONNECT_SESSION_MAX_ATTEMPTS);
+      expect(statuses.filter((s) => s === 429)).toHaveLength(25 - CONNECT_SESSION_MAX_ATTEMPTS);
+      const refused = results.find((r) => r.status === 429)!;
+      expect(refused.headers.get('content-type')).toMatch(/text\/html/);
+      expect(errorCode(refused)).toBe('too_many_attempts');
+      expect(refused.html).toContain(`${CONNECT_SESSION_MAX_ATTEMPTS} attempts`);
+    });
 
-  test('attempts are capped at 10 per session, also under concurrency', async () => {
-    const token = await session();
-    const results = await Promise.all(Array.from({ length: 25 }, () => new Jar().get(`${stack.apiUrl}/oauth/connect/github?connect_session_token=${token}`)));
-    const statuses = results.map((r) => r.status).sort();
-    expect(statuses.filter((s) => s === 302)).toHaveLength(10);
-    expect(statuses.filter((s) => s === 429)).toHaveLength(15);
+    test('API key submissions count, as a form and as JSON', async () => {
+      const token = await session();
+      const before = (await connections('luma')).length;
+      for (let i = 0; i < CONNECT_SESSION_MAX_ATTEMPTS; i++) {
+        const page = await new Browser().request(`${stack.apiUrl}/connect/api-key/luma`, { connect_session_token: token, apiKey: `wrong-${i}` });
+        expect(errorCode(page)).toBe('invalid_credentials');
+      }
+      const form = await new Browser().request(`${stack.apiUrl}/connect/api-key/luma`, { connect_session_token: token, apiKey: LUMA_DEFAULT_API_KEY });
+      expect(form.status).toBe(429);
+      expect(errorCode(form)).toBe('too_many_attempts');
+      const json = await fetch(`${stack.apiUrl}/api-auth/api-key/luma?connect_session_token=${token}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ apiKey: LUMA_DEFAULT_API_KEY }) });
+      expect(json.status).toBe(429);
+      expect(((await json.json()) as any).error.code).toBe('too_many_attempts');
+      // The right key came too late: nothing was stored with it.
+      expect((await connections('luma')).length).toBe(before);
+    });
   });
 });
