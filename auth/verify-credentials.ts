@@ -1,5 +1,6 @@
 import { BadRequestError, WeftError } from '../common/errors';
 import type { ProviderSession } from '../common/provider-session';
+import { EgressRefusedError } from '../egress/errors';
 import { ProviderAuthError, ProviderHttpError } from '../runtime/errors';
 
 /**
@@ -19,6 +20,8 @@ export async function verifyCredentials(session: ProviderSession): Promise<void>
     if (err instanceof ProviderAuthError || (err instanceof ProviderHttpError && err.providerStatus === 403)) {
       throw new BadRequestError('invalid_credentials', `${definition.displayName} refused the credentials: ${err.message}`);
     }
+    // The egress policy's own error says which host, address and rule, and how to allow it.
+    if (err instanceof EgressRefusedError) throw err;
     if (err instanceof WeftError) {
       throw new WeftError('credentials_verification_failed', `Could not verify the credentials with ${definition.displayName}: ${err.message}`, 424);
     }

@@ -15,6 +15,18 @@ export class ProviderHttpError extends WeftError {
   }
 }
 
+/**
+ * The provider answered with a redirect. Weft does not follow redirects (egress policy): the
+ * address policy vouches only for the host it was asked to call, and credentials must not
+ * travel to wherever a response points.
+ */
+export class ProviderRedirectError extends ProviderHttpError {
+  constructor(providerStatus: number, providerHeaders: Record<string, string>, method: string, url: string, location: string) {
+    super(providerStatus, null, providerHeaders, method, url);
+    this.message = `${method} ${url} answered HTTP ${providerStatus}, a redirect to ${location}, which Weft does not follow.`;
+  }
+}
+
 /** The provider could not be reached (DNS, refused, reset, timeout) after the retries. */
 export class ProviderUnreachableError extends WeftError {
   constructor(method: string, url: string, cause: string) {

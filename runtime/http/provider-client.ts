@@ -2,7 +2,7 @@ import type { Egress, EgressResponse } from '../../egress/egress';
 import { EgressRefusedError } from '../../egress/errors';
 import type { HttpMethod, HttpResponse, ProviderDefinition, ProviderTransport, QueryValue, RequestBudget, RequestConfig } from '../types';
 import type { AccountThrottle } from './account-throttle';
-import { ProviderAuthError, ProviderHttpError, ProviderUnreachableError, RateLimitedError } from '../errors';
+import { ProviderAuthError, ProviderHttpError, ProviderRedirectError, ProviderUnreachableError, RateLimitedError } from '../errors';
 import { redactUrl, scrubSecrets } from './redact';
 import type { RequestBudgetGate } from './request-budget';
 
@@ -136,9 +136,12 @@ export class ProviderClient implements ProviderTransport {
         }
         throw new ProviderAuthError(status, `${definition.displayName} rejected the connection's credentials (HTTP 401)`);
       }
-      if (status >= 400 || REDIRECT_STATUS.has(status)) {
-        // Redirects are not followed (egress policy): a provider that answers with one gets
-        // an error naming where it pointed, and nothing is sent there.
+      if (REDIRECT_STATUS.has(status)) {
+        // Not followed (egress policy): the error names where it pointed; nothing is sent there.
+        const location = responseHeaders.location ? redactUrl(resolveLocation(responseHeaders.location, url)) : '(no Location)';
+        throw new ProviderRedirectError(status, { ...pickHeaders(responseHeaders), ...(responseHeaders.location ? { location } : {}) }, method, redactUrl(url), location);
+      }
+      if (status >= 400) {
         throw new ProviderHttpError(status, scrubBody(data, secrets), pickHeaders(responseHeaders), method, redactUrl(url));
       }
       return { status, headers: responseHeaders, data: data as T };
@@ -186,6 +189,14 @@ export class ProviderClient implements ProviderTransport {
 function backoffMs(attempt: number): number {
   const base = Math.min(8_000, 250 * 2 ** (attempt - 1));
   return base / 2 + Math.random() * (base / 2);
+}
+
+function resolveLocation(location: string, base: string): string {
+  try {
+    return new URL(location, base).toString();
+  } catch {
+    return location.slice(0, 200);
+  }
 }
 
 function joinPath(basePath: string, endpoint: string): string {
