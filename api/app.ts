@@ -1,6 +1,7 @@
 import express, { type Express } from 'express';
 import type { ApiDeps } from './deps';
 import { requireSecretKey } from './middleware/auth';
+import { apiRateLimit } from './middleware/rate-limit';
 import { errorHandler, notFound } from './middleware/errors';
 import { bodyParsing } from './middleware/body-parsing';
 import { integrationsRouter } from './routers/integrations';
@@ -26,7 +27,8 @@ export function createApp(deps: ApiDeps): Express {
     res.json({ status: 'ok' });
   });
 
-  const auth = requireSecretKey(deps.stores.environments);
+  // Secret key first (it names the environment), then that environment's rate limit.
+  const auth = [requireSecretKey(deps.stores.environments), apiRateLimit(deps.stores.apiRateCounters, deps.settings.apiRateLimit, deps.logger)];
   app.use('/integrations', auth, integrationsRouter(deps));
   app.use('/connections', auth, connectionsRouter(deps));
   app.use('/connection', auth, connectionsRouter(deps)); // Nango's older singular path

@@ -20,5 +20,7 @@ export interface ApiDeps {
     heartbeatTimeoutMs: number;
     /** WEFT_PUBLIC_URL: the API's public base URL (connect links, OAuth redirect URI). */
     publicUrl?: string;
+    /** WEFT_API_RATE_LIMIT per WEFT_API_RATE_LIMIT_WINDOW_S: requests per window and environment (limit 0: off). */
+    apiRateLimit: { limit: number; windowMs: number };
   };
 }

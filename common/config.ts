@@ -28,6 +28,12 @@ export const configSchema = z.object({
   /** Waits shorter than this are slept inside the activity; longer ones become durable timers. */
   WEFT_MAX_INLINE_WAIT_MS: duration.default(10_000),
   WEFT_REQUEST_LOG_TTL_DAYS: duration.default(14),
+  /**
+   * Rate limit of the app-facing API, per environment, shared by every API process: this many
+   * requests per window (0 turns it off). 6,000 a minute is 100 a second on average.
+   */
+  WEFT_API_RATE_LIMIT: z.coerce.number().int().min(0).default(6_000),
+  WEFT_API_RATE_LIMIT_WINDOW_S: duration.default(60),
   /** A prebuilt workflow bundle (file path); without it the worker bundles workflows/ at start. */
   WEFT_WORKFLOW_BUNDLE: z.string().optional(),
   /** The API's HTTP server: how long a client may take to send its headers, its whole request, and how long an idle keep-alive connection stays open. */

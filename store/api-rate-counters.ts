@@ -4,7 +4,11 @@ import { ensureExpiry, type ExpiryRule } from './ttl';
 
 /** Block b of a key's window, claimed by one API process: claiming it is inserting its `_id`. */
 interface BlockDoc {
-  _id: string; // `${windowStart}:${block}:${key}` (numbers first, so no key can collide with another)
+  /**
+   * `${windowStart}:${windowMs}:${blockSize}:${block}:${key}`: numbers first, so no key can
+   * collide with another, and a changed policy never reads another policy's blocks.
+   */
+  _id: string;
   expires_at: Date;
 }
 
@@ -24,7 +28,9 @@ export interface RateDecision {
 }
 
 interface WindowState {
+  key: string;
   windowStart: number;
+  windowMs: number;
   /** Requests per block in this window. */
   blockSize: number;
   /** Every block below this one is taken, by this process or another. */
@@ -70,7 +76,7 @@ export class ApiRateCounterStore {
   private readonly col: Collection<BlockDoc>;
   private readonly windows = new Map<string, WindowState>();
   /** Ended windows whose blocks this process will delete once they are a full window old. */
-  private retired: Array<{ key: string; windowStart: number; windowMs: number; blocks: number }> = [];
+  private retired: WindowState[] = [];
 
   constructor(db: Db) {
     this.col = db.collection<BlockDoc>('api_rate_blocks');
@@ -93,7 +99,7 @@ export class ApiRateCounterStore {
         return { allowed: true, limit, remaining: this.remaining(state, limit), resetAt };
       }
       if (state.full) return { allowed: false, limit, remaining: 0, resetAt };
-      state.claiming ??= this.claimBlock(key, state, policy).finally(() => {
+      state.claiming ??= this.claimBlock(state, policy).finally(() => {
         state.claiming = null;
       });
       await state.claiming;
@@ -114,20 +120,20 @@ export class ApiRateCounterStore {
     if (known && known.windowStart >= windowStart) return known;
     // Small limits get blocks of one request (exact even across processes); large ones 16.
     const blockSize = Math.max(1, Math.min(16, Math.floor(policy.limit / 200)));
-    const fresh: WindowState = { windowStart, blockSize, nextBlock: 0, own: null, claiming: null, full: false };
+    const fresh: WindowState = { key, windowStart, windowMs: policy.windowMs, blockSize, nextBlock: 0, own: null, claiming: null, full: false };
     this.windows.set(key, fresh);
-    if (known && known.nextBlock > 0) this.retired.push({ key, windowStart: known.windowStart, windowMs: policy.windowMs, blocks: known.nextBlock });
+    if (known && known.nextBlock > 0) this.retired.push(known);
     this.deleteOldWindows(now);
     return fresh;
   }
 
-  private async claimBlock(key: string, state: WindowState, policy: RateWindowPolicy): Promise<void> {
+  private async claimBlock(state: WindowState, policy: RateWindowPolicy): Promise<void> {
     const blocks = Math.ceil(policy.limit / state.blockSize);
-    const expiresAt = new Date(state.windowStart + 2 * policy.windowMs);
+    const expiresAt = new Date(state.windowStart + 2 * state.windowMs);
     let block = state.nextBlock;
     while (block < blocks) {
       try {
-        await this.col.insertOne({ _id: blockId(key, state.windowStart, block), expires_at: expiresAt });
+        await this.col.insertOne({ _id: blockId(state, block), expires_at: expiresAt });
         state.own = { next: block * state.blockSize + 1, end: Math.min((block + 1) * state.blockSize, policy.limit) };
         state.nextBlock = Math.max(state.nextBlock, block + 1);
         return;
@@ -135,7 +141,7 @@ export class ApiRateCounterStore {
         if (!isDuplicateKey(err)) throw err;
       }
       // Another process owns it: skip past the run of blocks taken after it.
-      block = await this.firstFreeBlock(key, state.windowStart, block, blocks);
+      block = await this.firstFreeBlock(state, block, blocks);
       state.nextBlock = Math.max(state.nextBlock, block);
     }
     state.full = true;
@@ -147,16 +153,16 @@ export class ApiRateCounterStore {
    * on the boundary: each round reads up to 32 candidate blocks by `_id` (the next few one
    * by one, then at doubling distances) and keeps the last taken and the first free one.
    */
-  private async firstFreeBlock(key: string, windowStart: number, taken: number, blocks: number): Promise<number> {
+  private async firstFreeBlock(state: WindowState, taken: number, blocks: number): Promise<number> {
     let lo = taken;
     let hi = blocks;
     while (hi - lo > 1) {
       const candidates = probeBlocks(lo, hi);
       const found = await this.col
-        .find({ _id: { $in: candidates.map((b) => blockId(key, windowStart, b)) } }, { projection: { _id: 1 } })
+        .find({ _id: { $in: candidates.map((b) => blockId(state, b)) } }, { projection: { _id: 1 } })
         .toArray();
       const takenIds = new Set(found.map((d) => d._id));
-      const firstFree = candidates.find((b) => !takenIds.has(blockId(key, windowStart, b)));
+      const firstFree = candidates.find((b) => !takenIds.has(blockId(state, b)));
       if (firstFree === undefined) {
         lo = candidates[candidates.length - 1];
       } else {
@@ -177,16 +183,16 @@ export class ApiRateCounterStore {
     if (due.length === 0) return;
     this.retired = this.retired.filter((w) => !due.includes(w));
     for (const w of due) {
-      for (let from = 0; from < w.blocks; from += DELETE_CHUNK) {
-        const ids = Array.from({ length: Math.min(DELETE_CHUNK, w.blocks - from) }, (_, i) => blockId(w.key, w.windowStart, from + i));
+      for (let from = 0; from < w.nextBlock; from += DELETE_CHUNK) {
+        const ids = Array.from({ length: Math.min(DELETE_CHUNK, w.nextBlock - from) }, (_, i) => blockId(w, from + i));
         this.col.deleteMany({ _id: { $in: ids } }).catch(() => undefined);
       }
     }
   }
 }
 
-function blockId(key: string, windowStart: number, block: number): string {
-  return `${windowStart}:${block}:${key}`;
+function blockId(w: WindowState, block: number): string {
+  return `${w.windowStart}:${w.windowMs}:${w.blockSize}:${block}:${w.key}`;
 }
 
 /** Candidates strictly between lo and hi: all of them when few, else the next few and then doubling steps. */

@@ -10,6 +10,7 @@ import { RateBudgetStore } from './rate-budgets';
 import { WebhookDeliveryStore } from './webhook-deliveries';
 import { ConnectSessionStore } from './connect-sessions';
 import { AuthStateStore } from './auth-states';
+import { ApiRateCounterStore } from './api-rate-counters';
 import type { ExpiryRule } from './ttl';
 
 /** Every collection Weft uses, each behind its own module. */
@@ -26,6 +27,7 @@ export interface Stores {
   webhookDeliveries: WebhookDeliveryStore;
   connectSessions: ConnectSessionStore;
   authStates: AuthStateStore;
+  apiRateCounters: ApiRateCounterStore;
 }
 
 export interface StoreOptions {
@@ -54,6 +56,7 @@ export function createStores(db: Db, options: StoreOptions = { requestLogTtlDays
     webhookDeliveries: new WebhookDeliveryStore(db),
     connectSessions: new ConnectSessionStore(db),
     authStates: new AuthStateStore(db),
+    apiRateCounters: new ApiRateCounterStore(db),
   };
 }
 
@@ -74,6 +77,7 @@ export async function ensureIndexes(stores: Stores): Promise<ExpiryRule[]> {
     stores.webhookDeliveries.ensureIndexes(),
     stores.connectSessions.ensureIndexes(),
     stores.authStates.ensureIndexes(),
+    stores.apiRateCounters.ensureIndexes(),
   ]);
   return results.flatMap((r) => (Array.isArray(r) ? r : [])).filter((r) => !r.native);
 }

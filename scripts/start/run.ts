@@ -157,7 +157,7 @@ export async function runStart(options: StartOptions, env: NodeJS.ProcessEnv): P
         temporal,
         logger: logger.child({ component: 'api' }),
         egress,
-        settings: { syncTaskQueue: config.WEFT_SYNC_TASK_QUEUE, actionTaskQueue: config.WEFT_ACTION_TASK_QUEUE, heartbeatTimeoutMs: config.WEFT_SYNC_HEARTBEAT_TIMEOUT_MS, publicUrl: config.WEFT_PUBLIC_URL },
+        settings: { syncTaskQueue: config.WEFT_SYNC_TASK_QUEUE, actionTaskQueue: config.WEFT_ACTION_TASK_QUEUE, heartbeatTimeoutMs: config.WEFT_SYNC_HEARTBEAT_TIMEOUT_MS, publicUrl: config.WEFT_PUBLIC_URL, apiRateLimit: { limit: config.WEFT_API_RATE_LIMIT, windowMs: config.WEFT_API_RATE_LIMIT_WINDOW_S * 1000 } },
       },
       port,
       API_HOST,

@@ -60,6 +60,8 @@ export interface StackOptions {
   egressAllow?: string[];
   /** Egress timeouts other than the defaults of common/config.ts. */
   egressTimeouts?: Partial<Omit<EgressSettings, 'allow'>>;
+  /** The API's rate limit per environment (WEFT_API_RATE_LIMIT, WEFT_API_RATE_LIMIT_WINDOW_S; limit 0: off). */
+  apiRateLimit?: { limit: number; windowMs: number };
 }
 
 export function testInfra() {
@@ -112,7 +114,7 @@ export async function startWeftStack(opts: StackOptions = {}): Promise<WeftStack
   const egress = createEgress({ ...egressSettings(loadConfig({}), egressAllow), ...opts.egressTimeouts });
 
   const api: RunningApi = await startApiServer(
-    { stores: core.stores, cipher: core.cipher, registry: core.registry, temporal, logger, egress, settings: { syncTaskQueue: taskQueue, actionTaskQueue, heartbeatTimeoutMs } },
+    { stores: core.stores, cipher: core.cipher, registry: core.registry, temporal, logger, egress, settings: { syncTaskQueue: taskQueue, actionTaskQueue, heartbeatTimeoutMs, apiRateLimit: opts.apiRateLimit ?? { limit: loadConfig({}).WEFT_API_RATE_LIMIT, windowMs: loadConfig({}).WEFT_API_RATE_LIMIT_WINDOW_S * 1000 } } },
     0,
   );
 

@@ -1,0 +1,158 @@
+import pino from 'pino';
+import { MongoClient } from 'mongodb';
+import { openCore, type Core } from '../../common/core';
+import { loadConfig } from '../../common/config';
+import { startApiServer, type RunningApi } from '../../api/server';
+import type { ApiDeps } from '../../api/deps';
+import { ApiRateCounterStore } from '../../store/api-rate-counters';
+import { startWeftStack, type WeftStack } from '../support/weft-stack';
+
+/**
+ * The app-facing API's rate limit per environment, shared by two API servers with their own
+ * database clients and their own memory (as two processes behind a load balancer) on one
+ * database.
+ */
+const HOUR = 3_600_000;
+
+/** A second API "process" on the stack's database: its own core (client, stores, counter memory). */
+async function secondApi(stack: WeftStack, rateLimit: ApiDeps['settings']['apiRateLimit'], alter: (core: Core) => Partial<ApiDeps> = () => ({})) {
+  const core = await openCore({ mongodbUri: stack.env.MONGODB_URI, dbName: stack.env.MONGODB_DB, encryptionKey: stack.env.WEFT_ENCRYPTION_KEY, requestLogTtlDays: 1 });
+  const logs: string[] = [];
+  const deps: ApiDeps = {
+    stores: core.stores,
+    cipher: core.cipher,
+    registry: core.registry,
+    temporal: stack.temporal,
+    logger: pino({ level: 'debug' }, { write: (line: string) => void logs.push(line) }),
+    egress: stack.egress,
+    settings: { syncTaskQueue: stack.taskQueue, actionTaskQueue: stack.taskQueue, heartbeatTimeoutMs: 10_000, apiRateLimit: rateLimit },
+    ...alter(core),
+  };
+  const api = await startApiServer(deps, 0);
+  return { url: api.url, logs, close: async () => (await api.close(), await core.close()) };
+}
+
+async function get(url: string, key: string | null): Promise<Response> {
+  const res = await fetch(`${url}/integrations`, { headers: key ? { authorization: `Bearer ${key}` } : {} });
+  await res.arrayBuffer();
+  return res;
+}
+
+/** Windows are aligned to the clock; keep a test's requests inside one. */
+async function awayFromWindowEdge(windowMs: number, marginMs: number): Promise<void> {
+  const left = windowMs - (Date.now() % windowMs);
+  if (left < marginMs) await new Promise((r) => setTimeout(r, left + 50));
+}
+
+describe('API rate limit', () => {
+  let stack: WeftStack;
+  let other: Awaited<ReturnType<typeof secondApi>>;
+  const LIMIT = 30;
+
+  beforeAll(async () => {
+    stack = await startWeftStack({ worker: false, apiRateLimit: { limit: LIMIT, windowMs: HOUR } });
+    other = await secondApi(stack, { limit: LIMIT, windowMs: HOUR });
+  });
+  afterAll(async () => {
+    await other?.close();
+    await stack?.shutdown();
+  });
+
+  test('two API processes share one count per environment: exactly the limit passes, then 429 rate_limited with Retry-After', async () => {
+    await awayFromWindowEdge(HOUR, 30_000);
+    const windowEnd = Math.ceil((Date.now() + 1) / HOUR) * HOUR;
+    // 45 requests at once, alternating between the two servers.
+    const responses = await Promise.all(Array.from({ length: 45 }, (_, i) => get(i % 2 ? other.url : stack.apiUrl, stack.keys.dev)));
+    const ok = responses.filter((r) => r.status === 200);
+    const limited = responses.filter((r) => r.status === 429);
+    expect(ok).toHaveLength(LIMIT);
+    expect(limited).toHaveLength(15);
+    // Both servers admitted some: the count is shared, not per process.
+    expect(ok.filter((r) => r.url.startsWith(other.url)).length).toBeGreaterThan(0);
+    expect(ok.filter((r) => r.url.startsWith(stack.apiUrl)).length).toBeGreaterThan(0);
+
+    for (const r of responses) {
+      expect(r.headers.get('x-ratelimit-limit')).toBe(String(LIMIT));
+      expect(r.headers.get('ratelimit-policy')).toBe(`"environment";q=${LIMIT};w=3600`);
+      expect(Number(r.headers.get('x-ratelimit-reset'))).toBe(windowEnd / 1000);
+      const remaining = Number(r.headers.get('x-ratelimit-remaining'));
+      expect(remaining).toBeGreaterThanOrEqual(0);
+      expect(remaining).toBeLessThan(LIMIT);
+      expect(r.headers.get('ratelimit')).toMatch(new RegExp(`^"environment";r=${remaining};t=\\d+$`));
+    }
+    for (const r of limited) {
+      expect(r.headers.get('x-ratelimit-remaining')).toBe('0');
+      const retryAfter = Number(r.headers.get('retry-after'));
+      expect(retryAfter).toBeGreaterThan(0);
+      expect(retryAfter).toBeLessThanOrEqual(3600);
+      expect(Math.abs(Date.now() + retryAfter * 1000 - windowEnd)).toBeLessThan(5_000);
+    }
+    const refused = await fetch(`${other.url}/integrations`, { headers: { authorization: `Bearer ${stack.keys.dev}` } });
+    expect(refused.status).toBe(429);
+    expect(await refused.json()).toEqual({ error: { code: 'rate_limited', message: expect.stringContaining(`${LIMIT} requests per 3600 s`) } });
+
+    // Another environment has its own count; a request without a valid key counts for nobody.
+    const prod = await get(stack.apiUrl, stack.keys.prod);
+    expect(prod.status).toBe(200);
+    expect(prod.headers.get('x-ratelimit-remaining')).toBe(String(LIMIT - 1));
+    const anonymous = await get(stack.apiUrl, null);
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers.get('x-ratelimit-limit')).toBeNull();
+  });
+
+  test('the count starts over when the window ends', async () => {
+    const windowMs = 2_000;
+    const fast = await secondApi(stack, { limit: 3, windowMs });
+    try {
+      await awayFromWindowEdge(windowMs, 1_000);
+      // The prod environment: the first test left dev's hour-long window full.
+      const first: Response[] = [];
+      for (let i = 0; i < 4; i += 1) first.push(await get(fast.url, stack.keys.prod));
+      expect(first.map((r) => r.status)).toEqual([200, 200, 200, 429]);
+      expect(first.map((r) => r.headers.get('x-ratelimit-remaining'))).toEqual(['2', '1', '0', '0']);
+      const retryAfter = Number(first[3].headers.get('retry-after'));
+      expect(retryAfter).toBeGreaterThanOrEqual(1);
+      expect(retryAfter).toBeLessThanOrEqual(2);
+      await new Promise((r) => setTimeout(r, Number(first[3].headers.get('x-ratelimit-reset')) * 1000 - Date.now() + 50));
+      const again = await get(fast.url, stack.keys.prod);
+      expect(again.status).toBe(200);
+      expect(again.headers.get('x-ratelimit-remaining')).toBe('2');
+    } finally {
+      await fast.close();
+    }
+  });
+
+  test('a counter that cannot reach its database lets requests through (fail open) and says so once in the log', async () => {
+    // A real client for a port nothing listens on: every operation fails after server selection.
+    const unreachable = new MongoClient('mongodb://127.0.0.1:9/', { serverSelectionTimeoutMS: 200 });
+    const blind = await secondApi(stack, { limit: 1, windowMs: HOUR }, (core) => ({
+      stores: { ...core.stores, apiRateCounters: new ApiRateCounterStore(unreachable.db('nowhere')) },
+    }));
+    try {
+      const responses = [await get(blind.url, stack.keys.prod), await get(blind.url, stack.keys.prod)];
+      expect(responses.map((r) => r.status)).toEqual([200, 200]);
+      expect(responses.map((r) => r.headers.get('x-ratelimit-limit'))).toEqual([null, null]);
+      const warnings = blind.logs.filter((l) => l.includes('API rate limit counter unavailable'));
+      expect(warnings).toHaveLength(1);
+    } finally {
+      await blind.close();
+      await unreachable.close();
+    }
+  });
+
+  test('defaults: 6,000 requests a minute per environment; 0 turns the limit off', async () => {
+    const config = loadConfig({});
+    expect([config.WEFT_API_RATE_LIMIT, config.WEFT_API_RATE_LIMIT_WINDOW_S]).toEqual([6_000, 60]);
+    const custom = loadConfig({ WEFT_API_RATE_LIMIT: '0', WEFT_API_RATE_LIMIT_WINDOW_S: '10' });
+    expect([custom.WEFT_API_RATE_LIMIT, custom.WEFT_API_RATE_LIMIT_WINDOW_S]).toEqual([0, 10]);
+
+    const off = await secondApi(stack, { limit: 0, windowMs: HOUR });
+    try {
+      const res = await get(off.url, stack.keys.dev); // dev's window is full, but there is no limit here
+      expect(res.status).toBe(200);
+      expect(res.headers.get('x-ratelimit-limit')).toBeNull();
+    } finally {
+      await off.close();
+    }
+  });
+});
