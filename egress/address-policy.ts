@@ -23,16 +23,16 @@ export interface RefusedRange {
 const METADATA_ADDRESSES = new Set(['169.254.169.254', '192.0.0.192', '100.100.100.200', 'fd00:ec2::254']);
 
 const RANGE_DESCRIPTIONS: Record<string, string> = {
-  metadata: 'a cloud metadata service',
-  loopback: 'loopback (127.0.0.0/8, ::1)',
-  private: 'private network (10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16)',
-  uniqueLocal: 'unique local IPv6 (fc00::/7)',
-  linkLocal: 'link-local (169.254.0.0/16, fe80::/10)',
-  deprecatedSiteLocal: 'IPv6 site-local (fec0::/10)',
-  unspecified: 'unspecified (0.0.0.0/8, ::)',
-  broadcast: 'broadcast (255.255.255.255)',
-  multicast: 'multicast (224.0.0.0/4, ff00::/8)',
-  carrierGradeNat: 'carrier-grade NAT (100.64.0.0/10)',
+  metadata: 'cloud instance metadata service',
+  loopback: 'loopback: 127.0.0.0/8, ::1',
+  private: 'private network: 10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16',
+  uniqueLocal: 'unique local IPv6: fc00::/7',
+  linkLocal: 'link-local: 169.254.0.0/16, fe80::/10',
+  deprecatedSiteLocal: 'IPv6 site-local: fec0::/10',
+  unspecified: 'unspecified: 0.0.0.0/8, ::',
+  broadcast: 'broadcast: 255.255.255.255',
+  multicast: 'multicast: 224.0.0.0/4, ff00::/8',
+  carrierGradeNat: 'carrier-grade NAT: 100.64.0.0/10',
 };
 
 /** The refused range `address` (an IP literal) falls in, or null when it is public unicast. */
@@ -47,7 +47,7 @@ export function refusedRangeOf(address: string): RefusedRange | null {
 }
 
 function describe(rule: string): RefusedRange {
-  return { rule, description: RANGE_DESCRIPTIONS[rule] ?? `special-purpose range (${rule})` };
+  return { rule, description: RANGE_DESCRIPTIONS[rule] ?? `special-purpose range ${rule}` };
 }
 
 /**

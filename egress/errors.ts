@@ -11,10 +11,11 @@ export class EgressRefusedError extends WeftError {
     const named = refusal.host === refusal.address ? refusal.address : `${refusal.host} (${refusal.address})`;
     const subject = what ? `${what}: ` : '';
     const hostPort = refusal.address.includes(':') ? `[${refusal.address}]:${refusal.port}` : `${refusal.address}:${refusal.port}`;
+    const howToAllow = refusal.range.rule === 'metadata' ? `add exactly ${hostPort} to WEFT_EGRESS_ALLOW (a range does not allow it)` : `add ${hostPort} (or a CIDR) to WEFT_EGRESS_ALLOW`;
     super(
       'egress_refused',
-      `${subject}egress to ${named} port ${refusal.port} refused by the "${refusal.range.rule}" rule: ${refusal.range.description} addresses are not called. ` +
-        `To allow it, add ${hostPort} (or a CIDR) to WEFT_EGRESS_ALLOW.`,
+      `${subject}egress to ${named} port ${refusal.port} refused by the "${refusal.range.rule}" rule (${refusal.range.description}); ` +
+        `Weft calls only public addresses unless allowed. To allow this one, ${howToAllow}.`,
       status,
       { egress: { host: refusal.host, address: refusal.address, port: refusal.port, rule: refusal.range.rule } },
     );

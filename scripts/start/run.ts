@@ -6,6 +6,7 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { startApiServer } from '../../api/server';
 import { loadConfig, type Config } from '../../common/config';
 import { openCore } from '../../common/core';
+import { boundedTemporalCalls } from '../../common/temporal-connection';
 import { WeftError } from '../../common/errors';
 import { createLogger } from '../../common/logger';
 import { parseAllowList } from '../../egress/address-policy';
@@ -98,6 +99,7 @@ export async function runStart(options: StartOptions, env: NodeJS.ProcessEnv): P
       dbName: config.MONGODB_DB,
       encryptionKey: encryption.key,
       requestLogTtlDays: config.WEFT_REQUEST_LOG_TTL_DAYS,
+      serverSelectionTimeoutMs: config.WEFT_MONGODB_SELECTION_TIMEOUT_MS,
     });
     resources.push({ name: 'database connection', stop: core.close });
     checkpoint();
@@ -113,10 +115,11 @@ export async function runStart(options: StartOptions, env: NodeJS.ProcessEnv): P
     }
 
     // The simulators are the only loopback destinations the sandbox adds to WEFT_EGRESS_ALLOW.
-    const egress = createEgress(egressSettings(config, sandbox?.egressAllow ?? []));
+    const outbound = egressSettings(config, sandbox?.egressAllow ?? []);
+    const egress = createEgress(outbound);
     resources.push({ name: 'outbound connections', stop: () => egress.close() });
 
-    const clientConnection = await Connection.connect({ address: infra.temporal.address });
+    const clientConnection = await Connection.connect({ address: infra.temporal.address, ...boundedTemporalCalls(config.WEFT_TEMPORAL_CALL_TIMEOUT_MS) });
     resources.push({ name: 'Temporal client', stop: () => clientConnection.close() });
     const temporal = new Client({ connection: clientConnection, namespace: infra.temporal.namespace });
     checkpoint();
@@ -157,7 +160,7 @@ export async function runStart(options: StartOptions, env: NodeJS.ProcessEnv): P
         temporal,
         logger: logger.child({ component: 'api' }),
         egress,
-        settings: { syncTaskQueue: config.WEFT_SYNC_TASK_QUEUE, actionTaskQueue: config.WEFT_ACTION_TASK_QUEUE, heartbeatTimeoutMs: config.WEFT_SYNC_HEARTBEAT_TIMEOUT_MS, publicUrl: config.WEFT_PUBLIC_URL, apiRateLimit: { limit: config.WEFT_API_RATE_LIMIT, windowMs: config.WEFT_API_RATE_LIMIT_WINDOW_S * 1000 } },
+        settings: { syncTaskQueue: config.WEFT_SYNC_TASK_QUEUE, actionTaskQueue: config.WEFT_ACTION_TASK_QUEUE, heartbeatTimeoutMs: config.WEFT_SYNC_HEARTBEAT_TIMEOUT_MS, publicUrl: config.WEFT_PUBLIC_URL, apiRateLimit: { limit: config.WEFT_API_RATE_LIMIT, windowMs: config.WEFT_API_RATE_LIMIT_WINDOW_S * 1000 }, actionTimeoutMs: config.WEFT_ACTION_TIMEOUT_MS },
       },
       port,
       API_HOST,
@@ -167,7 +170,7 @@ export async function runStart(options: StartOptions, env: NodeJS.ProcessEnv): P
     checkpoint();
 
     sandbox?.apiReady(config.WEFT_PUBLIC_URL ?? api.url);
-    printSummary({ apiUrl: api.url, infra, config, sandbox });
+    printSummary({ apiUrl: api.url, infra, config, sandbox, egressAllow: outbound.allow });
 
     const outcome = await Promise.race([signals.first, fatalError]);
     if (outcome !== undefined) {
@@ -251,7 +254,7 @@ function watchStopRequests(): StopWatch {
   };
 }
 
-function printSummary(s: { apiUrl: string; infra: Infrastructure; config: Config; sandbox?: RunningSandbox }): void {
+function printSummary(s: { apiUrl: string; infra: Infrastructure; config: Config; sandbox?: RunningSandbox; egressAllow: readonly string[] }): void {
   const { infra } = s;
   const rows: Array<[string, string]> = [
     ['API', s.apiUrl],
@@ -262,6 +265,7 @@ function printSummary(s: { apiUrl: string; infra: Infrastructure; config: Config
     ['Temporal', `${infra.temporal.address}, namespace ${infra.temporal.namespace} (${infra.temporal.startedHere ? 'dev server started here' : 'external'})`],
     ['MongoDB', `${redactUri(infra.mongodbUri)} db ${s.config.MONGODB_DB} (${infra.mongodbStartedHere ? 'FerretDB started here' : 'external'})`],
     ['Workers', `syncs on ${s.config.WEFT_SYNC_TASK_QUEUE}, actions on ${s.config.WEFT_ACTION_TASK_QUEUE}`],
+    ['Outbound', `public addresses only${s.egressAllow.length ? `, plus ${s.egressAllow.join(', ')}` : ''} (WEFT_EGRESS_ALLOW${s.sandbox ? ' + sandbox simulators' : ''})`],
   ];
   for (const sim of s.sandbox?.simulators ?? []) {
     rows.push([`${sim.id} simulator`, `${sim.url} (${sim.hint}${sim.note ? `; ${sim.note}` : ''})`]);
