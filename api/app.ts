@@ -2,6 +2,7 @@ import express, { type Express } from 'express';
 import type { ApiDeps } from './deps';
 import { requireSecretKey } from './middleware/auth';
 import { apiRateLimit } from './middleware/rate-limit';
+import { securityHeaders } from './middleware/security-headers';
 import { errorHandler, notFound } from './middleware/errors';
 import { bodyParsing } from './middleware/body-parsing';
 import { integrationsRouter } from './routers/integrations';
@@ -20,6 +21,8 @@ export function createApp(deps: ApiDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'extended');
+  // First, so every answer has them, including the body parser's refusals and 404s.
+  app.use(securityHeaders());
   // JSON bodies everywhere; the Connect page's API-key form is the one form route.
   app.use(bodyParsing({ formRoutes: ['/connect/api-key/:key'] }));
 

@@ -8,6 +8,22 @@ export function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
 }
 
+/**
+ * The only inline style and script of the pages. They are constants because the
+ * Content-Security-Policy allows exactly these by hash (api/middleware/security-headers.ts):
+ * nothing else inline runs, whatever a page ends up containing.
+ */
+export const PAGE_STYLE = `
+body{font-family:system-ui,sans-serif;max-width:36rem;margin:2rem auto;padding:0 1rem;line-height:1.5;color:#1a1a1a}
+section{border:1px solid #ccc;border-radius:6px;padding:1rem;margin:1rem 0}
+a.button,button{display:inline-block;padding:.5rem 1rem;border-radius:4px;border:1px solid #1a56db;background:#1a56db;color:#fff;text-decoration:none;font-size:1rem;cursor:pointer}
+label{display:block;margin:.5rem 0 .25rem}
+input[type=password],input[type=text]{width:100%;padding:.5rem;font-size:1rem;box-sizing:border-box}
+[role=alert]{border-left:4px solid #b91c1c;padding:.5rem 1rem;background:#fef2f2}
+code{background:#f3f4f6;padding:0 .25rem}
+`;
+export const CLOSE_POPUP_SCRIPT = 'if (window.opener) window.close();';
+
 export function layout(opts: { title: string; page: string; body: string; attrs?: Record<string, string> }): string {
   const attrs = Object.entries(opts.attrs ?? {})
     .map(([k, v]) => ` ${k}="${escapeHtml(v)}"`)
@@ -19,15 +35,7 @@ export function layout(opts: { title: string; page: string; body: string; attrs?
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 <title>${escapeHtml(opts.title)}</title>
-<style>
-body{font-family:system-ui,sans-serif;max-width:36rem;margin:2rem auto;padding:0 1rem;line-height:1.5;color:#1a1a1a}
-section{border:1px solid #ccc;border-radius:6px;padding:1rem;margin:1rem 0}
-a.button,button{display:inline-block;padding:.5rem 1rem;border-radius:4px;border:1px solid #1a56db;background:#1a56db;color:#fff;text-decoration:none;font-size:1rem;cursor:pointer}
-label{display:block;margin:.5rem 0 .25rem}
-input[type=password],input[type=text]{width:100%;padding:.5rem;font-size:1rem;box-sizing:border-box}
-[role=alert]{border-left:4px solid #b91c1c;padding:.5rem 1rem;background:#fef2f2}
-code{background:#f3f4f6;padding:0 .25rem}
-</style>
+<style>${PAGE_STYLE}</style>
 </head>
 <body>
 <main data-page="${escapeHtml(opts.page)}"${attrs}>
@@ -46,7 +54,7 @@ export function resultPage(opts: { success: boolean; title: string; message: str
     `<h1>${escapeHtml(opts.title)}</h1>`,
     opts.success ? `<p role="status">${escapeHtml(opts.message)}</p>` : `<div role="alert"><p>${escapeHtml(opts.message)}</p>${opts.code ? `<p>Error code: <code>${escapeHtml(opts.code)}</code></p>` : ''}</div>`,
     opts.next ? `<p>${escapeHtml(opts.next)}</p>` : '',
-    opts.success ? '<p>You can close this window.</p><script>if (window.opener) window.close();</script>' : '',
+    opts.success ? `<p>You can close this window.</p><script>${CLOSE_POPUP_SCRIPT}</script>` : '',
   ].join('\n');
   return layout({ title: opts.title, page: 'connect-result', body, attrs });
 }
