@@ -1,4 +1,4 @@
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Page, Route } from 'playwright-core';
 import { DEFAULT_OAUTH_APP, DEFAULT_USER } from '../../sandbox/github';
 import { LUMA_DEFAULT_API_KEY } from '../../sandbox/luma';
 import { connectResult as result, launchBrowser } from '../support/browser';
@@ -13,20 +13,31 @@ describe('Connect: GitHub App install and Luma API key in a browser', () => {
 
   beforeAll(async () => {
     hooks = await startWebhookReceiver();
-    stack = await startWeftStack({ github: { seed: 5 }, egressAllow: [hooks.url] });
+    // The authorize page is shown every time (no remembered grants): its form POST is where a
+    // test can hold GitHub's redirect back to Weft.
+    stack = await startWeftStack({ github: { seed: 5, rememberOAuthGrants: false }, egressAllow: [hooks.url] });
     expect((await stack.api('PATCH', '/environment', { body: { webhook_url: hooks.url } })).status).toBe(200);
     const github = await stack.api('POST', '/integrations', {
       body: {
         unique_key: 'github',
         provider: 'github',
         display_name: 'GitHub',
-        credentials: { type: 'APP', app_id: String(stack.github.app.id), app_link: stack.github.app.publicLink, private_key: stack.github.appPrivateKeyPem },
-        provider_overrides: { base_url: stack.github.url },
+        // With the App's OAuth client: Weft proves who installed it (GET /user/installations).
+        credentials: {
+          type: 'APP',
+          app_id: String(stack.github.app.id),
+          app_link: stack.github.app.publicLink,
+          private_key: stack.github.appPrivateKeyPem,
+          client_id: stack.github.app.clientId,
+          client_secret: stack.github.app.clientSecret,
+        },
+        provider_overrides: { base_url: stack.github.url, auth_base_url: stack.github.url },
       },
     });
     expect(github.status).toBe(201);
-    // The App's Setup URL is Weft's installation callback.
-    stack.github.setAppSetupUrl(`${stack.apiUrl}/app-auth/connect`);
+    // The App requests user authorization during installation: GitHub comes back to its
+    // callback URL, Weft's installation callback, with a code besides the installation_id.
+    stack.github.configureAppUserAuthorization({ callbackUrls: [`${stack.apiUrl}/app-auth/connect`], requestOAuthOnInstall: true });
     await createLumaIntegration(stack);
     browser = await launchBrowser();
   });
@@ -37,24 +48,72 @@ describe('Connect: GitHub App install and Luma API key in a browser', () => {
     await stack?.shutdown();
   });
 
-  async function connectLink(integration: string): Promise<string> {
-    const res = await stack.api('POST', '/connect/sessions', { body: { allowed_integrations: [integration] } });
+  async function connectLink(integration: string, extra: Record<string, unknown> = {}): Promise<string> {
+    const res = await stack.api('POST', '/connect/sessions', { body: { allowed_integrations: [integration], ...extra } });
     expect(res.status).toBe(201);
     return res.body.data.connect_link;
   }
 
+  async function connectionIds(integration: string): Promise<string[]> {
+    return (await stack.api('GET', `/connections?integrationId=${integration}`)).body.connections.map((c: any) => c.connection_id).sort();
+  }
 
-  test('GitHub: the user installs the App; the connection syncs repositories and the app got the auth webhook', async () => {
-    const page = await (await browser.newContext()).newPage();
-    await page.goto(await connectLink('github'));
+  /** Connect page → "Connect GitHub" → sign in when asked → Install. */
+  async function installFromConnectPage(page: Page, link: string): Promise<void> {
+    await page.goto(link);
     await page.getByRole('link', { name: 'Connect GitHub' }).click();
-    await page.getByLabel('Username or email address').fill(DEFAULT_USER.login);
-    await page.getByLabel('Password').fill(DEFAULT_USER.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    const login = page.getByLabel('Username or email address');
+    await page.getByRole('button', { name: 'Install' }).or(login).first().waitFor();
+    if (await login.isVisible()) {
+      await login.fill(DEFAULT_USER.login);
+      await page.getByLabel('Password').fill(DEFAULT_USER.password);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+    }
     await page.getByRole('button', { name: 'Install' }).click();
+  }
+
+  /**
+   * The next form POST to the simulated github.com's `path` runs, but the redirect back to
+   * Weft it answers with is held: `rewrite` may change where it points (the browser then
+   * follows it), otherwise the browser never gets there. Resolves with GitHub's Location.
+   * (Playwright routes only the first request of a redirect chain, hence the POST.)
+   */
+  function holdRedirect(page: Page, path: string, rewrite?: (location: URL) => URL): Promise<string> {
+    return new Promise((resolve, reject) => {
+      let held = false;
+      void page.route(
+        (url) => url.origin === stack.github.url && url.pathname === path,
+        async (route) => {
+          if (held || route.request().method() !== 'POST') return route.fallback();
+          held = true;
+          try {
+            const answer = await route.fetch({ maxRedirects: 0 });
+            const location = answer.headers().location;
+            if (!location) throw new Error(`GitHub answered ${answer.status()} without a redirect`);
+            resolve(location);
+            if (rewrite) await route.fulfill({ status: 302, headers: { location: rewrite(new URL(location)).href } });
+            else await route.abort();
+          } catch (err) {
+            reject(err);
+          }
+        },
+      );
+    });
+  }
+
+  let installedConnectionId: string;
+
+  test('GitHub: the user installs the App; Weft checks the installation is theirs, the connection syncs repositories and the app got the auth webhook', async () => {
+    const page = await (await browser.newContext()).newPage();
+    stack.github.resetStats();
+    await installFromConnectPage(page, await connectLink('github'));
     const done = await result(page);
     expect(done.result).toBe('success');
     const connectionId = done.connectionId as string;
+    installedConnectionId = connectionId;
+    // The code came back with the installation and bought a user token that lists it.
+    expect(stack.github.requestLog().filter((e) => e.path === '/user/installations').map((e) => e.status)).toEqual([200]);
+    expect(stack.github.stats().oauthTokenExchanges).toBe(1);
 
     const conn = await stack.api('GET', `/connections/${connectionId}?provider_config_key=github`);
     // GET /connections/:id hands out a current installation token (minted if needed).
@@ -67,6 +126,39 @@ describe('Connect: GitHub App install and Luma API key in a browser', () => {
     expect(run.result.Repository.added).toBe(stack.github.users().find((u) => u.login === DEFAULT_USER.login)?.repositories.length);
     const hook = await hooks.waitFor((w) => w.body.type === 'auth' && w.body.connectionId === connectionId);
     expect(hook.body).toMatchObject({ operation: 'creation', success: true, authMode: 'APP', provider: 'github' });
+  });
+
+  test('GitHub: an installation_id swapped on the way back (someone else\'s installation) is refused; nothing is stored', async () => {
+    const page = await (await browser.newContext()).newPage();
+    const before = await connectionIds('github');
+    // GitHub sends the browser back with this user's installation; the address bar says 1001
+    // (sandbox-org's, which sandbox-user cannot access) by the time it reaches Weft.
+    const sent = holdRedirect(page, `/apps/${stack.github.app.slug}/installations`, (location) => {
+      location.searchParams.set('installation_id', '1001');
+      return location;
+    });
+    await installFromConnectPage(page, await connectLink('github'));
+    expect(new URL(await sent).searchParams.get('installation_id')).not.toBe('1001');
+    expect(await result(page)).toMatchObject({ result: 'error', code: 'installation_not_verified', connectionId: null });
+    expect(await page.getByRole('alert').textContent()).toContain('installation 1001 is not one the signed-in GitHub user can access');
+    expect(await connectionIds('github')).toEqual(before);
+    const hook = await hooks.waitFor((w) => w.body.type === 'auth' && w.body.providerConfigKey === 'github' && w.body.success === false);
+    expect(hook.body).toMatchObject({ authMode: 'APP', operation: 'creation', error: { type: 'installation_not_verified' } });
+  });
+
+  test('GitHub: the browser never picks the connection; a reconnect link re-authorizes exactly its own', async () => {
+    const page = await (await browser.newContext()).newPage();
+    const before = await connectionIds('github');
+    // A connect URL naming a connection is refused before anything happens.
+    const link = new URL(await connectLink('github'));
+    await page.goto(`${stack.apiUrl}/oauth/connect/github?connect_session_token=${link.searchParams.get('session_token')}&connection_id=${installedConnectionId}`);
+    expect(await result(page)).toMatchObject({ result: 'error', code: 'connection_id_not_allowed' });
+
+    // The app's reconnect session for the installed connection: same id, new credentials.
+    await installFromConnectPage(page, await connectLink('github', { connection_id: installedConnectionId }));
+    expect(await result(page)).toMatchObject({ result: 'success', connectionId: installedConnectionId });
+    expect(await connectionIds('github')).toEqual(before);
+    await hooks.waitFor((w) => w.body.type === 'auth' && w.body.connectionId === installedConnectionId && w.body.operation === 'override' && w.body.success === true);
   });
 
   test('GitHub: a callback whose state was not issued by Weft creates nothing', async () => {
@@ -129,6 +221,52 @@ describe('Connect: GitHub App install and Luma API key in a browser', () => {
     await hooks.waitFor((w) => w.body.type === 'auth' && w.body.connectionId === done.connectionId && w.body.success === true && w.body.authMode === 'OAUTH2');
   });
 
+  test('GitHub OAuth App: a callback opened in a second browser is refused and used up; several flows started in one browser all complete', async () => {
+    const [a, b] = [await browser.newContext(), await browser.newContext()];
+    const before = await connectionIds('github-oauth');
+    /** Connect → GitHub (sign in / authorize when asked) → the redirect back to Weft, stopped before it arrives. */
+    const startFlow = async (page: Page): Promise<string> => {
+      const callback = holdRedirect(page, '/login/oauth/authorize');
+      await page.goto(await connectLink('github-oauth'));
+      await page.getByRole('link', { name: 'Connect GitHub OAuth' }).click();
+      const login = page.getByLabel('Username or email address');
+      const authorize = page.getByRole('button', { name: `Authorize ${DEFAULT_OAUTH_APP.name}` });
+      await authorize.or(login).first().waitFor();
+      if (await login.isVisible()) {
+        await login.fill(DEFAULT_USER.login);
+        await page.getByLabel('Password').fill(DEFAULT_USER.password);
+        await page.getByRole('button', { name: 'Sign in' }).click();
+      }
+      await authorize.click();
+      const back = await callback;
+      expect(back).toMatch(new RegExp(`^${stack.apiUrl}/oauth/callback\\?code=`));
+      return back;
+    };
+
+    const first = await startFlow(await a.newPage());
+    const elsewhere = await b.newPage();
+    await elsewhere.goto(first);
+    expect(await result(elsewhere)).toMatchObject({ result: 'error', code: 'browser_mismatch' });
+    expect(await elsewhere.getByRole('alert').textContent()).toContain('started in another browser');
+    await hooks.waitFor((w) => w.body.type === 'auth' && w.body.providerConfigKey === 'github-oauth' && w.body.error?.type === 'browser_mismatch');
+    // Refused for good: the browser that started it cannot finish it now either.
+    const original = await a.newPage();
+    await original.goto(first);
+    expect(await result(original)).toMatchObject({ result: 'error', code: 'invalid_state' });
+    expect(await connectionIds('github-oauth')).toEqual(before);
+
+    // Two flows in one browser (two tabs), finished in the other order: both connect.
+    const [tab1, tab2] = [await a.newPage(), await a.newPage()];
+    const [back1, back2] = [await startFlow(tab1), await startFlow(tab2)];
+    await tab2.goto(back2);
+    await tab1.goto(back1);
+    const [done1, done2] = [await result(tab1), await result(tab2)];
+    expect([done1.result, done2.result]).toEqual(['success', 'success']);
+    expect((await connectionIds('github-oauth')).length).toBe(before.length + 2);
+    await a.close();
+    await b.close();
+  });
+
   test('Luma: a refused API key stores nothing; a valid one is verified, stored, synced, and announced', async () => {
     const page = await (await browser.newContext()).newPage();
     await page.goto(await connectLink('luma'));
@@ -139,10 +277,13 @@ describe('Connect: GitHub App install and Luma API key in a browser', () => {
     await hooks.waitFor((w) => w.body.type === 'auth' && w.body.providerConfigKey === 'luma' && w.body.success === false);
 
     await page.goto(await connectLink('luma'));
+    // A form tampered with to name someone's connection still creates a new one.
+    await page.locator('form').evaluate((form) => form.insertAdjacentHTML('beforeend', '<input type="hidden" name="connection_id" value="victim">'));
     await page.getByLabel('API key').fill(LUMA_DEFAULT_API_KEY);
     await page.getByRole('button', { name: /Connect/ }).click();
     const done = await result(page);
     expect(done.result).toBe('success');
+    expect(done.connectionId).toMatch(/^[0-9a-f-]{36}$/);
     const run: any = await stack.waitForSync(done.connectionId as string, 'list-events', { providerConfigKey: 'luma' });
     expect(run.result.CalendarEvent.added).toBeGreaterThan(0);
     await hooks.waitFor((w) => w.body.type === 'auth' && w.body.connectionId === done.connectionId && w.body.success === true);

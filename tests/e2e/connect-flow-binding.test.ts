@@ -112,11 +112,12 @@ describe('connect flows are bound to the person connecting', () => {
   }
 
   /** Connect page link → install page (signing in when needed) → Install; returns GitHub's redirect to Weft, not followed. */
-  async function installUntilCallback(browser: Browser, token: string, integration = 'github', user = { login: DEFAULT_USER.login, password: DEFAULT_USER.password }): Promise<URL> {
+  async function installUntilCallback(browser: Browser, token: string, integration = 'github', user: { login: string; password: string } = DEFAULT_USER): Promise<URL> {
     const start = await browser.request(`${stack.apiUrl}/oauth/connect/${integration}?connect_session_token=${token}`);
     expect(start.status).toBe(302);
-    let page = await browser.follow(start, stack.github.url);
-    if (page.url.includes('/login?')) page = await browser.follow(await browser.submit(page, /^\/session$/, user), stack.github.url);
+    const sim = stack.github.url as string;
+    let page = await browser.follow(start, sim);
+    if (page.url.includes('/login?')) page = await browser.follow(await browser.submit(page, /^\/session$/, user), sim);
     const done = await browser.submit(page, /\/installations$/, { repository_selection: 'all', action: 'install' });
     expect(done.status).toBe(302);
     expect(done.location).toMatch(new RegExp(`^${stack.apiUrl}/app-auth/connect\\?`));
