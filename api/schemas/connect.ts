@@ -18,13 +18,16 @@ export const createConnectSessionBody = z.strictObject({
   allowed_integrations: z.array(z.string().min(1)).min(1).max(100).optional(),
   integrations_config_defaults: z.record(z.string(), integrationDefaultsSchema).optional(),
   tags: tagsObject.optional(),
-  /** Re-authorize this existing connection instead of creating a new one. */
+  /**
+   * A reconnect session: its flows re-authorize this existing connection (of an allowed
+   * integration) and nothing else; without it every flow creates a new connection.
+   */
   connection_id: connectionId.optional(),
 });
 
+/** The browser names only its session: the connection comes from the session (oauth-flow.ts). */
 export const oauthConnectQuery = z.object({
   connect_session_token: z.string().min(1).max(200),
-  connection_id: connectionId.optional(),
 });
 
 export const apiKeyBody = z.object({ apiKey: headerSafeSecret(API_KEY_MAX_LENGTH) });
