@@ -15,6 +15,7 @@ import { connectSessionsRouter } from './routers/connect-sessions';
 import { connectPageRouter } from './routers/connect-page';
 import { oauthFlowRouter } from './routers/oauth-flow';
 import { environmentRouter } from './routers/environment';
+import { healthRouter } from './routers/health';
 
 /** The app-facing REST API (shape of Nango's public API; see reference/api.md). */
 export function createApp(deps: ApiDeps): Express {
@@ -26,9 +27,7 @@ export function createApp(deps: ApiDeps): Express {
   // JSON bodies everywhere; the Connect page's API-key form is the one form route.
   app.use(bodyParsing({ formRoutes: ['/connect/api-key/:key'] }));
 
-  app.get('/health', (_req, res) => {
-    res.json({ status: 'ok' });
-  });
+  app.use(healthRouter(deps));
 
   // Secret key first (it names the environment), then that environment's rate limit.
   const auth = [requireSecretKey(deps.stores.environments), apiRateLimit(deps.stores.apiRateCounters, deps.settings.apiRateLimit, deps.logger)];

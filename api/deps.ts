@@ -22,5 +22,7 @@ export interface ApiDeps {
     publicUrl?: string;
     /** WEFT_API_RATE_LIMIT per WEFT_API_RATE_LIMIT_WINDOW_S: requests per window and environment (limit 0: off). */
     apiRateLimit: { limit: number; windowMs: number };
+    /** WEFT_ACTION_TIMEOUT_MS: how long a sync-mode action call waits before 504 action_timeout (default 60 s). */
+    actionTimeoutMs?: number;
   };
 }

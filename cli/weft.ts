@@ -35,7 +35,7 @@ export function buildProgram(): Command {
     .action(async () => {
       const config = loadConfig();
       if (!config.MONGODB_URI || !config.WEFT_ENCRYPTION_KEY) throw new Error('weft reseal needs MONGODB_URI and WEFT_ENCRYPTION_KEY.');
-      const core = await openCore({ mongodbUri: config.MONGODB_URI, dbName: config.MONGODB_DB, encryptionKey: config.WEFT_ENCRYPTION_KEY, requestLogTtlDays: config.WEFT_REQUEST_LOG_TTL_DAYS });
+      const core = await openCore({ mongodbUri: config.MONGODB_URI, dbName: config.MONGODB_DB, encryptionKey: config.WEFT_ENCRYPTION_KEY, requestLogTtlDays: config.WEFT_REQUEST_LOG_TTL_DAYS, serverSelectionTimeoutMs: config.WEFT_MONGODB_SELECTION_TIMEOUT_MS });
       try {
         console.log(`re-sealed ${await resealWithCurrentKey(core.stores.db, core.cipher)} secret(s) with the current key`);
       } finally {

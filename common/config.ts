@@ -36,6 +36,15 @@ export const configSchema = z.object({
   WEFT_API_RATE_LIMIT_WINDOW_S: duration.default(60),
   /** A prebuilt workflow bundle (file path); without it the worker bundles workflows/ at start. */
   WEFT_WORKFLOW_BUNDLE: z.string().optional(),
+  /**
+   * Outages: how long a MongoDB operation waits for a reachable server, and a Temporal call
+   * for an answer, before the API gives up with 503 database_unavailable /
+   * orchestrator_unavailable (common/outage.ts).
+   */
+  WEFT_MONGODB_SELECTION_TIMEOUT_MS: duration.default(1_500),
+  WEFT_TEMPORAL_CALL_TIMEOUT_MS: duration.default(1_500),
+  /** How long a sync-mode action call waits for its result before answering 504 action_timeout (X-Action-Timeout overrides it per call). */
+  WEFT_ACTION_TIMEOUT_MS: duration.default(60_000),
   /** The API's HTTP server: how long a client may take to send its headers, its whole request, and how long an idle keep-alive connection stays open. */
   WEFT_HTTP_HEADERS_TIMEOUT_MS: duration.default(10_000),
   WEFT_HTTP_REQUEST_TIMEOUT_MS: duration.default(30_000),

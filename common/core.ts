@@ -17,10 +17,10 @@ export interface Core {
   close(): Promise<void>;
 }
 
-export async function openCore(opts: { mongodbUri: string; dbName: string; encryptionKey: string; requestLogTtlDays: number }): Promise<Core> {
+export async function openCore(opts: { mongodbUri: string; dbName: string; encryptionKey: string; requestLogTtlDays: number; serverSelectionTimeoutMs?: number }): Promise<Core> {
   if (!opts.encryptionKey) throw new WeftError('missing_encryption_key', 'WEFT_ENCRYPTION_KEY is required to store credentials.');
   const cipher = new CredentialCipher(opts.encryptionKey);
-  const mongo = await connectMongo(opts.mongodbUri);
+  const mongo = await connectMongo(opts.mongodbUri, { serverSelectionTimeoutMs: opts.serverSelectionTimeoutMs });
   const stores = createStores(mongo.db(opts.dbName), { requestLogTtlDays: opts.requestLogTtlDays });
   const manualExpiry = await ensureIndexes(stores);
   return {

@@ -8,6 +8,7 @@ import { RecordStore } from './records';
 import { RequestLogStore } from './request-logs';
 import { RateBudgetStore } from './rate-budgets';
 import { WebhookDeliveryStore } from './webhook-deliveries';
+import { WebhookOutboxStore } from './webhook-outbox';
 import { ConnectSessionStore } from './connect-sessions';
 import { AuthStateStore } from './auth-states';
 import { ApiRateCounterStore } from './api-rate-counters';
@@ -25,6 +26,7 @@ export interface Stores {
   requestLogs: RequestLogStore;
   rateBudgets: RateBudgetStore;
   webhookDeliveries: WebhookDeliveryStore;
+  webhookOutbox: WebhookOutboxStore;
   connectSessions: ConnectSessionStore;
   authStates: AuthStateStore;
   apiRateCounters: ApiRateCounterStore;
@@ -34,10 +36,17 @@ export interface StoreOptions {
   requestLogTtlDays: number;
 }
 
-export async function connectMongo(uri: string): Promise<MongoClient> {
+/** How long an operation waits for a reachable server by default (WEFT_MONGODB_SELECTION_TIMEOUT_MS). */
+export const DEFAULT_SERVER_SELECTION_TIMEOUT_MS = 1_500;
+
+export async function connectMongo(uri: string, opts: { serverSelectionTimeoutMs?: number } = {}): Promise<MongoClient> {
   // FerretDB and MongoDB both accept these; retryWrites is off because FerretDB has no
-  // transactions/sessions to retry with.
-  const client = new MongoClient(uri, { retryWrites: false, serverSelectionTimeoutMS: 10_000 });
+  // transactions/sessions to retry with. A short server selection: while the database is
+  // unreachable an operation fails after this long with MongoServerSelectionError (the API
+  // answers 503 database_unavailable, an activity is retried by Temporal) instead of holding
+  // a request open for many seconds. The driver reconnects by itself: the first
+  // operation after the server is back succeeds.
+  const client = new MongoClient(uri, { retryWrites: false, serverSelectionTimeoutMS: opts.serverSelectionTimeoutMs ?? DEFAULT_SERVER_SELECTION_TIMEOUT_MS });
   await client.connect();
   return client;
 }
@@ -54,6 +63,7 @@ export function createStores(db: Db, options: StoreOptions = { requestLogTtlDays
     requestLogs: new RequestLogStore(db, options.requestLogTtlDays),
     rateBudgets: new RateBudgetStore(db),
     webhookDeliveries: new WebhookDeliveryStore(db),
+    webhookOutbox: new WebhookOutboxStore(db),
     connectSessions: new ConnectSessionStore(db),
     authStates: new AuthStateStore(db),
     apiRateCounters: new ApiRateCounterStore(db),
@@ -75,6 +85,7 @@ export async function ensureIndexes(stores: Stores): Promise<ExpiryRule[]> {
     stores.requestLogs.ensureIndexes(),
     stores.rateBudgets.ensureIndexes(),
     stores.webhookDeliveries.ensureIndexes(),
+    stores.webhookOutbox.ensureIndexes(),
     stores.connectSessions.ensureIndexes(),
     stores.authStates.ensureIndexes(),
     stores.apiRateCounters.ensureIndexes(),

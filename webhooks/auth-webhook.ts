@@ -1,5 +1,6 @@
 import type { AuthMode, ConnectionDoc } from '../store/connections';
 import { deliverWebhook, type DeliverySummary, type WebhookDeps } from './deliver';
+import { queueWebhook, type OutboxDeps, type QueueResult } from './outbox';
 
 export type AuthOperation = 'creation' | 'override' | 'refresh';
 
@@ -43,8 +44,18 @@ export function buildAuthWebhook(input: AuthWebhookInput): AuthWebhookPayload {
 }
 
 /**
- * Tells the app a connection was created, re-authorized or failed to refresh. Skipped when
- * the environment has no webhook URL or turned `send_auth_webhooks` off. Never throws.
+ * Tells the app a connection was created, re-authorized or failed to refresh, without making
+ * anyone wait for the app: the event is stored in the outbox and delivered in the background,
+ * retried for a day if the app is down (webhooks/outbox.ts). Resolves once it is stored.
+ * Skipped when the environment has no webhook URL or turned `send_auth_webhooks` off.
+ */
+export async function queueAuthWebhook(deps: OutboxDeps, input: AuthWebhookInput): Promise<QueueResult> {
+  return queueWebhook(deps, { environment: input.environment, type: 'auth', payload: { ...buildAuthWebhook(input) }, gate: 'send_auth_webhooks' });
+}
+
+/**
+ * Delivers the `auth` webhook now and reports how it went (a few quick retries, no queue).
+ * Skipped when the environment has no webhook URL or turned `send_auth_webhooks` off. Never throws.
  */
 export async function sendAuthWebhook(deps: WebhookDeps, input: AuthWebhookInput): Promise<DeliverySummary> {
   return deliverWebhook(deps, {

@@ -41,6 +41,8 @@ export interface TargetDelivery {
   delivered: boolean;
   attempts: number;
   status?: number;
+  /** Undelivered, but a later try may succeed (network error, 5xx, 408/409/425/429); false for a 4xx or an egress refusal. */
+  retryable?: boolean;
 }
 
 export interface DeliverySummary {
@@ -178,7 +180,7 @@ async function deliverToUrl(deps: WebhookDeps, log: Logger, event: SignedEvent, 
     const retryable = !refused && (status === undefined || status >= 500 || RETRYABLE_STATUS.has(status));
     const last = !retryable || attempt > retryDelays.length;
     log[last ? 'error' : 'warn']({ target: dest.target, url: shownUrl, attempt, status, error }, last ? 'webhook delivery failed' : 'webhook attempt failed; retrying');
-    if (last) return { target: dest.target, url: shownUrl, delivered: false, attempts: attempt, ...(status !== undefined ? { status } : {}) };
+    if (last) return { target: dest.target, url: shownUrl, delivered: false, attempts: attempt, retryable, ...(status !== undefined ? { status } : {}) };
     await sleep(Math.max(retryDelays[attempt - 1], Math.min(retryAfterMs, MAX_RETRY_AFTER_MS)));
   }
   // Unreachable: the loop returns on its last attempt.

@@ -26,6 +26,7 @@ export async function runWorkerProcess(): Promise<void> {
     dbName: config.MONGODB_DB,
     encryptionKey: config.WEFT_ENCRYPTION_KEY ?? '',
     requestLogTtlDays: config.WEFT_REQUEST_LOG_TTL_DAYS,
+    serverSelectionTimeoutMs: config.WEFT_MONGODB_SELECTION_TIMEOUT_MS,
   });
   const egress = createEgress(egressSettings(config));
   const workers = await buildWorkers(

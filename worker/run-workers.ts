@@ -6,6 +6,7 @@ import type { Egress } from '../egress/egress';
 import { createSyncActivities } from '../activities/sync-activities';
 import { createActionActivities } from '../activities/action-activities';
 import { createWeftWorker } from './create-worker';
+import { startWebhookSweeper } from '../webhooks/outbox';
 
 export interface WorkerSettings {
   temporalAddress: string;
@@ -28,6 +29,7 @@ export interface WeftWorkers {
 /**
  * Connects to Temporal and builds the two workers of a Weft worker process: syncs and
  * actions on separate task queues, so an interactive action never queues behind a sync.
+ * While they run, the process also sweeps the webhook outbox (webhooks/outbox.ts).
  * Every provider call of their activities goes out through `egress`.
  */
 export async function buildWorkers(core: Core, settings: WorkerSettings, logger: Logger, egress: Egress): Promise<WeftWorkers> {
@@ -42,7 +44,13 @@ export async function buildWorkers(core: Core, settings: WorkerSettings, logger:
     action,
     connection,
     async run() {
-      await Promise.all([sync.run(), action.run()]);
+      // Webhooks left undelivered (failed rounds, or a process that died mid-delivery) go out from here.
+      const webhooks = startWebhookSweeper({ stores: core.stores, cipher: core.cipher, logger: logger.child({ component: 'webhook-sweeper' }), egress });
+      try {
+        await Promise.all([sync.run(), action.run()]);
+      } finally {
+        webhooks.stop();
+      }
     },
     shutdown() {
       for (const w of [sync, action]) if (w.getState() === 'RUNNING') w.shutdown();

@@ -2,10 +2,18 @@ import { STATUS_CODES } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import { WeftError } from '../../common/errors';
 import type { Logger } from '../../common/logger';
+import { outageOf } from '../../common/outage';
 
 /** One error shape for the whole API: `{ error: { code, message, errors? } }`. */
 export function errorHandler(logger: Logger) {
   return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const outage = outageOf(err);
+    if (outage) {
+      // Expected while MongoDB or Temporal is down: one line per request, no stack.
+      logger.warn({ dependency: outage.dependency, method: req.method, path: req.path, cause: causeOf(err) }, `${outage.dependency} unavailable`);
+      res.status(outage.status).set('Retry-After', String(outage.retryAfterSeconds)).json({ error: { code: outage.code, message: outage.message } });
+      return;
+    }
     if (err instanceof WeftError) {
       const body: Record<string, unknown> = { code: err.code, message: err.message };
       if (Array.isArray(err.details)) body.errors = err.details;
@@ -60,6 +68,12 @@ const BODY_ERRORS: Record<string, (e: { charset?: unknown; encoding?: unknown })
 function shown(value: unknown): string {
   const text = String(value);
   return text.length > 40 ? `${text.slice(0, 40)}…` : text;
+}
+
+/** The driver's own words, for the log: name and message only (no topology dump, no connection string). */
+function causeOf(err: unknown): string {
+  const e = err as { name?: string; message?: string; cause?: { message?: string } } | null;
+  return `${e?.name ?? 'Error'}: ${e?.message ?? String(err)}${e?.cause?.message ? ` (${e.cause.message})` : ''}`.slice(0, 300);
 }
 
 export function notFound(req: Request, res: Response): void {

@@ -1,5 +1,6 @@
 import type { Response } from 'express';
 import { WeftError } from '../../common/errors';
+import { outageOf } from '../../common/outage';
 import { requestErrorOf } from '../middleware/errors';
 import { resultPage } from './html';
 
@@ -12,7 +13,10 @@ export async function asPage(res: Response, handle: () => Promise<void>): Promis
   try {
     await handle();
   } catch (err) {
-    const refused = err instanceof WeftError ? { status: err.status, code: err.code, message: err.message } : requestErrorOf(err);
+    // MongoDB or Temporal out of reach: a page that says so (503, Retry-After), not a 500.
+    const outage = outageOf(err);
+    if (outage) res.set('Retry-After', String(outage.retryAfterSeconds));
+    const refused = outage ?? (err instanceof WeftError ? { status: err.status, code: err.code, message: err.message } : requestErrorOf(err));
     if (!refused) throw err;
     const title = refused.status === 401 ? 'This link cannot be used' : 'The account was not connected';
     res.status(refused.status).type('html').send(resultPage({ success: false, title, message: refused.message, code: refused.code }));

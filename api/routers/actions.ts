@@ -5,12 +5,13 @@ import { environmentOf } from '../middleware/auth';
 import { parseInput } from '../validate';
 import { actionHeaders, triggerActionBody } from '../schemas/actions';
 import { findConnection } from '../services/connection-lookup';
-import { actionState, actionWorkflowId, awaitActionResult, findAction, startAction, validateActionInput } from '../services/action-control';
+import { actionState, actionTimeoutMs, actionWorkflowId, awaitActionResult, findAction, startAction, validateActionInput } from '../services/action-control';
 
 /**
  * `POST /action/trigger` runs an action as an `actionRun` workflow on the action task
- * queue: in sync mode the answer is its output; with `X-Async: true` it is 202 and the
- * output is read later from `GET /action/:id`.
+ * queue: in sync mode the answer is its output, or 504 action_timeout with the id to poll
+ * once the call's deadline passes (X-Action-Timeout, default WEFT_ACTION_TIMEOUT_MS); with
+ * `X-Async: true` it is 202 and the output is read later from `GET /action/:id`.
  */
 export function actionsRouter(deps: ApiDeps): Router {
   const router = Router();
@@ -27,7 +28,7 @@ export function actionsRouter(deps: ApiDeps): Router {
       res.status(202).json({ id: started.id, statusUrl: `/action/${started.id}` });
       return;
     }
-    res.json(await awaitActionResult(deps, started.workflowId));
+    res.json(await awaitActionResult(deps, started, actionTimeoutMs(deps, headers['x-action-timeout'])));
   });
 
   router.get('/:id', async (req, res) => {

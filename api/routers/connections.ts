@@ -16,6 +16,8 @@ import { parseInput } from '../validate';
 import { createConnectionBody, listConnectionsQuery, metadataBody, providerConfigKeyQuery } from '../schemas/connections';
 import { findConnection, findIntegration } from '../services/connection-lookup';
 import { startNewConnectionSyncs, syncWorkflowId } from '../services/sync-control';
+import { webhookDeps } from '../services/connection-authorization';
+import { queueAuthWebhook } from '../../webhooks/auth-webhook';
 
 export function connectionsRouter(deps: ApiDeps): Router {
   const router = Router();
@@ -55,6 +57,8 @@ export function connectionsRouter(deps: ApiDeps): Router {
       metadata: body.metadata ?? {},
       tags: body.tags ?? {},
     });
+    // The app hears of every new connection, as from a connect flow; queued, never waited on.
+    await queueAuthWebhook(webhookDeps(deps), { environment: env, connection, operation: 'creation', success: true });
     await startNewConnectionSyncs(deps, connection);
     res.status(201).json(presentConnection(connection, deps));
   });

@@ -6,7 +6,7 @@ import { parseInput } from '../validate';
 import { connectionHeaders, listRecordsQuery } from '../schemas/records';
 import { actionHeaders } from '../schemas/actions';
 import { findConnection } from '../services/connection-lookup';
-import { awaitActionResult, startAction, validateActionInput } from '../services/action-control';
+import { actionTimeoutMs, awaitActionResult, startAction, validateActionInput } from '../services/action-control';
 import { listRecordsPage } from '../services/record-listing';
 
 /**
@@ -25,10 +25,10 @@ export function operationsRouter(deps: ApiDeps): Router {
     const path = `/${([] as string[]).concat((req.params as { path: string | string[] }).path).join('/')}`;
     const action = integration?.actions.find((a) => a.endpoint.path === path);
     if (action) {
-      const { 'x-max-retries': maxRetries } = parseInput(actionHeaders, req.headers, 'invalid_headers');
+      const { 'x-max-retries': maxRetries, 'x-action-timeout': timeoutSeconds } = parseInput(actionHeaders, req.headers, 'invalid_headers');
       const input = validateActionInput(action, req.query);
       const started = await startAction(deps, connection, action, input, maxRetries ?? 0);
-      res.json(await awaitActionResult(deps, started.workflowId));
+      res.json(await awaitActionResult(deps, started, actionTimeoutMs(deps, timeoutSeconds)));
       return;
     }
     const sync = integration?.syncs.find((s) => s.endpoint.path === path);

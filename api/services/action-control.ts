@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
+import { isGrpcDeadlineError, WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import { ApplicationFailure, TimeoutFailure } from '@temporalio/common';
 import { BadRequestError, NotFoundError, WeftError } from '../../common/errors';
 import { searchAttributesFor } from '../../common/search-attributes';
@@ -58,13 +58,45 @@ export async function startAction(deps: ApiDeps, connection: ConnectionDoc, def:
   return { id, workflowId };
 }
 
-/** The output of a finished action, or the error the app should see. */
-export async function awaitActionResult(deps: ApiDeps, workflowId: string): Promise<unknown> {
-  try {
-    return await deps.temporal.workflow.getHandle(workflowId).result();
-  } catch (err) {
-    throw toApiError(err);
+/** A sync-mode call waits this long for the output unless WEFT_ACTION_TIMEOUT_MS or X-Action-Timeout say otherwise. */
+export const DEFAULT_ACTION_TIMEOUT_MS = 60_000;
+
+/** The deadline of one sync-mode call: the `X-Action-Timeout` header (seconds) or the configured default. */
+export function actionTimeoutMs(deps: ApiDeps, headerSeconds: number | undefined): number {
+  return headerSeconds !== undefined ? headerSeconds * 1000 : (deps.settings.actionTimeoutMs ?? DEFAULT_ACTION_TIMEOUT_MS);
+}
+
+/** 504: the caller stopped waiting; the action did not stop running. */
+export class ActionTimeoutError extends WeftError {
+  constructor(id: string, timeoutMs: number) {
+    super(
+      'action_timeout',
+      `The action did not finish within ${timeoutMs / 1000} s. It keeps running: poll GET /action/${id} for its output.`,
+      504,
+      { id, statusUrl: `/action/${id}` },
+    );
   }
+}
+
+/**
+ * The output of a finished action, or the error the app should see. Waits at most
+ * `timeoutMs`: past it the call answers 504 action_timeout with the id to poll, while the
+ * workflow goes on and keeps its result for `GET /action/:id` (the async mode's read).
+ */
+export async function awaitActionResult(deps: ApiDeps, started: { id: string; workflowId: string }, timeoutMs: number): Promise<unknown> {
+  const handle = deps.temporal.workflow.getHandle(started.workflowId);
+  try {
+    return await deps.temporal.connection.withDeadline(Date.now() + timeoutMs, () => handle.result());
+  } catch (err) {
+    if (err instanceof WorkflowFailedError) throw toApiError(err);
+    // Anything but our own deadline (Temporal unreachable, ...) goes to the error middleware.
+    if (!isGrpcDeadlineError(err)) throw err;
+  }
+  // Finished at the last moment: its outcome. Temporal gone meanwhile: describe fails, 503.
+  const state = await actionState(deps, started.workflowId);
+  if (state.state === 'completed') return state.output;
+  if (state.state === 'failed') throw state.error;
+  throw new ActionTimeoutError(started.id, timeoutMs);
 }
 
 export type ActionState = { state: 'unknown' } | { state: 'running' } | { state: 'completed'; output: unknown } | { state: 'failed'; error: WeftError };

@@ -2,7 +2,7 @@ import type { Credentials } from '../../auth/credentials';
 import { ConflictError } from '../../common/errors';
 import type { ConnectionDoc } from '../../store/connections';
 import type { IntegrationDoc } from '../../store/integrations';
-import { sendAuthWebhook } from '../../webhooks/auth-webhook';
+import { queueAuthWebhook } from '../../webhooks/auth-webhook';
 import type { ApiDeps } from '../deps';
 import { reconnectTargetMissing } from './connect-session-access';
 import { startNewConnectionSyncs } from './sync-control';
@@ -52,7 +52,7 @@ export async function storeAuthorizedConnection(deps: ApiDeps, input: Authorized
     });
     await startNewConnectionSyncs(deps, connection);
   }
-  await sendAuthWebhook(webhookDeps(deps), { environment: input.environment, connection, operation, success: true });
+  await queueAuthWebhook(webhookDeps(deps), { environment: input.environment, connection, operation, success: true });
   return { connection, operation };
 }
 
@@ -61,7 +61,7 @@ export async function reportFailedAuthorization(
   deps: ApiDeps,
   input: { environment: string; integration: IntegrationDoc; connectionId: string; reconnect: boolean; authMode: ConnectionDoc['auth_mode']; error: { type: string; description: string } },
 ): Promise<void> {
-  await sendAuthWebhook(webhookDeps(deps), {
+  await queueAuthWebhook(webhookDeps(deps), {
     environment: input.environment,
     connection: { connection_id: input.connectionId, provider_config_key: input.integration.unique_key, provider: input.integration.provider, auth_mode: input.authMode },
     operation: input.reconnect ? 'override' : 'creation',

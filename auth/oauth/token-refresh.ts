@@ -6,7 +6,7 @@ import { ProviderAuthError } from '../../runtime/errors';
 import type { IntegrationRegistry } from '../../runtime/registry';
 import type { ConnectionDoc } from '../../store/connections';
 import type { Stores } from '../../store/db';
-import { sendAuthWebhook } from '../../webhooks/auth-webhook';
+import { queueAuthWebhook } from '../../webhooks/auth-webhook';
 import type { CredentialCipher } from '../credential-cipher';
 import { openIntegrationCredentials } from '../credential-source';
 import { expiresWithin, type Credentials } from '../credentials';
@@ -109,7 +109,7 @@ async function refresh(deps: TokenRefreshDeps, connection: ConnectionDoc, creden
 
 async function fail(deps: TokenRefreshDeps, connection: ConnectionDoc, code: string, message: string): Promise<never> {
   await deps.stores.connections.markNeedsReauthorization(connection._id, message);
-  await sendAuthWebhook(
+  await queueAuthWebhook(
     { stores: deps.stores, cipher: deps.cipher, logger: deps.logger, egress: deps.egress },
     { environment: connection.environment, connection, operation: 'refresh', success: false, error: { type: code, description: message } },
   );

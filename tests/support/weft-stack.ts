@@ -13,6 +13,7 @@ import { syncWorkflowId } from '../../api/services/sync-control';
 import { createEgress, type Egress, type EgressSettings } from '../../egress/egress';
 import { allowEntryFor, egressSettings } from '../../egress/settings';
 import { loadConfig } from '../../common/config';
+import { boundedTemporalCalls } from '../../common/temporal-connection';
 
 /**
  * A whole Weft for one test file, on the real Temporal dev server and FerretDB that
@@ -60,6 +61,10 @@ export interface StackOptions {
   egressAllow?: string[];
   /** Egress timeouts other than the defaults of common/config.ts. */
   egressTimeouts?: Partial<Omit<EgressSettings, 'allow'>>;
+  /** Servers of the test's own instead of the shared ones (the outage tests stop and restart theirs). */
+  servers?: { temporalAddress: string; mongodbUri: string };
+  /** The API's sync-mode action deadline (WEFT_ACTION_TIMEOUT_MS). */
+  actionTimeoutMs?: number;
   /** The API's rate limit per environment (WEFT_API_RATE_LIMIT, WEFT_API_RATE_LIMIT_WINDOW_S; limit 0: off). */
   apiRateLimit?: { limit: number; windowMs: number };
 }
@@ -82,7 +87,8 @@ function quietTemporalRuntime(): void {
 
 export async function startWeftStack(opts: StackOptions = {}): Promise<WeftStack> {
   quietTemporalRuntime();
-  const infra = testInfra();
+  const infra = { ...testInfra(), ...opts.servers };
+  const defaults = loadConfig({});
   const dbName = `weft_test_${randomBytes(6).toString('hex')}`;
   const taskQueue = `weft-syncs-${randomUUID()}`;
   const actionTaskQueue = `weft-actions-${randomUUID()}`;
@@ -94,11 +100,11 @@ export async function startWeftStack(opts: StackOptions = {}): Promise<WeftStack
   const logs: string[] = [];
   const logger = pino({ level: 'debug' }, { write: (line: string) => void logs.push(line) });
 
-  const core = await openCore({ mongodbUri: infra.mongodbUri, dbName, encryptionKey, requestLogTtlDays: 1 });
+  const core = await openCore({ mongodbUri: infra.mongodbUri, dbName, encryptionKey, requestLogTtlDays: 1, serverSelectionTimeoutMs: defaults.WEFT_MONGODB_SELECTION_TIMEOUT_MS });
   await core.stores.environments.ensure('dev', keys.dev);
   await core.stores.environments.ensure('prod', keys.prod);
 
-  const connection = await Connection.connect({ address: infra.temporalAddress });
+  const connection = await Connection.connect({ address: infra.temporalAddress, ...boundedTemporalCalls(defaults.WEFT_TEMPORAL_CALL_TIMEOUT_MS) });
   const temporal = new Client({ connection, namespace: infra.namespace });
 
   const luma = createLumaSimulator(opts.luma ?? {});
@@ -114,7 +120,7 @@ export async function startWeftStack(opts: StackOptions = {}): Promise<WeftStack
   const egress = createEgress({ ...egressSettings(loadConfig({}), egressAllow), ...opts.egressTimeouts });
 
   const api: RunningApi = await startApiServer(
-    { stores: core.stores, cipher: core.cipher, registry: core.registry, temporal, logger, egress, settings: { syncTaskQueue: taskQueue, actionTaskQueue, heartbeatTimeoutMs, apiRateLimit: opts.apiRateLimit ?? { limit: loadConfig({}).WEFT_API_RATE_LIMIT, windowMs: loadConfig({}).WEFT_API_RATE_LIMIT_WINDOW_S * 1000 } } },
+    { stores: core.stores, cipher: core.cipher, registry: core.registry, temporal, logger, egress, settings: { syncTaskQueue: taskQueue, actionTaskQueue, heartbeatTimeoutMs, actionTimeoutMs: opts.actionTimeoutMs ?? defaults.WEFT_ACTION_TIMEOUT_MS, apiRateLimit: opts.apiRateLimit ?? { limit: loadConfig({}).WEFT_API_RATE_LIMIT, windowMs: loadConfig({}).WEFT_API_RATE_LIMIT_WINDOW_S * 1000 } } },
     0,
   );
 

@@ -1,0 +1,176 @@
+import { createLumaIntegration, createOneDriveIntegration, connectOneDrive, readAllRecords, startWeftStack, type WeftStack } from '../support/weft-stack';
+import { syncWorkflowId } from '../../api/services/sync-control';
+import { startRestartableServers, type RestartableServers } from './servers';
+
+/**
+ * MongoDB and Temporal go away under a running API and worker, and come back. While one is
+ * down, every request that needs it is answered quickly with 503 and Retry-After (never a
+ * 500, never a hang); once it is back, the same API and worker carry on, restarted by
+ * nobody, with nothing lost.
+ */
+
+/** The issue asks for "about 2 s"; the server-selection and call timeouts are 1.5 s. */
+const OUTAGE_ANSWER_MS = 2_500;
+const EVENTS = 200;
+
+describe('outages of MongoDB and Temporal', () => {
+  let servers: RestartableServers;
+  let stack: WeftStack;
+
+  beforeAll(async () => {
+    servers = await startRestartableServers();
+    stack = await startWeftStack({ servers, luma: { eventCount: EVENTS }, graph: {} });
+    await createLumaIntegration(stack);
+    await createOneDriveIntegration(stack);
+    const created = await stack.api('POST', '/connections', { body: { provider_config_key: 'luma', connection_id: 'user-1', credentials: { type: 'API_KEY', apiKey: 'sandbox-luma-api-key' } } });
+    expect(created.status).toBe(201);
+    expect(((await stack.waitForSync('user-1', 'list-events')) as any).result.CalendarEvent.added).toBe(EVENTS);
+    expect((await connectOneDrive(stack, 'drive-user')).status).toBe(201);
+  }, 180_000);
+
+  afterAll(async () => {
+    // Both servers must be up for a clean shutdown (the stack drops its database).
+    await servers?.startMongo().catch(() => undefined);
+    await servers?.startTemporal().catch(() => undefined);
+    await stack?.shutdown();
+    await servers?.destroy();
+  }, 60_000);
+
+  /** A request, timed. */
+  async function timed(method: string, path: string, opts: { body?: unknown; headers?: Record<string, string> } = {}) {
+    const started = Date.now();
+    const res = await stack.api(method, path, opts);
+    return { ...res, ms: Date.now() - started };
+  }
+
+  async function timedRaw(path: string) {
+    const started = Date.now();
+    const res = await fetch(`${stack.apiUrl}${path}`, { headers: { accept: 'text/html' } });
+    return { status: res.status, retryAfter: res.headers.get('retry-after'), type: res.headers.get('content-type'), text: await res.text(), ms: Date.now() - started };
+  }
+
+  /** GET /health, with the Retry-After header. */
+  async function health() {
+    const started = Date.now();
+    const res = await fetch(`${stack.apiUrl}/health`);
+    return { status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.json(), ms: Date.now() - started };
+  }
+
+  async function until<T>(attempt: () => Promise<T>, done: (v: T) => boolean, timeoutMs: number): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const v = await attempt();
+      if (done(v) || Date.now() > deadline) return v;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+
+  const connectionHeaders = { 'connection-id': 'user-1', 'provider-config-key': 'luma' };
+  const actionHeaders = { 'connection-id': 'drive-user', 'provider-config-key': 'one-drive' };
+
+  test('MongoDB down: 503 database_unavailable with Retry-After within ~2 s; back up: the same API and worker carry on', async () => {
+    expect(await health()).toMatchObject({ status: 200, body: { status: 'ok', database: 'ok', orchestrator: 'ok' } });
+
+    // A run in flight when the database goes: its activity fails and is retried by Temporal.
+    stack.luma.setLatency(1_500);
+    expect((await timed('POST', '/sync/trigger', { body: { provider_config_key: 'luma', connection_id: 'user-1', syncs: ['list-events'] } })).status).toBe(200);
+    const run = stack.waitForSync('user-1', 'list-events');
+    await new Promise((r) => setTimeout(r, 600));
+    await servers.stopMongo();
+
+    const requests = [
+      () => timed('GET', '/connections'),
+      () => timed('GET', '/records?model=CalendarEvent', { headers: connectionHeaders }),
+      () => timed('POST', '/connections', { body: { provider_config_key: 'luma', connection_id: 'user-2', credentials: { type: 'API_KEY', apiKey: 'sandbox-luma-api-key' } } }),
+      () => timed('POST', '/sync/trigger', { body: { provider_config_key: 'luma', connection_id: 'user-1', syncs: ['list-events'] } }),
+      () => timed('GET', '/v1/list-drives', { headers: actionHeaders }),
+      () => timed('GET', '/environment'),
+    ];
+    for (const request of requests) {
+      const res = await request();
+      expect(res.status).toBe(503);
+      expect(res.body.error).toEqual({ code: 'database_unavailable', message: expect.any(String) });
+      expect(res.ms).toBeLessThanOrEqual(OUTAGE_ANSWER_MS);
+    }
+    // The header, on one of them (stack.api hides headers).
+    const raw = await fetch(`${stack.apiUrl}/connections`, { headers: { authorization: `Bearer ${stack.keys.dev}` } });
+    expect(raw.status).toBe(503);
+    expect(Number(raw.headers.get('retry-after'))).toBeGreaterThan(0);
+    // A browser page says so as a page.
+    const page = await timedRaw('/connect?session_token=weft_connect_whatever');
+    expect(page).toMatchObject({ status: 503, retryAfter: expect.stringMatching(/^\d+$/) });
+    expect(page.type).toMatch(/text\/html/);
+    expect(page.text).toContain('database_unavailable');
+    expect(page.ms).toBeLessThanOrEqual(OUTAGE_ANSWER_MS);
+
+    const down = await health();
+    expect(down).toMatchObject({ status: 503, retryAfter: expect.stringMatching(/^\d+$/), body: { status: 'unavailable', database: 'unavailable', orchestrator: 'ok' } });
+    expect(down.ms).toBeLessThanOrEqual(OUTAGE_ANSWER_MS);
+    expect(stack.logs.join('\n')).not.toMatch(/"level":50[^\n]*unhandled API error/);
+
+    await new Promise((r) => setTimeout(r, 2_000));
+    await servers.startMongo();
+    stack.luma.setLatency(0);
+
+    // No restart of anything: the next requests succeed.
+    const back = await until(() => timed('GET', '/connections'), (r) => r.status === 200, 10_000);
+    expect(back.status).toBe(200);
+    expect(back.body.connections.map((c: any) => c.connection_id).sort()).toEqual(['drive-user', 'user-1']);
+    expect((await health()).body).toEqual({ status: 'ok', database: 'ok', orchestrator: 'ok' });
+    // The run that the outage interrupted was retried by Temporal and finished; the records are all there.
+    const summary: any = await run;
+    expect(summary.result.CalendarEvent).toEqual({ added: 0, updated: 0, deleted: 0 });
+    const history = await stack.temporal.workflow.getHandle(syncWorkflowId('dev', 'luma', 'user-1', 'list-events', 'base')).fetchHistory();
+    const attempts = history.events!.map((e) => e.activityTaskStartedEventAttributes?.attempt ?? 0);
+    expect(Math.max(...attempts)).toBeGreaterThanOrEqual(2);
+    expect(await readAllRecords(stack, 'user-1', 'CalendarEvent')).toHaveLength(EVENTS);
+    const created = await timed('POST', '/connections', { body: { provider_config_key: 'luma', connection_id: 'user-2', credentials: { type: 'API_KEY', apiKey: 'sandbox-luma-api-key' } } });
+    expect(created.status).toBe(201);
+    expect(((await stack.waitForSync('user-2', 'list-events')) as any).result.CalendarEvent.added).toBe(EVENTS);
+  }, 180_000);
+
+  test('Temporal down: 503 orchestrator_unavailable with Retry-After within ~2 s; back up: syncs and actions run again', async () => {
+    await servers.stopTemporal();
+
+    const needsTemporal = [
+      () => timed('POST', '/sync/trigger', { body: { provider_config_key: 'luma', connection_id: 'user-1', syncs: ['list-events'] } }),
+      () => timed('POST', '/action/trigger', { headers: actionHeaders, body: { action_name: 'list-drives', input: {} } }),
+      () => timed('POST', '/action/trigger', { headers: { ...actionHeaders, 'x-async': 'true' }, body: { action_name: 'list-drives', input: {} } }),
+      () => timed('GET', '/v1/list-drives', { headers: actionHeaders }),
+      () => timed('GET', '/action/00000000-0000-4000-8000-000000000000'),
+    ];
+    for (const request of needsTemporal) {
+      const res = await request();
+      expect(res.status).toBe(503);
+      expect(res.body.error).toEqual({ code: 'orchestrator_unavailable', message: expect.any(String) });
+      expect(res.ms).toBeLessThanOrEqual(OUTAGE_ANSWER_MS);
+    }
+    const raw = await fetch(`${stack.apiUrl}/sync/trigger`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${stack.keys.dev}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ provider_config_key: 'luma', connection_id: 'user-1', syncs: ['list-events'] }),
+    });
+    expect(raw.status).toBe(503);
+    expect(Number(raw.headers.get('retry-after'))).toBeGreaterThan(0);
+    // What does not need Temporal keeps working.
+    expect((await timed('GET', '/records?model=CalendarEvent&limit=1', { headers: connectionHeaders })).status).toBe(200);
+    const down = await health();
+    expect(down).toMatchObject({ status: 503, body: { status: 'unavailable', database: 'ok', orchestrator: 'unavailable' } });
+    expect(down.ms).toBeLessThanOrEqual(OUTAGE_ANSWER_MS);
+
+    await servers.startTemporal();
+
+    const trigger = await until(
+      () => timed('POST', '/sync/trigger', { body: { provider_config_key: 'luma', connection_id: 'user-1', syncs: ['list-events'] } }),
+      (r) => r.status === 200,
+      15_000,
+    );
+    expect(trigger.status).toBe(200);
+    // The worker rode out the outage: it picks up the new run, and the action.
+    expect(((await stack.waitForSync('user-1', 'list-events')) as any).result.CalendarEvent).toEqual({ added: 0, updated: 0, deleted: 0 });
+    const action = await timed('POST', '/action/trigger', { headers: actionHeaders, body: { action_name: 'list-drives', input: {} } });
+    expect(action.status).toBe(200);
+    expect(action.body.drives.map((d: any) => d.id).sort()).toEqual(stack.graph.drives().map((d) => d.id).sort());
+    expect((await health()).body).toEqual({ status: 'ok', database: 'ok', orchestrator: 'ok' });
+  }, 180_000);
+});

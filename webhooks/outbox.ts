@@ -1,0 +1,171 @@
+import type { Stores } from '../store/db';
+import type { EnvironmentDoc } from '../store/environments';
+import type { WebhookOutboxDoc } from '../store/webhook-outbox';
+import { deliverWebhook, newWebhookId, type DeliverySummary, type WebhookDeps, type WebhookType } from './deliver';
+
+/**
+ * Webhooks that nobody waits for. `queueWebhook` writes the event to the outbox (MongoDB,
+ * keyed by its webhook-id) and starts its first delivery in the background; the caller
+ * (an OAuth callback, a connect page, `POST /connections`) answers at once. Failed rounds
+ * are retried by the sweeper with growing, jittered delays for a day, and an event whose
+ * process died mid-delivery is picked up by the sweeper once its lease runs out: nothing
+ * recorded is lost, and every try carries the same webhook-id, so the app can drop repeats.
+ *
+ * Why an outbox in MongoDB rather than a workflow per event: the event is written to the
+ * same store, in the same request, as the connection it reports, so it exists whenever
+ * the connection does — also while Temporal is down, when a workflow could not be started.
+ */
+export interface OutboxDeps extends WebhookDeps {
+  stores: WebhookDeps['stores'] & Pick<Stores, 'webhookOutbox'>;
+}
+
+/** A boolean environment setting that gates a type of webhook (`send_auth_webhooks`). */
+export type WebhookGate = { [K in keyof EnvironmentDoc]: EnvironmentDoc[K] extends boolean ? K : never }[keyof EnvironmentDoc];
+
+export interface QueuedEvent {
+  environment: string;
+  type: WebhookType;
+  payload: Record<string, unknown>;
+  gate: WebhookGate | null;
+}
+
+export interface QueueResult {
+  /** The webhook-id, when the event was queued. */
+  id: string | null;
+  /** Why nothing was queued: the environment sends nothing of this kind. */
+  skipped?: 'no_webhook_url' | 'disabled' | 'unknown_environment';
+  /** Settles when the first round is over (delivered, or left for the sweeper); never rejects. */
+  firstRound: Promise<void>;
+}
+
+/** A round makes a few quick tries per URL of at most ~10 s each; the lease outlasts it. */
+export const DELIVERY_LEASE_MS = 2 * 60_000;
+/** Rounds go on this long after the event was queued (api.md: "at least 24 hours"). */
+export const RETRY_WINDOW_MS = 25 * 60 * 60_000;
+const FIRST_RETRY_DELAY_MS = 30_000;
+const MAX_RETRY_DELAY_MS = 60 * 60_000;
+
+/**
+ * Records the event and sends it in the background. Resolves once the event is stored
+ * (one read and one write), not when it is delivered. Throws only if the event could not be
+ * stored (e.g. the database is down), which the caller's request then reports.
+ */
+export async function queueWebhook(deps: OutboxDeps, event: QueuedEvent): Promise<QueueResult> {
+  const settled = Promise.resolve();
+  // Settings are read now to keep the outbox free of events nobody will receive; they are
+  // read again at delivery, so turning webhooks off later still stops them.
+  const env = await deps.stores.environments.get(event.environment);
+  if (!env) return { id: null, skipped: 'unknown_environment', firstRound: settled };
+  if (event.gate && !env[event.gate]) return { id: null, skipped: 'disabled', firstRound: settled };
+  if (!env.webhook_url && !env.secondary_webhook_url) return { id: null, skipped: 'no_webhook_url', firstRound: settled };
+
+  const now = new Date();
+  const doc: WebhookOutboxDoc = {
+    _id: newWebhookId(),
+    environment: event.environment,
+    type: event.type,
+    payload: event.payload,
+    gate: event.gate,
+    created_at: now,
+    rounds: 0,
+    next_attempt_at: now,
+    lease_until: new Date(now.getTime() + DELIVERY_LEASE_MS),
+    last_error: null,
+  };
+  await deps.stores.webhookOutbox.add(doc);
+  return { id: doc._id, firstRound: deliverRound(deps, doc) };
+}
+
+/**
+ * One round for an event this process holds: deliver, then remove it from the outbox or
+ * schedule the next round. Never throws; if even the bookkeeping fails, the lease runs out
+ * and the sweeper takes the event again.
+ */
+export async function deliverRound(deps: OutboxDeps, doc: WebhookOutboxDoc, now: () => number = Date.now): Promise<void> {
+  const log = deps.logger.child({ webhook_id: doc._id, webhook_type: doc.type, environment: doc.environment, round: doc.rounds + 1 });
+  try {
+    const gate = doc.gate as WebhookGate | null;
+    const summary = await deliverWebhook(deps, {
+      id: doc._id,
+      environment: doc.environment,
+      type: doc.type as WebhookType,
+      payload: doc.payload,
+      enabled: gate ? (env) => env[gate] : undefined,
+    });
+    const outcome = outcomeOf(summary);
+    if (outcome.done) {
+      await deps.stores.webhookOutbox.remove(doc._id);
+      if (outcome.error) log.error({ error: outcome.error }, 'webhook dropped: the receiver refused it');
+      return;
+    }
+    const at = nextRoundAt(doc, now());
+    if (at === null) {
+      await deps.stores.webhookOutbox.remove(doc._id);
+      log.error({ error: outcome.error, rounds: doc.rounds + 1 }, 'webhook dropped: still undelivered after the retry window');
+      return;
+    }
+    await deps.stores.webhookOutbox.retryAt(doc._id, at, outcome.error);
+    log.warn({ error: outcome.error, next_attempt_at: at.toISOString() }, 'webhook round failed; will retry');
+  } catch (err) {
+    log.warn({ err: (err as Error)?.message }, 'webhook round could not be settled; the sweeper will take it again');
+  }
+}
+
+function outcomeOf(summary: DeliverySummary): { done: true; error?: string } | { done: false; error: string } {
+  if (summary.delivered) return { done: true };
+  // Nothing to deliver (any more): no URL, turned off, environment gone.
+  if (summary.skipped && summary.skipped !== 'failed') return { done: true };
+  if (summary.skipped === 'failed') return { done: false, error: 'could not prepare the delivery' };
+  const failed = summary.targets.filter((t) => !t.delivered);
+  const describe = failed.map((t) => `${t.target}: ${t.status === undefined ? 'no response' : `HTTP ${t.status}`}`).join(', ');
+  // A 4xx or an egress refusal will not change by trying again.
+  if (failed.every((t) => t.retryable === false)) return { done: true, error: describe };
+  return { done: false, error: describe };
+}
+
+/** Exponential from 30 s, capped at an hour, ±20 % jitter so a recovering app is not hit by every event at once. */
+export function nextRoundAt(doc: Pick<WebhookOutboxDoc, 'created_at' | 'rounds'>, now: number, random: () => number = Math.random): Date | null {
+  const base = Math.min(MAX_RETRY_DELAY_MS, FIRST_RETRY_DELAY_MS * 2 ** doc.rounds);
+  const at = now + base * (0.8 + 0.4 * random());
+  return at - doc.created_at.getTime() > RETRY_WINDOW_MS ? null : new Date(at);
+}
+
+export interface WebhookSweeper {
+  /** One pass now: every due event this process can claim gets a round. Resolves with their number when they are done. */
+  sweep(): Promise<number>;
+  /** No more passes. A round in flight finishes on its own (or, if the process exits, its lease runs out). */
+  stop(): void;
+}
+
+/**
+ * Delivers what is due: retries of failed rounds, and events a crashed process left behind
+ * (their lease ran out). Several processes may sweep at once; the claim on each event
+ * (a conditional update by `_id`) lets exactly one of them take it.
+ */
+export function startWebhookSweeper(deps: OutboxDeps, opts: { intervalMs?: number; batch?: number } = {}): WebhookSweeper {
+  const intervalMs = opts.intervalMs ?? 10_000;
+  const batch = opts.batch ?? 20;
+  let running: Promise<number> | null = null;
+
+  const sweepOnce = async (): Promise<number> => {
+    const now = new Date();
+    const ids = await deps.stores.webhookOutbox.due(now, batch);
+    const claimed = (await Promise.all(ids.map((id) => deps.stores.webhookOutbox.claim(id, now, DELIVERY_LEASE_MS)))).filter((d): d is WebhookOutboxDoc => d !== null);
+    await Promise.all(claimed.map((doc) => deliverRound(deps, doc)));
+    return claimed.length;
+  };
+  const sweep = (): Promise<number> => {
+    // One pass at a time per process; a slow receiver must not stack passes up.
+    running ??= sweepOnce().finally(() => (running = null));
+    return running;
+  };
+  const timer = setInterval(() => {
+    sweep().catch((err: unknown) => deps.logger.warn({ err: (err as Error)?.message }, 'webhook sweep failed; trying again later'));
+  }, intervalMs);
+  timer.unref();
+
+  return {
+    sweep,
+    stop: () => clearInterval(timer),
+  };
+}
