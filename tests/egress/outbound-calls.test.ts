@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from 'node:crypto';
 import pino from 'pino';
 import { oauthEndpoints, refreshGrant } from '../../auth/oauth/code-flow';
 import { obtainTeamSiteToken } from '../../auth/oauth/team-site-token';
@@ -151,6 +152,25 @@ describe('outbound calls go through the egress policy', () => {
     expect(attempts[0].error).toMatch(/refused by the "loopback" rule/);
     expect(forbidden.connections).toBe(0);
     await stack.api('PATCH', '/environment', { body: { webhook_url: null } });
+  });
+
+  test('the GitHub installation-token mint is called through egress', async () => {
+    const privateKey = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
+    const created = await stack.api('POST', '/integrations', {
+      body: {
+        unique_key: 'github-local',
+        provider: 'github',
+        credentials: { type: 'APP', app_id: '4242', app_link: 'https://github.com/apps/weft-test', private_key: privateKey },
+        provider_overrides: { base_url: `http://localhost:${forbidden.port}` },
+      },
+    });
+    expect(created.status).toBe(201);
+    const res = await stack.api('POST', '/connections', { body: { provider_config_key: 'github-local', connection_id: 'gh-user', credentials: { type: 'APP', app_id: '4242', installation_id: '1001' } } });
+    expect(res.status).toBe(424);
+    expect(res.body.error.code).toBe('egress_refused');
+    expect(forbidden.connections).toBe(0);
+    const logged = (await stack.core.stores.requestLogs.list({ environment: 'dev' })).filter((l) => l.integration === 'github-local');
+    expect(logged.map((l) => [l.method, new URL(l.url).pathname, l.status])).toEqual([['POST', '/app/installations/1001/access_tokens', null]]);
   });
 
   /** A one-drive integration whose Graph and sign-in origins are `localhost` on the forbidden port. */
