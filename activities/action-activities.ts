@@ -1,5 +1,6 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Credentials } from '../auth/credentials';
+import { sealedAt } from '../auth/credential-cipher';
 import { openProviderSession, type ProviderSessionDeps } from '../common/provider-session';
 import { createWorkerActionContext } from '../runtime/worker-context';
 import { ActionError } from '../runtime/errors';
@@ -36,7 +37,7 @@ export function createActionActivities(deps: ActionActivityDeps) {
           environment: input.environment,
           integration,
           connection,
-          credentials: deps.cipher.open<Credentials>(connection.credentials_encrypted),
+          credentials: deps.cipher.open<Credentials>(connection.credentials_encrypted, sealedAt.connectionCredentials(connection._id)),
           connectionId: input.connectionId,
           operation: `action:${input.actionName}`,
           runId: activity.info.workflowExecution?.workflowId ?? null,

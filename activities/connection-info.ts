@@ -1,4 +1,4 @@
-import type { CredentialCipher } from '../auth/credential-cipher';
+import { sealedAt, type CredentialCipher } from '../auth/credential-cipher';
 import type { Credentials } from '../auth/credentials';
 import type { ConnectionInfo } from '../runtime/types';
 import type { ConnectionDoc } from '../store/connections';
@@ -18,7 +18,7 @@ export function connectionInfo(connection: ConnectionDoc, cipher?: CredentialCip
     metadata: connection.metadata,
   };
   if (cipher && connection.auth_mode === 'OAUTH2') {
-    const credentials = cipher.open<Credentials>(connection.credentials_encrypted);
+    const credentials = cipher.open<Credentials>(connection.credentials_encrypted, sealedAt.connectionCredentials(connection._id));
     if (credentials.type === 'OAUTH2' && credentials.teamsite) {
       info.connection_config = { ...connection.connection_config, teamsiteAccessToken: credentials.teamsite.access_token, teamsiteAccessTokenExpiresAt: credentials.teamsite.expires_at ?? null };
     }

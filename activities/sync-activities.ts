@@ -1,7 +1,7 @@
 import { Context, ApplicationFailure } from '@temporalio/activity';
 import type { Logger } from '../common/logger';
 import type { Stores } from '../store/db';
-import type { CredentialCipher } from '../auth/credential-cipher';
+import { sealedAt, type CredentialCipher } from '../auth/credential-cipher';
 import type { Credentials } from '../auth/credentials';
 import type { IntegrationRegistry } from '../runtime/registry';
 import type { Egress } from '../egress/egress';
@@ -43,7 +43,7 @@ export function createSyncActivities(deps: SyncActivityDeps) {
 
   function openCredentials(connection: ConnectionDoc): Credentials {
     try {
-      return deps.cipher.open<Credentials>(connection.credentials_encrypted);
+      return deps.cipher.open<Credentials>(connection.credentials_encrypted, sealedAt.connectionCredentials(connection._id));
     } catch (err) {
       throw toActivityFailure(err);
     }

@@ -6,7 +6,7 @@ import { ProviderAuthError, ProviderHttpError } from '../runtime/errors';
 import type { AccountThrottle } from '../runtime/http/account-throttle';
 import { ProviderClient, type RequestLogEntry, type ResolvedProvider } from '../runtime/http/provider-client';
 import type { ConnectionStore } from '../store/connections';
-import type { CredentialCipher } from './credential-cipher';
+import { sealedAt, type CredentialCipher } from './credential-cipher';
 import { expiresWithin, type Credentials } from './credentials';
 import { createAppJwt, readAppPrivateKey } from './github-app';
 
@@ -176,13 +176,14 @@ export function accountKeyFor(provider: ResolvedProvider, credentials: Credentia
 }
 
 /** Opens sealed integration credentials, or null when the integration has none. */
-export function openIntegrationCredentials(cipher: CredentialCipher, sealed: string | null): IntegrationCredentials | null {
-  return sealed ? cipher.open<IntegrationCredentials>(sealed) : null;
+export function openIntegrationCredentials(cipher: CredentialCipher, integration: { _id: string; credentials_encrypted: string | null }): IntegrationCredentials | null {
+  const sealed = integration.credentials_encrypted;
+  return sealed ? cipher.open<IntegrationCredentials>(sealed, sealedAt.integrationCredentials(integration._id)) : null;
 }
 
 /** Saves refreshed connection credentials, sealed. */
 export function persistCredentials(connections: ConnectionStore, cipher: CredentialCipher, connectionId: string, logger: Logger) {
   return async (credentials: Credentials) => {
-    await connections.updateCredentials(connectionId, cipher.seal(credentials)).catch((err: unknown) => logger.warn({ err }, 'could not store refreshed credentials'));
+    await connections.updateCredentials(connectionId, cipher.seal(credentials, sealedAt.connectionCredentials(connectionId))).catch((err: unknown) => logger.warn({ err }, 'could not store refreshed credentials'));
   };
 }

@@ -1,5 +1,5 @@
 import { accountKeyFor, credentialSourceFor, openIntegrationCredentials, persistCredentials } from '../auth/credential-source';
-import type { CredentialCipher } from '../auth/credential-cipher';
+import { sealedAt, type CredentialCipher } from '../auth/credential-cipher';
 import type { Credentials } from '../auth/credentials';
 import { freshOAuthCredentials } from '../auth/oauth/token-refresh';
 import { accountThrottle } from '../runtime/http/account-throttle';
@@ -57,7 +57,8 @@ const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
  */
 export function openProviderSession(deps: ProviderSessionDeps, req: ProviderSessionRequest): ProviderSession {
   const provider = resolveProvider(deps.registry, req.integration);
-  const credentials = req.credentials ?? deps.cipher.open<Credentials>((req.connection as ConnectionDoc).credentials_encrypted);
+  const connection = req.connection as ConnectionDoc;
+  const credentials = req.credentials ?? deps.cipher.open<Credentials>(connection.credentials_encrypted, sealedAt.connectionCredentials(connection._id));
   const accountKey = accountKeyFor(provider, credentials, req.connection?._id ?? req.connectionId ?? 'unsaved');
   const sleep = req.sleep ?? defaultSleep;
   const throttle = accountThrottle(accountKey);
@@ -84,7 +85,7 @@ export function openProviderSession(deps: ProviderSessionDeps, req: ProviderSess
   const source = credentialSourceFor({
     provider,
     credentials,
-    integrationCredentials: openIntegrationCredentials(deps.cipher, req.integration.credentials_encrypted),
+    integrationCredentials: openIntegrationCredentials(deps.cipher, req.integration),
     persist: req.connection ? persistCredentials(deps.stores.connections, deps.cipher, req.connection._id, deps.logger) : undefined,
     refreshOAuth: req.connection && provider.definition.oauth ? (opts) => freshOAuthCredentials(deps, (req.connection as ConnectionDoc)._id, opts) : undefined,
     oauthRefreshMarginMs: provider.definition.oauth?.refreshMarginMs,

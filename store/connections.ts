@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { Collection, Db, Filter } from 'mongodb';
 import { BadRequestError, ConflictError } from '../common/errors';
 import { fieldNameProblem } from './field-names';
@@ -24,7 +23,8 @@ export interface ConnectionDoc {
   updated_at: Date;
 }
 
-export type NewConnection = Omit<ConnectionDoc, '_id' | 'created_at' | 'updated_at' | 'auth_status' | 'last_auth_error'>;
+/** `_id` comes from the caller: the credentials are sealed for it before the document exists (sealedAt). */
+export type NewConnection = Omit<ConnectionDoc, 'created_at' | 'updated_at' | 'auth_status' | 'last_auth_error'>;
 
 export interface ConnectionKey {
   environment: string;
@@ -47,7 +47,7 @@ export class ConnectionStore {
 
   async create(input: NewConnection): Promise<ConnectionDoc> {
     const now = new Date();
-    const doc: ConnectionDoc = { _id: randomUUID(), auth_status: 'ok', last_auth_error: null, ...input, created_at: now, updated_at: now };
+    const doc: ConnectionDoc = { auth_status: 'ok', last_auth_error: null, ...input, created_at: now, updated_at: now };
     try {
       await this.col.insertOne(doc);
     } catch (err) {

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
 import { ConflictError } from '../common/errors';
 import { isDuplicateKey } from './environments';
@@ -24,7 +23,8 @@ export interface IntegrationDoc {
   updated_at: Date;
 }
 
-export type NewIntegration = Pick<IntegrationDoc, 'environment' | 'unique_key' | 'provider' | 'display_name'> &
+/** `_id` comes from the caller: client credentials are sealed for it before the document exists (sealedAt). */
+export type NewIntegration = Pick<IntegrationDoc, '_id' | 'environment' | 'unique_key' | 'provider' | 'display_name'> &
   Partial<Pick<IntegrationDoc, 'credentials_encrypted' | 'provider_overrides'>>;
 
 export class IntegrationStore {
@@ -40,7 +40,6 @@ export class IntegrationStore {
   async create(input: NewIntegration): Promise<IntegrationDoc> {
     const now = new Date();
     const doc: IntegrationDoc = {
-      _id: randomUUID(),
       credentials_encrypted: null,
       provider_overrides: {},
       ...input,

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { CredentialCipher } from '../auth/credential-cipher';
+import { sealedAt, type CredentialCipher } from '../auth/credential-cipher';
 import { NotFoundError, WeftError } from '../common/errors';
 import type { EnvironmentDoc, EnvironmentStore } from '../store/environments';
 
@@ -31,12 +31,12 @@ export async function webhookSigningKeys(
   let sealed = env.webhook_signing_key_encrypted;
   if (!sealed) {
     const key = generateWebhookSigningKey();
-    sealed = await environments.setSigningKeyIfAbsent(env._id, cipher.seal(key), signingKeyHint(key));
+    sealed = await environments.setSigningKeyIfAbsent(env._id, cipher.seal(key, sealedAt.webhookSigningKey(env._id)), signingKeyHint(key));
     if (!sealed) throw new NotFoundError('unknown_environment', `Environment "${env._id}" does not exist.`);
   }
   const inGrace = env.webhook_signing_key_rotated_at !== null && now.getTime() - env.webhook_signing_key_rotated_at.getTime() < SIGNING_KEY_GRACE_MS;
-  const previous = inGrace && env.previous_webhook_signing_key_encrypted ? cipher.open<string>(env.previous_webhook_signing_key_encrypted) : null;
-  return { current: cipher.open<string>(sealed), previous };
+  const previous = inGrace && env.previous_webhook_signing_key_encrypted ? cipher.open<string>(env.previous_webhook_signing_key_encrypted, sealedAt.webhookSigningKey(env._id)) : null;
+  return { current: cipher.open<string>(sealed, sealedAt.webhookSigningKey(env._id)), previous };
 }
 
 /**
@@ -55,7 +55,7 @@ export async function rotateWebhookSigningKey(
     if (!env) throw new NotFoundError('unknown_environment', `Environment "${environment}" does not exist.`);
     const key = generateWebhookSigningKey();
     const current = env.webhook_signing_key_encrypted;
-    if (await environments.replaceSigningKey(environment, current, cipher.seal(key), signingKeyHint(key), now)) {
+    if (await environments.replaceSigningKey(environment, current, cipher.seal(key, sealedAt.webhookSigningKey(environment)), signingKeyHint(key), now)) {
       return { key, previousValidUntil: current ? new Date(now.getTime() + SIGNING_KEY_GRACE_MS) : null };
     }
   }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Router } from 'express';
 import { BadRequestError } from '../../common/errors';
 import type { Credentials } from '../../auth/credentials';
+import { sealedAt } from '../../auth/credential-cipher';
 import { openIntegrationCredentials } from '../../auth/credential-source';
 import { verifyCredentials } from '../../auth/verify-credentials';
 import { freshOAuthCredentials } from '../../auth/oauth/token-refresh';
@@ -27,12 +28,12 @@ export function connectionsRouter(deps: ApiDeps): Router {
     const body = parseInput(createConnectionBody, req.body, 'invalid_body');
     const integration = await findIntegration(deps.stores, env, body.provider_config_key);
     const provider = resolveProvider(deps.registry, integration);
-    const mode = integrationAuthMode(provider.definition, openIntegrationCredentials(deps.cipher, integration.credentials_encrypted)?.type);
+    const mode = integrationAuthMode(provider.definition, openIntegrationCredentials(deps.cipher, integration)?.type);
     if (mode !== body.credentials.type) {
       throw new BadRequestError('invalid_credentials_type', `Integration "${integration.unique_key}" uses ${mode}; credentials of type ${body.credentials.type} do not apply.`);
     }
     if (body.credentials.type === 'APP') {
-      const app = openIntegrationCredentials(deps.cipher, integration.credentials_encrypted);
+      const app = openIntegrationCredentials(deps.cipher, integration);
       if (app?.type !== 'APP') throw new BadRequestError('app_credentials_missing', `Integration "${integration.unique_key}" has no App credentials (app_id, app_link, private_key) to mint installation tokens with.`);
       if (app.app_id !== body.credentials.app_id) throw new BadRequestError('app_id_mismatch', `app_id ${body.credentials.app_id} is not the App of integration "${integration.unique_key}" (${app.app_id}).`);
     }
@@ -46,13 +47,15 @@ export function connectionsRouter(deps: ApiDeps): Router {
       runId: null,
     });
     await verifyCredentials(session);
+    const _id = randomUUID();
     const connection = await deps.stores.connections.create({
+      _id,
       environment: env,
       provider_config_key: integration.unique_key,
       provider: integration.provider,
       connection_id: body.connection_id ?? randomUUID(),
       auth_mode: body.credentials.type,
-      credentials_encrypted: deps.cipher.seal(body.credentials),
+      credentials_encrypted: deps.cipher.seal(body.credentials, sealedAt.connectionCredentials(_id)),
       connection_config: body.connection_config ?? {},
       metadata: body.metadata ?? {},
       tags: body.tags ?? {},
@@ -153,7 +156,7 @@ function presentConnection(c: ConnectionDoc, deps: ApiDeps, opts: { withCredenti
     auth_status: c.auth_status,
   };
   if (!opts.withCredentials) return base;
-  const credentials = deps.cipher.open<Credentials>(c.credentials_encrypted);
+  const credentials = deps.cipher.open<Credentials>(c.credentials_encrypted, sealedAt.connectionCredentials(c._id));
   if (credentials.type === 'OAUTH2' && credentials.teamsite) {
     // Stored sealed with the credentials; apps read it where the spec puts it (rule 5).
     const { teamsite, ...main } = credentials;

@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { Router } from 'express';
+import { sealedAt } from '../../auth/credential-cipher';
 import { BadRequestError, NotFoundError } from '../../common/errors';
 import type { IntegrationDoc } from '../../store/integrations';
 import type { ApiDeps } from '../deps';
@@ -24,12 +26,14 @@ export function integrationsRouter(deps: ApiDeps): Router {
       throw new BadRequestError('unknown_provider', `Unknown provider "${body.provider}" (available: ${deps.registry.providers().map((p) => p.name).join(', ')}).`);
     }
     if (body.credentials) validateClientCredentials(provider, body.credentials);
+    const _id = randomUUID();
     const doc = await deps.stores.integrations.create({
+      _id,
       environment: environmentOf(res),
       unique_key: body.unique_key,
       provider: body.provider,
       display_name: body.display_name ?? provider.displayName,
-      credentials_encrypted: body.credentials ? deps.cipher.seal(body.credentials) : null,
+      credentials_encrypted: body.credentials ? deps.cipher.seal(body.credentials, sealedAt.integrationCredentials(_id)) : null,
       provider_overrides: body.provider_overrides ?? {},
     });
     res.status(201).json({ data: present(doc) });
@@ -40,20 +44,23 @@ export function integrationsRouter(deps: ApiDeps): Router {
     if (!doc) throw new NotFoundError('unknown_provider_config', `No integration "${req.params.key}" in this environment.`);
     const include = ([] as unknown[]).concat(req.query.include ?? req.query['include[]'] ?? []);
     const withCredentials = include.includes('credentials') && doc.credentials_encrypted;
-    res.json({ data: { ...present(doc), ...(withCredentials ? { credentials: deps.cipher.open(doc.credentials_encrypted as string) } : {}) } });
+    res.json({ data: { ...present(doc), ...(withCredentials ? { credentials: deps.cipher.open(doc.credentials_encrypted as string, sealedAt.integrationCredentials(doc._id)) } : {}) } });
   });
 
   router.patch('/:key', async (req, res) => {
     const body = parseInput(patchIntegrationBody, req.body, 'invalid_body');
     checkOutboundUrls(deps, body);
+    let credentialsEncrypted: string | undefined;
     if (body.credentials) {
       const existing = await deps.stores.integrations.get(environmentOf(res), req.params.key);
-      const provider = existing && deps.registry.get(existing.provider)?.provider;
+      if (!existing) throw new NotFoundError('unknown_provider_config', `No integration "${req.params.key}" in this environment.`);
+      const provider = deps.registry.get(existing.provider)?.provider;
       if (provider) validateClientCredentials(provider, body.credentials);
+      credentialsEncrypted = deps.cipher.seal(body.credentials, sealedAt.integrationCredentials(existing._id));
     }
     const doc = await deps.stores.integrations.update(environmentOf(res), req.params.key, {
       ...(body.display_name ? { display_name: body.display_name } : {}),
-      ...(body.credentials ? { credentials_encrypted: deps.cipher.seal(body.credentials) } : {}),
+      ...(credentialsEncrypted ? { credentials_encrypted: credentialsEncrypted } : {}),
       ...(body.provider_overrides ? { provider_overrides: body.provider_overrides } : {}),
     });
     if (!doc) throw new NotFoundError('unknown_provider_config', `No integration "${req.params.key}" in this environment.`);

@@ -5,6 +5,7 @@ import { exchangeCode, oauthEndpoints, OAuthProviderError, startAuthorization } 
 import { decideScopes, grantsScope } from '../../auth/oauth/scopes';
 import { obtainTeamSiteToken } from '../../auth/oauth/team-site-token';
 import { openIntegrationCredentials } from '../../auth/credential-source';
+import { sealedAt } from '../../auth/credential-cipher';
 import type { Credentials } from '../../auth/credentials';
 import { verifyCredentials } from '../../auth/verify-credentials';
 import { BadRequestError, WeftError } from '../../common/errors';
@@ -58,7 +59,7 @@ export function oauthFlowRouter(deps: ApiDeps): Router {
       const target = await flowTarget(deps, session, integration);
       const provider = resolveProvider(deps.registry, integration);
       const defaults = session.integrations_config_defaults[integration.unique_key] ?? {};
-      const app = openIntegrationCredentials(deps.cipher, integration.credentials_encrypted);
+      const app = openIntegrationCredentials(deps.cipher, integration);
       const base = {
         environment: session.environment,
         session_id: session._id,
@@ -91,7 +92,7 @@ export function oauthFlowRouter(deps: ApiDeps): Router {
         _id: start.state,
         kind: 'oauth',
         browser_binding_hash: bindToBrowser(deps, req, res),
-        code_verifier_sealed: start.codeVerifier ? deps.cipher.seal(start.codeVerifier) : null,
+        code_verifier_sealed: start.codeVerifier ? deps.cipher.seal(start.codeVerifier, sealedAt.codeVerifier(start.state)) : null,
         redirect_uri: redirectUri,
         scopes,
         tenant: ep.tenant ?? null,
@@ -123,7 +124,7 @@ export function oauthFlowRouter(deps: ApiDeps): Router {
       const state = await takeState(deps, q.state, 'app-install');
       const integration = await integrationOf(deps, state);
       await completeFlow(deps, req, res, state, integration, 'APP', async () => {
-        const app = openIntegrationCredentials(deps.cipher, integration.credentials_encrypted);
+        const app = openIntegrationCredentials(deps.cipher, integration);
         if (app?.type !== 'APP') throw new InstallationNotVerified(`integration "${integration.unique_key}" has no GitHub App registered.`);
         if (!q.installation_id || !/^\d{1,20}$/.test(q.installation_id)) {
           throw new InstallationNotVerified('GitHub did not report an installation (an installation an organization owner still has to approve is not one yet).');
@@ -235,8 +236,8 @@ async function redeem(deps: ApiDeps, state: AuthStateDoc, integration: Integrati
   const provider = resolveProvider(deps.registry, integration);
   const oauth = provider.definition.oauth;
   if (!oauth) throw new WeftError('invalid_auth_mode', `Integration "${integration.unique_key}" has no OAuth configuration.`, 400);
-  const ep = oauthEndpoints(oauth, integration, openIntegrationCredentials(deps.cipher, integration.credentials_encrypted), deps.egress, state.tenant ?? undefined);
-  const codeVerifier = state.code_verifier_sealed ? deps.cipher.open<string>(state.code_verifier_sealed) : undefined;
+  const ep = oauthEndpoints(oauth, integration, openIntegrationCredentials(deps.cipher, integration), deps.egress, state.tenant ?? undefined);
+  const codeVerifier = state.code_verifier_sealed ? deps.cipher.open<string>(state.code_verifier_sealed, sealedAt.codeVerifier(state._id)) : undefined;
   const tokens = await exchangeCode(ep, { code, state: state._id, redirectUri: state.redirect_uri, codeVerifier });
   const granted = tokens.scopes.length ? tokens.scopes : state.scopes;
   const credentials: Extract<Credentials, { type: 'OAUTH2' }> = {

@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import type { Credentials } from '../../auth/credentials';
+import { sealedAt } from '../../auth/credential-cipher';
 import { ConflictError } from '../../common/errors';
 import type { ConnectionDoc } from '../../store/connections';
 import type { IntegrationDoc } from '../../store/integrations';
@@ -31,7 +33,9 @@ export async function storeAuthorizedConnection(deps: ApiDeps, input: Authorized
   if (existing && !input.reconnect) {
     throw new ConflictError('duplicate_connection', `Connection "${input.connectionId}" already exists for integration "${input.integration.unique_key}"; only a reconnect session re-authorizes it.`);
   }
-  const sealed = deps.cipher.seal(input.credentials);
+  // Sealed for the document it goes into: the existing connection's, or the new one's.
+  const _id = existing?._id ?? randomUUID();
+  const sealed = deps.cipher.seal(input.credentials, sealedAt.connectionCredentials(_id));
   let connection: ConnectionDoc;
   let operation: 'creation' | 'override';
   if (existing) {
@@ -40,6 +44,7 @@ export async function storeAuthorizedConnection(deps: ApiDeps, input: Authorized
   } else {
     operation = 'creation';
     connection = await deps.stores.connections.create({
+      _id,
       environment: input.environment,
       provider_config_key: input.integration.unique_key,
       provider: input.integration.provider,

@@ -7,7 +7,7 @@ import type { IntegrationRegistry } from '../../runtime/registry';
 import type { ConnectionDoc } from '../../store/connections';
 import type { Stores } from '../../store/db';
 import { queueAuthWebhook } from '../../webhooks/auth-webhook';
-import type { CredentialCipher } from '../credential-cipher';
+import { sealedAt, type CredentialCipher } from '../credential-cipher';
 import { openIntegrationCredentials } from '../credential-source';
 import { expiresWithin, type Credentials } from '../credentials';
 import { oauthEndpoints, OAuthProviderError, refreshGrant } from './code-flow';
@@ -80,7 +80,7 @@ async function refresh(deps: TokenRefreshDeps, connection: ConnectionDoc, creden
   if (!credentials.refresh_token) return fail(deps, connection, 'refresh_token_missing', 'The connection has no refresh token (offline_access was not granted); the end user must authorize again.');
 
   const tenant = typeof connection.connection_config.tenant === 'string' ? connection.connection_config.tenant : undefined;
-  const ep = oauthEndpoints(oauth, integration, openIntegrationCredentials(deps.cipher, integration.credentials_encrypted), deps.egress, tenant);
+  const ep = oauthEndpoints(oauth, integration, openIntegrationCredentials(deps.cipher, integration), deps.egress, tenant);
   try {
     const tokens = await refreshGrant(ep, credentials.refresh_token);
     const next: OAuth2Credentials = {
@@ -96,7 +96,7 @@ async function refresh(deps: TokenRefreshDeps, connection: ConnectionDoc, creden
       next.teamsite = { ...credentials.teamsite, access_token: site.accessToken, ...(site.expiresAt ? { expires_at: site.expiresAt } : {}) };
       if (site.refreshToken) next.refresh_token = site.refreshToken;
     }
-    await deps.stores.connections.updateCredentials(connection._id, deps.cipher.seal(next));
+    await deps.stores.connections.updateCredentials(connection._id, deps.cipher.seal(next, sealedAt.connectionCredentials(connection._id)));
     deps.logger.info({ connectionId: connection.connection_id, integration: connection.provider_config_key, expiresAt: next.expires_at }, 'refreshed OAuth credentials');
     return next;
   } catch (err) {
@@ -119,7 +119,7 @@ async function fail(deps: TokenRefreshDeps, connection: ConnectionDoc, code: str
 async function load(deps: TokenRefreshDeps, connectionRef: string): Promise<{ connection: ConnectionDoc; credentials: OAuth2Credentials }> {
   const connection = await deps.stores.connections.getById(connectionRef);
   if (!connection) throw new WeftError('unknown_connection', 'The connection no longer exists.', 404);
-  const credentials = deps.cipher.open<Credentials>(connection.credentials_encrypted);
+  const credentials = deps.cipher.open<Credentials>(connection.credentials_encrypted, sealedAt.connectionCredentials(connection._id));
   if (credentials.type !== 'OAUTH2') throw new WeftError('invalid_auth_mode', 'Only OAuth connections are refreshed.', 400);
   return { connection, credentials };
 }

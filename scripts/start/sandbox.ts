@@ -1,6 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import type { IntegrationRegistry } from '../../runtime/registry';
 import type { Stores } from '../../store/db';
-import type { CredentialCipher } from '../../auth/credential-cipher';
+import { sealedAt, type CredentialCipher } from '../../auth/credential-cipher';
 import type { IntegrationCredentials } from '../../auth/credential-source';
 import { createGitHubSimulator } from '../../sandbox/github';
 import { createGraphSimulator, GRAPH_DEFAULT_ACCESS_TOKEN } from '../../sandbox/graph';
@@ -176,7 +177,7 @@ export async function startSandbox(opts: StartSandboxOptions): Promise<RunningSa
       }
       for (const integration of available) {
         const credentials = handle.integrationCredentials?.();
-        result.integrations.push(await upsertIntegration(opts.stores, environment, integration, overrides, credentials ? opts.cipher.seal(credentials) : null));
+        result.integrations.push(await upsertIntegration(opts.stores, environment, integration, overrides, credentials ? (id) => opts.cipher.seal(credentials, sealedAt.integrationCredentials(id)) : null));
       }
     }
   } catch (err) {
@@ -208,18 +209,21 @@ async function upsertIntegration(
   environment: string,
   integration: { provider: string; uniqueKey: string; displayName: string },
   overrides: ProviderOverrides & { base_url: string },
-  credentialsEncrypted: string | null,
+  /** Seals the simulator's client credentials for the integration document with this `_id`. */
+  sealCredentials: ((integrationDocId: string) => string) | null,
 ): Promise<SandboxIntegrationResult> {
   const baseUrl = overrides.base_url;
   const base = { uniqueKey: integration.uniqueKey, provider: integration.provider, baseUrl };
   const existing = await stores.integrations.get(environment, integration.uniqueKey);
   if (!existing) {
+    const _id = randomUUID();
     await stores.integrations.create({
+      _id,
       environment,
       unique_key: integration.uniqueKey,
       provider: integration.provider,
       display_name: integration.displayName,
-      credentials_encrypted: credentialsEncrypted,
+      credentials_encrypted: sealCredentials?.(_id) ?? null,
       provider_overrides: overrides,
     });
     return { ...base, outcome: 'created' };
@@ -229,10 +233,10 @@ async function upsertIntegration(
   }
   // A simulator's App key is new on every start: the integration must follow it.
   const moved = Object.entries(overrides).some(([k, v]) => existing.provider_overrides?.[k as keyof ProviderOverrides] !== v);
-  if (!moved && !credentialsEncrypted) return { ...base, outcome: 'unchanged' };
+  if (!moved && !sealCredentials) return { ...base, outcome: 'unchanged' };
   await stores.integrations.update(environment, integration.uniqueKey, {
     provider_overrides: { ...existing.provider_overrides, ...overrides },
-    ...(credentialsEncrypted ? { credentials_encrypted: credentialsEncrypted } : {}),
+    ...(sealCredentials ? { credentials_encrypted: sealCredentials(existing._id) } : {}),
   });
   return { ...base, outcome: 'updated' };
 }

@@ -41,11 +41,11 @@ describe('Connect page under its Content-Security-Policy, in Chromium', () => {
     try {
       const app = await context.newPage();
       await app.goto('about:blank');
-      const [popup] = await Promise.all([context.waitForEvent('page'), app.evaluate((url) => void window.open(url, 'weft-connect'), await connectLink())]);
+      const [popup] = await Promise.all([context.waitForEvent('page'), app.evaluate((url) => void (globalThis as any).open(url, 'weft-connect'), await connectLink())]);
       watchRefusals(popup, refusals);
       await popup.waitForSelector('main[data-page="connect"]');
       // The inline stylesheet applied (the button is blue, not the browser's grey).
-      const background = await popup.locator('section[data-integration="luma"] button').evaluate((b) => getComputedStyle(b).backgroundColor);
+      const background = await popup.locator('section[data-integration="luma"] button').evaluate((b) => (globalThis as any).getComputedStyle(b).backgroundColor as string);
       expect(background).toBe('rgb(26, 86, 219)');
 
       await popup.fill('input[name="apiKey"]', LUMA_DEFAULT_API_KEY);
@@ -70,7 +70,7 @@ describe('Connect page under its Content-Security-Policy, in Chromium', () => {
       const link = await connectLink();
       await site.setContent(`<iframe id="weft" src="${link}" width="600" height="400"></iframe>`);
       await site.waitForFunction(() => {
-        const f = document.getElementById('weft') as HTMLIFrameElement;
+        const f = (globalThis as any).document.getElementById('weft');
         return f && f.contentWindow !== null;
       });
       const until = Date.now() + 10_000;

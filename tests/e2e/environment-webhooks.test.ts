@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { Webhook } from 'standardwebhooks';
 import { startWeftStack, type WeftStack } from '../support/weft-stack';
+import { sealedAt } from '../../auth/credential-cipher';
 import { sendAuthWebhook } from '../../webhooks/auth-webhook';
 import type { WebhookDeps } from '../../webhooks/deliver';
 
@@ -272,8 +273,8 @@ describe('environment settings and signed webhooks', () => {
     expect([a.delivered, b.delivered]).toEqual([true, true]);
 
     const stored = await stack.core.stores.db.collection('environments').findOne({ _id: 'prod' as never });
-    expect(stored?.webhook_signing_key_encrypted).toMatch(/^v1\./);
-    const lazyKey = stack.core.cipher.open<string>(stored?.webhook_signing_key_encrypted);
+    expect(stored?.webhook_signing_key_encrypted).toMatch(/^v2\./);
+    const lazyKey = stack.core.cipher.open<string>(stored?.webhook_signing_key_encrypted, sealedAt.webhookSigningKey('prod'));
     keys.push(lazyKey);
     // Racing first deliveries agree on one key.
     expect(receiver.received.every((r) => verifies(lazyKey, r))).toBe(true);
