@@ -13,6 +13,7 @@ import { parseAllowList } from '../../egress/address-policy';
 import { createEgress } from '../../egress/egress';
 import { egressSettings } from '../../egress/settings';
 import { startExpirySweeper } from '../../worker/expiry-sweeper';
+import { resealWithCurrentKey } from '../../store/reseal';
 import { buildWorkers } from '../../worker/run-workers';
 import { isPortFree, LOOPBACK } from '../infra/free-port';
 import { infraOptionsFromEnv, type InfraOptionsFromEnv } from '../infra/infra-env';
@@ -149,6 +150,10 @@ export async function runStart(options: StartOptions, env: NodeJS.ProcessEnv): P
       },
     });
     const sweeper = startExpirySweeper(core.manualExpiry, logger.child({ component: 'expiry-sweeper' }));
+    // As `weft worker` does at start: a rotated key, or values of an older Weft not yet bound to their place.
+    resealWithCurrentKey(core.stores.db, core.cipher)
+      .then((n) => n > 0 && logger.info({ resealed: n }, 'secrets re-sealed with the current encryption key'))
+      .catch((err: unknown) => logger.warn({ err }, 'could not re-seal secrets with the current encryption key'));
     resources.push({ name: 'expiry sweeper', stop: async () => sweeper.stop() });
     checkpoint();
 
