@@ -1,0 +1,302 @@
+import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import pino from 'pino';
+import { Webhook } from 'standardwebhooks';
+import { DEFAULT_USER } from '../../sandbox/github';
+import { newWebhookId } from '../../webhooks/deliver';
+import { startWebhookSweeper, type WebhookSweeper } from '../../webhooks/outbox';
+import { createLumaIntegration, startWeftStack, type WeftStack } from '../support/weft-stack';
+
+/**
+ * Connecting never waits on the app's webhook endpoint: the `auth` event is stored in the
+ * outbox and delivered in the background, retried later when the app is down, and
+ * delivered by the sweeper when the process that stored it died first.
+ */
+
+/** How long the slow app takes to answer a webhook. */
+const SLOW_APP_MS = 6_000;
+/** "Well under a second" for a request that stores a connection. */
+const ANSWER_MS = 1_000;
+
+interface Received {
+  at: number;
+  headers: IncomingHttpHeaders;
+  raw: string;
+  body: any;
+}
+
+/** The app's webhook endpoint, in one of three moods: slow but fine, silent (never answers), or answering a status. */
+async function startApp() {
+  const received: Received[] = [];
+  const held: ServerResponse[] = [];
+  let mood: { kind: 'slow' } | { kind: 'silent' } | { kind: 'status'; status: number } = { kind: 'slow' };
+  const server = createServer((req, res) => {
+    let raw = '';
+    req.on('data', (c) => (raw += c));
+    req.on('end', () => {
+      const m = mood;
+      if (m.kind === 'silent') {
+        held.push(res);
+        return;
+      }
+      const answer = () => {
+        received.push({ at: Date.now(), headers: req.headers, raw, body: JSON.parse(raw) });
+        res.writeHead(m.kind === 'status' ? m.status : 200).end();
+      };
+      if (m.kind === 'slow') setTimeout(answer, SLOW_APP_MS);
+      else answer();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
+    received,
+    /** Requests that came in while silent (counted, never answered). */
+    held,
+    setMood(next: typeof mood) {
+      mood = next;
+    },
+    async waitFor(pred: (r: Received) => boolean, timeoutMs = 20_000): Promise<Received> {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const hit = received.find(pred);
+        if (hit) return hit;
+        if (Date.now() > deadline) throw new Error(`no matching webhook within ${timeoutMs} ms (got ${received.map((r) => r.raw).join(' | ')})`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+interface Page {
+  status: number;
+  url: string;
+  location: string | null;
+  html: string;
+}
+
+/** One browser by hand (cookies per host, forms read from the HTML): enough for the GitHub App install flow. */
+class Browser {
+  private readonly cookies = new Map<string, string>();
+
+  async request(url: string, form?: Record<string, string>): Promise<Page> {
+    const headers: Record<string, string> = { accept: 'text/html' };
+    if (this.cookies.size) headers.cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    if (form) headers['content-type'] = 'application/x-www-form-urlencoded';
+    const res = await fetch(url, { method: form ? 'POST' : 'GET', headers, body: form ? new URLSearchParams(form).toString() : undefined, redirect: 'manual' });
+    for (const c of res.headers.getSetCookie()) {
+      const [pair] = c.split(';');
+      const i = pair.indexOf('=');
+      this.cookies.set(pair.slice(0, i).trim(), pair.slice(i + 1).trim());
+    }
+    return { status: res.status, url, location: res.headers.get('location'), html: await res.text() };
+  }
+
+  async follow(page: Page, origin: string): Promise<Page> {
+    for (let i = 0; i < 10 && page.status === 302 && page.location?.startsWith(origin); i++) page = await this.request(page.location);
+    return page;
+  }
+
+  async submit(page: Page, action: RegExp, fields: Record<string, string>): Promise<Page> {
+    const origin = new URL(page.url).origin;
+    for (const m of page.html.matchAll(/<form method="post" action="([^"]+)">([\s\S]*?)<\/form>/g)) {
+      if (!action.test(m[1])) continue;
+      const hidden = Object.fromEntries([...m[2].matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((h) => [h[1], h[2].replace(/&amp;/g, '&')]));
+      return this.request(new URL(m[1].replace(/&amp;/g, '&'), origin).href, { ...hidden, ...fields });
+    }
+    throw new Error(`no form ${action} on ${page.url}:\n${page.html}`);
+  }
+}
+
+describe('auth webhooks are queued, never waited on', () => {
+  let stack: WeftStack;
+  let app: Awaited<ReturnType<typeof startApp>>;
+  let signingKey: string;
+  let sweeper: WebhookSweeper;
+
+  beforeAll(async () => {
+    app = await startApp();
+    // No in-process worker: its sweeper would race the one this test drives.
+    stack = await startWeftStack({ worker: false, egressAllow: [app.url], github: { seed: 5, pullsPerRepo: 1 } });
+    stack.github.configureAppUserAuthorization({ callbackUrls: [`${stack.apiUrl}/app-auth/connect`], requestOAuthOnInstall: true });
+    expect((await stack.api('PATCH', '/environment', { body: { webhook_url: app.url } })).status).toBe(200);
+    signingKey = (await stack.api('POST', '/environment/webhook-signing-key/rotate')).body.data.webhook_signing_key;
+    await createLumaIntegration(stack);
+    const github = stack.github;
+    const res = await stack.api('POST', '/integrations', {
+      body: {
+        unique_key: 'github',
+        provider: 'github',
+        credentials: { type: 'APP', app_id: String(github.app.id), app_link: github.app.publicLink, private_key: github.appPrivateKeyPem, client_id: github.app.clientId, client_secret: github.app.clientSecret },
+        provider_overrides: { base_url: github.url, auth_base_url: github.url },
+      },
+    });
+    expect(res.status).toBe(201);
+    sweeper = startWebhookSweeper({ stores: stack.core.stores, cipher: stack.core.cipher, logger: pinoSink(stack), egress: stack.egress }, { intervalMs: 60 * 60_000 });
+  });
+  afterAll(async () => {
+    sweeper?.stop();
+    await app?.close();
+    await stack?.shutdown();
+  });
+  beforeEach(() => app.setMood({ kind: 'slow' }));
+
+  async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; ms: number }> {
+    const started = Date.now();
+    const value = await fn();
+    return { value, ms: Date.now() - started };
+  }
+
+  function verified(r: Received): unknown {
+    return new Webhook(signingKey).verify(r.raw, { 'webhook-id': String(r.headers['webhook-id']), 'webhook-timestamp': String(r.headers['webhook-timestamp']), 'webhook-signature': String(r.headers['webhook-signature']) });
+  }
+
+  async function connectSession(): Promise<string> {
+    const res = await stack.api('POST', '/connect/sessions', { body: {} });
+    expect(res.status).toBe(201);
+    return res.body.data.token;
+  }
+
+  test('POST /connections answers at once; the auth webhook (creation) arrives later, signed', async () => {
+    const { value: res, ms } = await timed(() =>
+      stack.api('POST', '/connections', { body: { provider_config_key: 'luma', connection_id: 'imported', credentials: { type: 'API_KEY', apiKey: 'sandbox-luma-api-key' } } }),
+    );
+    const answeredAt = Date.now();
+    expect(res.status).toBe(201);
+    expect(ms).toBeLessThan(ANSWER_MS);
+    const hook = await app.waitFor((r) => r.body.connectionId === 'imported');
+    expect(hook.at).toBeGreaterThan(answeredAt);
+    expect(hook.body).toEqual({ from: 'weft', type: 'auth', connectionId: 'imported', providerConfigKey: 'luma', provider: 'luma', authMode: 'API_KEY', environment: 'dev', operation: 'creation', success: true });
+    expect(verified(hook)).toEqual(hook.body);
+    expect(String(hook.headers['webhook-id'])).toMatch(/^msg_/);
+  });
+
+  test('the API-key connect answers at once, for a refused key too; both webhooks arrive later', async () => {
+    const token = await connectSession();
+    const ok = await timed(() => fetch(`${stack.apiUrl}/api-auth/api-key/luma?connect_session_token=${token}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ apiKey: 'sandbox-luma-api-key' }) }));
+    expect(ok.value.status).toBe(201);
+    expect(ok.ms).toBeLessThan(ANSWER_MS);
+    const { connection_id: connectionId } = (await ok.value.json()).data;
+
+    const refused = await timed(() => fetch(`${stack.apiUrl}/api-auth/api-key/luma?connect_session_token=${token}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ apiKey: 'not-a-luma-key' }) }));
+    expect(refused.value.status).toBeGreaterThanOrEqual(400);
+    expect(refused.ms).toBeLessThan(ANSWER_MS);
+
+    const created = await app.waitFor((r) => r.body.connectionId === connectionId && r.body.success === true);
+    expect(created.body).toMatchObject({ type: 'auth', operation: 'creation', providerConfigKey: 'luma' });
+    const failed = await app.waitFor((r) => r.body.success === false && r.body.providerConfigKey === 'luma');
+    expect(failed.body).toMatchObject({ type: 'auth', operation: 'creation', error: { type: expect.any(String) } });
+    expect(verified(failed)).toEqual(failed.body);
+  });
+
+  test('the GitHub App install callback answers at once; the webhook arrives later', async () => {
+    const browser = new Browser();
+    const start = await browser.request(`${stack.apiUrl}/oauth/connect/github?connect_session_token=${await connectSession()}`);
+    expect(start.status).toBe(302);
+    let page = await browser.follow(start, stack.github.url);
+    if (page.url.includes('/login?')) page = await browser.follow(await browser.submit(page, /^\/session$/, { login: DEFAULT_USER.login, password: DEFAULT_USER.password }), stack.github.url);
+    const installed = await browser.submit(page, /\/installations$/, { repository_selection: 'all', action: 'install' });
+    expect(installed.location).toMatch(new RegExp(`^${stack.apiUrl}/app-auth/connect\\?`));
+
+    const { value: done, ms } = await timed(() => browser.request(installed.location!));
+    expect(done.status).toBe(200);
+    expect(ms).toBeLessThan(ANSWER_MS);
+    const connectionId = /data-connection-id="([^"]+)"/.exec(done.html)?.[1];
+    expect(connectionId).toBeTruthy();
+    const hook = await app.waitFor((r) => r.body.connectionId === connectionId);
+    expect(hook.body).toMatchObject({ type: 'auth', providerConfigKey: 'github', authMode: 'APP', operation: 'creation', success: true });
+    expect(verified(hook)).toEqual(hook.body);
+  });
+
+  test('an app that never answers holds nobody: the answer comes at once, the event waits in the outbox', async () => {
+    app.setMood({ kind: 'silent' });
+    const { value: res, ms } = await timed(() =>
+      stack.api('POST', '/connections', { body: { provider_config_key: 'luma', connection_id: 'while-silent', credentials: { type: 'API_KEY', apiKey: 'sandbox-luma-api-key' } } }),
+    );
+    expect(res.status).toBe(201);
+    expect(ms).toBeLessThan(ANSWER_MS);
+    // The first round is stuck on the silent app; the event is held under its lease.
+    await waitUntil(async () => app.held.length > 0);
+    const [queued] = await stack.core.stores.db.collection('webhook_outbox').find({ 'payload.connectionId': 'while-silent' }).toArray();
+    expect(queued).toMatchObject({ type: 'auth', environment: 'dev', rounds: 0 });
+    expect(queued.lease_until.getTime()).toBeGreaterThan(Date.now());
+    // The app comes to: the round's next quick try gets through, with the same id.
+    app.setMood({ kind: 'status', status: 200 });
+    for (const held of app.held.splice(0)) held.destroy();
+    const hook = await app.waitFor((r) => r.body.connectionId === 'while-silent');
+    expect(hook.headers['webhook-id']).toBe(queued._id);
+    await waitUntil(async () => (await stack.core.stores.webhookOutbox.get(String(queued._id))) === null);
+  });
+
+  test('an app that is down gets the event from a later round, under the same webhook-id', async () => {
+    app.setMood({ kind: 'status', status: 503 });
+    const res = await stack.api('POST', '/connections', { body: { provider_config_key: 'luma', connection_id: 'while-down', credentials: { type: 'API_KEY', apiKey: 'sandbox-luma-api-key' } } });
+    expect(res.status).toBe(201);
+    // The first round (1 + 3 quick tries) fails; the next is scheduled about 30 s out.
+    await waitUntil(async () => (await stack.core.stores.db.collection('webhook_outbox').countDocuments({ 'payload.connectionId': 'while-down', rounds: 1 })) === 1);
+    const [queued] = await stack.core.stores.db.collection('webhook_outbox').find({ 'payload.connectionId': 'while-down' }).toArray();
+    const tries = app.received.filter((r) => r.body.connectionId === 'while-down');
+    expect(tries).toHaveLength(4);
+    expect(new Set(tries.map((r) => r.headers['webhook-id']))).toEqual(new Set([queued._id]));
+    const wait = queued.next_attempt_at.getTime() - Date.now();
+    expect(wait).toBeGreaterThan(20_000);
+    expect(wait).toBeLessThan(40_000);
+    expect(queued.last_error).toContain('HTTP 503');
+    // Nothing is due yet.
+    expect(await sweeper.sweep()).toBe(0);
+
+    // The app is back; move the clock past the retry instead of waiting for it.
+    app.setMood({ kind: 'status', status: 200 });
+    await stack.core.stores.db.collection('webhook_outbox').updateOne({ _id: queued._id }, { $set: { next_attempt_at: new Date() } });
+    expect(await sweeper.sweep()).toBe(1);
+    const delivered = app.received.filter((r) => r.body.connectionId === 'while-down');
+    expect(delivered).toHaveLength(5);
+    expect(delivered[4].headers['webhook-id']).toBe(queued._id);
+    expect(verified(delivered[4])).toEqual(delivered[4].body);
+    expect(await stack.core.stores.webhookOutbox.get(String(queued._id))).toBeNull();
+  });
+
+  test('an event left behind by a process that died before delivering it is delivered by the sweeper', async () => {
+    app.setMood({ kind: 'status', status: 200 });
+    // What a crash between storing and delivering leaves: the event, its lease run out.
+    const id = newWebhookId();
+    const payload = { from: 'weft', type: 'auth', connectionId: 'orphan', providerConfigKey: 'luma', provider: 'luma', authMode: 'API_KEY', environment: 'dev', operation: 'creation', success: true };
+    const past = new Date(Date.now() - 5 * 60_000);
+    await stack.core.stores.webhookOutbox.add({ _id: id, environment: 'dev', type: 'auth', payload, gate: 'send_auth_webhooks', created_at: past, next_attempt_at: past, lease_until: past });
+    expect(await sweeper.sweep()).toBe(1);
+    const hook = await app.waitFor((r) => r.body.connectionId === 'orphan');
+    expect(hook.headers['webhook-id']).toBe(id);
+    expect(hook.body).toEqual(payload);
+    expect(await stack.core.stores.webhookOutbox.get(id)).toBeNull();
+    // A second sweep finds nothing: delivered once.
+    expect(await sweeper.sweep()).toBe(0);
+    expect(app.received.filter((r) => r.body.connectionId === 'orphan')).toHaveLength(1);
+  });
+
+  test('an event the app refuses (4xx) is dropped, not retried', async () => {
+    app.setMood({ kind: 'status', status: 410 });
+    const res = await stack.api('POST', '/connections', { body: { provider_config_key: 'luma', connection_id: 'refused', credentials: { type: 'API_KEY', apiKey: 'sandbox-luma-api-key' } } });
+    expect(res.status).toBe(201);
+    await app.waitFor((r) => r.body.connectionId === 'refused');
+    await waitUntil(async () => (await stack.core.stores.db.collection('webhook_outbox').countDocuments({ 'payload.connectionId': 'refused' })) === 0);
+    expect(app.received.filter((r) => r.body.connectionId === 'refused')).toHaveLength(1);
+  });
+});
+
+async function waitUntil(check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** The sweeper logs where the stack's API does, so its lines are in stack.logs too. */
+function pinoSink(stack: WeftStack) {
+  return pino({ level: 'debug' }, { write: (line: string) => void stack.logs.push(line) });
+}
