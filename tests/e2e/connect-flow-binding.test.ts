@@ -1,9 +1,10 @@
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import express from 'express';
 import { DEFAULT_USER } from '../../sandbox/github';
 import { LUMA_DEFAULT_API_KEY } from '../../sandbox/luma';
 import { bindBrowser, isSameBrowser } from '../../api/services/browser-binding';
 import { CONNECT_SESSION_MAX_ATTEMPTS } from '../../store/connect-sessions';
+import { SANDBOX_SIMULATORS, startSandbox } from '../../scripts/start/sandbox';
 import { startWebhookReceiver } from '../support/webhook-receiver';
 import { connectGitHub, createLumaIntegration, startWeftStack, type WeftStack } from '../support/weft-stack';
 
@@ -52,6 +53,18 @@ class Browser {
     }
     throw new Error(`no form ${action} on ${page.url}:\n${page.html}`);
   }
+}
+
+/** Connect link → install page (signing in when needed) → Install; returns GitHub's redirect to Weft, not followed. */
+async function installThroughGitHub(urls: { api: string; github: string }, browser: Browser, token: string, integration: string, user: { login: string; password: string }): Promise<URL> {
+  const start = await browser.request(`${urls.api}/oauth/connect/${integration}?connect_session_token=${token}`);
+  expect(start.status).toBe(302);
+  let page = await browser.follow(start, urls.github);
+  if (page.url.includes('/login?')) page = await browser.follow(await browser.submit(page, /^\/session$/, user), urls.github);
+  const done = await browser.submit(page, /\/installations$/, { repository_selection: 'all', action: 'install' });
+  expect(done.status).toBe(302);
+  expect(done.location).toMatch(new RegExp(`^${urls.api}/app-auth/connect\\?`));
+  return new URL(done.location!);
 }
 
 const errorCode = (page: Page) => /data-error-code="([^"]+)"/.exec(page.html)?.[1] ?? null;
@@ -111,17 +124,8 @@ describe('connect flows are bound to the person connecting', () => {
     return (await stack.api('GET', `/connections?integrationId=${integration}`)).body.connections;
   }
 
-  /** Connect page link → install page (signing in when needed) → Install; returns GitHub's redirect to Weft, not followed. */
-  async function installUntilCallback(browser: Browser, token: string, integration = 'github', user: { login: string; password: string } = DEFAULT_USER): Promise<URL> {
-    const start = await browser.request(`${stack.apiUrl}/oauth/connect/${integration}?connect_session_token=${token}`);
-    expect(start.status).toBe(302);
-    const sim = stack.github.url as string;
-    let page = await browser.follow(start, sim);
-    if (page.url.includes('/login?')) page = await browser.follow(await browser.submit(page, /^\/session$/, user), sim);
-    const done = await browser.submit(page, /\/installations$/, { repository_selection: 'all', action: 'install' });
-    expect(done.status).toBe(302);
-    expect(done.location).toMatch(new RegExp(`^${stack.apiUrl}/app-auth/connect\\?`));
-    return new URL(done.location!);
+  function installUntilCallback(browser: Browser, token: string, integration = 'github', user: { login: string; password: string } = DEFAULT_USER): Promise<URL> {
+    return installThroughGitHub({ api: stack.apiUrl, github: stack.github.url as string }, browser, token, integration, user);
   }
 
   describe('GitHub App installations are proven by the installing user', () => {
@@ -344,5 +348,33 @@ describe('connect flows are bound to the person connecting', () => {
       // The right key came too late: nothing was stored with it.
       expect((await connections('luma')).length).toBe(before);
     });
+  });
+});
+
+describe('npm start -- --sandbox: the sandbox GitHub App connects through its install page', () => {
+  test('its integration carries the App\'s OAuth client and the App comes back with a code: the install is verified and stored', async () => {
+    // The sandbox simulator's port is known up front, so the stack's egress can allow exactly it.
+    const port = await new Promise<number>((resolve) => {
+      const probe = net.createServer().listen(0, '127.0.0.1', () => {
+        const { port: free } = probe.address() as AddressInfo;
+        probe.close(() => resolve(free));
+      });
+    });
+    const stack = await startWeftStack({ egressAllow: [`127.0.0.1:${port}`], worker: false });
+    const sandbox = await startSandbox({ stores: stack.core.stores, cipher: stack.core.cipher, registry: stack.core.registry, ports: { github: port }, specs: SANDBOX_SIMULATORS.filter((s) => s.id === 'github') });
+    try {
+      sandbox.apiReady(stack.apiUrl);
+      expect(sandbox.integrations).toMatchObject([{ uniqueKey: 'github', outcome: 'created' }]);
+      const created = await stack.api('POST', '/connect/sessions', { body: { allowed_integrations: ['github'] } });
+      const browser = new Browser();
+      const callback = await installThroughGitHub({ api: stack.apiUrl, github: `http://127.0.0.1:${port}` }, browser, created.body.data.token, 'github', DEFAULT_USER);
+      const page = await browser.request(callback.href);
+      expect(page.status).toBe(200);
+      const conn = await stack.api('GET', `/connections/${connectionOf(page)}?provider_config_key=github`);
+      expect(conn.body.credentials).toMatchObject({ type: 'APP', installation_id: callback.searchParams.get('installation_id'), access_token: expect.stringMatching(/^ghs_/) });
+    } finally {
+      await sandbox.stop();
+      await stack.shutdown();
+    }
   });
 });
