@@ -75,7 +75,7 @@ describe('Connect: GitHub App install and Luma API key in a browser', () => {
   /**
    * The next form POST to the simulated github.com's `path` runs, but the redirect back to
    * Weft it answers with is held: `rewrite` may change where it points (the browser then
-   * follows it), otherwise the browser never gets there. Resolves with GitHub's Location.
+   * follows it), otherwise the browser stays on a plain page. Resolves with GitHub's Location.
    * (Playwright routes only the first request of a redirect chain, hence the POST.)
    */
   function holdRedirect(page: Page, path: string, rewrite?: (location: URL) => URL): Promise<string> {
@@ -91,8 +91,10 @@ describe('Connect: GitHub App install and Luma API key in a browser', () => {
             const location = answer.headers().location;
             if (!location) throw new Error(`GitHub answered ${answer.status()} without a redirect`);
             resolve(location);
+            // Held: a plain page instead (an aborted navigation would land on an error page
+            // later, racing the test's next navigation).
             if (rewrite) await route.fulfill({ status: 302, headers: { location: rewrite(new URL(location)).href } });
-            else await route.abort();
+            else await route.fulfill({ status: 200, contentType: 'text/html', body: '<!doctype html><title>held</title><p>held by the test</p>' });
           } catch (err) {
             reject(err);
           }
@@ -239,6 +241,7 @@ describe('Connect: GitHub App install and Luma API key in a browser', () => {
       }
       await authorize.click();
       const back = await callback;
+      await page.waitForURL((url) => url.pathname === '/login/oauth/authorize');
       expect(back).toMatch(new RegExp(`^${stack.apiUrl}/oauth/callback\\?code=`));
       return back;
     };
