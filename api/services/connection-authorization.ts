@@ -55,9 +55,11 @@ export async function storeAuthorizedConnection(deps: ApiDeps, input: Authorized
       metadata: {},
       tags: input.tags,
     });
-    await startNewConnectionSyncs(deps, connection);
   }
+  // Queued before the first sync starts: should Temporal be unreachable (503), the app still
+  // hears of the connection that was stored.
   await queueAuthWebhook(webhookDeps(deps), { environment: input.environment, connection, operation, success: true });
+  if (operation === 'creation') await startNewConnectionSyncs(deps, connection);
   return { connection, operation };
 }
 

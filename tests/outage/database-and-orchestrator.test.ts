@@ -1,5 +1,6 @@
 import { createLumaIntegration, createOneDriveIntegration, connectOneDrive, readAllRecords, startWeftStack, type WeftStack } from '../support/weft-stack';
 import { syncWorkflowId } from '../../api/services/sync-control';
+import { startWebhookReceiver } from '../support/webhook-receiver';
 import { startRestartableServers, type RestartableServers } from './servers';
 
 /**
@@ -16,10 +17,13 @@ const EVENTS = 200;
 describe('outages of MongoDB and Temporal', () => {
   let servers: RestartableServers;
   let stack: WeftStack;
+  let hooks: Awaited<ReturnType<typeof startWebhookReceiver>>;
 
   beforeAll(async () => {
     servers = await startRestartableServers();
-    stack = await startWeftStack({ servers, luma: { eventCount: EVENTS }, graph: {} });
+    hooks = await startWebhookReceiver();
+    stack = await startWeftStack({ servers, luma: { eventCount: EVENTS }, graph: {}, egressAllow: [hooks.url] });
+    expect((await stack.api('PATCH', '/environment', { body: { webhook_url: hooks.url } })).status).toBe(200);
     await createLumaIntegration(stack);
     await createOneDriveIntegration(stack);
     const created = await stack.api('POST', '/connections', { body: { provider_config_key: 'luma', connection_id: 'user-1', credentials: { type: 'API_KEY', apiKey: 'sandbox-luma-api-key' } } });
@@ -34,6 +38,7 @@ describe('outages of MongoDB and Temporal', () => {
     await servers?.startTemporal().catch(() => undefined);
     await stack?.shutdown();
     await servers?.destroy();
+    await hooks?.close();
   }, 60_000);
 
   /** A request, timed. */
@@ -71,11 +76,13 @@ describe('outages of MongoDB and Temporal', () => {
   test('MongoDB down: 503 database_unavailable with Retry-After within ~2 s; back up: the same API and worker carry on', async () => {
     expect(await health()).toMatchObject({ status: 200, body: { status: 'ok', database: 'ok', orchestrator: 'ok' } });
 
-    // A run in flight when the database goes: its activity fails and is retried by Temporal.
+    // A run in flight when the database goes (it has fetched its first page; the next one is
+    // slow): its activity fails on the database and Temporal retries it.
     stack.luma.setLatency(1_500);
+    stack.luma.resetStats();
     expect((await timed('POST', '/sync/trigger', { body: { provider_config_key: 'luma', connection_id: 'user-1', syncs: ['list-events'] } })).status).toBe(200);
     const run = stack.waitForSync('user-1', 'list-events');
-    await new Promise((r) => setTimeout(r, 600));
+    await until(async () => stack.luma.requestLog().some((e) => e.path.endsWith('/list-events')), (seen) => seen, 15_000);
     await servers.stopMongo();
 
     const requests = [
@@ -152,6 +159,20 @@ describe('outages of MongoDB and Temporal', () => {
     });
     expect(raw.status).toBe(503);
     expect(Number(raw.headers.get('retry-after'))).toBeGreaterThan(0);
+    // A connection stored while Temporal is away (its first sync cannot start: 503) is still
+    // reported to the app, from POST /connections and from a connect flow alike.
+    const imported = await timed('POST', '/connections', { body: { provider_config_key: 'luma', connection_id: 'while-temporal-down', credentials: { type: 'API_KEY', apiKey: 'sandbox-luma-api-key' } } });
+    expect(imported).toMatchObject({ status: 503, body: { error: { code: 'orchestrator_unavailable' } } });
+    await hooks.waitFor((w) => w.body.type === 'auth' && w.body.connectionId === 'while-temporal-down' && w.body.operation === 'creation' && w.body.success === true);
+    const session = await stack.api('POST', '/connect/sessions', { body: { allowed_integrations: ['luma'] } });
+    const viaFlow = await fetch(`${stack.apiUrl}/api-auth/api-key/luma?connect_session_token=${session.body.data.token}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ apiKey: 'sandbox-luma-api-key' }),
+    });
+    expect(viaFlow.status).toBe(503);
+    const [stored] = (await stack.api('GET', '/connections?integrationId=luma')).body.connections.filter((c: any) => !['user-1', 'user-2', 'while-temporal-down'].includes(c.connection_id));
+    await hooks.waitFor((w) => w.body.type === 'auth' && w.body.connectionId === stored.connection_id && w.body.success === true);
     // What does not need Temporal keeps working.
     expect((await timed('GET', '/records?model=CalendarEvent&limit=1', { headers: connectionHeaders })).status).toBe(200);
     const down = await health();

@@ -98,7 +98,7 @@ class Browser {
   }
 
   async follow(page: Page, origin: string): Promise<Page> {
-    for (let i = 0; i < 10 && page.status === 302 && page.location?.startsWith(origin); i++) page = await this.request(page.location);
+    for (let i = 0; i < 10 && page.status === 302 && page.location?.startsWith(origin); i++) page = await this.request(page.location!);
     return page;
   }
 
@@ -181,7 +181,7 @@ describe('auth webhooks are queued, never waited on', () => {
     const ok = await timed(() => fetch(`${stack.apiUrl}/api-auth/api-key/luma?connect_session_token=${token}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ apiKey: 'sandbox-luma-api-key' }) }));
     expect(ok.value.status).toBe(201);
     expect(ok.ms).toBeLessThan(ANSWER_MS);
-    const { connection_id: connectionId } = (await ok.value.json()).data;
+    const { connection_id: connectionId } = ((await ok.value.json()) as { data: { connection_id: string } }).data;
 
     const refused = await timed(() => fetch(`${stack.apiUrl}/api-auth/api-key/luma?connect_session_token=${token}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ apiKey: 'not-a-luma-key' }) }));
     expect(refused.value.status).toBeGreaterThanOrEqual(400);
@@ -196,10 +196,11 @@ describe('auth webhooks are queued, never waited on', () => {
 
   test('the GitHub App install callback answers at once; the webhook arrives later', async () => {
     const browser = new Browser();
+    const githubUrl = stack.github.url!;
     const start = await browser.request(`${stack.apiUrl}/oauth/connect/github?connect_session_token=${await connectSession()}`);
     expect(start.status).toBe(302);
-    let page = await browser.follow(start, stack.github.url);
-    if (page.url.includes('/login?')) page = await browser.follow(await browser.submit(page, /^\/session$/, { login: DEFAULT_USER.login, password: DEFAULT_USER.password }), stack.github.url);
+    let page = await browser.follow(start, githubUrl);
+    if (page.url.includes('/login?')) page = await browser.follow(await browser.submit(page, /^\/session$/, { login: DEFAULT_USER.login, password: DEFAULT_USER.password }), githubUrl);
     const installed = await browser.submit(page, /\/installations$/, { repository_selection: 'all', action: 'install' });
     expect(installed.location).toMatch(new RegExp(`^${stack.apiUrl}/app-auth/connect\\?`));
 
