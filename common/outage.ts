@@ -13,7 +13,7 @@ export type Dependency = 'database' | 'orchestrator';
 export const OUTAGE_RETRY_AFTER_SECONDS = 5;
 
 const DESCRIPTIONS: Record<Dependency, { code: string; message: string }> = {
-  database: { code: 'database_unavailable', message: 'Weft cannot reach its database right now; nothing was changed. Try again shortly.' },
+  database: { code: 'database_unavailable', message: 'Weft cannot reach its database right now. Try again shortly.' },
   orchestrator: { code: 'orchestrator_unavailable', message: 'Weft cannot reach its workflow engine (Temporal) right now. Try again shortly.' },
 };
 
