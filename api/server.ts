@@ -1,4 +1,5 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, STATUS_CODES, type Server } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app';
 import type { ApiDeps } from './deps';
@@ -39,6 +40,10 @@ export async function startApiServer(deps: ApiDeps, port: number, host = '127.0.
     },
     app,
   );
+  // The method of the request a socket is on, for an answer written straight to the socket.
+  const methods = new WeakMap<object, string>();
+  server.on('request', (req) => methods.set(req.socket, req.method ?? ''));
+  server.on('clientError', (err, socket) => answerUnreadableRequest(err, socket, methods.get(socket)));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
@@ -55,4 +60,28 @@ export async function startApiServer(deps: ApiDeps, port: number, host = '127.0.
         server.closeAllConnections();
       }),
   };
+}
+
+/**
+ * Requests Node's HTTP parser refuses before Express sees them (bytes that are not HTTP, an
+ * unknown method, headers past 16 KB, a request not received within the timeouts) get the
+ * API's error shape with a stable code instead of Node's bare status line.
+ */
+function answerUnreadableRequest(err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex, method: string | undefined): void {
+  if (err.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const [status, code, message] =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'headers_too_large', 'The request line and headers are larger than 16 KB.']
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'request_timeout', 'The request was not received in time (headers or body stalled).']
+        : [400, 'malformed_request', 'The request is not valid HTTP/1.1.'];
+  const body = JSON.stringify({ error: { code, message } });
+  // An answer to HEAD has the headers of the full answer and no body.
+  const head = method === 'HEAD' || err.rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${head ? '' : body}`,
+  );
 }

@@ -66,6 +66,7 @@ describe('HTTP server timeouts', () => {
   test('a body announced and never sent: 408 and the socket closed once the request timeout passes', async () => {
     const out = await stall(api.url, 'POST /connect/sessions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"tags":', 10_000);
     expect(out.received).toMatch(/^HTTP\/1\.1 408/);
+    expect(out.received).toContain('"code":"request_timeout"');
     expect(out.closedAfterMs).toBeGreaterThanOrEqual(1_400);
     expect(out.closedAfterMs).toBeLessThan(4_000);
   });
@@ -80,5 +81,17 @@ describe('HTTP server timeouts', () => {
     const out = await stall(api.url, 'GET /health HTTP/1.1\r\nHost: x\r\n\r\n', 10_000);
     expect(out.received).toMatch(/^HTTP\/1\.1 200/);
     expect(out.closedAfterMs).toBeLessThan(3_000);
+  });
+
+  test.each([
+    ['bytes that are not HTTP', 'GARBAGE\r\n\r\n', 400, 'malformed_request'],
+    ['an unknown method', 'FZ /health HTTP/1.1\r\nHost: x\r\n\r\n', 400, 'malformed_request'],
+    ['a control character in the path', 'GET /he\u0001alth HTTP/1.1\r\nHost: x\r\n\r\n', 400, 'malformed_request'],
+    ['headers past 16 KB', `GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'x'.repeat(20_000)}\r\n\r\n`, 431, 'headers_too_large'],
+  ])('%s: the API error shape with a stable code, not a bare status line', async (_name, bytes, status, code) => {
+    const out = await stall(api.url, bytes, 5_000);
+    expect(out.received).toMatch(new RegExp(`^HTTP/1\\.1 ${status}`));
+    const body = JSON.parse(out.received.slice(out.received.indexOf('\r\n\r\n') + 4));
+    expect(body.error.code).toBe(code);
   });
 });

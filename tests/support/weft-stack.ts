@@ -4,7 +4,7 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import pino from 'pino';
 import { CredentialCipher } from '../../auth/credential-cipher';
 import { openCore, type Core } from '../../common/core';
-import { startApiServer, type RunningApi } from '../../api/server';
+import { startApiServer, type HttpTimeouts, type RunningApi } from '../../api/server';
 import { buildWorkers, type WeftWorkers } from '../../worker/run-workers';
 import { createLumaSimulator, type LumaSimulator, type LumaSimulatorOptions } from '../../sandbox/luma';
 import { createGraphSimulator, GRAPH_DEFAULT_ACCESS_TOKEN, type GraphSimulator, type GraphSimulatorOptions } from '../../sandbox/graph';
@@ -67,6 +67,8 @@ export interface StackOptions {
   actionTimeoutMs?: number;
   /** The API's rate limit per environment (WEFT_API_RATE_LIMIT, WEFT_API_RATE_LIMIT_WINDOW_S; limit 0: off). */
   apiRateLimit?: { limit: number; windowMs: number };
+  /** The API server's request/header/keep-alive timeouts, when not the defaults (WEFT_HTTP_*_TIMEOUT_MS). */
+  httpTimeouts?: Partial<HttpTimeouts>;
 }
 
 export function testInfra() {
@@ -120,8 +122,10 @@ export async function startWeftStack(opts: StackOptions = {}): Promise<WeftStack
   const egress = createEgress({ ...egressSettings(loadConfig({}), egressAllow), ...opts.egressTimeouts });
 
   const api: RunningApi = await startApiServer(
-    { stores: core.stores, cipher: core.cipher, registry: core.registry, temporal, logger, egress, settings: { syncTaskQueue: taskQueue, actionTaskQueue, heartbeatTimeoutMs, actionTimeoutMs: opts.actionTimeoutMs ?? defaults.WEFT_ACTION_TIMEOUT_MS, apiRateLimit: opts.apiRateLimit ?? { limit: loadConfig({}).WEFT_API_RATE_LIMIT, windowMs: loadConfig({}).WEFT_API_RATE_LIMIT_WINDOW_S * 1000 } } },
+    { stores: core.stores, cipher: core.cipher, registry: core.registry, temporal, logger, egress, settings: { syncTaskQueue: taskQueue, actionTaskQueue, heartbeatTimeoutMs, actionTimeoutMs: opts.actionTimeoutMs ?? defaults.WEFT_ACTION_TIMEOUT_MS, apiRateLimit: opts.apiRateLimit ?? { limit: defaults.WEFT_API_RATE_LIMIT, windowMs: defaults.WEFT_API_RATE_LIMIT_WINDOW_S * 1000 } } },
     0,
+    '127.0.0.1',
+    opts.httpTimeouts,
   );
 
   let running: { workers: WeftWorkers; done: Promise<void> } | null = null;
