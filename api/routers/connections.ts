@@ -19,6 +19,7 @@ import { findConnection, findIntegration } from '../services/connection-lookup';
 import { startNewConnectionSyncs, syncWorkflowId } from '../services/sync-control';
 import { webhookDeps } from '../services/connection-authorization';
 import { queueAuthWebhook } from '../../webhooks/auth-webhook';
+import { outageOf } from '../../common/outage';
 
 export function connectionsRouter(deps: ApiDeps): Router {
   const router = Router();
@@ -105,7 +106,10 @@ export function connectionsRouter(deps: ApiDeps): Router {
         deps.temporal.workflow
           .getHandle(syncWorkflowId(env, connection.provider_config_key, connection.connection_id, s.name, s.variant))
           .terminate('connection deleted')
-          .catch(() => undefined),
+          // Not running is fine; Temporal out of reach is not: answer 503 before deleting anything.
+          .catch((err: unknown) => {
+            if (outageOf(err)) throw err;
+          }),
       ),
     );
     await deps.stores.records.deleteScope({ environment: env, connection: connection._id });

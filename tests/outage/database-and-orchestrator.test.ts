@@ -173,6 +173,10 @@ describe('outages of MongoDB and Temporal', () => {
     expect(viaFlow.status).toBe(503);
     const [stored] = (await stack.api('GET', '/connections?integrationId=luma')).body.connections.filter((c: any) => !['user-1', 'user-2', 'while-temporal-down'].includes(c.connection_id));
     await hooks.waitFor((w) => w.body.type === 'auth' && w.body.connectionId === stored.connection_id && w.body.success === true);
+    // Deleting a connection would leave its syncs running: refused, nothing deleted.
+    const deleting = await timed('DELETE', '/connections/user-1?provider_config_key=luma');
+    expect(deleting).toMatchObject({ status: 503, body: { error: { code: 'orchestrator_unavailable' } } });
+    expect((await stack.api('GET', '/connections?connectionId=user-1')).body.connections).toHaveLength(1);
     // What does not need Temporal keeps working.
     expect((await timed('GET', '/records?model=CalendarEvent&limit=1', { headers: connectionHeaders })).status).toBe(200);
     const down = await health();
