@@ -1,5 +1,5 @@
-import { InterceptingCall, type Interceptor } from '@grpc/grpc-js';
-import { defaultGrpcRetryOptions, makeGrpcRetryInterceptor, type ConnectionOptions } from '@temporalio/client';
+import type { Interceptor } from '@grpc/grpc-js';
+import { defaultGrpcRetryOptions, makeGrpcRetryInterceptor, type ConnectionOptions, type GrpcRetryOptions } from '@temporalio/client';
 
 /**
  * Calls that wait on purpose (a workflow's result, an update's outcome): the caller bounds
@@ -12,17 +12,25 @@ const LONG_POLLS = new Set(
 /**
  * Options for the Temporal client's Connection that give every call a deadline. Without one
  * the client's retry interceptor keeps retrying an unreachable server for about 20 s per
- * call (measured: 18.8 s), so an API request hung that long before failing. With it a call
- * fails after `callTimeoutMs` with DEADLINE_EXCEEDED, which the API answers as 503
- * orchestrator_unavailable. The deadline is set outside the retry interceptor, so it bounds
- * the call with all its retries; a deadline the caller set (`withDeadline`) is kept.
+ * call (measured: 18.1 s), so an API request hung that long and then failed with 500. With
+ * it a call gives up after `callTimeoutMs`, which the API answers as 503
+ * orchestrator_unavailable. The retries (the SDK's own policy) stay, but they stop at the
+ * deadline instead of sleeping past it; a deadline the caller set (`withDeadline`) is kept.
  * The gRPC channel reconnects by itself: calls succeed again as soon as the server is back.
  */
 export function boundedTemporalCalls(callTimeoutMs: number): Pick<ConnectionOptions, 'interceptors'> {
+  const defaults = defaultGrpcRetryOptions();
+  const unbounded = makeGrpcRetryInterceptor(defaults);
   const deadlinePerCall: Interceptor = (options, nextCall) => {
-    const bounded = options.deadline === undefined && !LONG_POLLS.has(options.method_definition.path) ? { ...options, deadline: Date.now() + callTimeoutMs } : options;
-    return new InterceptingCall(nextCall(bounded));
+    const explicit = options.deadline === undefined ? undefined : new Date(options.deadline).getTime();
+    const deadline = explicit ?? (LONG_POLLS.has(options.method_definition.path) ? undefined : Date.now() + callTimeoutMs);
+    if (deadline === undefined) return unbounded(options, nextCall);
+    const withinDeadline: GrpcRetryOptions = {
+      retryableDecider: (attempt, status) => Date.now() < deadline && defaults.retryableDecider(attempt, status),
+      delayFunction: (attempt, status) => Math.max(0, Math.min(defaults.delayFunction(attempt, status), deadline - Date.now())),
+    };
+    return makeGrpcRetryInterceptor(withinDeadline)({ ...options, deadline }, nextCall);
   };
-  // Replacing the interceptor list drops the default retry interceptor unless it is listed again.
-  return { interceptors: [deadlinePerCall, makeGrpcRetryInterceptor(defaultGrpcRetryOptions())] };
+  // Replaces the client's default interceptor list (which is just the unbounded retry).
+  return { interceptors: [deadlinePerCall] };
 }
