@@ -17,6 +17,8 @@ export function connectSessionsRouter(deps: ApiDeps): Router {
     const unknown = named.filter((k) => !known.has(k));
     if (unknown.length) throw new BadRequestError('unknown_provider_config', `Unknown integration(s): ${unknown.join(', ')}.`);
     if (body.connection_id) await requireConnectionToReconnect(deps, env, body.connection_id, body.allowed_integrations ?? null);
+    // Before anything is stored: a Host header no link can be built from is refused first.
+    const link = new URL('/connect', publicBaseUrl(deps, req));
     const { token, doc } = await deps.stores.connectSessions.create({
       environment: env,
       allowed_integrations: body.allowed_integrations ?? null,
@@ -25,7 +27,6 @@ export function connectSessionsRouter(deps: ApiDeps): Router {
       end_user: body.end_user ?? null,
       connection_id: body.connection_id ?? null,
     });
-    const link = new URL('/connect', publicBaseUrl(deps, req));
     link.searchParams.set('session_token', token);
     res.status(201).json({ data: { token, connect_link: link.href, expires_at: doc.expires_at.toISOString() } });
   });

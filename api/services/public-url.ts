@@ -1,4 +1,5 @@
 import type { Request } from 'express';
+import { BadRequestError } from '../../common/errors';
 import type { ApiDeps } from '../deps';
 
 /**
@@ -6,7 +7,13 @@ import type { ApiDeps } from '../deps';
  * proxy it must be), else the host the request came in on.
  */
 export function publicBaseUrl(deps: ApiDeps, req: Request): string {
-  return deps.settings.publicUrl ?? `${req.protocol}://${req.get('host')}`;
+  if (deps.settings.publicUrl) return deps.settings.publicUrl;
+  // The Host header is the client's to write: one that is no host name makes no URL.
+  const base = `${req.protocol}://${req.get('host') ?? ''}`;
+  if (!URL.canParse(base) || new URL(base).pathname !== '/') {
+    throw new BadRequestError('invalid_host', 'The Host header is not a host name Weft can build its links from (set WEFT_PUBLIC_URL when Weft runs behind a proxy).');
+  }
+  return base;
 }
 
 /** The OAuth redirect URI to register with providers. */

@@ -152,6 +152,17 @@ describe('reading requests', () => {
     });
   });
 
+  describe('a Host header no URL can be built from', () => {
+    test.each(['a b', 'weft_oauth_binding=x; a=b', 'host:99999'])('POST /connect/sessions with Host %j: 400 invalid_host, no session stored', async (host) => {
+      const sessions = () => stack.core.mongo.db(stack.env.MONGODB_DB).collection('connect_sessions').countDocuments({});
+      const before = await sessions();
+      const res = await send({ method: 'POST', path: '/connect/sessions', headers: { ...auth, host, 'content-type': 'application/json' }, body: '{}' });
+      expect(res.status).toBe(400);
+      expect(res.json.error.code).toBe('invalid_host');
+      expect(await sessions()).toBe(before);
+    });
+  });
+
   describe('POST /api-auth/api-key/:key', () => {
     test.each([
       ['?connect_session_token[a]=1'],
