@@ -26,6 +26,15 @@ export interface ConnectSessionDoc {
 
 export type NewConnectSession = Omit<ConnectSessionDoc, '_id' | 'expires_at' | 'created_at'>;
 
+/**
+ * As stored: the per-integration defaults are a list, not an object keyed by integration.
+ * Integration keys may contain "." (`my.luma`), which FerretDB refuses as a field name (and
+ * MongoDB would read as a path in an update); a list keeps the keys as values.
+ */
+type StoredConnectSession = Omit<ConnectSessionDoc, 'integrations_config_defaults'> & {
+  integrations_config_defaults: { integration: string; defaults: IntegrationDefaults }[];
+};
+
 /** One flow started with a session: `_id` is `<session _id>:<n>`, n from 1 to the cap. */
 interface AttemptDoc {
   _id: string;
@@ -46,10 +55,10 @@ export function hashSessionToken(token: string): string {
 }
 
 export class ConnectSessionStore {
-  private readonly col: Collection<ConnectSessionDoc>;
+  private readonly col: Collection<StoredConnectSession>;
   private readonly attempts: Collection<AttemptDoc>;
   constructor(db: Db) {
-    this.col = db.collection<ConnectSessionDoc>('connect_sessions');
+    this.col = db.collection<StoredConnectSession>('connect_sessions');
     this.attempts = db.collection<AttemptDoc>('connect_session_attempts');
   }
 
@@ -61,13 +70,21 @@ export class ConnectSessionStore {
   async create(input: NewConnectSession, now = new Date()): Promise<{ token: string; doc: ConnectSessionDoc }> {
     const token = `weft_connect_${randomBytes(24).toString('base64url')}`;
     const doc: ConnectSessionDoc = { _id: hashSessionToken(token), ...input, created_at: now, expires_at: new Date(now.getTime() + CONNECT_SESSION_TTL_MS) };
-    await this.col.insertOne(doc);
+    const defaults = Object.entries(input.integrations_config_defaults).map(([integration, d]) => ({ integration, defaults: d }));
+    await this.col.insertOne({ ...doc, integrations_config_defaults: defaults });
     return { token, doc };
   }
 
   /** The session of a token, or null when unknown. Expiry is the caller's to judge (it explains it). */
   async find(token: string): Promise<ConnectSessionDoc | null> {
-    return this.col.findOne({ _id: hashSessionToken(token) });
+    const stored = await this.col.findOne({ _id: hashSessionToken(token) });
+    if (!stored) return null;
+    const storedDefaults: unknown = stored.integrations_config_defaults;
+    // Sessions written before the list (an object keyed by integration) read as they were.
+    const defaults = Array.isArray(storedDefaults)
+      ? Object.fromEntries(stored.integrations_config_defaults.map((e) => [e.integration, e.defaults]))
+      : ((storedDefaults ?? {}) as Record<string, IntegrationDefaults>);
+    return { ...stored, integrations_config_defaults: defaults };
   }
 
   /**

@@ -119,6 +119,14 @@ describe('free-form objects (metadata, connection_config, tags)', () => {
   describe('POST /connect/sessions', () => {
     const sessions = async () => (await db().collection('connect_sessions').find({}).toArray()).length;
 
+    test('defaults for an integration whose key has a dot (allowed in unique keys) are stored and read back', async () => {
+      expect((await stack.api('POST', '/integrations', { body: { unique_key: 'my.luma', provider: 'luma', provider_overrides: { base_url: stack.luma.url } } })).status).toBe(201);
+      const defaults = { 'my.luma': { connection_config: { region: 'eu' } }, luma: { authorization_params: { prompt: 'consent' } } };
+      const res = await stack.api('POST', '/connect/sessions', { body: { allowed_integrations: ['my.luma', 'luma'], integrations_config_defaults: defaults } });
+      expect(res.status).toBe(201);
+      expect((await stack.core.stores.connectSessions.find(res.body.data.token))?.integrations_config_defaults).toEqual(defaults);
+    });
+
     test.each([
       ['tags with a $ key', { tags: { $ne: 'x' } }, 'tags.$ne'],
       ['tags with a dotted key', { tags: { 'a.b': 'x' } }, 'tags.a.b'],
