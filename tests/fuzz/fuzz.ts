@@ -59,7 +59,7 @@ interface Outcome {
 export async function runFuzz(f: FuzzFixture, opts: FuzzOptions): Promise<FuzzReport> {
   const started = performance.now();
   const concurrency = opts.concurrency ?? 8;
-  const batchSize = opts.batchSize ?? 50;
+  const batchSize = opts.batchSize ?? 100;
   const timeoutMs = opts.timeoutMs ?? 10_000;
   const db = f.stack.core.mongo.db(f.stack.env.MONGODB_DB);
   const prng = new Prng(opts.seed);
@@ -126,8 +126,8 @@ export async function runFuzz(f: FuzzFixture, opts: FuzzOptions): Promise<FuzzRe
   };
 
   for (let start = 0, batchNo = 0; start < opts.requests; start += batchSize, batchNo++) {
-    // A connect session allows a few attempts; a fresh one keeps the browser routes reachable.
-    if (batchNo > 0 && batchNo % 2 === 0) {
+    // A connect session allows ten attempts; a fresh one per batch keeps the browser routes reachable.
+    if (batchNo > 0) {
       await f.rotateSession();
       baseline = null;
     }
@@ -156,7 +156,7 @@ export async function runFuzz(f: FuzzFixture, opts: FuzzOptions): Promise<FuzzRe
         baseline = after;
       }
     }
-    if (batchNo % 20 === 19) opts.progress?.(`  ${report.requests} requests, ${report.failures.length} failures, ${((performance.now() - started) / 1000).toFixed(0)} s`);
+    if (batchNo % 10 === 9) opts.progress?.(`  ${report.requests} requests, ${report.failures.length} failures, ${((performance.now() - started) / 1000).toFixed(0)} s`);
   }
 
   // Still answering, still intact.

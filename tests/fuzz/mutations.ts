@@ -59,13 +59,22 @@ export function serialize(d: Draft): FuzzRequest {
   const path = d.rawPath ?? fillTemplate(d.route.template, d.params);
   const qs = d.query.map(([k, v]) => (v === '\u0000none' ? k : `${k}=${v}`)).join('&');
   let body: string | Buffer | undefined;
-  if (d.body?.kind === 'json') body = JSON.stringify(d.body.value) ?? '';
+  if (d.body?.kind === 'json') body = jsonOrDeepText(d.body.value);
   else if (d.body?.kind === 'form') body = d.body.pairs.map(([k, v]) => `${enc(k)}=${enc(v)}`).join('&');
   else if (d.body?.kind === 'raw') body = d.body.bytes;
   return { method: d.method, path: qs ? `${path}?${qs}` : path, headers: d.headers, body, route: d.route.name, families: d.families, readOnly: d.route.readOnly };
 }
 
 type Mutation = (d: Draft, r: Prng, f: FuzzFixture) => void;
+
+/** JSON text of a value; one nested past what JSON.stringify can walk becomes deep JSON text of the same kind. */
+function jsonOrDeepText(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? '';
+  } catch {
+    return `${'{"a":'.repeat(50_000)}1${'}'.repeat(50_000)}`;
+  }
+}
 
 // ---------------------------------------------------------------------------- values
 
@@ -291,7 +300,7 @@ let gzipBomb: Buffer | undefined;
 const bomb = () => (gzipBomb ??= zlib.gzipSync(Buffer.alloc(3 * 1024 * 1024, 32)));
 
 function bodyText(d: Draft): string {
-  if (d.body?.kind === 'json') return JSON.stringify(d.body.value) ?? '';
+  if (d.body?.kind === 'json') return jsonOrDeepText(d.body.value);
   if (d.body?.kind === 'raw') return String(d.body.bytes);
   return '{}';
 }
@@ -368,10 +377,19 @@ function deleteAt(root: unknown, path: (string | number)[]): void {
   delete at[path[path.length - 1]];
 }
 
+/** A copy to mutate; null when the value nests too deeply to copy (an earlier mutation made it so). */
+function cloneOrNull(value: unknown): unknown {
+  try {
+    return structuredClone(value);
+  } catch {
+    return null;
+  }
+}
+
 const bodyShapeMutations: Mutation[] = [
   (d, r) => {
     if (d.body?.kind !== 'json') return void (d.body = { kind: 'json', value: { [oddString(r)]: oddValue(r) } });
-    const value = structuredClone(d.body.value);
+    const value = cloneOrNull(d.body.value);
     const paths = valuePaths(value);
     if (!paths.length || value === null || typeof value !== 'object') return void (d.body = { kind: 'json', value: oddValue(r) });
     setAt(value, r.pick(paths), oddValue(r));
@@ -379,14 +397,16 @@ const bodyShapeMutations: Mutation[] = [
   },
   (d, r) => {
     if (d.body?.kind !== 'json' || d.body.value === null || typeof d.body.value !== 'object') return;
-    const value = structuredClone(d.body.value);
+    const value = cloneOrNull(d.body.value);
+    if (value === null) return;
     const paths = valuePaths(value);
     if (paths.length) deleteAt(value, r.pick(paths));
     d.body = { kind: 'json', value };
   },
   (d, r) => {
     if (d.body?.kind !== 'json' || d.body.value === null || typeof d.body.value !== 'object') return;
-    const value = structuredClone(d.body.value) as Record<string, unknown>;
+    const value = cloneOrNull(d.body.value) as Record<string, unknown> | null;
+    if (value === null) return;
     const objects = [[] as (string | number)[], ...valuePaths(value)].filter((p) => {
       let at: unknown = value;
       for (const k of p) at = (at as Record<string | number, unknown>)[k];
@@ -441,7 +461,7 @@ const FAMILIES: { name: string; weight: number; bodyOnly?: boolean; mutations: M
   { name: 'form', weight: 1, mutations: formMutations },
   { name: 'method', weight: 1, mutations: methodMutations },
   // Rare: each one holds a connection until the server's request timeout.
-  { name: 'stall', weight: 0.25, mutations: stallMutations },
+  { name: 'stall', weight: 0.1, mutations: stallMutations },
 ];
 
 /** One malformed request for `route`: its near-valid request with one to three mutations. */
