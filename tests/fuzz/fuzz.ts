@@ -96,7 +96,8 @@ export async function runFuzz(f: FuzzFixture, opts: FuzzOptions): Promise<FuzzRe
         const route = (report.byRoute[o.req.route] ??= {});
         route[cls] = (route[cls] ?? 0) + 1;
         const code = errorCodeOf(o.res);
-        if (o.res.status >= 400) report.errorCodes[`${status} ${code ?? '(no code)'}`] = (report.errorCodes[`${status} ${code ?? '(no code)'}`] ?? 0) + 1;
+        const label = `${status} ${code ?? (o.req.method === 'HEAD' ? '(HEAD: headers only)' : '(no code)')}`;
+        if (o.res.status >= 400) report.errorCodes[label] = (report.errorCodes[label] ?? 0) + 1;
         report.slowestMs = Math.max(report.slowestMs, o.res.ms);
         for (const fam of o.req.families) report.msByFamily[fam] = (report.msByFamily[fam] ?? 0) + o.res.ms;
         for (const problem of answerProblems(o.req.method, o.req.route, o.res, f.secrets)) report.failures.push({ kind: 'answer', detail: problem, request: describe(o.req) });
