@@ -46,7 +46,16 @@ export async function connectMongo(uri: string, opts: { serverSelectionTimeoutMs
   // answers 503 database_unavailable, an activity is retried by Temporal) instead of holding
   // a request open for many seconds. The driver reconnects by itself: the first
   // operation after the server is back succeeds.
-  const client = new MongoClient(uri, { retryWrites: false, serverSelectionTimeoutMS: opts.serverSelectionTimeoutMs ?? DEFAULT_SERVER_SELECTION_TIMEOUT_MS });
+  // Recovery is bounded too: the driver's monitor notices a returned server on its next
+  // check, and a check begun against a server that was stopping or starting (port open, no
+  // answer) waits connectTimeoutMS. With the defaults (30 s, heartbeat 10 s) one CI run saw
+  // the API still unavailable 20 s after FerretDB was back; with these, a few seconds at most.
+  const client = new MongoClient(uri, {
+    retryWrites: false,
+    serverSelectionTimeoutMS: opts.serverSelectionTimeoutMs ?? DEFAULT_SERVER_SELECTION_TIMEOUT_MS,
+    connectTimeoutMS: 5_000,
+    heartbeatFrequencyMS: 5_000,
+  });
   await client.connect();
   return client;
 }

@@ -120,7 +120,7 @@ describe('outages of MongoDB and Temporal', () => {
     stack.luma.setLatency(0);
 
     // No restart of anything: the next requests succeed.
-    const back = await until(() => timed('GET', '/connections'), (r) => r.status === 200, 10_000);
+    const back = await until(() => timed('GET', '/connections'), (r) => r.status === 200, 15_000);
     expect(back.status).toBe(200);
     expect(back.body.connections.map((c: any) => c.connection_id).sort()).toEqual(['drive-user', 'user-1']);
     expect((await health()).body).toEqual({ status: 'ok', database: 'ok', orchestrator: 'ok' });
