@@ -3,7 +3,7 @@ import { MongoClient } from 'mongodb';
 import { InfraError, tail } from './errors';
 import { LOOPBACK } from './free-port';
 import { childProcessEnv } from './infra-env';
-import { startSupervisedProcess, type SupervisedProcess } from './supervised-process';
+import { startSupervisedProcess, type ExitInfo, type SupervisedProcess } from './supervised-process';
 
 export interface FerretDBOptions {
   binary: string;
@@ -26,6 +26,8 @@ export interface FerretDBServer {
   readyInMs: number;
   recentOutput(): string;
   stop(): Promise<void>;
+  /** Settles when the server has exited, for whatever reason. */
+  exited: Promise<ExitInfo>;
 }
 
 export function ferretDBArgs(opts: FerretDBOptions): string[] {
@@ -67,7 +69,7 @@ export async function startFerretDB(opts: FerretDBOptions): Promise<FerretDBServ
     await proc.stop();
     throw err;
   }
-  return { uri, pid: proc.pid, readyInMs: Date.now() - started, recentOutput: proc.recentOutput, stop: proc.stop };
+  return { uri, pid: proc.pid, readyInMs: Date.now() - started, recentOutput: proc.recentOutput, stop: proc.stop, exited: proc.exited };
 }
 
 async function waitUntilMongoReady(proc: SupervisedProcess, uri: string, timeoutMs: number): Promise<void> {

@@ -36,6 +36,10 @@ describe('outages of MongoDB and Temporal', () => {
     // Both servers must be up for a clean shutdown (the stack drops its database).
     await servers?.startMongo().catch(() => undefined);
     await servers?.startTemporal().catch(() => undefined);
+    // Let Temporal calls still in their retry loop reach their deadline (1.5 s) before the
+    // channel closes: a retry timer firing on a closed channel throws into whichever test
+    // file runs next in this jest worker.
+    await new Promise((r) => setTimeout(r, 2_000));
     await stack?.shutdown();
     await servers?.destroy();
     await hooks?.close();
@@ -121,6 +125,7 @@ describe('outages of MongoDB and Temporal', () => {
 
     // No restart of anything: the next requests succeed.
     const back = await until(() => timed('GET', '/connections'), (r) => r.status === 200, 15_000);
+    if (back.status !== 200) console.error('outage test: still unavailable after the restart:', stack.logs.filter((l) => l.includes('unavailable')).slice(-2).join('\n'));
     expect(back.status).toBe(200);
     expect(back.body.connections.map((c: any) => c.connection_id).sort()).toEqual(['drive-user', 'user-1']);
     expect((await health()).body).toEqual({ status: 'ok', database: 'ok', orchestrator: 'ok' });

@@ -50,11 +50,21 @@ export async function startRestartableServers(): Promise<RestartableServers> {
     mongodbUri: `mongodb://127.0.0.1:${mongoPort}/`,
     temporalAddress: `127.0.0.1:${temporalPort}`,
     async startMongo() {
-      mongo ??= await startFerretDB(ferretdbOptions);
+      if (mongo) return;
+      // A new debug port each start: the stopped server's must not be in the way.
+      const [freshDebugPort] = await getFreePorts(1);
+      const started = await startFerretDB({ ...ferretdbOptions, debugPort: freshDebugPort });
+      mongo = started;
+      // A restarted server that dies on its own would look like an outage that never ends:
+      // say so, with its output, instead of leaving a test to time out on 503s.
+      void started.exited.then((exit) => {
+        if (mongo === started) console.error(`outage test: the restarted FerretDB exited by itself (${JSON.stringify(exit)}):\n${started.recentOutput()}`);
+      });
     },
     async stopMongo() {
-      await mongo?.stop();
+      const running = mongo;
       mongo = null;
+      await running?.stop();
     },
     async startTemporal() {
       temporal ??= await startTemporalDevServer(temporalOptions);
