@@ -6,6 +6,7 @@ import { DEFAULT_USER } from '../../sandbox/github';
 import { newWebhookId } from '../../webhooks/deliver';
 import { startWebhookSweeper, type WebhookSweeper } from '../../webhooks/outbox';
 import { createLumaIntegration, startWeftStack, type WeftStack } from '../support/weft-stack';
+import { Browser } from '../support/form-browser';
 
 /**
  * Connecting never waits on the app's webhook endpoint: the `auth` event is stored in the
@@ -71,46 +72,6 @@ async function startApp() {
         server.closeAllConnections();
       }),
   };
-}
-
-interface Page {
-  status: number;
-  url: string;
-  location: string | null;
-  html: string;
-}
-
-/** One browser by hand (cookies per host, forms read from the HTML): enough for the GitHub App install flow. */
-class Browser {
-  private readonly cookies = new Map<string, string>();
-
-  async request(url: string, form?: Record<string, string>): Promise<Page> {
-    const headers: Record<string, string> = { accept: 'text/html' };
-    if (this.cookies.size) headers.cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
-    if (form) headers['content-type'] = 'application/x-www-form-urlencoded';
-    const res = await fetch(url, { method: form ? 'POST' : 'GET', headers, body: form ? new URLSearchParams(form).toString() : undefined, redirect: 'manual' });
-    for (const c of res.headers.getSetCookie()) {
-      const [pair] = c.split(';');
-      const i = pair.indexOf('=');
-      this.cookies.set(pair.slice(0, i).trim(), pair.slice(i + 1).trim());
-    }
-    return { status: res.status, url, location: res.headers.get('location'), html: await res.text() };
-  }
-
-  async follow(page: Page, origin: string): Promise<Page> {
-    for (let i = 0; i < 10 && page.status === 302 && page.location?.startsWith(origin); i++) page = await this.request(page.location!);
-    return page;
-  }
-
-  async submit(page: Page, action: RegExp, fields: Record<string, string>): Promise<Page> {
-    const origin = new URL(page.url).origin;
-    for (const m of page.html.matchAll(/<form method="post" action="([^"]+)">([\s\S]*?)<\/form>/g)) {
-      if (!action.test(m[1])) continue;
-      const hidden = Object.fromEntries([...m[2].matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((h) => [h[1], h[2].replace(/&amp;/g, '&')]));
-      return this.request(new URL(m[1].replace(/&amp;/g, '&'), origin).href, { ...hidden, ...fields });
-    }
-    throw new Error(`no form ${action} on ${page.url}:\n${page.html}`);
-  }
 }
 
 describe('auth webhooks are queued, never waited on', () => {
