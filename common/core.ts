@@ -2,7 +2,8 @@ import type { MongoClient } from 'mongodb';
 import { CredentialCipher } from '../auth/credential-cipher';
 import { integrations } from '../integrations';
 import { IntegrationRegistry } from '../runtime/registry';
-import { connectMongo, createStores, ensureIndexes, type Stores } from '../store/db';
+import { connectMongo, createStores, DATABASE_HEARTBEAT_MS, ensureIndexes, type Stores } from '../store/db';
+import { watchDatabase, type DatabaseWatchLog } from '../store/database-watch';
 import type { ExpiryRule } from '../store/ttl';
 import { WeftError } from './errors';
 
@@ -17,18 +18,23 @@ export interface Core {
   close(): Promise<void>;
 }
 
-export async function openCore(opts: { mongodbUri: string; dbName: string; encryptionKey: string; requestLogTtlDays: number; serverSelectionTimeoutMs?: number }): Promise<Core> {
+export async function openCore(opts: { mongodbUri: string; dbName: string; encryptionKey: string; requestLogTtlDays: number; serverSelectionTimeoutMs?: number; log?: DatabaseWatchLog }): Promise<Core> {
   if (!opts.encryptionKey) throw new WeftError('missing_encryption_key', 'WEFT_ENCRYPTION_KEY is required to store credentials.');
   const cipher = new CredentialCipher(opts.encryptionKey);
   const mongo = await connectMongo(opts.mongodbUri, { serverSelectionTimeoutMs: opts.serverSelectionTimeoutMs });
   const stores = createStores(mongo.db(opts.dbName), { requestLogTtlDays: opts.requestLogTtlDays });
   const manualExpiry = await ensureIndexes(stores);
+  // A long-running process (API, worker) is watched; a one-shot command is not.
+  const watch = opts.log ? watchDatabase(mongo, { heartbeatFrequencyMs: DATABASE_HEARTBEAT_MS, log: opts.log }) : null;
   return {
     manualExpiry,
     mongo,
     stores,
     cipher,
     registry: new IntegrationRegistry(integrations),
-    close: () => mongo.close(),
+    close: async () => {
+      watch?.stop();
+      await mongo.close();
+    },
   };
 }

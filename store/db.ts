@@ -39,6 +39,9 @@ export interface StoreOptions {
 /** How long an operation waits for a reachable server by default (WEFT_MONGODB_SELECTION_TIMEOUT_MS). */
 export const DEFAULT_SERVER_SELECTION_TIMEOUT_MS = 1_500;
 
+/** How often the driver checks a reachable server (while it is unreachable: every 0.5 s). */
+export const DATABASE_HEARTBEAT_MS = 5_000;
+
 export async function connectMongo(uri: string, opts: { serverSelectionTimeoutMs?: number } = {}): Promise<MongoClient> {
   // FerretDB and MongoDB both accept these; retryWrites is off because FerretDB has no
   // transactions/sessions to retry with. A short server selection: while the database is
@@ -54,7 +57,7 @@ export async function connectMongo(uri: string, opts: { serverSelectionTimeoutMs
     retryWrites: false,
     serverSelectionTimeoutMS: opts.serverSelectionTimeoutMs ?? DEFAULT_SERVER_SELECTION_TIMEOUT_MS,
     connectTimeoutMS: 5_000,
-    heartbeatFrequencyMS: 5_000,
+    heartbeatFrequencyMS: DATABASE_HEARTBEAT_MS,
   });
   await client.connect();
   return client;

@@ -27,6 +27,7 @@ export async function runWorkerProcess(): Promise<void> {
     encryptionKey: config.WEFT_ENCRYPTION_KEY ?? '',
     requestLogTtlDays: config.WEFT_REQUEST_LOG_TTL_DAYS,
     serverSelectionTimeoutMs: config.WEFT_MONGODB_SELECTION_TIMEOUT_MS,
+    log: logger,
   });
   const egress = createEgress(egressSettings(config));
   const workers = await buildWorkers(

@@ -101,6 +101,7 @@ export async function runStart(options: StartOptions, env: NodeJS.ProcessEnv): P
       encryptionKey: encryption.key,
       requestLogTtlDays: config.WEFT_REQUEST_LOG_TTL_DAYS,
       serverSelectionTimeoutMs: config.WEFT_MONGODB_SELECTION_TIMEOUT_MS,
+      log: logger.child({ component: 'database' }),
     });
     resources.push({ name: 'database connection', stop: core.close });
     checkpoint();

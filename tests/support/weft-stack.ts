@@ -102,7 +102,7 @@ export async function startWeftStack(opts: StackOptions = {}): Promise<WeftStack
   const logs: string[] = [];
   const logger = pino({ level: 'debug' }, { write: (line: string) => void logs.push(line) });
 
-  const core = await openCore({ mongodbUri: infra.mongodbUri, dbName, encryptionKey, requestLogTtlDays: 1, serverSelectionTimeoutMs: defaults.WEFT_MONGODB_SELECTION_TIMEOUT_MS });
+  const core = await openCore({ mongodbUri: infra.mongodbUri, dbName, encryptionKey, requestLogTtlDays: 1, serverSelectionTimeoutMs: defaults.WEFT_MONGODB_SELECTION_TIMEOUT_MS, log: logger });
   await core.stores.environments.ensure('dev', keys.dev);
   await core.stores.environments.ensure('prod', keys.prod);
 
