@@ -1,4 +1,5 @@
-import type { Collection, Db } from 'mongodb';
+import { MongoBulkWriteError, ObjectId, type Collection, type Db } from 'mongodb';
+import { keyPrefix, readRangePage, timeKey, uniqueSuffix, encodeCursor, decodeCursor, type Direction } from './key-range';
 import { ensureExpiry, type ExpiryRule } from './ttl';
 
 /** One third-party request, as an operator sees it in `GET /logs`. Secrets already removed. */
@@ -19,26 +20,173 @@ export interface RequestLogDoc {
   error: string | null;
 }
 
+/** An entry as read back: `id` (`<time>|<suffix>`) is the same in every scope it is listed in. */
+export interface RequestLogEntry extends RequestLogDoc {
+  id: string;
+}
+
+/**
+ * How `request_logs` is laid out (every read is an `_id` range, see key-range.ts). Each entry
+ * is written once, in one insert, under each scope it is read by:
+ *   `<env>|a|<time>|<suffix>`               the environment's log
+ *   `<env>|c|<connection_id>|<time>|<suffix>` one connection id's (all integrations)
+ *   `<env>|i|<integration>|<time>|<suffix>`   one integration's
+ * plus, where the server has no TTL indexes, `#expiry|<time>|<suffix>` → the keys above, so the
+ * retention sweep reads what expired as one range instead of scanning the log. Full copies
+ * rather than pointers: an entry is ~300 bytes, and a page is then one read, not two.
+ * (`#` never starts a scope: URI-encoding turns it into `%23`.)
+ */
+type StoredEntry = RequestLogDoc & { _id: string; entry: string };
+type ExpiryDoc = { _id: string; at: Date; ids: string[] };
+type Stored = StoredEntry | ExpiryDoc;
+
+const EXPIRY_PREFIX = '#expiry|';
+/** Marks that entries written before the keyed layout were converted (see adoptEarlierEntries). */
+const ADOPTED_MARK = '#adopted|v2';
+
+export interface RequestLogQuery {
+  environment: string;
+  connectionId?: string;
+  integration?: string;
+  operation?: string;
+  runId?: string;
+  /** Any further condition (status, errors only, ...): checked in memory within the scope's range. */
+  match?: (entry: RequestLogEntry) => boolean;
+  /** Inclusive time bounds. */
+  from?: Date;
+  to?: Date;
+  /** The `nextCursor` of the previous page (same query). */
+  cursor?: string;
+  limit: number;
+  /** Newest first by default. */
+  direction?: Direction;
+  /** Entries examined per call at most when filters beyond the scope apply (default 5,000). */
+  maxExamined?: number;
+}
+
+export interface RequestLogPage {
+  entries: RequestLogEntry[];
+  /** Null when the range holds nothing more. */
+  nextCursor: string | null;
+}
+
 export class RequestLogStore {
-  private readonly col: Collection<RequestLogDoc>;
+  private readonly col: Collection<Stored>;
+  /** Expiry keys are written unless the server expires entries itself. */
+  private writeExpiryKeys = true;
+
   constructor(db: Db, private readonly ttlDays: number) {
-    this.col = db.collection<RequestLogDoc>('request_logs');
+    this.col = db.collection<Stored>('request_logs');
   }
 
   async ensureIndexes(): Promise<ExpiryRule[]> {
-    const rule = await ensureExpiry(this.col, 'at', this.ttlDays * 86_400);
-    await this.col.createIndex({ environment: 1, connection_id: 1, at: -1 });
+    const rule = await ensureExpiry(this.col, 'at', this.ttlDays * 86_400, { sweep: (cutoff) => this.sweepExpired(cutoff) });
+    this.writeExpiryKeys = !rule.native;
+    await this.adoptEarlierEntries();
     return [rule];
   }
 
-  async insert(entry: RequestLogDoc): Promise<void> {
-    await this.col.insertOne(entry);
+  async insert(entry: RequestLogDoc, suffix: string = uniqueSuffix()): Promise<void> {
+    await this.col.insertMany(this.documentsFor(entry, suffix), { ordered: false });
   }
 
-  async list(filter: { environment: string; runId?: string; connectionId?: string }, limit = 100): Promise<RequestLogDoc[]> {
-    const q: Record<string, unknown> = { environment: filter.environment };
-    if (filter.runId) q.run_id = filter.runId;
-    if (filter.connectionId) q.connection_id = filter.connectionId;
-    return this.col.find(q, { projection: { _id: 0 } }).sort({ at: -1 }).limit(limit).toArray();
+  /** One page of the log of a scope, by time; the narrowest scope key the query names is read. */
+  async range(q: RequestLogQuery): Promise<RequestLogPage> {
+    const direction = q.direction ?? 'desc';
+    const prefix = q.connectionId
+      ? keyPrefix(q.environment, 'c', q.connectionId)
+      : q.integration
+        ? keyPrefix(q.environment, 'i', q.integration)
+        : keyPrefix(q.environment, 'a');
+    const residual: Array<(e: RequestLogEntry) => boolean> = [];
+    if (q.connectionId && q.integration) residual.push((e) => e.integration === q.integration);
+    if (q.operation) residual.push((e) => e.operation === q.operation);
+    if (q.runId) residual.push((e) => e.run_id === q.runId);
+    if (q.match) residual.push(q.match);
+    const page = await readRangePage(this.col as unknown as Collection<StoredEntry>, {
+      prefix,
+      from: q.from,
+      to: q.to,
+      after: q.cursor === undefined ? undefined : decodeCursor(q.cursor),
+      direction,
+      limit: q.limit,
+      match: residual.length ? (doc) => residual.every((m) => m(toEntry(doc))) : undefined,
+      maxExamined: q.maxExamined,
+    });
+    return { entries: page.items.map(toEntry), nextCursor: page.next === null ? null : encodeCursor(page.next) };
+  }
+
+  /** The newest entries of an environment (optionally one run's or one connection id's). */
+  async list(filter: { environment: string; runId?: string; connectionId?: string }, limit = 100): Promise<RequestLogEntry[]> {
+    return (await this.range({ ...filter, limit })).entries;
+  }
+
+  /**
+   * Deletes the entries logged before `cutoff` through their expiry keys: each batch is one
+   * range read and one delete by `_id $in`, so a pass costs what expired, not the log's size.
+   */
+  async sweepExpired(cutoff: Date, batch = 500): Promise<number> {
+    let removed = 0;
+    for (;;) {
+      const due = (await this.col
+        .find({ _id: { $gte: EXPIRY_PREFIX, $lt: EXPIRY_PREFIX + timeKey(cutoff) } } as never)
+        .sort({ _id: 1 })
+        .limit(batch)
+        .toArray()) as ExpiryDoc[];
+      if (due.length === 0) return removed;
+      const ids = due.flatMap((d) => [...(d.ids ?? []), d._id]);
+      const res = await this.col.deleteMany({ _id: { $in: ids } } as never);
+      removed += res.deletedCount;
+      if (due.length < batch) return removed;
+    }
+  }
+
+  private documentsFor(entry: RequestLogDoc, suffix: string): Stored[] {
+    const tail = `${timeKey(entry.at)}|${suffix}`;
+    const scopes = [keyPrefix(entry.environment, 'a'), keyPrefix(entry.environment, 'i', entry.integration)];
+    if (entry.connection_id !== null) scopes.push(keyPrefix(entry.environment, 'c', entry.connection_id));
+    const docs: Stored[] = scopes.map((prefix) => ({ ...entry, _id: prefix + tail, entry: tail }));
+    if (this.writeExpiryKeys) docs.push({ _id: EXPIRY_PREFIX + tail, at: entry.at, ids: docs.map((d) => d._id) });
+    return docs;
+  }
+
+  /**
+   * Entries written by earlier versions (ObjectId `_id`, one document each) are rewritten
+   * once into the keyed layout, so the range reads list them and the sweep expires them.
+   * Their suffix is their ObjectId, so processes starting together write the same keys (the
+   * duplicates are refused) and nothing is listed twice. One scan, at the first start only.
+   */
+  private async adoptEarlierEntries(): Promise<void> {
+    if (await this.col.findOne({ _id: ADOPTED_MARK } as never)) return;
+    const earlier = this.col.find({ _id: { $type: 'objectId' } } as never) as unknown as AsyncIterable<RequestLogDoc & { _id: ObjectId }>;
+    let chunk: Array<RequestLogDoc & { _id: ObjectId }> = [];
+    const flush = async () => {
+      if (chunk.length === 0) return;
+      await insertIgnoringDuplicates(this.col, chunk.flatMap(({ _id, ...entry }) => this.documentsFor(entry, _id.toHexString())));
+      await this.col.deleteMany({ _id: { $in: chunk.map((d) => d._id) } } as never);
+      chunk = [];
+    };
+    for await (const doc of earlier) {
+      if (!(doc.at instanceof Date) || typeof doc.environment !== 'string') continue;
+      chunk.push(doc);
+      if (chunk.length === 500) await flush();
+    }
+    await flush();
+    await insertIgnoringDuplicates(this.col, [{ _id: ADOPTED_MARK, at: new Date(8_640_000_000_000_000), ids: [] }]);
+  }
+}
+
+function toEntry(doc: StoredEntry): RequestLogEntry {
+  const { _id, entry, ...rest } = doc;
+  return { ...rest, id: entry ?? _id };
+}
+
+async function insertIgnoringDuplicates(col: Collection<Stored>, docs: Stored[]): Promise<void> {
+  if (docs.length === 0) return;
+  try {
+    await col.insertMany(docs, { ordered: false });
+  } catch (err) {
+    const dupOnly = err instanceof MongoBulkWriteError && (Array.isArray(err.writeErrors) ? err.writeErrors : [err.writeErrors]).every((e) => e.code === 11000);
+    if (!dupOnly) throw err;
   }
 }
