@@ -1,6 +1,8 @@
 import { MongoBulkWriteError, type Collection, type Db, type Filter } from 'mongodb';
 import { canonicalHash } from './canonical-hash';
+import { RecordFeed } from './record-feed';
 import { RecordIndex, encodeEntries, fingerprintOf, indexedStateOf, type IndexedState, type IndexedStates } from './record-index';
+import { readPage, type PageQuery, type RecordPage } from './record-pages';
 import { serverTraits } from './server-traits';
 import { ensureExpiry, type ExpiryRule } from './ttl';
 
@@ -63,6 +65,10 @@ interface CounterDoc {
   index?: string[];
   /** Chunks in the list after its last rewrite; the next rewrite is due at twice as many. */
   index_base?: number;
+  /** Whether `record_feed` has an entry for every stored version; absent for a scope stored before the feed existed. */
+  feed?: boolean;
+  /** The `at` (epoch ms) of the scope's latest change: feed entries' `at` never decreases with seq. */
+  last_at?: number;
 }
 
 /**
@@ -104,13 +110,7 @@ export interface IncomingRecord {
   data: Record<string, unknown>;
 }
 
-export interface ListRecordsQuery {
-  after?: { seq: number; id: string };
-  limit: number;
-  modifiedAfter?: Date;
-  actions?: RecordAction[];
-  ids?: string[];
-}
+export type ListRecordsQuery = PageQuery;
 
 /** A record's `_id`: unique per scope and id, and unambiguous (each part is encoded). */
 export function recordKey(scope: Pick<RecordScope, 'connection' | 'model' | 'variant'>, id: string): string {
@@ -147,19 +147,23 @@ export class RecordStore {
   private readonly batches: Collection<RunBatchDoc>;
   /** @internal */
   readonly index: RecordIndex;
+  /** @internal */
+  readonly feed: RecordFeed;
 
   constructor(private readonly db: Db) {
     this.col = db.collection<RecordDoc>('records');
     this.counters = db.collection<CounterDoc>('record_counters');
     this.batches = db.collection<RunBatchDoc>('record_run_batches');
     this.index = new RecordIndex(db);
+    this.feed = new RecordFeed(db);
   }
 
   async ensureIndexes(): Promise<ExpiryRule[]> {
     // FerretDB never reads through secondary indexes, only pays for them on every insert.
     const secondary = !(await serverTraits(this.db)).indexedByIdOnly;
     if (secondary) {
-      await this.col.createIndex({ connection: 1, model: 1, variant: 1, seq: 1, id: 1 });
+      // Pages are read through record_feed now; this index served only the old scan.
+      await this.col.dropIndex('connection_1_model_1_variant_1_seq_1_id_1').catch(() => undefined);
       await this.col.createIndex({ connection: 1, model: 1, variant: 1, deleted_at: 1 });
       await this.batches.createIndex({ run_id: 1, connection: 1, model: 1, variant: 1 });
     }
@@ -176,10 +180,11 @@ export class RecordStore {
   async openWriter(scope: RecordScope, runId: string): Promise<RecordWriter> {
     const counter = await this.counters.findOneAndUpdate(
       { _id: counterId(scope) },
-      { $addToSet: { writers: runId }, $setOnInsert: { ...counterScope(scope), next: 0, committed: 0, live: 0, indexed: true } },
+      { $addToSet: { writers: runId }, $setOnInsert: { ...counterScope(scope), next: 0, committed: 0, live: 0, indexed: true, feed: true } },
       { upsert: true, returnDocument: 'after' },
     );
     await this.repairSwaps(scope);
+    if (!counter?.feed) await this.buildFeed(scope);
     const chunkIds = counter?.indexed ? (counter.index ?? []) : await this.buildIndex(scope);
     if (chunkIds.length === 0) return new RecordWriter(this, scope, runId, null, new Map());
     const [known, ours] = await Promise.all([this.index.load(chunkIds), this.runChanges(scope, runId)]);
@@ -188,7 +193,26 @@ export class RecordStore {
 
   /** Redoes every swap of the scope a crashed writer left: the parked versions are the newest. */
   private async repairSwaps(scope: RecordScope): Promise<void> {
-    for (const swap of await this.index.leftoverSwaps(scope)) await this.replaceVersions(swap.id, scope, swap.docs, swap.entries);
+    for (const swap of await this.index.leftoverSwaps(scope)) {
+      // Their feed entries were written before the swap began; writing them again is a no-op.
+      await this.feed.append(counterId(scope), swap.docs.map((d) => ({ id: d.id, seq: d.seq, at: d.last_modified_at.getTime() })));
+      await this.replaceVersions(swap.id, scope, swap.docs, swap.entries);
+    }
+  }
+
+  /**
+   * Writes the feed of a scope stored before the feed existed (one scan), then flags it.
+   * Safe beside a running writer and another builder: entries already there are kept, and
+   * an entry for a version the writer has replaced meanwhile is merely superseded.
+   */
+  private async buildFeed(scope: RecordScope): Promise<void> {
+    const docs = await this.col.find(scopeFilter(scope), { projection: { _id: 0, id: 1, seq: 1, last_modified_at: 1 } }).toArray();
+    docs.sort((a, b) => a.seq - b.seq);
+    // `at` must not decrease with seq: a running maximum of the stored times.
+    let at = 0;
+    const changes = docs.map((d) => ({ id: d.id, seq: d.seq, at: (at = Math.max(at, d.last_modified_at.getTime())) }));
+    await this.feed.append(counterId(scope), changes);
+    await this.counters.updateOne({ _id: counterId(scope) }, { $set: { feed: true }, $max: { last_at: at } });
   }
 
   /** Indexes a scope written before the index existed (one scan), and lists the chunks on its counter. */
@@ -306,7 +330,7 @@ export class RecordStore {
     // The live count is exact again (carried, counted or scanned): no stale writers remain.
     await this.counters.updateOne(
       { _id: counterId(scope) },
-      { $set: { live, writers: [], last_run: { id: runId, counts: changes } }, $setOnInsert: { ...counterScope(scope), next: 0, committed: 0 } },
+      { $set: { live, writers: [], last_run: { id: runId, counts: changes } }, $setOnInsert: { ...counterScope(scope), next: 0, committed: 0, feed: true } },
       { upsert: true },
     );
     await this.batches.deleteMany(batchFilter(scope, runId));
@@ -371,8 +395,9 @@ export class RecordStore {
     if (missing.length) {
       // A scope not indexed yet (written before the index existed) is indexed by its next writer.
       const chunkId = indexed ? this.index.newChunkId(counterId(scope)) : undefined;
-      const seq = await this.reserveSeq(scope, 1, chunkId);
+      const { first: seq, at } = await this.reserveSeq(scope, 1, chunkId, now);
       // The whole set shares one seq; the cursor breaks ties by id.
+      await this.feed.append(counterId(scope), missing.map((m) => ({ id: m.id, seq, at })));
       await this.markDeleted(missing, runId, seq, now);
       if (chunkId) await this.index.writeChunk(chunkId, scope, encodeEntries(missing.map((m) => [m.id, m.state] as const)));
       await this.commitSeq(scope, seq);
@@ -381,17 +406,30 @@ export class RecordStore {
     return counts;
   }
 
-  async list(scope: RecordScope, q: ListRecordsQuery): Promise<{ records: RecordDoc[]; hasMore: boolean }> {
+  /**
+   * A page of the scope's records in change order, up to its committed mark: O(page) reads
+   * by `_id` only (see store/record-pages.ts). A scope stored before the feed existed gets
+   * its feed written by its first reader (or writer), once.
+   */
+  async list(scope: RecordScope, q: ListRecordsQuery): Promise<RecordPage> {
     const counter = await this.counters.findOne({ _id: counterId(scope) });
-    const committed = counter?.committed ?? 0;
-    const filter: Filter<RecordDoc> = { connection: scope.connection, model: scope.model, variant: scope.variant, environment: scope.environment, seq: { $lte: committed } };
-    if (q.after) filter.$or = [{ seq: { $gt: q.after.seq, $lte: committed } }, { seq: q.after.seq, id: { $gt: q.after.id } }];
-    if (q.modifiedAfter) filter.last_modified_at = { $gte: q.modifiedAfter };
-    if (q.actions?.length) filter.last_action = { $in: q.actions };
-    if (q.ids?.length) filter.id = { $in: q.ids };
-    const docs = await this.col.find(filter).sort({ seq: 1, id: 1 }).limit(q.limit + 1).toArray();
-    const hasMore = docs.length > q.limit;
-    return { records: hasMore ? docs.slice(0, q.limit) : docs, hasMore };
+    if (!counter) return { records: [], next: null };
+    if (!counter.feed && !q.ids) await this.buildFeed(scope);
+    const source = {
+      feed: this.feed,
+      recordKey: (id: string) => recordKey(scope, id),
+      fetch: (keys: string[]) => this.fetchByKeys(keys),
+    };
+    return readPage(source, counterId(scope), scope.environment, counter.committed, q);
+  }
+
+  /** Records by `_id`, read with nothing but `{_id: {$in}}` (what FerretDB reads through its index). */
+  private async fetchByKeys(keys: string[]): Promise<Map<string, RecordDoc>> {
+    const out = new Map<string, RecordDoc>();
+    for (let i = 0; i < keys.length; i += CHUNK) {
+      for await (const doc of this.col.find({ _id: { $in: keys.slice(i, i + CHUNK) } })) out.set(doc._id, doc);
+    }
+    return out;
   }
 
   /** Drops cached records (connection deleted, or a reset with emptyCache); sequences keep counting up. */
@@ -402,24 +440,32 @@ export class RecordStore {
     if (scope.model) filter.model = counterFilter.model = indexFilter.model = scope.model;
     if (scope.variant) filter.variant = counterFilter.variant = indexFilter.variant = scope.variant;
     await this.col.deleteMany(filter);
-    // Nothing left: the index is exact again as an empty one.
-    await this.counters.updateMany(counterFilter, { $set: { live: 0, writers: [], indexed: true }, $unset: { last_run: '', index: '', index_base: '' } });
+    await this.feed.deletePrefix(feedPrefix(scope));
+    // Nothing left: the index and the feed are exact again as empty ones.
+    await this.counters.updateMany(counterFilter, { $set: { live: 0, writers: [], indexed: true, feed: true }, $unset: { last_run: '', index: '', index_base: '' } });
     await this.index.deleteScope(indexFilter);
   }
 
   /**
-   * @internal First of `count` new sequence numbers of the scope; with `chunkId`, also lists
-   * that index chunk on the scope (before it is written: a listed chunk that never got
-   * written is skipped by readers).
+   * @internal First of `count` new sequence numbers of the scope, and the `at` of their
+   * feed entries: `now`, or the scope's latest `at` if the clock is behind it (so `at`
+   * never decreases with seq). With `chunkId`, also lists that index chunk on the scope
+   * (before it is written: a listed chunk that never got written is skipped by readers).
    */
-  async reserveSeq(scope: RecordScope, count: number, chunkId?: string): Promise<number> {
+  async reserveSeq(scope: RecordScope, count: number, chunkId: string | undefined, now: Date): Promise<{ first: number; at: number }> {
     const doc = await this.counters.findOneAndUpdate(
       { _id: counterId(scope) },
-      // A scope's first write creates its counter: nothing was live before.
-      { $inc: { next: count }, ...(chunkId ? { $push: { index: chunkId } } : {}), $setOnInsert: { ...counterScope(scope), committed: 0, live: 0 } },
+      // A scope's first write creates its counter: nothing was live before, no feed to build.
+      {
+        $inc: { next: count },
+        $max: { last_at: now.getTime() },
+        ...(chunkId ? { $push: { index: chunkId } } : {}),
+        $setOnInsert: { ...counterScope(scope), committed: 0, live: 0, feed: true },
+      },
       { upsert: true, returnDocument: 'after' },
     );
-    return (doc as CounterDoc).next - count + 1;
+    const counter = doc as CounterDoc;
+    return { first: counter.next - count + 1, at: counter.last_at ?? now.getTime() };
   }
 
   /** @internal Readers may now see every change up to `upTo`. */
@@ -479,6 +525,16 @@ function counterId(scope: RecordScope): string {
   return recordKey(scope, '');
 }
 
+/** The feed key prefix of a connection, or of its model, or of one scope (the parts given, in key order). */
+function feedPrefix(scope: { connection: string; model?: string; variant?: string }): string {
+  const parts = [scope.connection];
+  if (scope.model) {
+    parts.push(scope.model);
+    if (scope.variant) parts.push(scope.variant);
+  }
+  return `${parts.map(encodeURIComponent).join('|')}|`;
+}
+
 function counterScope(scope: RecordScope) {
   return { connection: scope.connection, model: scope.model, variant: scope.variant };
 }
@@ -525,8 +581,10 @@ export class RecordWriter {
     }
 
     const chunkId = this.store.index.newChunkId(counterId(this.scope));
-    const firstSeq = await this.store.reserveSeq(this.scope, written, chunkId);
+    const { first: firstSeq, at } = await this.store.reserveSeq(this.scope, written, chunkId, now);
     const seqById = new Map([...plan.inserts, ...plan.replacements].map((doc, i) => [doc.id, (doc.seq = firstSeq + i)]));
+    // The feed first: a version written but never in the feed would be invisible to readers.
+    await this.store.feed.append(counterId(this.scope), [...seqById].map(([id, seq]) => ({ id, seq, at })));
     const duplicates = await this.store.insertNew(plan.inserts);
     if (duplicates.size) {
       // Believed new but stored after all: written by an earlier attempt of this run, or by a
@@ -618,8 +676,9 @@ export class RecordWriter {
     const changes = targets.map((t): RunChange => ({ id: t.id, action: 'DELETED', live_before: t.live_before_run }));
     const states = live.map((e): [string, IndexedState] => [e.id, { ...indexedStateOf(e), deleted: true }]);
     const chunkId = this.store.index.newChunkId(counterId(this.scope));
-    const seq = await this.store.reserveSeq(this.scope, 1, chunkId);
+    const { first: seq, at } = await this.store.reserveSeq(this.scope, 1, chunkId, now);
     await this.store.logBatch(this.scope, this.runId, [], changes);
+    await this.store.feed.append(counterId(this.scope), targets.map((t) => ({ id: t.id, seq, at })));
     await this.store.markDeleted(targets, this.runId, seq, now);
     await this.store.index.writeChunk(chunkId, this.scope, encodeEntries(states));
     await this.store.commitSeq(this.scope, seq);

@@ -30,7 +30,8 @@ export async function listRecordsPage(stores: Stores, registry: IntegrationRegis
   );
   return {
     records: page.records.map((doc) => present(doc, mapping)),
-    next_cursor: page.hasMore ? encodeCursor(page.records[page.records.length - 1]) : null,
+    // Set while there may be more: a page cut short by the per-request scan bound has one too.
+    next_cursor: page.next ? encodeCursor(page.next) : null,
   };
 }
 
@@ -56,7 +57,11 @@ function present(doc: RecordDoc, mapping?: UnifiedMapping) {
   };
 }
 
-/** Opaque to the app: the record's position (change sequence, then id for ties). */
+/**
+ * Opaque to the app: a position in the scope's change order (change sequence, then id for
+ * ties), which is also a key of the scope's change feed (store/record-feed.ts); cursors
+ * issued before the feed existed have the same form and read on from the same place.
+ */
 export function encodeCursor(doc: Pick<RecordDoc, 'seq' | 'id'>): string {
   return Buffer.from(`v2:${doc.seq}:${doc.id}`).toString('base64url');
 }

@@ -37,7 +37,16 @@ describe('RecordStore index', () => {
 
     // The worker dies right after the old versions of r1 and r2 were deleted.
     const attempt1 = await store.openWriter(s, 'run-2');
-    jest.spyOn(Collection.prototype, 'insertMany').mockRejectedValueOnce(new Error('worker died'));
+    // (The insert of the new versions into `records`; the batch's feed entries went in before.)
+    const insertMany = Collection.prototype.insertMany;
+    let died = false;
+    jest.spyOn(Collection.prototype, 'insertMany').mockImplementation(function (this: Collection, ...args: Parameters<Collection['insertMany']>) {
+      if (this.collectionName === 'records' && !died) {
+        died = true;
+        return Promise.reject(new Error('worker died'));
+      }
+      return insertMany.apply(this, args);
+    });
     await expect(attempt1.saveBatch([rec('r1', { v: 2 }), rec('r2', { v: 2 })])).rejects.toThrow('worker died');
     expect([...(await stored('c-swap')).keys()]).toEqual(['r3']);
 

@@ -1,0 +1,126 @@
+import { feedKey, positionOf, seqPrefix, type RecordFeed } from './record-feed';
+import type { RecordAction, RecordDoc } from './records';
+
+/** A position in a scope's change order: the change `seq` of record `id` (ties by encoded id). */
+export interface RecordPosition {
+  seq: number;
+  id: string;
+}
+
+export interface PageQuery {
+  after?: RecordPosition;
+  limit: number;
+  modifiedAfter?: Date;
+  actions?: RecordAction[];
+  ids?: string[];
+}
+
+export interface RecordPage {
+  records: RecordDoc[];
+  /**
+   * Where the next page starts; null once the committed changes are all read. A page can
+   * hold fewer than `limit` records and still have a next position: reading stops after
+   * SCAN_FACTOR × limit feed entries, whatever the filters left of them.
+   */
+  next: RecordPosition | null;
+}
+
+/** What reading a page needs of the store: the feed, and records by `_id`. */
+export interface PageSource {
+  feed: RecordFeed;
+  /** The stored records of `keys` (record `_id`s), by `_id`; read with `{_id: {$in}}` only. */
+  fetch(keys: string[]): Promise<Map<string, RecordDoc>>;
+  recordKey(id: string): string;
+}
+
+/** Feed entries one request reads at most, per record asked for: the bound that keeps a request O(page). */
+export const SCAN_FACTOR = 10;
+/** ...and at least this many, so a small page with a selective filter still moves on. */
+const MIN_SCAN = 200;
+
+/**
+ * One page of a scope's records in change order, from the change feed: `_id` range reads
+ * of the feed up to the committed mark, then the records by `_id`. An entry whose record
+ * has a different seq now is skipped (the record's newer change has its own entry); one
+ * whose record moved on to a later seq is also deleted, lazily, by the reader that meets it:
+ * the writer does not know the old seq of what it replaces without reading it, and a
+ * superseded entry can never become current again (a record's seq only grows).
+ */
+export async function readPage(src: PageSource, scopeKey: string, environment: string, committed: number, q: PageQuery): Promise<RecordPage> {
+  const matches = (r: RecordDoc) =>
+    r.environment === environment &&
+    (!q.actions?.length || q.actions.includes(r.last_action)) &&
+    (!q.modifiedAfter || r.last_modified_at.getTime() >= q.modifiedAfter.getTime());
+  if (q.ids) return readByIds(src, scopeKey, committed, q, matches);
+
+  const until = seqPrefix(scopeKey, committed + 1);
+  let pos = q.after ? feedKey(scopeKey, q.after.seq, q.after.id) : seqPrefix(scopeKey, 0);
+  if (q.modifiedAfter) {
+    const start = seqPrefix(scopeKey, await firstSeqModifiedFrom(src.feed, scopeKey, q.after?.seq ?? 0, committed, q.modifiedAfter.getTime()));
+    if (start > pos) pos = start;
+  }
+
+  const budget = Math.max(SCAN_FACTOR * q.limit, MIN_SCAN);
+  const found: RecordDoc[] = [];
+  let scanned = 0;
+  let size = q.limit + 1;
+  for (;;) {
+    const n = Math.min(size, budget - scanned);
+    const entries = await src.feed.window(pos, until, n);
+    scanned += entries.length;
+    const records = await src.fetch(entries.map((e) => src.recordKey(e.id)));
+    const superseded: string[] = [];
+    for (const entry of entries) {
+      pos = entry._id;
+      const record = records.get(src.recordKey(entry.id));
+      if (record?.seq !== entry.seq) {
+        // Missing or at a lower seq: a version not written (yet, or ever); left alone.
+        if (record && record.seq > entry.seq) superseded.push(entry._id);
+        continue;
+      }
+      if (matches(record)) found.push(record);
+      if (found.length > q.limit) break;
+    }
+    if (superseded.length) await src.feed.forget(superseded);
+    if (found.length > q.limit) return { records: found.slice(0, q.limit), next: positionOfRecord(found[q.limit - 1]) };
+    if (entries.length < n) return { records: found, next: null };
+    if (scanned >= budget) return { records: found, next: positionOf(scopeKey, pos) };
+    size = Math.min(size * 2, 4 * (q.limit + 1));
+  }
+}
+
+function positionOfRecord(r: RecordDoc): RecordPosition {
+  return { seq: r.seq, id: r.id };
+}
+
+/** `ids=`: the records by `_id`, O(ids), in change order after the cursor. */
+async function readByIds(src: PageSource, scopeKey: string, committed: number, q: PageQuery, matches: (r: RecordDoc) => boolean): Promise<RecordPage> {
+  const after = q.after ? feedKey(scopeKey, q.after.seq, q.after.id) : '';
+  const records = await src.fetch([...new Set(q.ids)].map((id) => src.recordKey(id)));
+  const keyed = [...records.values()]
+    .filter((r) => r.seq <= committed && matches(r))
+    .map((r) => ({ r, key: feedKey(scopeKey, r.seq, r.id) }))
+    .filter((k) => k.key > after)
+    .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  const page = keyed.slice(0, q.limit).map((k) => k.r);
+  return { records: page, next: keyed.length > q.limit ? positionOfRecord(page[page.length - 1]) : null };
+}
+
+/**
+ * The first seq from which changes may be modified at or after `at`: a binary search over
+ * seqs with one-entry range reads, which holds because entries' `at` never decreases with
+ * seq and is never less than the record's own `last_modified_at`.
+ */
+async function firstSeqModifiedFrom(feed: RecordFeed, scopeKey: string, from: number, committed: number, at: number): Promise<number> {
+  const until = seqPrefix(scopeKey, committed + 1);
+  // Invariant: the first entry at or after `hi` has at >= `at` (or there is none), and no entry before `lo` has.
+  let lo = from;
+  let hi = committed + 1;
+  while (lo < hi) {
+    const mid = Math.floor((lo + hi) / 2);
+    const entry = await feed.first(seqPrefix(scopeKey, mid), until);
+    if (!entry || entry.at >= at) hi = mid;
+    else lo = entry.seq + 1;
+  }
+  return lo;
+}
