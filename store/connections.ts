@@ -1,7 +1,10 @@
 import type { Collection, Db, Filter } from 'mongodb';
 import { BadRequestError, ConflictError } from '../common/errors';
 import { fieldNameProblem } from './field-names';
-import { isDuplicateKey } from './environments';
+import { isDuplicateKey } from './duplicate-key';
+import { KeyAliases } from './key-aliases';
+import { keyId, keyPrefixRange } from './key-ids';
+import { runOnce } from './migrations';
 
 export type AuthMode = 'API_KEY' | 'OAUTH2' | 'APP';
 
@@ -32,44 +35,88 @@ export interface ConnectionKey {
   connectionId: string;
 }
 
+/** The `_id` of a connection's entry in `connection_keys`. */
+export function connectionKeyId(environment: string, providerConfigKey: string, connectionId: string): string {
+  return keyId(environment, providerConfigKey, connectionId);
+}
+
+function keyOf(doc: Pick<ConnectionDoc, 'environment' | 'provider_config_key' | 'connection_id'>): string {
+  return connectionKeyId(doc.environment, doc.provider_config_key, doc.connection_id);
+}
+
+/**
+ * A connection's `_id` is random (its credentials are sealed for it, and it is the public
+ * `id`); apps name it by (environment, integration, connection id). That key resolves
+ * through `connection_keys` (see KeyAliases), so every lookup is two reads by `_id`, on
+ * FerretDB as on MongoDB, however many connections there are.
+ */
 export class ConnectionStore {
   private readonly col: Collection<ConnectionDoc>;
   private readonly leases: Collection<{ _id: string; owner: string; until: Date }>;
-  constructor(db: Db) {
+  private readonly keys: KeyAliases;
+  constructor(private readonly db: Db) {
     this.col = db.collection<ConnectionDoc>('connections');
     this.leases = db.collection('connection_refresh_leases');
+    this.keys = new KeyAliases(db, 'connection_keys');
   }
 
   async ensureIndexes(): Promise<void> {
+    // MongoDB serves GET /connections (a filtered, sorted list) from these.
     await this.col.createIndex({ environment: 1, provider_config_key: 1, connection_id: 1 }, { unique: true });
     await this.col.createIndex({ environment: 1, created_at: -1 });
+    // Connections stored before `connection_keys` existed get their key, once.
+    await runOnce(this.db, 'connection_keys', async () => {
+      const docs = await this.col.find({}, { projection: { environment: 1, provider_config_key: 1, connection_id: 1 } }).toArray();
+      await this.keys.backfill(docs.map((d) => ({ key: keyOf(d), target: d._id })));
+    });
   }
 
   async create(input: NewConnection): Promise<ConnectionDoc> {
     const now = new Date();
     const doc: ConnectionDoc = { auth_status: 'ok', last_auth_error: null, ...input, created_at: now, updated_at: now };
+    const key = keyOf(doc);
+    const duplicate = () =>
+      new ConflictError('duplicate_connection', `Connection "${input.connection_id}" already exists for integration "${input.provider_config_key}".`);
+    const claim = await this.keys.claim(key, doc._id, async (holder) => (await this.getById(holder)) !== null, now);
+    if (!claim.claimed) throw duplicate();
     try {
       await this.col.insertOne(doc);
     } catch (err) {
-      if (isDuplicateKey(err)) {
-        throw new ConflictError(
-          'duplicate_connection',
-          `Connection "${input.connection_id}" already exists for integration "${input.provider_config_key}".`,
-        );
-      }
+      await this.keys.release(key, doc._id).catch(() => undefined);
+      if (isDuplicateKey(err)) throw duplicate();
       throw err;
+    }
+    if (!(await this.keys.holds(key, doc._id))) {
+      // Lost the key to a create that took it over meanwhile (see KeyAliases.holds).
+      await this.col.deleteOne({ _id: doc._id });
+      throw duplicate();
     }
     return doc;
   }
 
   async find(key: ConnectionKey): Promise<ConnectionDoc | null> {
-    return this.col.findOne({ environment: key.environment, provider_config_key: key.providerConfigKey, connection_id: key.connectionId });
+    const id = connectionKeyId(key.environment, key.providerConfigKey, key.connectionId);
+    const target = await this.keys.resolve(id);
+    if (!target) return null;
+    const doc = await this.getById(target);
+    // An alias left by a delete that stopped half-way names nothing (or something else).
+    return doc && keyOf(doc) === id ? doc : null;
+  }
+
+  /** The connection `connectionId` in any of these integrations (a reconnect session may allow several). */
+  async findInIntegrations(environment: string, providerConfigKeys: string[], connectionId: string): Promise<ConnectionDoc[]> {
+    const ids = providerConfigKeys.map((k) => connectionKeyId(environment, k, connectionId));
+    return this.byAliases([...(await this.keys.resolveMany(ids)).entries()].map(([key, target]) => ({ key, target })));
   }
 
   async getById(id: string): Promise<ConnectionDoc | null> {
     return this.col.findOne({ _id: id });
   }
 
+  /**
+   * GET /connections: filtered, searched and sorted by creation, so a scan on FerretDB (an
+   * index on MongoDB). Lookups of one connection go through find().
+   */
   async list(
     environment: string,
     opts: { connectionId?: string; search?: string; providerConfigKey?: string; limit: number; page: number },
@@ -86,8 +133,17 @@ export class ConnectionStore {
       .toArray();
   }
 
+  /** An `_id` range of `connection_keys` (the keys share the integration's prefix), then the connections by `_id`. */
   async listForIntegration(environment: string, providerConfigKey: string): Promise<ConnectionDoc[]> {
-    return this.col.find({ environment, provider_config_key: providerConfigKey }).toArray();
+    const aliases = await this.keys.inRange(keyPrefixRange(environment, providerConfigKey));
+    return this.byAliases(aliases.map((a) => ({ key: a._id, target: a.target })));
+  }
+
+  private async byAliases(aliases: Array<{ key: string; target: string }>): Promise<ConnectionDoc[]> {
+    if (aliases.length === 0) return [];
+    const docs = await this.col.find({ _id: { $in: aliases.map((a) => a.target) } }).toArray();
+    const keyOfTarget = new Map(aliases.map((a) => [a.target, a.key]));
+    return docs.filter((d) => keyOfTarget.get(d._id) === keyOf(d));
   }
 
   /**
@@ -160,8 +216,11 @@ export class ConnectionStore {
     await this.col.updateOne({ _id: id }, { $set: { auth_status: 'needs_reauthorization', last_auth_error: reason, updated_at: new Date() } });
   }
 
+  /** The document first, then its key: a delete that stops in between leaves a key naming nothing, which reads as absent. */
   async delete(id: string): Promise<void> {
+    const doc = await this.getById(id);
     await this.col.deleteOne({ _id: id });
+    if (doc) await this.keys.release(keyOf(doc), id);
   }
 }
 

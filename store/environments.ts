@@ -1,5 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Collection, Db, Filter } from 'mongodb';
+import { ConflictError } from '../common/errors';
+import { isDuplicateKey } from './duplicate-key';
+import { KeyAliases } from './key-aliases';
+import { runOnce } from './migrations';
 
 export interface EnvironmentDoc {
   _id: string; // the environment name: dev, prod, ...
@@ -57,14 +61,32 @@ export function generateSecretKey(environment: string): string {
   return `weft_sk_${environment}_${randomBytes(24).toString('base64url')}`;
 }
 
+/**
+ * Every API request names its environment by secret key: the key's hash resolves through
+ * `environment_keys` (see KeyAliases) to the environment's name, its `_id`, so
+ * authentication is two reads by `_id`.
+ */
 export class EnvironmentStore {
   private readonly col: Collection<EnvironmentDoc>;
-  constructor(db: Db) {
+  private readonly keys: KeyAliases;
+  constructor(private readonly db: Db) {
     this.col = db.collection<EnvironmentDoc>('environments');
+    this.keys = new KeyAliases(db, 'environment_keys');
   }
 
   async ensureIndexes(): Promise<void> {
     await this.col.createIndex({ secret_key_hash: 1 }, { unique: true });
+    // Environments stored before `environment_keys` existed get their key, once.
+    await runOnce(this.db, 'environment_keys', async () => {
+      const docs = await this.col.find({}, { projection: { secret_key_hash: 1 } }).toArray();
+      await this.keys.backfill(docs.filter((d) => typeof d.secret_key_hash === 'string').map((d) => ({ key: d.secret_key_hash, target: d._id })));
+    });
+  }
+
+  /** Claims a key hash for an environment; another environment with that very key is an operator error. */
+  private async claimKey(hash: string, name: string): Promise<void> {
+    const claim = await this.keys.claim(hash, name, async (holder) => (await this.col.findOne({ _id: holder }))?.secret_key_hash === hash);
+    if (!claim.claimed) throw new ConflictError('duplicate_secret_key', `Environment "${name}" cannot use the secret key of environment "${claim.holder}".`);
   }
 
   /**
@@ -76,33 +98,46 @@ export class EnvironmentStore {
     if (existing) {
       if (providedKey && existing.secret_key_hash !== hashSecretKey(providedKey)) {
         // An operator-provided key wins: it lets a deployment pin its keys in config.
-        await this.col.updateOne(
-          { _id: name },
-          { $set: { secret_key_hash: hashSecretKey(providedKey), secret_key_hint: providedKey.slice(-4), updated_at: new Date() } },
-        );
+        const hash = hashSecretKey(providedKey);
+        await this.claimKey(hash, name);
+        await this.col.updateOne({ _id: name }, { $set: { secret_key_hash: hash, secret_key_hint: providedKey.slice(-4), updated_at: new Date() } });
+        // The old key stops working now: its alias no longer matches the environment's hash.
+        if (existing.secret_key_hash) await this.keys.release(existing.secret_key_hash, name);
       }
       return { created: false };
     }
     const secretKey = providedKey ?? generateSecretKey(name);
+    const hash = hashSecretKey(secretKey);
+    await this.claimKey(hash, name);
     const now = new Date();
     try {
       await this.col.insertOne({
         _id: name,
-        secret_key_hash: hashSecretKey(secretKey),
+        secret_key_hash: hash,
         secret_key_hint: secretKey.slice(-4),
         ...SETTING_DEFAULTS,
         created_at: now,
         updated_at: now,
       });
     } catch (err) {
-      if (isDuplicateKey(err)) return { created: false }; // another process created it first
+      if (isDuplicateKey(err)) {
+        // Another process created it first, maybe with another (generated) key: ours names nothing.
+        if ((await this.col.findOne({ _id: name }))?.secret_key_hash !== hash) await this.keys.release(hash, name);
+        return { created: false };
+      }
+      await this.keys.release(hash, name).catch(() => undefined);
       throw err;
     }
     return { created: true, secretKey };
   }
 
   async findBySecretKey(key: string): Promise<EnvironmentDoc | null> {
-    return withDefaults(await this.col.findOne({ secret_key_hash: hashSecretKey(key) }));
+    const hash = hashSecretKey(key);
+    const name = await this.keys.resolve(hash);
+    if (!name) return null;
+    const doc = await this.col.findOne({ _id: name });
+    // A replaced key's alias may outlive the replacement for a moment: the hash decides.
+    return doc?.secret_key_hash === hash ? withDefaults(doc) : null;
   }
 
   async get(name: string): Promise<EnvironmentDoc | null> {
@@ -148,6 +183,4 @@ export class EnvironmentStore {
   }
 }
 
-export function isDuplicateKey(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && (err as { code?: number }).code === 11000;
-}
+export { isDuplicateKey };

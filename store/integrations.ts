@@ -1,6 +1,9 @@
 import type { Collection, Db } from 'mongodb';
 import { ConflictError } from '../common/errors';
-import { isDuplicateKey } from './environments';
+import { isDuplicateKey } from './duplicate-key';
+import { KeyAliases } from './key-aliases';
+import { keyId, keyPrefixRange } from './key-ids';
+import { runOnce } from './migrations';
 
 /** Per-integration overrides of the provider's defaults (sandbox, self-hosted provider, tests). */
 export interface ProviderOverrides {
@@ -27,14 +30,30 @@ export interface IntegrationDoc {
 export type NewIntegration = Pick<IntegrationDoc, '_id' | 'environment' | 'unique_key' | 'provider' | 'display_name'> &
   Partial<Pick<IntegrationDoc, 'credentials_encrypted' | 'provider_overrides'>>;
 
+function keyOf(doc: Pick<IntegrationDoc, 'environment' | 'unique_key'>): string {
+  return keyId(doc.environment, doc.unique_key);
+}
+
+/**
+ * Integrations are named by (environment, unique key) on nearly every request; that key
+ * resolves through `integration_keys` (see KeyAliases) to the random `_id` the client
+ * credentials are sealed for, so a lookup is two reads by `_id` on FerretDB as on MongoDB.
+ */
 export class IntegrationStore {
   private readonly col: Collection<IntegrationDoc>;
-  constructor(db: Db) {
+  private readonly keys: KeyAliases;
+  constructor(private readonly db: Db) {
     this.col = db.collection<IntegrationDoc>('integrations');
+    this.keys = new KeyAliases(db, 'integration_keys');
   }
 
   async ensureIndexes(): Promise<void> {
     await this.col.createIndex({ environment: 1, unique_key: 1 }, { unique: true });
+    // Integrations stored before `integration_keys` existed get their key, once.
+    await runOnce(this.db, 'integration_keys', async () => {
+      const docs = await this.col.find({}, { projection: { environment: 1, unique_key: 1 } }).toArray();
+      await this.keys.backfill(docs.map((d) => ({ key: keyOf(d), target: d._id })));
+    });
   }
 
   async create(input: NewIntegration): Promise<IntegrationDoc> {
@@ -46,23 +65,39 @@ export class IntegrationStore {
       created_at: now,
       updated_at: now,
     };
+    const key = keyOf(doc);
+    const duplicate = () => new ConflictError('duplicate_provider_config', `An integration with unique_key "${input.unique_key}" already exists.`);
+    const claim = await this.keys.claim(key, doc._id, async (holder) => (await this.col.findOne({ _id: holder })) !== null, now);
+    if (!claim.claimed) throw duplicate();
     try {
       await this.col.insertOne(doc);
     } catch (err) {
-      if (isDuplicateKey(err)) {
-        throw new ConflictError('duplicate_provider_config', `An integration with unique_key "${input.unique_key}" already exists.`);
-      }
+      await this.keys.release(key, doc._id).catch(() => undefined);
+      if (isDuplicateKey(err)) throw duplicate();
       throw err;
+    }
+    if (!(await this.keys.holds(key, doc._id))) {
+      await this.col.deleteOne({ _id: doc._id });
+      throw duplicate();
     }
     return doc;
   }
 
   async get(environment: string, uniqueKey: string): Promise<IntegrationDoc | null> {
-    return this.col.findOne({ environment, unique_key: uniqueKey });
+    const key = keyId(environment, uniqueKey);
+    const target = await this.keys.resolve(key);
+    if (!target) return null;
+    const doc = await this.col.findOne({ _id: target });
+    return doc && keyOf(doc) === key ? doc : null;
   }
 
+  /** The environment's integrations, oldest first: an `_id` range of `integration_keys`, then one `_id $in` read. */
   async list(environment: string): Promise<IntegrationDoc[]> {
-    return this.col.find({ environment }).sort({ created_at: 1 }).toArray();
+    const aliases = await this.keys.inRange(keyPrefixRange(environment));
+    if (aliases.length === 0) return [];
+    const docs = await this.col.find({ _id: { $in: aliases.map((a) => a.target) } }).toArray();
+    const keyOfTarget = new Map(aliases.map((a) => [a.target, a._id]));
+    return docs.filter((d) => keyOfTarget.get(d._id) === keyOf(d)).sort((a, b) => a.created_at.getTime() - b.created_at.getTime());
   }
 
   async update(
@@ -70,15 +105,17 @@ export class IntegrationStore {
     uniqueKey: string,
     patch: Partial<Pick<IntegrationDoc, 'display_name' | 'credentials_encrypted' | 'provider_overrides'>>,
   ): Promise<IntegrationDoc | null> {
-    return this.col.findOneAndUpdate(
-      { environment, unique_key: uniqueKey },
-      { $set: { ...patch, updated_at: new Date() } },
-      { returnDocument: 'after' },
-    );
+    const existing = await this.get(environment, uniqueKey);
+    if (!existing) return null;
+    return this.col.findOneAndUpdate({ _id: existing._id }, { $set: { ...patch, updated_at: new Date() } }, { returnDocument: 'after' });
   }
 
+  /** The document first, then its key (see ConnectionStore.delete). */
   async delete(environment: string, uniqueKey: string): Promise<boolean> {
-    const res = await this.col.deleteOne({ environment, unique_key: uniqueKey });
+    const existing = await this.get(environment, uniqueKey);
+    if (!existing) return false;
+    const res = await this.col.deleteOne({ _id: existing._id });
+    await this.keys.release(keyOf(existing), existing._id);
     return res.deletedCount === 1;
   }
 }

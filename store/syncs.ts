@@ -1,9 +1,13 @@
-import { randomUUID } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
+import { isDuplicateKey } from './duplicate-key';
+import { keyId, keyPrefixRange } from './key-ids';
+import { runOnce } from './migrations';
+import { serverTraits } from './server-traits';
 
 export type ModelCounts = Record<string, { added: number; updated: number; deleted: number }>;
 
 export interface SyncDoc {
+  /** syncId(key): read and written by `_id` only (documents of earlier versions are moved at start-up). */
   _id: string;
   environment: string;
   connection: string; // ConnectionDoc._id
@@ -49,58 +53,87 @@ interface CheckpointDoc {
   updated_at: Date;
 }
 
-function checkpointId(key: SyncKey): string {
-  return [key.connection, key.name, key.variant].map(encodeURIComponent).join('|');
+/** A sync's state and its checkpoint share this `_id`; a connection's syncs share its prefix. */
+export function syncId(key: SyncKey): string {
+  return keyId(key.connection, key.name, key.variant);
 }
+const checkpointId = syncId;
 
 export class SyncStore {
   private readonly col: Collection<SyncDoc>;
   private readonly checkpoints: Collection<CheckpointDoc>;
-  constructor(db: Db) {
+  constructor(private readonly db: Db) {
     this.col = db.collection<SyncDoc>('syncs');
     this.checkpoints = db.collection<CheckpointDoc>('sync_checkpoints');
   }
 
   async ensureIndexes(): Promise<void> {
-    await this.col.createIndex({ connection: 1, name: 1, variant: 1 }, { unique: true });
     await this.col.createIndex({ environment: 1, provider_config_key: 1 });
     await this.checkpoints.createIndex({ connection: 1 });
+    // deleteForConnection on MongoDB (FerretDB would only pay for it on every write).
+    if (!(await serverTraits(this.db)).indexedByIdOnly) await this.col.createIndex({ connection: 1 });
+    await runOnce(this.db, 'syncs_by_key', () => this.moveToKeyedIds());
   }
 
-  /** Creates the sync's state document if missing (idempotent). */
+  /**
+   * Earlier versions gave sync states random `_id`s, found by (connection, name, variant)
+   * with a unique index: each moves to its syncId (inserted there, then deleted where it
+   * was; a copy already there, written by a newer process, wins). Idempotent.
+   */
+  private async moveToKeyedIds(): Promise<void> {
+    // The key is the `_id` now; the old unique index would refuse the copy beside its original.
+    await this.col.dropIndex('connection_1_name_1_variant_1').catch(() => undefined);
+    for await (const doc of this.col.find({})) {
+      const id = syncId(doc);
+      if (doc._id === id) continue;
+      try {
+        await this.col.insertOne({ ...doc, _id: id });
+      } catch (err) {
+        if (!isDuplicateKey(err)) throw err;
+      }
+      await this.col.deleteOne({ _id: doc._id });
+    }
+  }
+
+  /** Creates the sync's state document if missing (idempotent; concurrent callers get the same one). */
   async ensure(input: Pick<SyncDoc, 'environment' | 'connection' | 'connection_id' | 'provider_config_key' | 'name' | 'variant'>): Promise<SyncDoc> {
+    const _id = syncId(input);
+    const existing = await this.col.findOne({ _id });
+    if (existing) return existing;
     const now = new Date();
-    const doc = await this.col.findOneAndUpdate(
-      { connection: input.connection, name: input.name, variant: input.variant },
-      {
-        $setOnInsert: {
-          _id: randomUUID(),
-          ...input,
-          paused: false,
-          frequency: null,
-          last_success_started_at: null,
-          last_run: null,
-          record_count: {},
-          created_at: now,
-          updated_at: now,
-        },
-      },
-      { upsert: true, returnDocument: 'after' },
-    );
-    return doc as SyncDoc;
+    const doc: SyncDoc = {
+      _id,
+      ...input,
+      paused: false,
+      frequency: null,
+      last_success_started_at: null,
+      last_run: null,
+      record_count: {},
+      created_at: now,
+      updated_at: now,
+    };
+    try {
+      await this.col.insertOne(doc);
+      return doc;
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
+    }
+    return (await this.col.findOne({ _id })) as SyncDoc;
   }
 
   async get(key: SyncKey): Promise<SyncDoc | null> {
-    return this.col.findOne({ connection: key.connection, name: key.name, variant: key.variant });
+    return this.col.findOne({ _id: syncId(key) });
   }
 
+  /** The connection's syncs by name and variant: one `_id` range (their ids share the connection's prefix). */
   async listForConnection(connection: string): Promise<SyncDoc[]> {
-    return this.col.find({ connection }).sort({ name: 1, variant: 1 }).toArray();
+    const docs = await this.col.find({ _id: keyPrefixRange(connection) }).sort({ _id: 1 }).toArray();
+    return docs.sort((a, b) => (a.name === b.name ? cmp(a.variant, b.variant) : cmp(a.name, b.name)));
   }
 
   async markRunStarted(key: SyncKey, runId: string, startedAt: Date): Promise<void> {
     await this.col.updateOne(
-      { connection: key.connection, name: key.name, variant: key.variant },
+      { _id: syncId(key) },
       {
         $set: {
           last_run: { id: runId, status: 'RUNNING', started_at: startedAt, finished_at: null, result: null, error: null },
@@ -113,7 +146,7 @@ export class SyncStore {
   async markRunSucceeded(key: SyncKey, run: { id: string; startedAt: Date; result: ModelCounts; recordCount: Record<string, number> }): Promise<void> {
     const now = new Date();
     await this.col.updateOne(
-      { connection: key.connection, name: key.name, variant: key.variant },
+      { _id: syncId(key) },
       {
         $set: {
           last_run: { id: run.id, status: 'SUCCESS', started_at: run.startedAt, finished_at: now, result: run.result, error: null },
@@ -128,7 +161,7 @@ export class SyncStore {
   async markRunFailed(key: SyncKey, run: { id: string; startedAt: Date; error: { code: string; message: string; detail?: unknown } }): Promise<void> {
     const now = new Date();
     await this.col.updateOne(
-      { connection: key.connection, name: key.name, variant: key.variant },
+      { _id: syncId(key) },
       {
         $set: {
           last_run: { id: run.id, status: 'ERROR', started_at: run.startedAt, finished_at: now, result: null, error: run.error },
@@ -152,7 +185,7 @@ export class SyncStore {
   async reset(key: SyncKey): Promise<void> {
     await this.checkpoints.deleteOne({ _id: checkpointId(key) });
     await this.col.updateOne(
-      { connection: key.connection, name: key.name, variant: key.variant },
+      { _id: syncId(key) },
       { $set: { last_success_started_at: null, updated_at: new Date() }, $unset: { checkpoint: '' } },
     );
   }
@@ -161,4 +194,8 @@ export class SyncStore {
     await this.col.deleteMany({ connection });
     await this.checkpoints.deleteMany({ connection });
   }
+}
+
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -13,10 +13,11 @@ export function connectSessionsRouter(deps: ApiDeps): Router {
     const env = environmentOf(res);
     const body = parseInput(createConnectSessionBody, req.body, 'invalid_body');
     const named = [...new Set([...(body.allowed_integrations ?? []), ...Object.keys(body.integrations_config_defaults ?? {})])];
-    const known = new Set((await deps.stores.integrations.list(env)).map((i) => i.unique_key));
+    const integrationKeys = (await deps.stores.integrations.list(env)).map((i) => i.unique_key);
+    const known = new Set(integrationKeys);
     const unknown = named.filter((k) => !known.has(k));
     if (unknown.length) throw new BadRequestError('unknown_provider_config', `Unknown integration(s): ${unknown.join(', ')}.`);
-    if (body.connection_id) await requireConnectionToReconnect(deps, env, body.connection_id, body.allowed_integrations ?? null);
+    if (body.connection_id) await requireConnectionToReconnect(deps, env, body.connection_id, body.allowed_integrations ?? null, integrationKeys);
     // Before anything is stored: a Host header no link can be built from is refused first.
     const link = new URL('/connect', publicBaseUrl(deps, req));
     const { token, doc } = await deps.stores.connectSessions.create({
@@ -37,9 +38,10 @@ export function connectSessionsRouter(deps: ApiDeps): Router {
  * A reconnect session re-authorizes a connection that exists (in one of its allowed
  * integrations): its links never create one under an id the app chose.
  */
-async function requireConnectionToReconnect(deps: ApiDeps, environment: string, connectionId: string, allowed: string[] | null): Promise<void> {
-  const found = await deps.stores.connections.list(environment, { connectionId, limit: 100, page: 0 });
-  if (found.some((c) => !allowed || allowed.includes(c.provider_config_key))) return;
+async function requireConnectionToReconnect(deps: ApiDeps, environment: string, connectionId: string, allowed: string[] | null, all: string[]): Promise<void> {
+  // By key in each integration it may be in: reads by `_id`, not a search of all connections.
+  const found = await deps.stores.connections.findInIntegrations(environment, allowed ?? all, connectionId);
+  if (found.length > 0) return;
   throw new NotFoundError(
     'unknown_connection',
     `No connection "${connectionId}"${allowed ? ` in ${allowed.join(', ')}` : ''} to re-authorize. Leave connection_id out to let the end user create a new connection.`,
