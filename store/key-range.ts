@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Collection, Document } from 'mongodb';
+import { MongoBulkWriteError, MongoServerError, type Collection, type Document, type OptionalUnlessRequiredId } from 'mongodb';
 import { BadRequestError } from '../common/errors';
 
 /**
@@ -38,7 +38,7 @@ export function uniqueSuffix(): string {
   return randomBytes(8).toString('hex');
 }
 
-const TIME_TAIL = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z\|[0-9a-zA-Z_-]{1,64}$/;
+const TIME_TAIL = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z\|[0-9a-zA-Z_.%-]{1,128}$/;
 
 /** A cursor is the tail of the last key a page examined, opaque to clients. */
 export function encodeCursor(tail: string): string {
@@ -102,10 +102,16 @@ function minUpper(a: { op: '$lt' | '$lte'; key: string }, b: { op: '$lt' | '$lte
  * One page of a scope's range, in key order. Reads in batches of the exact pushed-down shape
  * (`_id` range, sort on `_id`, limit), so each batch costs its size on both servers; with a
  * `match`, batches continue until the page is full, the range ends or `maxExamined` is spent.
- * Documents of other shapes (non-string `_id`s written by earlier versions) are never in a
- * string range on MongoDB; they are skipped here too, whatever a server returns.
+ * With `load`, the keys are pointers: each batch's documents are fetched by it (an `_id $in`
+ * read) and a key whose document is gone is passed over. Documents of other shapes (non-string
+ * `_id`s written by earlier versions) are never in a string range on MongoDB; they are skipped
+ * here too, whatever a server returns.
  */
-export async function readRangePage<T extends Document & { _id: string }>(col: Collection<T>, q: RangePageQuery<T>): Promise<RangePage<T>> {
+export async function readRangePage<K extends Document & { _id: string }, T = K>(
+  col: Collection<K>,
+  q: RangePageQuery<T>,
+  load?: (keys: K[]) => Promise<Array<T | null>>,
+): Promise<RangePage<T>> {
   const limit = Math.max(1, Math.floor(q.limit));
   const maxExamined = Math.max(limit, q.maxExamined ?? 5_000);
   const items: T[] = [];
@@ -118,22 +124,38 @@ export async function readRangePage<T extends Document & { _id: string }>(col: C
       .find({ _id: rangeFilter({ ...q, after }) } as never)
       .sort({ _id: q.direction === 'desc' ? -1 : 1 })
       .limit(batch)
-      .toArray()) as T[];
-    const before = after;
-    for (const doc of docs) {
-      if (typeof doc._id !== 'string' || !doc._id.startsWith(q.prefix)) continue;
+      .toArray()) as K[];
+    const keys = docs.filter((doc) => typeof doc._id === 'string' && doc._id.startsWith(q.prefix));
+    // Nothing in the batch was a key of this range: the server answered outside it; stop.
+    if (keys.length === 0) return { items, next: null };
+    const loaded = load ? await load(keys) : (keys as unknown as T[]);
+    for (const [i, key] of keys.entries()) {
       if (items.length === limit) return { items, next: after ?? null };
       examined += 1;
-      after = doc._id.slice(q.prefix.length);
-      if (!q.match || q.match(doc)) items.push(doc);
+      after = key._id.slice(q.prefix.length);
+      const doc = loaded[i];
+      if (doc !== null && doc !== undefined && (!q.match || q.match(doc))) items.push(doc);
     }
     if (docs.length < batch) return { items, next: null };
-    // Nothing in the batch was a key of this range: the server answered outside it; stop.
-    if (after === before) return { items, next: null };
-    if (items.length === limit) {
-      // Without a filter the extra document said there is more; with one, it may be so.
-      return { items, next: after ?? null };
-    }
+    // Without a filter the extra document said there is more; with one, it may be so.
+    if (items.length === limit) return { items, next: after ?? null };
     if (examined >= maxExamined) return { items, next: after ?? null };
+  }
+}
+
+/**
+ * Inserts keys that several processes may write at once (the same deterministic `_id`s):
+ * a duplicate means the key is already there, which is what the caller wanted.
+ */
+export async function insertManyIgnoringDuplicates<T extends Document>(col: Collection<T>, docs: Array<OptionalUnlessRequiredId<T>>): Promise<void> {
+  if (docs.length === 0) return;
+  try {
+    await col.insertMany(docs, { ordered: false });
+  } catch (err) {
+    if (err instanceof MongoBulkWriteError) {
+      const errors = Array.isArray(err.writeErrors) ? err.writeErrors : [err.writeErrors];
+      if (errors.length > 0 && errors.every((e) => e.code === 11000)) return;
+    } else if (err instanceof MongoServerError && err.code === 11000) return;
+    throw err;
   }
 }

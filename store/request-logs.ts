@@ -1,5 +1,5 @@
-import { MongoBulkWriteError, ObjectId, type Collection, type Db } from 'mongodb';
-import { keyPrefix, readRangePage, timeKey, uniqueSuffix, encodeCursor, decodeCursor, type Direction } from './key-range';
+import type { Collection, Db, ObjectId } from 'mongodb';
+import { insertManyIgnoringDuplicates, keyPrefix, readRangePage, timeKey, uniqueSuffix, encodeCursor, decodeCursor, type Direction } from './key-range';
 import { ensureExpiry, type ExpiryRule } from './ttl';
 
 /** One third-party request, as an operator sees it in `GET /logs`. Secrets already removed. */
@@ -82,6 +82,10 @@ export class RequestLogStore {
   async ensureIndexes(): Promise<ExpiryRule[]> {
     const rule = await ensureExpiry(this.col, 'at', this.ttlDays * 86_400, { sweep: (cutoff) => this.sweepExpired(cutoff) });
     this.writeExpiryKeys = !rule.native;
+    // Reads are `_id` ranges now; these only cost writes (and on FerretDB served nothing).
+    for (const name of ['environment_1_connection_id_1_at_-1', ...(rule.native ? [] : ['at_1'])]) {
+      await this.col.dropIndex(name).catch(() => undefined);
+    }
     await this.adoptEarlierEntries();
     return [rule];
   }
@@ -162,7 +166,7 @@ export class RequestLogStore {
     let chunk: Array<RequestLogDoc & { _id: ObjectId }> = [];
     const flush = async () => {
       if (chunk.length === 0) return;
-      await insertIgnoringDuplicates(this.col, chunk.flatMap(({ _id, ...entry }) => this.documentsFor(entry, _id.toHexString())));
+      await insertManyIgnoringDuplicates(this.col, chunk.flatMap(({ _id, ...entry }) => this.documentsFor(entry, _id.toHexString())));
       await this.col.deleteMany({ _id: { $in: chunk.map((d) => d._id) } } as never);
       chunk = [];
     };
@@ -172,21 +176,11 @@ export class RequestLogStore {
       if (chunk.length === 500) await flush();
     }
     await flush();
-    await insertIgnoringDuplicates(this.col, [{ _id: ADOPTED_MARK, at: new Date(8_640_000_000_000_000), ids: [] }]);
+    await insertManyIgnoringDuplicates(this.col, [{ _id: ADOPTED_MARK, at: new Date(8_640_000_000_000_000), ids: [] }]);
   }
 }
 
 function toEntry(doc: StoredEntry): RequestLogEntry {
   const { _id, entry, ...rest } = doc;
   return { ...rest, id: entry ?? _id };
-}
-
-async function insertIgnoringDuplicates(col: Collection<Stored>, docs: Stored[]): Promise<void> {
-  if (docs.length === 0) return;
-  try {
-    await col.insertMany(docs, { ordered: false });
-  } catch (err) {
-    const dupOnly = err instanceof MongoBulkWriteError && (Array.isArray(err.writeErrors) ? err.writeErrors : [err.writeErrors]).every((e) => e.code === 11000);
-    if (!dupOnly) throw err;
-  }
 }

@@ -1,4 +1,5 @@
-import type { Collection, Db } from 'mongodb';
+import type { Collection, Db, ObjectId } from 'mongodb';
+import { insertManyIgnoringDuplicates, keyPrefix, readRangePage, timeKey, uniqueSuffix } from './key-range';
 import { ensureExpiry, type ExpiryRule } from './ttl';
 
 /** How long delivery attempts are kept for operators to inspect. */
@@ -21,31 +22,99 @@ export interface WebhookDeliveryDoc {
   created_at: Date;
 }
 
+/**
+ * `_id` = `<event id>|<time>|<suffix>`: an event's attempts are one `_id` range (key-range.ts).
+ * Where the server has no TTL, `#expiry|<time>|<suffix>` names each attempt for the retention
+ * sweep, which then reads what expired as a range. Attempts expire on their own clock, also
+ * those of deliveries made outside the outbox.
+ */
+type Stored = (WebhookDeliveryDoc & { _id: string }) | { _id: string; at: Date; ids: string[] };
+
+const EXPIRY_PREFIX = '#expiry|';
+const ADOPTED_MARK = '#adopted|v2';
+/** More attempts than one event can have (rounds over a day, a few tries per URL each). */
+const MAX_ATTEMPTS_LISTED = 2_000;
+
 export class WebhookDeliveryStore {
-  private readonly col: Collection<WebhookDeliveryDoc>;
+  private readonly col: Collection<Stored>;
+  private writeExpiryKeys = true;
+
   constructor(db: Db) {
-    this.col = db.collection<WebhookDeliveryDoc>('webhook_deliveries');
+    this.col = db.collection<Stored>('webhook_deliveries');
   }
 
   async ensureIndexes(): Promise<ExpiryRule[]> {
-    const rule = await ensureExpiry(this.col, 'created_at', RETENTION_SECONDS);
-    await this.col.createIndex({ environment: 1, event_id: 1, created_at: 1 });
-    await this.col.createIndex({ environment: 1, type: 1, created_at: -1 });
+    const rule = await ensureExpiry(this.col, 'created_at', RETENTION_SECONDS, { sweep: (cutoff) => this.sweepExpired(cutoff) });
+    this.writeExpiryKeys = !rule.native;
+    // Reads are `_id` ranges now; these only cost writes (and on FerretDB served nothing).
+    for (const name of ['environment_1_event_id_1_created_at_1', 'environment_1_type_1_created_at_-1', ...(rule.native ? [] : ['created_at_1'])]) {
+      await this.col.dropIndex(name).catch(() => undefined);
+    }
+    await this.adoptEarlierAttempts();
     return [rule];
   }
 
-  async record(entry: WebhookDeliveryDoc): Promise<void> {
-    await this.col.insertOne({ ...entry });
+  async record(entry: WebhookDeliveryDoc, suffix: string = uniqueSuffix()): Promise<void> {
+    await this.col.insertMany(this.documentsFor(entry, suffix), { ordered: false });
   }
 
   /** Every attempt of one event, oldest first. */
   async listForEvent(environment: string, eventId: string): Promise<WebhookDeliveryDoc[]> {
-    return this.col.find({ environment, event_id: eventId }, { projection: { _id: 0 } }).sort({ created_at: 1, target: 1, attempt: 1 }).toArray();
+    const page = await readRangePage(this.col as unknown as Collection<WebhookDeliveryDoc & { _id: string }>, {
+      prefix: keyPrefix(eventId),
+      direction: 'asc',
+      limit: MAX_ATTEMPTS_LISTED,
+    });
+    return page.items
+      .filter((d) => d.environment === environment)
+      .map(({ _id, ...attempt }) => attempt)
+      .sort((a, b) => a.created_at.getTime() - b.created_at.getTime() || a.target.localeCompare(b.target) || a.attempt - b.attempt);
   }
 
-  async list(filter: { environment: string; type?: string }, limit = 100): Promise<WebhookDeliveryDoc[]> {
-    const q: Record<string, unknown> = { environment: filter.environment };
-    if (filter.type) q.type = filter.type;
-    return this.col.find(q, { projection: { _id: 0 } }).sort({ created_at: -1 }).limit(limit).toArray();
+  /** Deletes attempts made before `cutoff`: per batch one range read and one delete by `_id $in`. */
+  async sweepExpired(cutoff: Date, batch = 500): Promise<number> {
+    let removed = 0;
+    for (;;) {
+      const due = (await this.col
+        .find({ _id: { $gte: EXPIRY_PREFIX, $lt: EXPIRY_PREFIX + timeKey(cutoff) } })
+        .sort({ _id: 1 })
+        .limit(batch)
+        .toArray()) as Array<{ _id: string; ids?: string[] }>;
+      if (due.length === 0) return removed;
+      const ids = due.flatMap((d) => d.ids ?? []);
+      removed += (await this.col.deleteMany({ _id: { $in: [...ids, ...due.map((d) => d._id)] } })).deletedCount - due.length;
+      if (due.length < batch) return removed;
+    }
+  }
+
+  private documentsFor(entry: WebhookDeliveryDoc, suffix: string): Stored[] {
+    const tail = `${timeKey(entry.created_at)}|${suffix}`;
+    const id = keyPrefix(entry.event_id) + tail;
+    const docs: Stored[] = [{ ...entry, _id: id }];
+    if (this.writeExpiryKeys) docs.push({ _id: EXPIRY_PREFIX + tail, at: entry.created_at, ids: [id] });
+    return docs;
+  }
+
+  /**
+   * Attempts recorded by earlier versions (ObjectId `_id`) are rewritten once into the keyed
+   * layout (suffix: their ObjectId, so processes starting together write the same keys).
+   */
+  private async adoptEarlierAttempts(): Promise<void> {
+    if (await this.col.findOne({ _id: ADOPTED_MARK })) return;
+    const earlier = this.col.find({ _id: { $type: 'objectId' } } as never) as unknown as AsyncIterable<WebhookDeliveryDoc & { _id: ObjectId }>;
+    let chunk: Array<WebhookDeliveryDoc & { _id: ObjectId }> = [];
+    const flush = async () => {
+      if (chunk.length === 0) return;
+      await insertManyIgnoringDuplicates(this.col, chunk.flatMap(({ _id, ...attempt }) => this.documentsFor(attempt, _id.toHexString())));
+      await this.col.deleteMany({ _id: { $in: chunk.map((d) => d._id) } } as never);
+      chunk = [];
+    };
+    for await (const doc of earlier) {
+      if (!(doc.created_at instanceof Date) || typeof doc.event_id !== 'string') continue;
+      chunk.push(doc);
+      if (chunk.length === 500) await flush();
+    }
+    await flush();
+    await insertManyIgnoringDuplicates(this.col, [{ _id: ADOPTED_MARK, at: new Date(8_640_000_000_000_000), ids: [] }]);
   }
 }

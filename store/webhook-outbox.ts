@@ -1,11 +1,17 @@
 import type { Collection, Db } from 'mongodb';
+import { decodeCursor, encodeCursor, insertManyIgnoringDuplicates, keyPrefix, readRangePage, timeKey, type Direction } from './key-range';
+import { ensureExpiry, type ExpiryRule } from './ttl';
+
+/** How long events (delivered, failed) are kept for `GET /webhooks/events` and replays. */
+export const WEBHOOK_EVENT_RETENTION_SECONDS = 30 * 86_400;
+
+export type WebhookEventStatus = 'pending' | 'delivered' | 'failed';
 
 /**
- * Webhook events waiting to be delivered, one document per event keyed by its `webhook-id`,
- * written before anyone tries to send it: a process that dies mid-delivery leaves the
- * event here, and a sweeper delivers it later under the same id. Delivered events are
- * removed, so the collection holds only what is in flight or waiting for a retry (FerretDB
- * answers the sweep's query by scanning it; it stays small).
+ * One webhook event, keyed by its `webhook-id`, written before anyone tries to send it: a
+ * process that dies mid-delivery leaves it pending, and a sweeper delivers it later under
+ * the same id. Delivered and failed events stay (with their status) for the events API and
+ * replays, until retention removes them.
  */
 export interface WebhookOutboxDoc {
   _id: string; // the event's webhook-id (msg_...)
@@ -23,54 +29,312 @@ export interface WebhookOutboxDoc {
   /** A round in progress holds the event until then; past it (the process died), it is free again. */
   lease_until: Date;
   last_error: string | null;
+  status: WebhookEventStatus;
+  /** The payload's `connectionId`, the scope `GET /webhooks/events?connection_id=` reads. */
+  connection_id?: string | null;
+  /** When the event was delivered or given up on. */
+  settled_at?: Date | null;
+}
+
+export type NewWebhookEvent = Pick<WebhookOutboxDoc, '_id' | 'environment' | 'type' | 'payload' | 'gate' | 'created_at' | 'next_attempt_at' | 'lease_until'>;
+
+/**
+ * Keys (`webhook_event_keys`), each `_id` only, written once, so every read is an `_id` range
+ * (see key-range.ts) and a pointer to the event (its id ends the key):
+ *   `<env>|a|<created>|<id>`                the environment's events by time
+ *   `<env>|t|<type>|<created>|<id>`         by type
+ *   `<env>|c|<connection_id>|<created>|<id>` by connection id
+ *   `<env>|f|<created>|<id>`                failed ones (written when an event fails; bulk replay)
+ *   `#due|<due time>|<id>`                   the delivery queue: the sweeper reads what is due
+ *                                            as one range; moved (new key first, then the old
+ *                                            one removed) when a round is leased or rescheduled
+ *   `#expiry|<created>|<id>`                 where the server has no TTL: what retention deletes
+ * Keys are written before the event, so a listed or queued event never goes missing; a key
+ * whose event is gone is skipped (and a due key removed) by its readers.
+ */
+type KeyDoc = { _id: string; at?: Date; environment?: string; ids?: string[] };
+
+const DUE_PREFIX = '#due|';
+const EXPIRY_PREFIX = '#expiry|';
+const ADOPTED_MARK = '#adopted|v2';
+/** A due key whose event is missing this long after its time is an orphan, not an insert in progress. */
+const ORPHAN_GRACE_MS = 60_000;
+const EVENT_TAIL = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z\|[0-9a-zA-Z_.%-]{1,128}$/;
+
+export interface WebhookEventQuery {
+  environment: string;
+  type?: string;
+  connectionId?: string;
+  status?: WebhookEventStatus;
+  /** Inclusive bounds on the event's creation time. */
+  from?: Date;
+  to?: Date;
+  cursor?: string;
+  limit: number;
+  /** Newest first by default. */
+  direction?: Direction;
+  /** Events examined per call at most when filters beyond the scope apply (default 5,000). */
+  maxExamined?: number;
+}
+
+/** A due event as the queue holds it: claim it by this key. */
+export interface DueEvent {
+  id: string;
+  key: string;
+}
+
+export interface WebhookEventPage {
+  events: WebhookOutboxDoc[];
+  nextCursor: string | null;
 }
 
 export class WebhookOutboxStore {
   private readonly col: Collection<WebhookOutboxDoc>;
+  private readonly keys: Collection<KeyDoc>;
+  private writeExpiryKeys = true;
+
   constructor(db: Db) {
     this.col = db.collection<WebhookOutboxDoc>('webhook_outbox');
+    this.keys = db.collection<KeyDoc>('webhook_event_keys');
   }
 
-  async ensureIndexes(): Promise<void> {
-    // Serves the sweep on MongoDB; FerretDB's SQLite backend scans (the collection stays small).
-    await this.col.createIndex({ next_attempt_at: 1 });
+  async ensureIndexes(): Promise<ExpiryRule[]> {
+    const rule = await ensureExpiry(this.col, 'created_at', WEBHOOK_EVENT_RETENTION_SECONDS, { sweep: (cutoff) => this.sweepExpired(cutoff) });
+    this.writeExpiryKeys = !rule.native;
+    // On MongoDB keys expire with their events (due keys carry no `at`: they leave with delivery).
+    if (rule.native) await this.keys.createIndex({ at: 1 }, { expireAfterSeconds: WEBHOOK_EVENT_RETENTION_SECONDS });
+    // The due queue replaces the index earlier versions read the sweep from.
+    await this.col.dropIndex('next_attempt_at_1').catch(() => undefined);
+    await this.adoptEarlierEvents();
+    return [rule];
   }
 
   /** Records a new event, already leased by the caller for its first round. */
-  async add(doc: Omit<WebhookOutboxDoc, 'rounds' | 'last_error'>): Promise<void> {
-    await this.col.insertOne({ ...doc, rounds: 0, last_error: null });
+  async add(event: NewWebhookEvent): Promise<void> {
+    const doc: WebhookOutboxDoc = { ...event, connection_id: connectionIdOf(event.payload), rounds: 0, last_error: null, status: 'pending', settled_at: null };
+    await this.keys.insertMany([...this.keysFor(doc), { _id: dueKey(doc) }], { ordered: false });
+    await this.col.insertOne(doc);
   }
 
-  /** Ids of events whose next round is due and that nobody holds. */
-  async due(now: Date, limit: number): Promise<string[]> {
-    const docs = await this.col
-      .find({ next_attempt_at: { $lte: now }, lease_until: { $lte: now } }, { projection: { _id: 1 } })
-      .sort({ next_attempt_at: 1 })
+  /**
+   * Events whose next round is due and that nobody holds, oldest due first, each with the
+   * queue key it was found under (what `claim` takes). Keys that no longer say when their
+   * event is due (left by a move a crash cut short) are replaced by the right one, then removed.
+   */
+  async due(now: Date, limit: number): Promise<DueEvent[]> {
+    const entries = await this.keys
+      .find({ _id: { $gte: DUE_PREFIX, $lt: `${DUE_PREFIX}${timeKey(now)}}` } })
+      .sort({ _id: 1 })
       .limit(limit)
       .toArray();
-    return docs.map((d) => d._id);
+    if (entries.length === 0) return [];
+    const ids = entries.map((e) => eventIdOf(e._id));
+    const docs = new Map((await this.col.find({ _id: { $in: [...new Set(ids)] } }).toArray()).map((d) => [d._id, d]));
+    const ready: DueEvent[] = [];
+    const stale: string[] = [];
+    const rightKeys: KeyDoc[] = [];
+    for (const [i, entry] of entries.entries()) {
+      const doc = docs.get(ids[i]);
+      if (!doc) {
+        // Keys are written before their event: a young one may belong to an insert in progress.
+        if (timeOfKey(entry._id) < now.getTime() - ORPHAN_GRACE_MS) stale.push(entry._id);
+      } else if (doc.status !== 'pending') {
+        stale.push(entry._id);
+      } else if (isDue(doc, now)) {
+        if (ready.some((r) => r.id === doc._id)) stale.push(entry._id);
+        else ready.push({ id: doc._id, key: entry._id });
+      } else {
+        rightKeys.push({ _id: dueKey(doc) });
+        stale.push(entry._id);
+      }
+    }
+    await insertManyIgnoringDuplicates(this.keys, rightKeys);
+    if (stale.length) await this.keys.deleteMany({ _id: { $in: stale } });
+    return ready;
   }
 
-  /** Takes the event for one round, unless another process holds it or it is gone. */
-  async claim(id: string, now: Date, leaseMs: number): Promise<WebhookOutboxDoc | null> {
-    return this.col.findOneAndUpdate(
-      { _id: id, next_attempt_at: { $lte: now }, lease_until: { $lte: now } },
-      { $set: { lease_until: new Date(now.getTime() + leaseMs) } },
-      { returnDocument: 'after' },
+  /**
+   * Takes the event for one round, unless another process took it, it is held, settled or
+   * gone. The queue key is the token: FerretDB's conditional updates are not atomic between
+   * processes (two can both match), but of two deletes of one `_id` exactly one deletes it.
+   * (A bare id stands for the key the event's own fields give.)
+   */
+  async claim(due: DueEvent | string, now: Date, leaseMs: number): Promise<WebhookOutboxDoc | null> {
+    const id = typeof due === 'string' ? due : due.id;
+    const doc = await this.col.findOne({ _id: id });
+    if (!doc || doc.status !== 'pending' || !isDue(doc, now)) return null;
+    const leaseUntil = new Date(now.getTime() + leaseMs);
+    // The key for "the lease ran out" first: if this process dies, the event comes back then.
+    await insertManyIgnoringDuplicates(this.keys, [{ _id: dueKeyAt(leaseUntil, id) }]);
+    const taken = await this.keys.deleteOne({ _id: typeof due === 'string' ? dueKey(doc) : due.key });
+    if (taken.deletedCount !== 1) return null; // another process has it; the key above is cleared by `due`
+    await this.col.updateOne({ _id: id }, { $set: { lease_until: leaseUntil } });
+    return { ...doc, lease_until: leaseUntil };
+  }
+
+  /** Delivered (or nothing left to deliver), or given up on: the event leaves the queue and keeps its status. */
+  async settle(id: string, outcome: { status: 'delivered' } | { status: 'failed'; error: string }, now = new Date()): Promise<void> {
+    const doc = await this.col.findOne({ _id: id });
+    if (!doc) return;
+    if (outcome.status === 'failed') await insertManyIgnoringDuplicates(this.keys, [{ _id: keyPrefix(doc.environment, 'f') + tailOf(doc), at: doc.created_at }]);
+    await this.col.updateOne(
+      { _id: id },
+      { $set: { status: outcome.status, settled_at: now, lease_until: new Date(0), ...(outcome.status === 'failed' ? { last_error: outcome.error } : {}) } },
     );
-  }
-
-  /** Delivered (or nothing left to deliver): the event leaves the outbox. */
-  async remove(id: string): Promise<void> {
-    await this.col.deleteOne({ _id: id });
+    await this.dropKey(dueKey(doc));
   }
 
   /** A failed round: the next one at `at`; the lease ends now. */
   async retryAt(id: string, at: Date, error: string): Promise<void> {
-    await this.col.updateOne({ _id: id }, { $set: { next_attempt_at: at, lease_until: new Date(0), last_error: error }, $inc: { rounds: 1 } });
+    const doc = await this.col.findOne({ _id: id });
+    if (!doc || doc.status !== 'pending') return;
+    const next = dueKeyAt(at, id);
+    await insertManyIgnoringDuplicates(this.keys, [{ _id: next }]);
+    await this.col.updateOne({ _id: id, status: 'pending' }, { $set: { next_attempt_at: at, lease_until: new Date(0), last_error: error }, $inc: { rounds: 1 } });
+    await this.dropKey(dueKey(doc), next);
+  }
+
+  /**
+   * A settled event back in the queue, due at `now`, same id and payload (a replay). Its
+   * rounds start again. Returns the event, or null when it is unknown or still pending.
+   */
+  async requeue(environment: string, id: string, now = new Date()): Promise<WebhookOutboxDoc | null> {
+    const doc = await this.col.findOne({ _id: id, environment });
+    if (!doc || doc.status === 'pending') return null;
+    await insertManyIgnoringDuplicates(this.keys, [{ _id: dueKeyAt(now, id) }]);
+    const requeued = await this.col.findOneAndUpdate(
+      { _id: id, status: { $ne: 'pending' } },
+      { $set: { status: 'pending', rounds: 0, next_attempt_at: now, lease_until: new Date(0), settled_at: null } },
+      { returnDocument: 'after' },
+    );
+    if (requeued) await this.dropKey(keyPrefix(doc.environment, 'f') + tailOf(doc));
+    return requeued;
   }
 
   async get(id: string): Promise<WebhookOutboxDoc | null> {
     return this.col.findOne({ _id: id });
   }
+
+  /** One page of an environment's events by creation time; the narrowest key the query names is read. */
+  async list(q: WebhookEventQuery): Promise<WebhookEventPage> {
+    const env = q.environment;
+    const prefix =
+      q.status === 'failed'
+        ? keyPrefix(env, 'f')
+        : q.connectionId !== undefined
+          ? keyPrefix(env, 'c', q.connectionId)
+          : q.type !== undefined
+            ? keyPrefix(env, 't', q.type)
+            : keyPrefix(env, 'a');
+    const checks: Array<(e: WebhookOutboxDoc) => boolean> = [(e) => e.environment === env];
+    if (q.status) checks.push((e) => e.status === q.status);
+    if (q.type !== undefined) checks.push((e) => e.type === q.type);
+    if (q.connectionId !== undefined) checks.push((e) => e.connection_id === q.connectionId);
+    const page = await readRangePage<KeyDoc, WebhookOutboxDoc>(
+      this.keys,
+      {
+        prefix,
+        from: q.from,
+        to: q.to,
+        after: q.cursor === undefined ? undefined : decodeCursor(q.cursor, EVENT_TAIL),
+        direction: q.direction ?? 'desc',
+        limit: q.limit,
+        // The scope key answers the scope; status (and what a narrower key left over) is read off the event.
+        match: (e) => checks.every((c) => c(e)),
+        maxExamined: q.maxExamined,
+      },
+      async (keys) => {
+        const ids = keys.map((k) => eventIdOf(k._id));
+        const docs = new Map((await this.col.find({ _id: { $in: ids } }).toArray()).map((d) => [d._id, d]));
+        return ids.map((id) => docs.get(id) ?? null);
+      },
+    );
+    return { events: page.items, nextCursor: page.next === null ? null : encodeCursor(page.next) };
+  }
+
+  /**
+   * Deletes events created before `cutoff`, with their keys, through the expiry keys: each
+   * batch is one range read and two deletes by `_id $in`. (Their delivery attempts expire
+   * on their own, see webhook-deliveries.ts.)
+   */
+  async sweepExpired(cutoff: Date, batch = 500): Promise<number> {
+    let removed = 0;
+    for (;;) {
+      const due = await this.keys
+        .find({ _id: { $gte: EXPIRY_PREFIX, $lt: EXPIRY_PREFIX + timeKey(cutoff) } })
+        .sort({ _id: 1 })
+        .limit(batch)
+        .toArray();
+      if (due.length === 0) return removed;
+      const tails = due.map((d) => d._id.slice(EXPIRY_PREFIX.length));
+      const keyIds = due.flatMap((d, i) => [d._id, ...(d.ids ?? []), ...(d.environment === undefined ? [] : [keyPrefix(d.environment, 'f') + tails[i]])]);
+      removed += (await this.col.deleteMany({ _id: { $in: tails.map(eventIdOfTail) } })).deletedCount;
+      await this.keys.deleteMany({ _id: { $in: keyIds } });
+      if (due.length < batch) return removed;
+    }
+  }
+
+  private keysFor(doc: WebhookOutboxDoc): KeyDoc[] {
+    const tail = tailOf(doc);
+    const at = doc.created_at;
+    const scopes = [keyPrefix(doc.environment, 'a'), keyPrefix(doc.environment, 't', doc.type)];
+    if (typeof doc.connection_id === 'string') scopes.push(keyPrefix(doc.environment, 'c', doc.connection_id));
+    const keys: KeyDoc[] = scopes.map((prefix) => ({ _id: prefix + tail, at }));
+    if (this.writeExpiryKeys) keys.push({ _id: EXPIRY_PREFIX + tail, at, environment: doc.environment, ids: keys.map((k) => k._id) });
+    return keys;
+  }
+
+  private async dropKey(key: string, unless?: string): Promise<void> {
+    if (key !== unless) await this.keys.deleteOne({ _id: key });
+  }
+
+  /**
+   * Events queued by earlier versions (no status: all were pending, delivered ones were
+   * removed) get their keys and a due key once, so the sweeper delivers them and the API
+   * lists them. One scan of the outbox, which those versions kept small, at the first start.
+   */
+  private async adoptEarlierEvents(): Promise<void> {
+    if (await this.keys.findOne({ _id: ADOPTED_MARK })) return;
+    for await (const earlier of this.col.find({ status: { $exists: false } })) {
+      const doc: WebhookOutboxDoc = { ...earlier, status: 'pending', connection_id: connectionIdOf(earlier.payload ?? {}), rounds: earlier.rounds ?? 0, last_error: earlier.last_error ?? null };
+      if (!(doc.created_at instanceof Date) || !(doc.next_attempt_at instanceof Date) || !(doc.lease_until instanceof Date)) continue;
+      await insertManyIgnoringDuplicates(this.keys, [...this.keysFor(doc), { _id: dueKey(doc) }]);
+      await this.col.updateOne({ _id: doc._id, status: { $exists: false } }, { $set: { status: 'pending', connection_id: doc.connection_id } });
+    }
+    await insertManyIgnoringDuplicates(this.keys, [{ _id: ADOPTED_MARK }]);
+  }
+}
+
+function connectionIdOf(payload: Record<string, unknown>): string | null {
+  return typeof payload.connectionId === 'string' ? payload.connectionId : null;
+}
+
+function tailOf(doc: Pick<WebhookOutboxDoc, '_id' | 'created_at'>): string {
+  return `${timeKey(doc.created_at)}|${encodeURIComponent(doc._id)}`;
+}
+
+function eventIdOfTail(tail: string): string {
+  return decodeURIComponent(tail.slice(tail.indexOf('|') + 1));
+}
+
+/** The event a scope or due key points to: what follows its last `|`. */
+function eventIdOf(key: string): string {
+  return decodeURIComponent(key.slice(key.lastIndexOf('|') + 1));
+}
+
+function timeOfKey(key: string): number {
+  return Date.parse(key.slice(DUE_PREFIX.length, key.indexOf('|', DUE_PREFIX.length)));
+}
+
+function isDue(doc: Pick<WebhookOutboxDoc, 'next_attempt_at' | 'lease_until'>, now: Date): boolean {
+  return doc.next_attempt_at.getTime() <= now.getTime() && doc.lease_until.getTime() <= now.getTime();
+}
+
+function dueKeyAt(at: Date, id: string): string {
+  return `${DUE_PREFIX}${timeKey(at)}|${encodeURIComponent(id)}`;
+}
+
+/** Where a pending event waits in the queue: its next round, or the end of the lease holding it. */
+function dueKey(doc: Pick<WebhookOutboxDoc, '_id' | 'next_attempt_at' | 'lease_until'>): string {
+  return dueKeyAt(new Date(Math.max(doc.next_attempt_at.getTime(), doc.lease_until.getTime())), doc._id);
 }

@@ -46,9 +46,9 @@ const FIRST_RETRY_DELAY_MS = 30_000;
 const MAX_RETRY_DELAY_MS = 60 * 60_000;
 
 /**
- * Records the event and sends it in the background. Resolves once the event is stored
- * (one read and one write), not when it is delivered. Throws only if the event could not be
- * stored (e.g. the database is down), which the caller's request then reports.
+ * Records the event and sends it in the background. Resolves once the event is stored (one
+ * read; its keys, then the event: two writes), not when it is delivered. Throws only if the
+ * event could not be stored (e.g. the database is down), which the caller's request then reports.
  */
 export async function queueWebhook(deps: OutboxDeps, event: QueuedEvent): Promise<QueueResult> {
   const settled = Promise.resolve();
@@ -67,6 +67,7 @@ export async function queueWebhook(deps: OutboxDeps, event: QueuedEvent): Promis
     payload: event.payload,
     gate: event.gate,
     created_at: now,
+    status: 'pending',
     rounds: 0,
     next_attempt_at: now,
     lease_until: new Date(now.getTime() + DELIVERY_LEASE_MS),
@@ -77,7 +78,7 @@ export async function queueWebhook(deps: OutboxDeps, event: QueuedEvent): Promis
 }
 
 /**
- * One round for an event this process holds: deliver, then remove it from the outbox or
+ * One round for an event this process holds: deliver, then settle it (delivered or failed) or
  * schedule the next round. Never throws; if even the bookkeeping fails, the lease runs out
  * and the sweeper takes the event again.
  */
@@ -94,13 +95,14 @@ export async function deliverRound(deps: OutboxDeps, doc: WebhookOutboxDoc, now:
     });
     const outcome = outcomeOf(summary);
     if (outcome.done) {
-      await deps.stores.webhookOutbox.remove(doc._id);
-      if (outcome.error) log.error({ error: outcome.error }, 'webhook dropped: the receiver refused it');
+      // The event stays, with its status, for the events API and replays.
+      await deps.stores.webhookOutbox.settle(doc._id, outcome.error ? { status: 'failed', error: outcome.error } : { status: 'delivered' });
+      if (outcome.error && !outcome.skipped) log.error({ error: outcome.error }, 'webhook dropped: the receiver refused it');
       return;
     }
     const at = nextRoundAt(doc, now());
     if (at === null) {
-      await deps.stores.webhookOutbox.remove(doc._id);
+      await deps.stores.webhookOutbox.settle(doc._id, { status: 'failed', error: outcome.error });
       log.error({ error: outcome.error, rounds: doc.rounds + 1 }, 'webhook dropped: still undelivered after the retry window');
       return;
     }
@@ -111,10 +113,10 @@ export async function deliverRound(deps: OutboxDeps, doc: WebhookOutboxDoc, now:
   }
 }
 
-function outcomeOf(summary: DeliverySummary): { done: true; error?: string } | { done: false; error: string } {
+function outcomeOf(summary: DeliverySummary): { done: true; error?: string; skipped?: boolean } | { done: false; error: string } {
   if (summary.delivered) return { done: true };
-  // Nothing to deliver (any more): no URL, turned off, environment gone.
-  if (summary.skipped && summary.skipped !== 'failed') return { done: true };
+  // Nothing to deliver (any more): no URL, turned off, environment gone. Not sent, so not delivered.
+  if (summary.skipped && summary.skipped !== 'failed') return { done: true, error: `not sent: ${summary.skipped}`, skipped: true };
   if (summary.skipped === 'failed') return { done: false, error: 'could not prepare the delivery' };
   const failed = summary.targets.filter((t) => !t.delivered);
   const describe = failed.map((t) => `${t.target}: ${t.status === undefined ? 'no response' : `HTTP ${t.status}`}`).join(', ');
@@ -140,7 +142,7 @@ export interface WebhookSweeper {
 /**
  * Delivers what is due: retries of failed rounds, and events a crashed process left behind
  * (their lease ran out). Several processes may sweep at once; the claim on each event
- * (a conditional update by `_id`) lets exactly one of them take it.
+ * (deleting its queue key, see WebhookOutboxStore.claim) lets exactly one of them take it.
  */
 export function startWebhookSweeper(deps: OutboxDeps, opts: { intervalMs?: number; batch?: number } = {}): WebhookSweeper {
   const intervalMs = opts.intervalMs ?? 10_000;
@@ -149,8 +151,8 @@ export function startWebhookSweeper(deps: OutboxDeps, opts: { intervalMs?: numbe
 
   const sweepOnce = async (): Promise<number> => {
     const now = new Date();
-    const ids = await deps.stores.webhookOutbox.due(now, batch);
-    const claimed = (await Promise.all(ids.map((id) => deps.stores.webhookOutbox.claim(id, now, DELIVERY_LEASE_MS)))).filter((d): d is WebhookOutboxDoc => d !== null);
+    const due = await deps.stores.webhookOutbox.due(now, batch);
+    const claimed = (await Promise.all(due.map((event) => deps.stores.webhookOutbox.claim(event, now, DELIVERY_LEASE_MS)))).filter((d): d is WebhookOutboxDoc => d !== null);
     await Promise.all(claimed.map((doc) => deliverRound(deps, doc)));
     return claimed.length;
   };

@@ -192,7 +192,7 @@ describe('auth webhooks are queued, never waited on', () => {
     for (const held of app.held.splice(0)) held.destroy();
     const hook = await app.waitFor((r) => r.body.connectionId === 'while-silent');
     expect(hook.headers['webhook-id']).toBe(queued._id);
-    await waitUntil(async () => (await stack.core.stores.webhookOutbox.get(String(queued._id))) === null);
+    await waitUntil(async () => (await stack.core.stores.webhookOutbox.get(String(queued._id)))?.status === 'delivered');
   });
 
   test('an app that is down gets the event from a later round, under the same webhook-id', async () => {
@@ -212,15 +212,15 @@ describe('auth webhooks are queued, never waited on', () => {
     // Nothing is due yet.
     expect(await sweeper.sweep()).toBe(0);
 
-    // The app is back; move the clock past the retry instead of waiting for it.
+    // The app is back; bring the retry forward to now instead of waiting for it.
     app.setMood({ kind: 'status', status: 200 });
-    await stack.core.stores.db.collection('webhook_outbox').updateOne({ _id: queued._id }, { $set: { next_attempt_at: new Date() } });
+    await stack.core.stores.webhookOutbox.retryAt(String(queued._id), new Date(), 'brought forward by the test');
     expect(await sweeper.sweep()).toBe(1);
     const delivered = app.received.filter((r) => r.body.connectionId === 'while-down');
     expect(delivered).toHaveLength(5);
     expect(delivered[4].headers['webhook-id']).toBe(queued._id);
     expect(verified(delivered[4])).toEqual(delivered[4].body);
-    expect(await stack.core.stores.webhookOutbox.get(String(queued._id))).toBeNull();
+    expect(await stack.core.stores.webhookOutbox.get(String(queued._id))).toMatchObject({ status: 'delivered' });
   });
 
   test('an event left behind by a process that died before delivering it is delivered by the sweeper', async () => {
@@ -234,7 +234,7 @@ describe('auth webhooks are queued, never waited on', () => {
     const hook = await app.waitFor((r) => r.body.connectionId === 'orphan');
     expect(hook.headers['webhook-id']).toBe(id);
     expect(hook.body).toEqual(payload);
-    expect(await stack.core.stores.webhookOutbox.get(id)).toBeNull();
+    await waitUntil(async () => (await stack.core.stores.webhookOutbox.get(id))?.status === 'delivered');
     // A second sweep finds nothing: delivered once.
     expect(await sweeper.sweep()).toBe(0);
     expect(app.received.filter((r) => r.body.connectionId === 'orphan')).toHaveLength(1);
@@ -245,7 +245,7 @@ describe('auth webhooks are queued, never waited on', () => {
     const res = await stack.api('POST', '/connections', { body: { provider_config_key: 'luma', connection_id: 'refused', credentials: { type: 'API_KEY', apiKey: 'sandbox-luma-api-key' } } });
     expect(res.status).toBe(201);
     await app.waitFor((r) => r.body.connectionId === 'refused');
-    await waitUntil(async () => (await stack.core.stores.db.collection('webhook_outbox').countDocuments({ 'payload.connectionId': 'refused' })) === 0);
+    await waitUntil(async () => (await stack.core.stores.db.collection('webhook_outbox').countDocuments({ 'payload.connectionId': 'refused', status: 'failed' })) === 1);
     expect(app.received.filter((r) => r.body.connectionId === 'refused')).toHaveLength(1);
   });
 });
