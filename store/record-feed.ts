@@ -10,9 +10,8 @@ import { MongoBulkWriteError, MongoServerError, type Collection, type Db } from 
  * gives one seq to many records) are ordered by the encoded id.
  */
 export interface FeedEntry {
+  /** The change: seq and record id, read back with positionOf. Nothing else is stored twice: the feed's write cost follows its size. */
   _id: string;
-  id: string;
-  seq: number;
   /**
    * Epoch ms, never less than the record's `last_modified_at` and never less than the
    * entry before it in the scope: monotonic in `seq`, so `modified_after` finds its start
@@ -60,7 +59,7 @@ export class RecordFeed {
 
   /** Writes entries; an entry already there (a retried or repaired batch, a backfill racing a writer) is left as it is. */
   async append(scopeKey: string, changes: Array<{ id: string; seq: number; at: number }>): Promise<void> {
-    const entries = changes.map((c): FeedEntry => ({ _id: feedKey(scopeKey, c.seq, c.id), id: c.id, seq: c.seq, at: c.at }));
+    const entries = changes.map((c): FeedEntry => ({ _id: feedKey(scopeKey, c.seq, c.id), at: c.at }));
     for (let i = 0; i < entries.length; i += CHUNK) await insertIgnoringDuplicates(this.col, entries.slice(i, i + CHUNK));
   }
 

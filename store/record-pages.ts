@@ -68,14 +68,15 @@ export async function readPage(src: PageSource, scopeKey: string, environment: s
     const n = Math.min(size, budget - scanned);
     const entries = await src.feed.window(pos, until, n);
     scanned += entries.length;
-    const records = await src.fetch(entries.map((e) => src.recordKey(e.id)));
+    const changes = entries.map((e) => ({ key: e._id, ...positionOf(scopeKey, e._id) }));
+    const records = await src.fetch(changes.map((c) => src.recordKey(c.id)));
     const superseded: string[] = [];
-    for (const entry of entries) {
-      pos = entry._id;
+    for (const entry of changes) {
+      pos = entry.key;
       const record = records.get(src.recordKey(entry.id));
       if (record?.seq !== entry.seq) {
         // Missing or at a lower seq: a version not written (yet, or ever); left alone.
-        if (record && record.seq > entry.seq) superseded.push(entry._id);
+        if (record && record.seq > entry.seq) superseded.push(entry.key);
         continue;
       }
       if (matches(record)) found.push(record);
@@ -120,7 +121,7 @@ async function firstSeqModifiedFrom(feed: RecordFeed, scopeKey: string, from: nu
     const mid = Math.floor((lo + hi) / 2);
     const entry = await feed.first(seqPrefix(scopeKey, mid), until);
     if (!entry || entry.at >= at) hi = mid;
-    else lo = entry.seq + 1;
+    else lo = positionOf(scopeKey, entry._id).seq + 1;
   }
   return lo;
 }
