@@ -18,10 +18,10 @@ export interface Core {
   close(): Promise<void>;
 }
 
-export async function openCore(opts: { mongodbUri: string; dbName: string; encryptionKey: string; requestLogTtlDays: number; serverSelectionTimeoutMs?: number; log?: DatabaseWatchLog }): Promise<Core> {
+export async function openCore(opts: { mongodbUri: string; dbName: string; encryptionKey: string; requestLogTtlDays: number; serverSelectionTimeoutMs?: number; log?: DatabaseWatchLog; monitorCommands?: boolean }): Promise<Core> {
   if (!opts.encryptionKey) throw new WeftError('missing_encryption_key', 'WEFT_ENCRYPTION_KEY is required to store credentials.');
   const cipher = new CredentialCipher(opts.encryptionKey);
-  const mongo = await connectMongo(opts.mongodbUri, { serverSelectionTimeoutMs: opts.serverSelectionTimeoutMs });
+  const mongo = await connectMongo(opts.mongodbUri, { serverSelectionTimeoutMs: opts.serverSelectionTimeoutMs, monitorCommands: opts.monitorCommands });
   const stores = createStores(mongo.db(opts.dbName), { requestLogTtlDays: opts.requestLogTtlDays });
   const manualExpiry = await ensureIndexes(stores);
   // A long-running process (API, worker) is watched; a one-shot command is not.

@@ -42,7 +42,8 @@ export const DEFAULT_SERVER_SELECTION_TIMEOUT_MS = 1_500;
 /** How often the driver checks a reachable server (while it is unreachable: every 0.5 s). */
 export const DATABASE_HEARTBEAT_MS = 5_000;
 
-export async function connectMongo(uri: string, opts: { serverSelectionTimeoutMs?: number } = {}): Promise<MongoClient> {
+/** `monitorCommands`: the client emits every command (tests check which filters a request sends). */
+export async function connectMongo(uri: string, opts: { serverSelectionTimeoutMs?: number; monitorCommands?: boolean } = {}): Promise<MongoClient> {
   // FerretDB and MongoDB both accept these; retryWrites is off because FerretDB has no
   // transactions/sessions to retry with. A short server selection: while the database is
   // unreachable an operation fails after this long with MongoServerSelectionError (the API
@@ -58,6 +59,7 @@ export async function connectMongo(uri: string, opts: { serverSelectionTimeoutMs
     serverSelectionTimeoutMS: opts.serverSelectionTimeoutMs ?? DEFAULT_SERVER_SELECTION_TIMEOUT_MS,
     connectTimeoutMS: 5_000,
     heartbeatFrequencyMS: DATABASE_HEARTBEAT_MS,
+    monitorCommands: opts.monitorCommands ?? false,
   });
   await client.connect();
   return client;

@@ -69,6 +69,8 @@ export interface StackOptions {
   apiRateLimit?: { limit: number; windowMs: number };
   /** The API server's request/header/keep-alive timeouts, when not the defaults (WEFT_HTTP_*_TIMEOUT_MS). */
   httpTimeouts?: Partial<HttpTimeouts>;
+  /** The core's MongoClient emits commandStarted events (stack.core.mongo.on('commandStarted', ...)). */
+  monitorCommands?: boolean;
 }
 
 export function testInfra() {
@@ -102,7 +104,7 @@ export async function startWeftStack(opts: StackOptions = {}): Promise<WeftStack
   const logs: string[] = [];
   const logger = pino({ level: 'debug' }, { write: (line: string) => void logs.push(line) });
 
-  const core = await openCore({ mongodbUri: infra.mongodbUri, dbName, encryptionKey, requestLogTtlDays: 1, serverSelectionTimeoutMs: defaults.WEFT_MONGODB_SELECTION_TIMEOUT_MS, log: logger });
+  const core = await openCore({ mongodbUri: infra.mongodbUri, dbName, encryptionKey, requestLogTtlDays: 1, serverSelectionTimeoutMs: defaults.WEFT_MONGODB_SELECTION_TIMEOUT_MS, log: logger, monitorCommands: opts.monitorCommands });
   await core.stores.environments.ensure('dev', keys.dev);
   await core.stores.environments.ensure('prod', keys.prod);
 
