@@ -18,6 +18,17 @@ describe('outbound calls go through the egress policy', () => {
   let redirector: RecordingServer;
   let followTarget: RecordingServer;
   let hanging: RecordingServer;
+
+  /** Request log entries are written in the background (a call never waits on its log line): wait for them to land. */
+  async function loggedFor(integration: string, timeoutMs = 5_000) {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const { entries } = await stack.core.stores.requestLogs.range({ environment: 'dev', integration, limit: 100 });
+      if (entries.length > 0 || Date.now() > deadline) return entries;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
   const HEADERS_TIMEOUT_MS = 500;
 
   beforeAll(async () => {
@@ -61,7 +72,7 @@ describe('outbound calls go through the egress policy', () => {
     expect(forbidden.connections).toBe(0);
     expect(await storedConnection('luma-localhost', 'user-localhost')).toBeNull();
 
-    const logs = await stack.core.stores.requestLogs.list({ environment: 'dev' });
+    const logs = await loggedFor('luma-localhost');
     const entry = logs.find((l) => l.integration === 'luma-localhost');
     expect(entry).toMatchObject({ operation: 'auth', method: 'GET', status: null });
     expect(entry?.error).toMatch(/refused by the "loopback" rule/);
@@ -169,7 +180,7 @@ describe('outbound calls go through the egress policy', () => {
     expect(res.status).toBe(424);
     expect(res.body.error.code).toBe('egress_refused');
     expect(forbidden.connections).toBe(0);
-    const logged = (await stack.core.stores.requestLogs.list({ environment: 'dev' })).filter((l) => l.integration === 'github-local');
+    const logged = await loggedFor('github-local');
     expect(logged.map((l) => [l.method, new URL(l.url).pathname, l.status])).toEqual([['POST', '/app/installations/1001/access_tokens', null]]);
   });
 
