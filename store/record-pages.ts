@@ -86,7 +86,8 @@ export async function readPage(src: PageSource, scopeKey: string, environment: s
     if (found.length > q.limit) return { records: found.slice(0, q.limit), next: positionOfRecord(found[q.limit - 1]) };
     if (entries.length < n) return { records: found, next: null };
     if (scanned >= budget) return { records: found, next: positionOf(scopeKey, pos) };
-    size = Math.min(size * 2, 4 * (q.limit + 1));
+    // Entries were superseded or filtered out: read on in growing windows, a few round trips up to the bound.
+    size *= 2;
   }
 }
 

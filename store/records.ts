@@ -440,7 +440,10 @@ export class RecordStore {
     if (scope.model) filter.model = counterFilter.model = indexFilter.model = scope.model;
     if (scope.variant) filter.variant = counterFilter.variant = indexFilter.variant = scope.variant;
     await this.col.deleteMany(filter);
-    await this.feed.deletePrefix(feedPrefix(scope));
+    if (scope.variant && !scope.model) {
+      // A variant across models is no key prefix: one prefix per scope it has.
+      for (const c of await this.counters.find(counterFilter, { projection: { _id: 1 } }).toArray()) await this.feed.deletePrefix(c._id);
+    } else await this.feed.deletePrefix(feedPrefix(scope));
     // Nothing left: the index and the feed are exact again as empty ones.
     await this.counters.updateMany(counterFilter, { $set: { live: 0, writers: [], indexed: true, feed: true }, $unset: { last_run: '', index: '', index_base: '' } });
     await this.index.deleteScope(indexFilter);

@@ -206,6 +206,19 @@ describe('RecordStore pages', () => {
     expect(feed.filter((e) => String(e._id).startsWith('c-del-keep|'))).toHaveLength(10);
     expect((await store.list(a, { limit: 10 })).records).toEqual([]);
     expect((await store.list(b, { limit: 100 })).records).toHaveLength(10);
+
+    // One scope of a connection, or one variant across its models: the others keep their feed.
+    const scopes = [scopeOf('c-del2'), { ...scopeOf('c-del2'), model: 'Folder' }, scopeOf('c-del2', 'archive'), { ...scopeOf('c-del2', 'archive'), model: 'Folder' }];
+    for (const s of scopes) {
+      const w = await store.openWriter(s, 'run-1');
+      await w.saveBatch(ids(3).map((id) => rec(id)));
+      await store.finishScope(s, 'run-1', false);
+    }
+    await store.deleteScope({ environment: 'dev', connection: 'c-del2', model: 'File', variant: 'base' });
+    await store.deleteScope({ environment: 'dev', connection: 'c-del2', variant: 'archive' });
+    const left = async (s: RecordScope) => (await store.list(s, { limit: 10 })).records.length;
+    expect(await Promise.all(scopes.map(left))).toEqual([0, 3, 0, 0]);
+    expect(await db().collection('record_feed').countDocuments({ _id: { $gte: 'c-del2|', $lt: 'c-del2}' } } as Document)).toBe(3);
   });
 
   describe('what a page reads', () => {
