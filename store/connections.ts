@@ -83,8 +83,12 @@ export class ConnectionStore {
       await this.col.insertOne(doc);
     } catch (err) {
       await this.keys.release(key, doc._id).catch(() => undefined);
-      if (isDuplicateKey(err)) throw duplicate();
-      throw err;
+      if (!isDuplicateKey(err)) throw err;
+      // MongoDB's unique index knows a connection under this key that has no key entry (its
+      // entry was lost in a race): a rare path, so a search is fine; the entry is put back.
+      const unlisted = await this.col.findOne({ environment: doc.environment, provider_config_key: doc.provider_config_key, connection_id: doc.connection_id });
+      if (unlisted) await this.keys.backfill([{ key, target: unlisted._id }]);
+      throw duplicate();
     }
     if (!(await this.keys.holds(key, doc._id))) {
       // Lost the key to a create that took it over meanwhile (see KeyAliases.holds).

@@ -120,6 +120,15 @@ describe('hot lookups by _id', () => {
       await expect(store.create(newConnection({ connection_id: 'legacy' }))).rejects.toMatchObject({ code: 'duplicate_connection' });
     });
 
+    test('a connection without a key entry (lost in a race) is refused as a duplicate and listed again', async () => {
+      const store = new ConnectionStore(db);
+      await store.ensureIndexes(); // the backfill is done: it will not list this one
+      const unlisted = { ...newConnection({ connection_id: 'unlisted' }), auth_status: 'ok', last_auth_error: null, created_at: new Date(), updated_at: new Date() };
+      await db.collection<any>('connections').insertOne(unlisted);
+      await expect(store.create(newConnection({ connection_id: 'unlisted' }))).rejects.toMatchObject({ code: 'duplicate_connection' });
+      expect((await store.find({ environment: 'dev', providerConfigKey: 'luma', connectionId: 'unlisted' }))?._id).toBe(unlisted._id);
+    });
+
     test('a lookup reads by _id only', async () => {
       const store = new ConnectionStore(db);
       const c = await store.create(newConnection({ connection_id: 'monitored' }));
