@@ -5,8 +5,11 @@ import type { IntegrationDoc } from '../../store/integrations';
 
 /** Finds a connection of this environment; another environment's is simply not found. */
 export async function findConnection(stores: Stores, environment: string, providerConfigKey: string, connectionId: string): Promise<{ integration: IntegrationDoc; connection: ConnectionDoc }> {
-  const integration = await findIntegration(stores, environment, providerConfigKey);
-  const connection = await stores.connections.find({ environment, providerConfigKey, connectionId });
+  // Both by key, independent of each other: read together (an unknown integration still answers first).
+  const [integration, connection] = await Promise.all([
+    findIntegration(stores, environment, providerConfigKey),
+    stores.connections.find({ environment, providerConfigKey, connectionId }),
+  ]);
   if (!connection) throw new NotFoundError('unknown_connection', `No connection "${connectionId}" for integration "${providerConfigKey}".`);
   return { integration, connection };
 }
