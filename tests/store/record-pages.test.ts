@@ -275,6 +275,19 @@ describe('RecordStore pages', () => {
         }
       }
 
+      // The feed's window as a page sends it is read through the _id index with its limit (FerretDB's fifth patch; MongoDB's _id index).
+      const window = (await commandsOf(() => store.list(s, { limit: 100, after: { seq: 3000, id: 'f02999' } }))).find((c) => c.name === 'find' && c.collection === 'record_feed')!;
+      const explain = await client
+        .db(db().databaseName)
+        .collection('record_feed')
+        .find(window.command.filter)
+        .sort({ _id: 1 })
+        .limit(Number(window.command.limit))
+        .explain();
+      if (explain.serverInfo?.ferretdbVersion) {
+        expect({ filter: explain.filterPushdown, sort: explain.sortPushdown, limit: explain.limitPushdown }).toEqual({ filter: true, sort: true, limit: true });
+      } else expect(JSON.stringify(explain.queryPlanner.winningPlan)).toContain('IXSCAN');
+
       // A filter that matches nothing stops after SCAN_FACTOR × limit entries, with a place to go on from.
       const commands = await commandsOf(() => store.list(s, { limit: 100, actions: ['DELETED'] }));
       const scanned = commands.filter((c) => c.name === 'find' && c.collection === 'record_feed').reduce((n, c) => n + Number(c.command.limit), 0);
