@@ -69,6 +69,15 @@ export function connectionsRouter(deps: ApiDeps): Router {
 
   router.get('/', async (req, res) => {
     const q = parseInput(listConnectionsQuery, req.query, 'invalid_query_params');
+    if (q.connectionId && !q.search) {
+      // One connection id (what SDKs ask): by key in each integration, not a search of every connection.
+      const env = environmentOf(res);
+      const keys = q.integrationId ? [q.integrationId] : (await deps.stores.integrations.list(env)).map((i) => i.unique_key);
+      const found = await deps.stores.connections.findInIntegrations(env, keys, q.connectionId);
+      found.sort((a, b) => b.created_at.getTime() - a.created_at.getTime() || (a._id < b._id ? -1 : a._id > b._id ? 1 : 0));
+      res.json({ connections: found.slice(q.page * q.limit, (q.page + 1) * q.limit).map((c) => summarize(c)) });
+      return;
+    }
     const docs = await deps.stores.connections.list(environmentOf(res), {
       connectionId: q.connectionId,
       search: q.search,

@@ -74,6 +74,11 @@ describe('the hot path reads by _id', () => {
         // Another environment's key does not see it.
         expect((await stack.api('GET', '/connections/user-1?provider_config_key=luma', { key: stack.keys.prod })).status).toBe(404);
         expect((await stack.api('PATCH', '/connections/metadata', { body: { provider_config_key: 'luma', connection_id: 'user-1', metadata: { plan: 'pro' } } })).status).toBe(200);
+        const listed = await stack.api('GET', '/connections?connectionId=user-1');
+        expect(listed.body.connections.map((c: { id: string }) => c.id)).toEqual([created.body.id]);
+        expect((await stack.api('GET', '/connections?connectionId=user-1&integrationId=luma')).body.connections).toHaveLength(1);
+        expect((await stack.api('GET', '/connections?connectionId=user-1&integrationId=other')).body.connections).toEqual([]);
+        expect((await stack.api('GET', '/connections?connectionId=user-1', { key: stack.keys.prod })).body.connections).toEqual([]);
         expect((await stack.api('GET', '/integrations/luma')).status).toBe(200);
         expect((await stack.api('GET', '/environment')).status).toBe(200);
         const session = await stack.api('POST', '/connect/sessions', { body: { connection_id: 'user-1', end_user: { id: 'u1' } } });
