@@ -10,7 +10,8 @@ import { infraOptionsFromEnv } from '../scripts/infra/infra-env';
 import { startInfrastructure } from '../scripts/infra/infrastructure';
 import { bundleWorkflowsTo } from '../tests/support/bundle-workflows';
 import { lumaPacing } from './luma-pacing';
-import { userFilesIngest } from './user-files-ingest';
+import { readFigures } from './read-figures';
+import { userFilesIngest, type Figure } from './user-files-ingest';
 
 async function main(): Promise<void> {
   const env = infraOptionsFromEnv();
@@ -22,10 +23,15 @@ async function main(): Promise<void> {
     const bundle = path.join(mkdtempSync(path.join(os.tmpdir(), 'weft-bench-')), 'workflows.js');
     await bundleWorkflowsTo(bundle);
     process.env.WEFT_TEST_WORKFLOW_BUNDLE = bundle;
-    // `npm run bench` (100,000 files), `npm run bench -- 20000`, or `npm run bench -- pacing`.
-    const arg = process.argv[2];
-    if (arg !== 'pacing') for (const figure of await userFilesIngest(Number(arg ?? 100_000))) console.log(JSON.stringify(figure));
-    for (const figure of await lumaPacing()) console.log(JSON.stringify(figure));
+    // `npm run bench` (everything, 100,000 files), `npm run bench -- 20000` (another size),
+    // `npm run bench -- pacing` or `npm run bench -- reads [files]` (one part only).
+    const args = process.argv.slice(2);
+    const only = args.find((a) => !/^\d+$/.test(a));
+    if (only !== undefined && only !== 'pacing' && only !== 'reads') throw new Error(`unknown part "${only}": pacing, reads, or a number of files`);
+    const files = Number(args.find((a) => /^\d+$/.test(a)) ?? 100_000);
+    const emit = (figure: Figure) => console.log(JSON.stringify(figure));
+    if (only !== 'pacing') await userFilesIngest(files, emit, { ingest: only !== 'reads', then: readFigures });
+    if (only === undefined) for (const figure of await lumaPacing()) emit(figure);
   } finally {
     await infra.stop();
   }
