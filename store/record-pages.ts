@@ -37,6 +37,8 @@ export interface PageSource {
 export const SCAN_FACTOR = 10;
 /** ...and at least this many, so a small page with a selective filter still moves on. */
 const MIN_SCAN = 200;
+/** The smallest follow-up window: a page short of a record or two reads a few more entries, not another page. */
+const MIN_WINDOW = 8;
 
 /**
  * One page of a scope's records in change order, from the change feed: `_id` range reads
@@ -64,6 +66,7 @@ export async function readPage(src: PageSource, scopeKey: string, environment: s
   const found: RecordDoc[] = [];
   let scanned = 0;
   let size = q.limit + 1;
+  let growth = 1;
   for (;;) {
     const n = Math.min(size, budget - scanned);
     const entries = await src.feed.window(pos, until, n);
@@ -86,8 +89,10 @@ export async function readPage(src: PageSource, scopeKey: string, environment: s
     if (found.length > q.limit) return { records: found.slice(0, q.limit), next: positionOfRecord(found[q.limit - 1]) };
     if (entries.length < n) return { records: found, next: null };
     if (scanned >= budget) return { records: found, next: positionOf(scopeKey, pos) };
-    // Entries were superseded or filtered out: read on in growing windows, a few round trips up to the bound.
-    size *= 2;
+    // Entries were superseded or filtered out: read on for what is missing, in windows that
+    // double while they keep coming back short (a few round trips up to the bound).
+    growth *= 2;
+    size = Math.max(q.limit + 1 - found.length, MIN_WINDOW) * growth;
   }
 }
 
