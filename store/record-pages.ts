@@ -57,10 +57,7 @@ export async function readPage(src: PageSource, scopeKey: string, environment: s
 
   const until = seqPrefix(scopeKey, committed + 1);
   let pos = q.after ? feedKey(scopeKey, q.after.seq, q.after.id) : seqPrefix(scopeKey, 0);
-  if (q.modifiedAfter) {
-    const start = seqPrefix(scopeKey, await firstSeqModifiedFrom(src.feed, scopeKey, q.after?.seq ?? 0, committed, q.modifiedAfter.getTime()));
-    if (start > pos) pos = start;
-  }
+  if (q.modifiedAfter) pos = await skipUnmodified(src.feed, scopeKey, pos, committed, q.modifiedAfter.getTime());
 
   const budget = Math.max(SCAN_FACTOR * q.limit, MIN_SCAN);
   const found: RecordDoc[] = [];
@@ -114,14 +111,17 @@ async function readByIds(src: PageSource, scopeKey: string, committed: number, q
 }
 
 /**
- * The first seq from which changes may be modified at or after `at`: a binary search over
- * seqs with one-entry range reads, which holds because entries' `at` never decreases with
- * seq and is never less than the record's own `last_modified_at`.
+ * Where changes that may be modified at or after `at` begin, from position `pos` on: `pos`
+ * itself when the next entry is that recent (the later pages of a `modified_after` read),
+ * else a binary search over seqs with one-entry range reads. Both hold because entries'
+ * `at` never decreases with seq and is never less than the record's own `last_modified_at`.
  */
-async function firstSeqModifiedFrom(feed: RecordFeed, scopeKey: string, from: number, committed: number, at: number): Promise<number> {
+async function skipUnmodified(feed: RecordFeed, scopeKey: string, pos: string, committed: number, at: number): Promise<string> {
   const until = seqPrefix(scopeKey, committed + 1);
-  // Invariant: the first entry at or after `hi` has at >= `at` (or there is none), and no entry before `lo` has.
-  let lo = from;
+  const next = await feed.first(pos, until);
+  if (!next || next.at >= at) return pos;
+  // Invariant: no entry before `lo` has at >= `at`; the first entry at or after `hi` has (or there is none).
+  let lo = positionOf(scopeKey, next._id).seq + 1;
   let hi = committed + 1;
   while (lo < hi) {
     const mid = Math.floor((lo + hi) / 2);
@@ -129,5 +129,5 @@ async function firstSeqModifiedFrom(feed: RecordFeed, scopeKey: string, from: nu
     if (!entry || entry.at >= at) hi = mid;
     else lo = positionOf(scopeKey, entry._id).seq + 1;
   }
-  return lo;
+  return seqPrefix(scopeKey, lo);
 }
