@@ -158,7 +158,7 @@ const FERRETDB_PATCHES: SourcePatch[] = [
       '',
     ].join('\n'),
   },
-  // A pushdown FerretDB lacks, in the six edits below (plus FERRETDB_ID_RANGE_FILES): a find by
+  // A pushdown FerretDB lacks, in the seven edits below (plus FERRETDB_ID_RANGE_FILES): a find by
   // an `_id` range over strings, `{_id: {$gt|$gte: a, $lt|$lte: b}}`, sorted by `_id`, with a
   // limit, read and sorted the whole collection in Go; now SQLite reads it through the `_id`
   // index in `_id` order with the limit: O(limit), not O(collection). The index orders the
@@ -216,6 +216,23 @@ const FERRETDB_PATCHES: SourcePatch[] = [
       '\t}',
       '',
       '\tres, err := coll.Explain(connCtx, qp)',
+      '',
+    ].join('\n'),
+  },
+  {
+    // A delete by such a range reads only the range too (in any order: nothing is cut off).
+    name: '_id ranges read through the _id index (delete)',
+    file: path.join('internal', 'handler', 'msg_delete.go'),
+    from: '\tvar qp backends.QueryParams\n\tif !h.DisablePushdown {\n\t\tqp.Filter = p.Filter\n\t}\n',
+    to: [
+      '\tvar qp backends.QueryParams',
+      '\tif !h.DisablePushdown {',
+      '\t\tqp.Filter = p.Filter',
+      '',
+      '\t\tif !p.Limited {',
+      '\t\t\tqp.WeftIDRange = types.WeftIDRangeFor(p.Filter, nil)',
+      '\t\t}',
+      '\t}',
       '',
     ].join('\n'),
   },

@@ -163,6 +163,18 @@ describe('an _id range read (sorted by _id, limited) on the MongoDB-wire server'
     expect(viaAnd.map((d) => d._id)).toEqual(expected({ $gt: seqKeys[40], $lt: 'c2' }, -1, 2));
   });
 
+  test('deleteMany by an _id range deletes exactly the strings in it', async () => {
+    const r: IdRange = { $gte: 'c1|File|000000000035', $lt: 'c1|File|000000000070|f' };
+    const inIt = expected(r, 1, 1000);
+    expect(inIt.length).toBeGreaterThan(5);
+    expect((await col.deleteMany({ _id: r })).deletedCount).toBe(inIt.length);
+    const left = (await col.find({}).toArray()).map((d) => d._id as unknown);
+    expect(left).toHaveLength(allIds.length - inIt.length);
+    expect(left.filter((id) => inRange(id, r))).toEqual([]);
+    // The rest of the tests read from a full collection again.
+    await col.insertMany(inIt.map((_id) => ({ _id, n: allIds.indexOf(_id), name: `doc ${allIds.indexOf(_id)}` })));
+  });
+
   test('is read through the _id index in _id order with the limit (explain)', async () => {
     const explain = await col.find({ _id: { $gt: seqKeys[10], $lt: seqKeys[50] } }).sort({ _id: -1 }).limit(100).explain();
     if (explain.serverInfo?.ferretdbVersion) {
