@@ -149,6 +149,8 @@ export class RecordStore {
   readonly index: RecordIndex;
   /** @internal */
   readonly feed: RecordFeed;
+  /** Feed backfills under way in this process, by scope: concurrent first reads wait for one scan instead of each making one. */
+  private readonly feedBuilds = new Map<string, Promise<void>>();
 
   constructor(private readonly db: Db) {
     this.col = db.collection<RecordDoc>('records');
@@ -205,7 +207,17 @@ export class RecordStore {
    * Safe beside a running writer and another builder: entries already there are kept, and
    * an entry for a version the writer has replaced meanwhile is merely superseded.
    */
-  private async buildFeed(scope: RecordScope): Promise<void> {
+  private buildFeed(scope: RecordScope): Promise<void> {
+    const key = counterId(scope);
+    let build = this.feedBuilds.get(key);
+    if (!build) {
+      build = this.scanIntoFeed(scope).finally(() => this.feedBuilds.delete(key));
+      this.feedBuilds.set(key, build);
+    }
+    return build;
+  }
+
+  private async scanIntoFeed(scope: RecordScope): Promise<void> {
     const docs = await this.col.find(scopeFilter(scope), { projection: { _id: 0, id: 1, seq: 1, last_modified_at: 1 } }).toArray();
     docs.sort((a, b) => a.seq - b.seq);
     // `at` must not decrease with seq: a running maximum of the stored times.

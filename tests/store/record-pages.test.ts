@@ -157,11 +157,12 @@ describe('RecordStore pages', () => {
     await db().collection('record_feed').deleteMany({});
     await db().collection('record_counters').updateMany({ connection: s.connection }, { $unset: { feed: '', last_at: '' } });
 
-    // Two readers build it at once while a writer (which builds it too) changes records.
+    // Readers of two processes build it at once while a writer (which builds it too) changes records.
     const w2 = await store.openWriter(s, 'run-2');
     await db().collection('record_counters').updateMany({ connection: s.connection }, { $unset: { feed: '' } });
     await db().collection('record_feed').deleteMany({});
-    await Promise.all([store.list(s, { limit: 5 }), store.list(s, { limit: 5 }), w2.saveBatch(ids(20).map((id) => rec(id, { v: 2 })))]);
+    const otherProcess = new RecordStore(db());
+    await Promise.all([store.list(s, { limit: 5 }), otherProcess.list(s, { limit: 5 }), store.list(s, { limit: 5 }), w2.saveBatch(ids(20).map((id) => rec(id, { v: 2 })))]);
     await store.finishScope(s, 'run-2', false);
 
     expect((await db().collection('record_counters').findOne({ connection: s.connection }))?.feed).toBe(true);
