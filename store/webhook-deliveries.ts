@@ -28,7 +28,7 @@ export interface WebhookDeliveryDoc {
  * sweep, which then reads what expired as a range. Attempts expire on their own clock, also
  * those of deliveries made outside the outbox.
  */
-type Stored = (WebhookDeliveryDoc & { _id: string }) | { _id: string; at: Date; ids: string[] };
+type Stored = (WebhookDeliveryDoc & { _id: string }) | { _id: string; at: Date; created_at?: Date; ids: string[] };
 
 const EXPIRY_PREFIX = '#expiry|';
 const ADOPTED_MARK = '#adopted|v2';
@@ -91,7 +91,8 @@ export class WebhookDeliveryStore {
     const tail = `${timeKey(entry.created_at)}|${suffix}`;
     const id = keyPrefix(entry.event_id) + tail;
     const docs: Stored[] = [{ ...entry, _id: id }];
-    if (this.writeExpiryKeys) docs.push({ _id: EXPIRY_PREFIX + tail, at: entry.created_at, ids: [id] });
+    // `created_at` too: should one be written where the TTL index runs, it expires with its attempt.
+    if (this.writeExpiryKeys) docs.push({ _id: EXPIRY_PREFIX + tail, at: entry.created_at, created_at: entry.created_at, ids: [id] });
     return docs;
   }
 
