@@ -226,10 +226,12 @@ export class WebhookOutboxStore {
           : q.type !== undefined
             ? keyPrefix(env, 't', q.type)
             : keyPrefix(env, 'a');
-    const checks: Array<(e: WebhookOutboxDoc) => boolean> = [(e) => e.environment === env];
+    // The key answers the environment and its own scope; the rest is read off the event
+    // (status always: a failed key outlives a replay until the replay removes it).
+    const checks: Array<(e: WebhookOutboxDoc) => boolean> = [];
     if (q.status) checks.push((e) => e.status === q.status);
-    if (q.type !== undefined) checks.push((e) => e.type === q.type);
-    if (q.connectionId !== undefined) checks.push((e) => e.connection_id === q.connectionId);
+    if (q.type !== undefined && !prefix.startsWith(keyPrefix(env, 't'))) checks.push((e) => e.type === q.type);
+    if (q.connectionId !== undefined && !prefix.startsWith(keyPrefix(env, 'c'))) checks.push((e) => e.connection_id === q.connectionId);
     const page = await readRangePage<KeyDoc, WebhookOutboxDoc>(
       this.keys,
       {
@@ -239,8 +241,7 @@ export class WebhookOutboxStore {
         after: q.cursor === undefined ? undefined : decodeCursor(q.cursor, EVENT_TAIL),
         direction: q.direction ?? 'desc',
         limit: q.limit,
-        // The scope key answers the scope; status (and what a narrower key left over) is read off the event.
-        match: (e) => checks.every((c) => c(e)),
+        match: checks.length ? (e) => checks.every((c) => c(e)) : undefined,
         maxExamined: q.maxExamined,
       },
       async (keys) => {
