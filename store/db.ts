@@ -104,5 +104,6 @@ export async function ensureIndexes(stores: Stores): Promise<ExpiryRule[]> {
     stores.authStates.ensureIndexes(),
     stores.apiRateCounters.ensureIndexes(),
   ]);
-  return results.flatMap((r) => (Array.isArray(r) ? r : [])).filter((r) => !r.native);
+  // A store answers nothing (no expiry), one rule or several.
+  return results.flatMap((r) => (Array.isArray(r) ? r : r ? [r] : [])).filter((r) => !r.native);
 }

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { MongoClient, type CommandStartedEvent, type Document } from 'mongodb';
 import { ApiRateCounterStore, type RateDecision } from '../../store/api-rate-counters';
+import { createStores, ensureIndexes } from '../../store/db';
 import { testInfra } from '../support/weft-stack';
 
 /**
@@ -33,6 +34,13 @@ describe('ApiRateCounterStore', () => {
   afterAll(async () => {
     await inspect.db(dbName).dropDatabase().catch(() => undefined);
     await Promise.all([inspect, ...clients].map((c) => c.close()));
+  });
+
+  test('its expired blocks are swept where the server has no TTL index (the worker sweeps the rules ensureIndexes returns)', async () => {
+    const db = inspect.db(dbName);
+    const native = await db.collection('ttl_probe').createIndex({ at: 1 }, { expireAfterSeconds: 1 }).then(() => true, () => false);
+    const rules = await ensureIndexes(createStores(db));
+    expect(rules.some((r) => r.collection.collectionName === 'api_rate_blocks')).toBe(!native);
   });
 
   /** Ten requests at a time through each store until each is refused; what was admitted. */
