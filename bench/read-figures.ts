@@ -128,7 +128,7 @@ export async function readFigures(drive: SyncedDrive, emit: (figure: Figure) => 
       const at = walks[loop];
       walks[loop] = (await getPage({ model: MODEL, limit: '100', ...(at ? { cursor: at } : {}) })).next_cursor;
     }, PAGE_C8.concurrency, PAGE_C8.durationMs);
-    return { figure: 'records_page_throughput', limit: 100, concurrency: PAGE_C8.concurrency, requests: c8.ms.length, requests_per_s: round1(c8.requestsPerS), p50_ms: percentile(c8.ms, 50), p99_ms: percentile(c8.ms, 99), target: '>= 300 requests/s', pass: c8.requestsPerS >= 300 };
+    return { figure: 'records_page_throughput', limit: 100, concurrency: PAGE_C8.concurrency, requests: c8.ms.length, requests_per_s: round3(c8.requestsPerS), p50_ms: percentile(c8.ms, 50), p99_ms: percentile(c8.ms, 99), target: '>= 300 requests/s', pass: c8.requestsPerS >= 300 };
   });
 
   // Random ids of the drive per request: 100, as the issue asks. The API's query parser
