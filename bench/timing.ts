@@ -8,18 +8,25 @@ export interface Samples {
   /** Milliseconds per request, in the order taken. */
   ms: number[];
   elapsedMs: number;
+  /**
+   * CPU time of this process (the in-process API and the client together) over the elapsed
+   * time, in percent: near 100 means the Node side, not the database, sets the pace.
+   */
+  nodeCpuPercent: number;
 }
 
 /** Runs `request` one at a time, up to `max` times or until `budgetMs` is spent (at least `min`). */
 export async function sampleSequential(request: (i: number) => Promise<void>, limits: { max: number; min: number; budgetMs: number }): Promise<Samples> {
   const ms: number[] = [];
   const start = now();
+  const cpu = process.cpuUsage();
   while (ms.length < limits.max && (ms.length < limits.min || now() - start < limits.budgetMs)) {
     const t = now();
     await request(ms.length);
     ms.push(now() - t);
   }
-  return { ms, elapsedMs: now() - start };
+  const elapsedMs = now() - start;
+  return { ms, elapsedMs, nodeCpuPercent: cpuPercent(cpu, elapsedMs) };
 }
 
 /**
@@ -30,6 +37,7 @@ export async function sampleSequential(request: (i: number) => Promise<void>, li
 export async function sampleConcurrent(request: (loop: number, i: number) => Promise<void>, concurrency: number, durationMs: number): Promise<Samples & { requestsPerS: number }> {
   const ms: number[] = [];
   const start = now();
+  const cpu = process.cpuUsage();
   await Promise.all(
     Array.from({ length: concurrency }, async (_, loop) => {
       for (let i = 0; i === 0 || now() - start < durationMs; i++) {
@@ -40,7 +48,12 @@ export async function sampleConcurrent(request: (loop: number, i: number) => Pro
     }),
   );
   const elapsedMs = now() - start;
-  return { ms, elapsedMs, requestsPerS: (ms.length / elapsedMs) * 1000 };
+  return { ms, elapsedMs, nodeCpuPercent: cpuPercent(cpu, elapsedMs), requestsPerS: (ms.length / elapsedMs) * 1000 };
+}
+
+function cpuPercent(since: NodeJS.CpuUsage, elapsedMs: number): number {
+  const used = process.cpuUsage(since);
+  return Math.round(((used.user + used.system) / 1000 / elapsedMs) * 100);
 }
 
 /** Nearest-rank percentile (p in 0..100) of a sample, rounded to 0.1 ms. */
