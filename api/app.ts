@@ -16,12 +16,13 @@ import { connectPageRouter } from './routers/connect-page';
 import { oauthFlowRouter } from './routers/oauth-flow';
 import { environmentRouter } from './routers/environment';
 import { healthRouter } from './routers/health';
+import { parseQueryString } from './query-parser';
 
 /** The app-facing REST API (shape of Nango's public API; see reference/api.md). */
 export function createApp(deps: ApiDeps): Express {
   const app = express();
   app.disable('x-powered-by');
-  app.set('query parser', 'extended');
+  app.set('query parser', parseQueryString);
   // First, so every answer has them, including the body parser's refusals and 404s.
   app.use(securityHeaders());
   // JSON bodies everywhere; the Connect page's API-key form is the one form route.

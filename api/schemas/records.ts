@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_REPEATED_QUERY_VALUES } from '../query-parser';
 
 const actions = ['added', 'updated', 'deleted'] as const;
 
@@ -15,7 +16,10 @@ export const listRecordsQuery = z.object({
       return parts.length <= 2 && parts.every((p) => (actions as readonly string[]).includes(p));
     }, 'one or two of added, updated, deleted, joined by a comma')
     .optional(),
-  ids: z.union([z.string(), z.array(z.string())]).optional(),
+  // One `ids=` arrives as a string, several as an array: both become a list.
+  ids: z
+    .preprocess((v) => (typeof v === 'string' ? [v] : v), z.array(z.string()).max(MAX_REPEATED_QUERY_VALUES, `at most ${MAX_REPEATED_QUERY_VALUES} ids`))
+    .optional(),
 });
 
 export const connectionHeaders = z.object({

@@ -107,6 +107,22 @@ describe('Luma list-events, end to end', () => {
     expect(seen).toHaveLength(total);
   });
 
+  test('ids= takes up to 1,000 repeated ids (more than the query parser allowed by default: 20) and answers exactly those records', async () => {
+    const headers = { 'connection-id': 'user-1', 'provider-config-key': 'luma' };
+    const stored = await stack.core.stores.db.collection('records').find({ connection: { $exists: true }, deleted_at: null }).project({ id: 1 }).toArray();
+    const wanted = stored.slice(0, 100).map((d) => d.id as string);
+    expect(wanted).toHaveLength(100);
+    const qs = new URLSearchParams([['model', 'CalendarEvent'], ['limit', '1000'], ...wanted.map((id) => ['ids', id]), ['ids', 'no-such-event']] as Array<[string, string]>);
+    const res = await stack.api('GET', `/records?${qs}`, { headers });
+    expect(res.status).toBe(200);
+    expect(res.body.records.map((r: any) => r.id).sort()).toEqual([...wanted].sort());
+
+    const tooMany = new URLSearchParams([['model', 'CalendarEvent'], ...Array.from({ length: 1_001 }, (_, i) => ['ids', `e${i}`])] as Array<[string, string]>);
+    const refused = await stack.api('GET', `/records?${tooMany}`, { headers });
+    expect(refused.status).toBe(400);
+    expect(JSON.stringify(refused.body)).toContain('at most 1000 ids');
+  });
+
   test('a filter that matches little answers within a bounded read: pages may be short or empty and still carry a cursor', async () => {
     const headers = { 'connection-id': 'user-1', 'provider-config-key': 'luma' };
     const seen: string[] = [];
