@@ -1,4 +1,5 @@
 import os from 'node:os';
+import type { CommandFailedEvent, CommandStartedEvent, CommandSucceededEvent } from 'mongodb';
 import type { ConnectionDoc } from '../store/connections';
 import type { WeftStack } from '../tests/support/weft-stack';
 import { databaseCpuClock } from './database-cpu';
@@ -20,6 +21,8 @@ const PAGE_C8 = { concurrency: 8, durationMs: 20_000 };
 const READ_ALL_BUDGET_MS = 180_000;
 const BY_IDS = { max: 100, min: 3, budgetMs: 45_000, ids: 100 };
 const CONNECTION_LOOKUP = { max: 300, min: 20, budgetMs: 30_000 };
+/** Pages whose database commands are counted (after the timed figures: counting costs a little). */
+const COMMANDS_PAGES = 20;
 
 export interface SyncedDrive {
   stack: WeftStack;
@@ -170,6 +173,44 @@ export async function readFigures(drive: SyncedDrive, emit: (figure: Figure) => 
     const p50 = percentile(lookups.ms, 50);
     return { figure: 'connection_lookup', connections: connectionsInDb, requests: lookups.ms.length, p50_ms: p50, p99_ms: percentile(lookups.ms, 99), node_cpu_percent: lookups.nodeCpuPercent, database_cpu_percent: lookups.database_cpu_percent, target: 'p50 <= 10 ms', pass: p50 <= 10 };
   });
+
+  await measure('records_page_commands', () => pageCommands(stack, (cursor) => getPage({ model: MODEL, limit: '100', ...(cursor ? { cursor } : {}) })));
+}
+
+/**
+ * What one page costs the database: the commands sent while pages are read one at a time,
+ * per page, by command and collection (count and mean server round trip). Needs the stack's
+ * client to monitor commands; background writes of a request (its log) fall in whichever
+ * page's window they happen.
+ */
+async function pageCommands(stack: WeftStack, readPage: (cursor: string | null) => Promise<Page>): Promise<Figure> {
+  const client = stack.core.mongo;
+  const started = new Map<number, string>();
+  const totals = new Map<string, { count: number; ms: number }>();
+  const onStart = (e: CommandStartedEvent) => started.set(e.requestId, `${e.commandName} ${String(e.command[e.commandName] ?? e.command.collection ?? '')}`.trim());
+  const onEnd = (e: CommandSucceededEvent | CommandFailedEvent) => {
+    const key = started.get(e.requestId);
+    if (!key) return;
+    started.delete(e.requestId);
+    const t = totals.get(key) ?? { count: 0, ms: 0 };
+    t.count += 1;
+    t.ms += e.duration;
+    totals.set(key, t);
+  };
+  client.on('commandStarted', onStart);
+  client.on('commandSucceeded', onEnd);
+  client.on('commandFailed', onEnd);
+  try {
+    let cursor: string | null = null;
+    for (let i = 0; i < COMMANDS_PAGES; i++) cursor = (await readPage(cursor)).next_cursor;
+  } finally {
+    client.off('commandStarted', onStart);
+    client.off('commandSucceeded', onEnd);
+    client.off('commandFailed', onEnd);
+  }
+  if (totals.size === 0) return { figure: 'records_page_commands', note: 'the client does not monitor commands' };
+  const perPage = [...totals].sort((a, b) => b[1].ms - a[1].ms).map(([command, t]) => ({ command, per_page: round1(t.count / COMMANDS_PAGES), mean_ms: round1(t.ms / t.count) }));
+  return { figure: 'records_page_commands', pages: COMMANDS_PAGES, limit: 100, commands: perPage };
 }
 
 function load(): number {

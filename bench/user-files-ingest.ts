@@ -16,7 +16,7 @@ const BENCH_API_RATE_LIMIT = { limit: 10_000_000, windowMs: 60_000 };
  * stack stops (the read figures).
  */
 export async function userFilesIngest(files: number, emit: (figure: Figure) => void, opts: { ingest?: boolean; then?: (drive: SyncedDrive, emit: (figure: Figure) => void) => Promise<void> } = {}): Promise<void> {
-  const stack = await startWeftStack({ worker: false, graph: { seed: 2, drives: [{ fileCount: files }] }, apiRateLimit: BENCH_API_RATE_LIMIT });
+  const stack = await startWeftStack({ worker: false, graph: { seed: 2, drives: [{ fileCount: files }] }, apiRateLimit: BENCH_API_RATE_LIMIT, monitorCommands: true });
   const worker = await spawnWorkerProcess(stack);
   try {
     await createOneDriveIntegration(stack);
