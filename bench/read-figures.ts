@@ -187,7 +187,9 @@ async function pageCommands(stack: WeftStack, readPage: (cursor: string | null) 
   const client = stack.core.mongo;
   const started = new Map<number, string>();
   const totals = new Map<string, { count: number; ms: number }>();
-  const onStart = (e: CommandStartedEvent) => started.set(e.requestId, `${e.commandName} ${String(e.command[e.commandName] ?? e.command.collection ?? '')}`.trim());
+  // A getMore names its collection in `collection` (its own field holds the cursor id).
+  const collectionOf = (e: CommandStartedEvent) => String((e.commandName === 'getMore' ? e.command.collection : e.command[e.commandName]) ?? '');
+  const onStart = (e: CommandStartedEvent) => started.set(e.requestId, `${e.commandName} ${collectionOf(e)}`.trim());
   const onEnd = (e: CommandSucceededEvent | CommandFailedEvent) => {
     const key = started.get(e.requestId);
     if (!key) return;
