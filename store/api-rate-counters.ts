@@ -1,5 +1,5 @@
 import type { Collection, Db } from 'mongodb';
-import { isDuplicateKey } from './environments';
+import { isDuplicateKey } from './duplicate-key';
 import { ensureExpiry, type ExpiryRule } from './ttl';
 
 /** Block b of a key's window, claimed by one API process: claiming it is inserting its `_id`. */

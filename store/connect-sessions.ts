@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
-import { isDuplicateKey } from './environments';
+import { isDuplicateKey } from './duplicate-key';
 import { ensureExpiry, type ExpiryRule } from './ttl';
 
 /** What an app lets one end user connect (POST /connect/sessions). */

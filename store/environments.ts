@@ -183,4 +183,3 @@ export class EnvironmentStore {
   }
 }
 
-export { isDuplicateKey };

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { MongoBulkWriteError, MongoServerError, type Collection, type Document, type OptionalUnlessRequiredId } from 'mongodb';
+import type { Collection, Document } from 'mongodb';
 import { BadRequestError } from '../common/errors';
 
 /**
@@ -143,19 +143,3 @@ export async function readRangePage<K extends Document & { _id: string }, T = K>
   }
 }
 
-/**
- * Inserts keys that several processes may write at once (the same deterministic `_id`s):
- * a duplicate means the key is already there, which is what the caller wanted.
- */
-export async function insertManyIgnoringDuplicates<T extends Document>(col: Collection<T>, docs: Array<OptionalUnlessRequiredId<T>>): Promise<void> {
-  if (docs.length === 0) return;
-  try {
-    await col.insertMany(docs, { ordered: false });
-  } catch (err) {
-    if (err instanceof MongoBulkWriteError) {
-      const errors = Array.isArray(err.writeErrors) ? err.writeErrors : [err.writeErrors];
-      if (errors.length > 0 && errors.every((e) => e.code === 11000)) return;
-    } else if (err instanceof MongoServerError && err.code === 11000) return;
-    throw err;
-  }
-}

@@ -1,5 +1,5 @@
 import type { Db } from 'mongodb';
-import { isDuplicateKey } from './duplicate-key';
+import { insertManyIgnoringDuplicates, isDuplicateKey } from './duplicate-key';
 
 interface MigrationDoc {
   _id: string;
@@ -23,17 +23,7 @@ export async function runOnce(db: Db, name: string, migrate: () => Promise<void>
   }
 }
 
-/** insertMany that treats "already there" as done (ordered: false, duplicate keys ignored). */
+/** insertMany of any size that treats "already there" as done (see insertManyIgnoringDuplicates). */
 export async function insertMissing<T extends { _id: string }>(db: Db, collection: string, docs: T[]): Promise<void> {
-  for (let i = 0; i < docs.length; i += 1000) {
-    const chunk = docs.slice(i, i + 1000);
-    try {
-      await db.collection<T>(collection).insertMany(chunk as never[], { ordered: false });
-    } catch (err) {
-      const reported = (err as { writeErrors?: { code?: number }[] | { code?: number } }).writeErrors;
-      const errors = Array.isArray(reported) ? reported : reported ? [reported] : [];
-      const onlyDuplicates = errors.length > 0 ? errors.every((e) => e.code === 11000) : isDuplicateKey(err);
-      if (!onlyDuplicates) throw err;
-    }
-  }
+  for (let i = 0; i < docs.length; i += 1000) await insertManyIgnoringDuplicates(db.collection<T>(collection), docs.slice(i, i + 1000) as never[]);
 }

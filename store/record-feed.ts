@@ -1,16 +1,14 @@
-import { MongoBulkWriteError, MongoServerError, type Collection, type Db } from 'mongodb';
+import type { Collection, Db } from 'mongodb';
+import { insertManyIgnoringDuplicates } from './duplicate-key';
 
 /**
  * One change of one record: the record `id` got version `seq` of its scope at `at`.
  *
- * `_id` is `<scope key><seq, 12 digits>|<URI-encoded id>` (the scope key is the scope's
- * counter id, `conn|model|variant|`), so a scope's changes in sequence order are one `_id`
- * range: the only kind of read FerretDB's SQLite backend answers from an index (with the
- * project's patch) and one the `_id` index serves on MongoDB. Ties (a delete detection
- * gives one seq to many records) are ordered by the encoded id.
+ * Its key is `<scope key><seq, 12 digits>|<URI-encoded id>` (the scope key is the scope's
+ * counter id, `conn|model|variant|`), so a scope's changes in sequence order are one key
+ * range. Ties (a delete detection gives one seq to many records) are ordered by the encoded id.
  */
 export interface FeedEntry {
-  /** The change: seq and record id, read back with positionOf. Nothing else is stored twice: the feed's write cost follows its size. */
   _id: string;
   /**
    * Epoch ms, never less than the record's `last_modified_at` and never less than the
@@ -18,12 +16,31 @@ export interface FeedEntry {
    * by a binary search instead of a scan (see RecordStore.reserveSeq).
    */
   at: number;
+  /** The pack the entry is stored in (what `forget` rewrites). */
+  pack: string;
+}
+
+/**
+ * Entries are stored in packs: one document per run of up to PACK consecutive entries of
+ * one append, `_id` = its first entry's key. One document per entry cost a sync about a
+ * fifth of its ingest time on FerretDB (an insert per record, twice); a pack costs one insert
+ * per PACK records. Packs of one scope never overlap (see `append`), so the packs in `_id`
+ * order hold the entries in key order, and a range of entries is a range of packs plus the
+ * pack that straddles its start.
+ */
+interface FeedPack {
+  _id: string;
+  /** Keys of the pack's entries after the scope key, ascending. */
+  s: string[];
+  at: number[];
 }
 
 /** Digits of a padded seq: 10^12 changes per scope. */
 const SEQ_DIGITS = 12;
-/** Entries per insert or delete statement. */
-const CHUNK = 1_000;
+/** Entries per pack: a page of 100 reads one or two packs. */
+const PACK = 250;
+/** Packs per delete or insert statement. */
+const CHUNK = 200;
 
 export function feedKey(scopeKey: string, seq: number, id: string): string {
   return `${seqPrefix(scopeKey, seq)}|${encodeURIComponent(id)}`;
@@ -44,45 +61,94 @@ export function positionOf(scopeKey: string, key: string): { seq: number; id: st
 }
 
 /**
- * The per-scope change feed (`record_feed`). Writers append an entry for every record
- * version before writing the version and before committing its seq; readers page by `_id`
- * ranges up to the committed mark and read the records by `_id $in`. An entry whose record
- * has moved on to a later seq is superseded: readers skip it (the later change has its own
- * entry) and delete it when they meet it.
+ * The per-scope change feed (`record_feed`). Writers append the entries of every record
+ * version before writing the versions and before committing their seqs; readers page by
+ * `_id` ranges of packs up to the committed mark and read the records by `_id $in`. An entry
+ * whose record has moved on to a later seq is superseded: readers skip it (the later change
+ * has its own entry) and drop it from its pack when they meet it.
  */
 export class RecordFeed {
-  private readonly col: Collection<FeedEntry>;
+  private readonly col: Collection<FeedPack>;
 
   constructor(db: Db) {
-    this.col = db.collection<FeedEntry>('record_feed');
-  }
-
-  /** Writes entries; an entry already there (a retried or repaired batch, a backfill racing a writer) is left as it is. */
-  async append(scopeKey: string, changes: Array<{ id: string; seq: number; at: number }>): Promise<void> {
-    const entries = changes.map((c): FeedEntry => ({ _id: feedKey(scopeKey, c.seq, c.id), at: c.at }));
-    for (let i = 0; i < entries.length; i += CHUNK) await insertIgnoringDuplicates(this.col, entries.slice(i, i + CHUNK));
+    this.col = db.collection<FeedPack>('record_feed');
   }
 
   /**
-   * Up to `limit` entries after position `after` and before seq `until`, in order. The
-   * query is exactly `_id` range + sort `{_id: 1}` + limit: the shape FerretDB (patched)
-   * and MongoDB read from the `_id` index.
+   * Writes the entries of one batch, in packs. The entries of one call must not interleave
+   * with those of another (the packs of a scope do not overlap): true of a writer's batches,
+   * each a fresh block of seqs (a delete detection: one fresh seq), and of a backfill, which
+   * appends one entry per pack and only below the first seq already in the feed. A batch
+   * appended again (a retried batch, a repaired swap) makes the same packs, which are kept
+   * as they are.
    */
-  async window(after: string, until: string, limit: number): Promise<FeedEntry[]> {
-    return this.col.find({ _id: { $gt: after, $lt: until } }).sort({ _id: 1 }).limit(limit).toArray();
+  async append(scopeKey: string, changes: Array<{ id: string; seq: number; at: number }>, opts: { single?: boolean } = {}): Promise<void> {
+    const entries = changes.map((c) => ({ key: feedKey(scopeKey, c.seq, c.id), at: c.at })).sort((a, b) => compare(a.key, b.key));
+    const size = opts.single ? 1 : PACK;
+    const packs: FeedPack[] = [];
+    for (let i = 0; i < entries.length; i += size) {
+      const run = entries.slice(i, i + size);
+      packs.push({ _id: run[0].key, s: run.map((e) => e.key.slice(scopeKey.length)), at: run.map((e) => e.at) });
+    }
+    for (let i = 0; i < packs.length; i += CHUNK) await insertManyIgnoringDuplicates(this.col, packs.slice(i, i + CHUNK));
+  }
+
+  /**
+   * Up to `limit` entries after position `after` and before `until`, in order: the pack that
+   * straddles `after`, then the packs after it. Both reads are exactly `_id` range + sort
+   * on `_id` + limit, the shape FerretDB (patched) and MongoDB read from the `_id` index.
+   */
+  async window(scopeKey: string, after: string, until: string, limit: number): Promise<FeedEntry[]> {
+    const out: FeedEntry[] = [];
+    const take = (pack: FeedPack) => {
+      for (let i = 0; i < pack.s.length && out.length < limit; i++) {
+        const key = scopeKey + pack.s[i];
+        if (key > after && key < until) out.push({ _id: key, at: pack.at[i], pack: pack._id });
+      }
+    };
+    const [straddling] = await this.col.find({ _id: { $gte: scopeKey, $lte: after } }).sort({ _id: -1 }).limit(1).toArray();
+    if (straddling) take(straddling);
+    let from = after;
+    for (let packs = 2; out.length < limit; packs *= 4) {
+      const next = await this.col.find({ _id: { $gt: from, $lt: until } }).sort({ _id: 1 }).limit(packs).toArray();
+      for (const pack of next) take(pack);
+      if (next.length < packs) break;
+      from = next[next.length - 1]._id;
+    }
+    return out;
   }
 
   /** The first entry after position `after` and before `until`, if any. */
-  async first(after: string, until: string): Promise<FeedEntry | undefined> {
-    return (await this.window(after, until, 1))[0];
+  async first(scopeKey: string, after: string, until: string): Promise<FeedEntry | undefined> {
+    return (await this.window(scopeKey, after, until, 1))[0];
   }
 
-  /** Removes superseded entries. */
-  async forget(keys: string[]): Promise<void> {
-    for (let i = 0; i < keys.length; i += CHUNK) await this.col.deleteMany({ _id: { $in: keys.slice(i, i + CHUNK) } });
+  /** Drops superseded entries from their packs (a pack left empty goes). */
+  async forget(scopeKey: string, entries: FeedEntry[]): Promise<void> {
+    const byPack = new Map<string, Set<string>>();
+    for (const e of entries) {
+      const keys = byPack.get(e.pack) ?? new Set<string>();
+      keys.add(e._id.slice(scopeKey.length));
+      byPack.set(e.pack, keys);
+    }
+    for (const [id, gone] of byPack) {
+      const pack = await this.col.findOne({ _id: id });
+      if (!pack) continue;
+      const keep = pack.s.map((s, i) => [s, pack.at[i]] as const).filter(([s]) => !gone.has(s));
+      // Superseded stays superseded (a record's seq only grows): two readers dropping
+      // different sets from one pack at once can only leave one of them to drop again.
+      if (keep.length === 0) await this.col.deleteMany({ _id: { $in: [id] } });
+      else if (keep.length < pack.s.length) await this.col.updateOne({ _id: id }, { $set: { s: keep.map(([s]) => s), at: keep.map(([, at]) => at) } });
+    }
   }
 
-  /** Removes every entry whose key starts with `prefix` (one scope, or a whole connection). */
+  /** The seq of the scope's first entry, if it has any (where a backfill must stop). */
+  async firstSeq(scopeKey: string): Promise<number | undefined> {
+    const [pack] = await this.col.find({ _id: { $gte: scopeKey, $lt: `${scopeKey.slice(0, -1)}}` } }).sort({ _id: 1 }).limit(1).toArray();
+    return pack ? positionOf(scopeKey, scopeKey + pack.s[0]).seq : undefined;
+  }
+
+  /** Removes every pack whose key starts with `prefix` (one scope, or a whole connection). */
   async deletePrefix(prefix: string): Promise<void> {
     // '|' ends every prefix, and '}' is the character after it: [prefix, prefix-with-'}') is the whole key space under it.
     if (!prefix.endsWith('|')) throw new Error(`feed key prefix must end with '|': ${prefix}`);
@@ -90,14 +156,6 @@ export class RecordFeed {
   }
 }
 
-async function insertIgnoringDuplicates(col: Collection<FeedEntry>, docs: FeedEntry[]): Promise<void> {
-  try {
-    await col.insertMany(docs, { ordered: false });
-  } catch (err) {
-    if (err instanceof MongoBulkWriteError) {
-      const errors = Array.isArray(err.writeErrors) ? err.writeErrors : [err.writeErrors];
-      if (errors.length > 0 && errors.every((e) => e.code === 11000)) return;
-    } else if (err instanceof MongoServerError && err.code === 11000) return;
-    throw err;
-  }
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }

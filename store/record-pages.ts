@@ -1,4 +1,4 @@
-import { feedKey, positionOf, seqPrefix, type RecordFeed } from './record-feed';
+import { feedKey, positionOf, seqPrefix, type FeedEntry, type RecordFeed } from './record-feed';
 import type { RecordAction, RecordDoc } from './records';
 
 /** A position in a scope's change order: the change `seq` of record `id` (ties by encoded id). */
@@ -66,23 +66,23 @@ export async function readPage(src: PageSource, scopeKey: string, environment: s
   let growth = 1;
   for (;;) {
     const n = Math.min(size, budget - scanned);
-    const entries = await src.feed.window(pos, until, n);
+    const entries = await src.feed.window(scopeKey, pos, until, n);
     scanned += entries.length;
-    const changes = entries.map((e) => ({ key: e._id, ...positionOf(scopeKey, e._id) }));
+    const changes = entries.map((e) => ({ entry: e, key: e._id, ...positionOf(scopeKey, e._id) }));
     const records = await src.fetch(changes.map((c) => src.recordKey(c.id)));
-    const superseded: string[] = [];
+    const superseded: FeedEntry[] = [];
     for (const entry of changes) {
       pos = entry.key;
       const record = records.get(src.recordKey(entry.id));
       if (record?.seq !== entry.seq) {
         // Missing or at a lower seq: a version not written (yet, or ever); left alone.
-        if (record && record.seq > entry.seq) superseded.push(entry.key);
+        if (record && record.seq > entry.seq) superseded.push(entry.entry);
         continue;
       }
       if (matches(record)) found.push(record);
       if (found.length > q.limit) break;
     }
-    if (superseded.length) await src.feed.forget(superseded);
+    if (superseded.length) await src.feed.forget(scopeKey, superseded);
     if (found.length > q.limit) return { records: found.slice(0, q.limit), next: positionOfRecord(found[q.limit - 1]) };
     if (entries.length < n) return { records: found, next: null };
     if (scanned >= budget) return { records: found, next: positionOf(scopeKey, pos) };
@@ -118,14 +118,14 @@ async function readByIds(src: PageSource, scopeKey: string, committed: number, q
  */
 async function skipUnmodified(feed: RecordFeed, scopeKey: string, pos: string, committed: number, at: number): Promise<string> {
   const until = seqPrefix(scopeKey, committed + 1);
-  const next = await feed.first(pos, until);
+  const next = await feed.first(scopeKey, pos, until);
   if (!next || next.at >= at) return pos;
   // Invariant: no entry before `lo` has at >= `at`; the first entry at or after `hi` has (or there is none).
   let lo = positionOf(scopeKey, next._id).seq + 1;
   let hi = committed + 1;
   while (lo < hi) {
     const mid = Math.floor((lo + hi) / 2);
-    const entry = await feed.first(seqPrefix(scopeKey, mid), until);
+    const entry = await feed.first(scopeKey, seqPrefix(scopeKey, mid), until);
     if (!entry || entry.at >= at) hi = mid;
     else lo = positionOf(scopeKey, entry._id).seq + 1;
   }

@@ -196,8 +196,9 @@ export class RecordStore {
   /** Redoes every swap of the scope a crashed writer left: the parked versions are the newest. */
   private async repairSwaps(scope: RecordScope): Promise<void> {
     for (const swap of await this.index.leftoverSwaps(scope)) {
-      // Their feed entries were written before the swap began; writing them again is a no-op.
-      await this.feed.append(counterId(scope), swap.docs.map((d) => ({ id: d.id, seq: d.seq, at: d.last_modified_at.getTime() })));
+      // Their feed entries were written before the swap began (a swap parked by a version
+      // before the feed is covered by the backfill that follows in openWriter). Appending a
+      // subset of a batch again would make a pack overlapping the batch's own.
       await this.replaceVersions(swap.id, scope, swap.docs, swap.entries);
     }
   }
@@ -218,12 +219,20 @@ export class RecordStore {
   }
 
   private async scanIntoFeed(scope: RecordScope): Promise<void> {
-    const docs = await this.col.find(scopeFilter(scope), { projection: { _id: 0, id: 1, seq: 1, last_modified_at: 1 } }).toArray();
+    // Only below what the feed already has and what was committed when the build began: the
+    // feed's packs must not overlap, and any version at or above either was appended by the
+    // writer that wrote it (this version of Weft appends before it commits).
+    const committed = (await this.counters.findOne({ _id: counterId(scope) }))?.committed ?? 0;
+    const firstInFeed = (await this.feed.firstSeq(counterId(scope))) ?? Infinity;
+    const docs = (await this.col.find(scopeFilter(scope), { projection: { _id: 0, id: 1, seq: 1, last_modified_at: 1 } }).toArray()).filter(
+      (d) => d.seq <= committed && d.seq < firstInFeed,
+    );
     docs.sort((a, b) => a.seq - b.seq);
     // `at` must not decrease with seq: a running maximum of the stored times.
     let at = 0;
     const changes = docs.map((d) => ({ id: d.id, seq: d.seq, at: (at = Math.max(at, d.last_modified_at.getTime())) }));
-    await this.feed.append(counterId(scope), changes);
+    // One entry per pack: a backfill racing another one (another process) makes the same packs.
+    await this.feed.append(counterId(scope), changes, { single: true });
     await this.counters.updateOne({ _id: counterId(scope) }, { $set: { feed: true }, $max: { last_at: at } });
   }
 

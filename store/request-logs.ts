@@ -1,5 +1,6 @@
 import type { Collection, Db, ObjectId } from 'mongodb';
-import { insertManyIgnoringDuplicates, keyPrefix, readRangePage, timeKey, uniqueSuffix, encodeCursor, decodeCursor, type Direction } from './key-range';
+import { insertManyIgnoringDuplicates } from './duplicate-key';
+import { keyPrefix, readRangePage, timeKey, uniqueSuffix, encodeCursor, decodeCursor, type Direction } from './key-range';
 import { ensureExpiry, type ExpiryRule } from './ttl';
 
 /** One third-party request, as an operator sees it in `GET /logs`. Secrets already removed. */

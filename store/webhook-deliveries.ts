@@ -1,5 +1,6 @@
 import type { Collection, Db, ObjectId } from 'mongodb';
-import { insertManyIgnoringDuplicates, keyPrefix, readRangePage, timeKey, uniqueSuffix } from './key-range';
+import { insertManyIgnoringDuplicates } from './duplicate-key';
+import { keyPrefix, readRangePage, timeKey, uniqueSuffix } from './key-range';
 import { ensureExpiry, type ExpiryRule } from './ttl';
 
 /** How long delivery attempts are kept for operators to inspect. */

@@ -1,5 +1,6 @@
 import type { Collection, Db } from 'mongodb';
-import { decodeCursor, encodeCursor, insertManyIgnoringDuplicates, keyPrefix, readRangePage, timeKey, type Direction } from './key-range';
+import { insertManyIgnoringDuplicates } from './duplicate-key';
+import { decodeCursor, encodeCursor, keyPrefix, readRangePage, timeKey, type Direction } from './key-range';
 import { ensureExpiry, type ExpiryRule } from './ttl';
 
 /** How long events (delivered, failed) are kept for `GET /webhooks/events` and replays. */
