@@ -80,9 +80,12 @@ describe('outages of MongoDB and Temporal', () => {
   test('MongoDB down: 503 database_unavailable with Retry-After within ~2 s; back up: the same API and worker carry on', async () => {
     expect(await health()).toMatchObject({ status: 200, body: { status: 'ok', database: 'ok', orchestrator: 'ok' } });
 
-    // A run in flight when the database goes (it has fetched its first page; the next one is
-    // slow): its activity fails on the database and Temporal retries it.
-    stack.luma.setLatency(1_500);
+    // A run in flight when the database goes (its page is on the way, slowly): its activity
+    // fails on the database and Temporal retries it. The page takes longer than stopping
+    // FerretDB does (about 3 s, serving all the while), so the run reaches the database only
+    // once it is gone (with 1.5 s, a loaded machine let the run finish before the stop); and
+    // less than the activity's 10 s heartbeat timeout.
+    stack.luma.setLatency(7_000);
     stack.luma.resetStats();
     expect((await timed('POST', '/sync/trigger', { body: { provider_config_key: 'luma', connection_id: 'user-1', syncs: ['list-events'] } })).status).toBe(200);
     const run = stack.waitForSync('user-1', 'list-events');
