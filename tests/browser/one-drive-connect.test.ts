@@ -11,7 +11,7 @@ import { freshOAuthCredentials } from '../../auth/oauth/token-refresh';
 import { sealedAt } from '../../auth/credential-cipher';
 import { connectResult as result, launchBrowser } from '../support/browser';
 import { startWebhookReceiver } from '../support/webhook-receiver';
-import { runSync, startWeftStack, type WeftStack } from '../support/weft-stack';
+import { readAllRecords, runSync, startWeftStack, type WeftStack } from '../support/weft-stack';
 
 const ADMIN = 'admin@contoso.onmicrosoft.com';
 const USER = 'user@contoso.onmicrosoft.com';
@@ -107,8 +107,10 @@ describe('Connect: OneDrive (Microsoft OAuth 2.0 + PKCE) in a browser', () => {
     expect(hook.body).toMatchObject({ from: 'weft', operation: 'creation', success: true, providerConfigKey: 'one-drive', authMode: 'OAUTH2' });
 
     // It works: the files sync with the token Microsoft issued.
+    // (The run that starts with the connection may have saved them before this one: count the records, not this run's changes.)
     const run = await runSync(stack, 'one-drive', connectionId, 'user-files');
-    expect(run.result.File.added + run.result.File.updated).toBeGreaterThan(0);
+    expect(run.result.File).toBeDefined();
+    expect((await readAllRecords(stack, connectionId, 'File', {}, 'one-drive')).length).toBeGreaterThan(0);
 
     // Replaying the callback (same code, same state) is refused and creates nothing.
     const callback = identity.requestLog().length; // (for debugging only)
