@@ -188,8 +188,29 @@ export async function startWeftStack(opts: StackOptions = {}): Promise<WeftStack
 
     async waitForSync(connectionId, syncName, o = {}) {
       const id = syncWorkflowId(o.environment ?? 'dev', o.providerConfigKey ?? 'luma', connectionId, syncName, 'base');
-      // The handle follows the latest run of this workflow ID.
-      return temporal.workflow.getHandle(id).result();
+      // The handle follows the latest run of this workflow ID. A run that does not end well
+      // within a test's time says where it stands (a CI run once saw a sync never finish).
+      const handle = temporal.workflow.getHandle(id);
+      let timer: NodeJS.Timeout | undefined;
+      const stalled = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          void handle.describe().then(
+            (d) => {
+              const pending = (d.raw.pendingActivities ?? []).map((a) => ({
+                type: a.activityType?.name,
+                state: a.state,
+                attempt: a.attempt,
+                lastFailure: a.lastFailure?.message,
+                lastHeartbeat: a.lastHeartbeatTime?.seconds?.toString(),
+              }));
+              reject(new Error(`waitForSync(${id}): not finished after 90 s; status ${d.status.name}, pending activities ${JSON.stringify(pending)}`));
+            },
+            (err) => reject(new Error(`waitForSync(${id}): not finished after 90 s; describe failed: ${(err as Error).message}`)),
+          );
+        }, 90_000);
+        timer.unref();
+      });
+      return Promise.race([handle.result(), stalled]).finally(() => clearTimeout(timer));
     },
 
     async shutdown() {
