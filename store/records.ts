@@ -447,8 +447,12 @@ export class RecordStore {
   /** Records by `_id`, read with nothing but `{_id: {$in}}` (what FerretDB reads through its index). */
   private async fetchByKeys(keys: string[]): Promise<Map<string, RecordDoc>> {
     const out = new Map<string, RecordDoc>();
-    for (let i = 0; i < keys.length; i += CHUNK) {
-      for await (const doc of this.col.find({ _id: { $in: keys.slice(i, i + CHUNK) } })) out.set(doc._id, doc);
+    const unique = [...new Set(keys)];
+    for (let i = 0; i < unique.length; i += CHUNK) {
+      const chunk = unique.slice(i, i + CHUNK);
+      // At most one document per key: with that as the limit and the batch size, the server
+      // answers in one reply and closes the cursor (no getMore round trip to learn the end).
+      for (const doc of await this.col.find({ _id: { $in: chunk } }).limit(chunk.length).batchSize(chunk.length).toArray()) out.set(doc._id, doc);
     }
     return out;
   }
