@@ -39,16 +39,6 @@ export class ConflictError extends WeftError {
   }
 }
 
-/** A third-party call failed in a way the app should see (HTTP 424 at the API). */
-export class UpstreamError extends WeftError {
-  constructor(
-    code: string,
-    message: string,
-    readonly upstream: { status: number; headers?: Record<string, string>; body?: unknown },
-  ) {
-    super(code, message, 424, { upstream });
-  }
-}
 
 /** One zod issue, in the shape the API returns in `error.errors`. */
 export interface ValidationIssue {

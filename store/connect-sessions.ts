@@ -110,8 +110,4 @@ export class ConnectSessionStore {
     return false;
   }
 
-  /** @internal tests: move a session's expiry. */
-  async setExpiry(token: string, expiresAt: Date): Promise<void> {
-    await this.col.updateOne({ _id: hashSessionToken(token) }, { $set: { expires_at: expiresAt } });
-  }
 }

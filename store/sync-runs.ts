@@ -36,10 +36,6 @@ export class SyncRunStore {
     return doc as SyncRunDoc;
   }
 
-  async get(id: string): Promise<SyncRunDoc | null> {
-    return this.col.findOne({ _id: id });
-  }
-
   async finish(id: string, outcome: { status: 'SUCCESS'; result: ModelCounts } | { status: 'ERROR'; error: { code: string; message: string; detail?: unknown } }): Promise<void> {
     await this.col.updateOne(
       { _id: id },

@@ -1,6 +1,5 @@
-/** Query parameters and headers that carry secrets in any provider we talk to. */
+/** Query parameters that carry secrets in any provider we talk to. */
 const SECRET_QUERY = /^(access_token|refresh_token|client_secret|code|token|api_key|apikey|key|sig|signature|tempauth)$/i;
-const SECRET_HEADER = /^(authorization|proxy-authorization|cookie|set-cookie|x-[a-z0-9-]*api-key|x-[a-z0-9-]*token)$/i;
 
 export function redactUrl(url: string): string {
   try {
@@ -12,12 +11,6 @@ export function redactUrl(url: string): string {
   } catch {
     return url.replace(/([?&](?:access_token|token|code|key|sig)=)[^&]*/gi, '$1REDACTED');
   }
-}
-
-export function redactHeaders(headers: Record<string, string>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(headers)) out[k] = SECRET_HEADER.test(k) ? 'REDACTED' : v;
-  return out;
 }
 
 /** Removes every occurrence of the given secret values from a string (error messages, bodies). */

@@ -9,6 +9,7 @@ import {
 } from '../../sandbox/microsoft-identity';
 import { freshOAuthCredentials } from '../../auth/oauth/token-refresh';
 import { sealedAt } from '../../auth/credential-cipher';
+import { hashSessionToken } from '../../store/connect-sessions';
 import { connectResult as result, launchBrowser } from '../support/browser';
 import { startWebhookReceiver } from '../support/webhook-receiver';
 import { readAllRecords, runSync, startWeftStack, type WeftStack } from '../support/weft-stack';
@@ -204,7 +205,9 @@ describe('Connect: OneDrive (Microsoft OAuth 2.0 + PKCE) in a browser', () => {
     expect(await connectionCount()).toBe(count);
 
     const link = await connectLink();
-    await stack.core.stores.connectSessions.setExpiry(new URL(link).searchParams.get('session_token') as string, new Date(Date.now() - 1000));
+    // The session runs out (as time would have it): its document's expiry moves into the past.
+    const sessionId = hashSessionToken(new URL(link).searchParams.get('session_token') as string);
+    await stack.core.stores.db.collection('connect_sessions').updateOne({ _id: sessionId as never }, { $set: { expires_at: new Date(Date.now() - 1000) } });
     const res = await page.goto(link);
     expect(res?.status()).toBe(401);
     expect(await result(page)).toMatchObject({ result: 'error', code: 'connect_session_expired' });
