@@ -1,6 +1,6 @@
 import type { Collection, Db, ObjectId } from 'mongodb';
-import { insertManyIgnoringDuplicates } from './duplicate-key';
 import { keyPrefix, readRangePage, timeKey, uniqueSuffix, encodeCursor, decodeCursor, type Direction } from './key-range';
+import { rekeyEarlierDocuments, runOnce } from './migrations';
 import { ensureExpiry, type ExpiryRule } from './ttl';
 
 /** One third-party request, as an operator sees it in `GET /logs`. Secrets already removed. */
@@ -42,8 +42,6 @@ type ExpiryDoc = { _id: string; at: Date; ids: string[] };
 type Stored = StoredEntry | ExpiryDoc;
 
 const EXPIRY_PREFIX = '#expiry|';
-/** Marks that entries written before the keyed layout were converted (see adoptEarlierEntries). */
-const ADOPTED_MARK = '#adopted|v2';
 
 export interface RequestLogQuery {
   environment: string;
@@ -76,7 +74,10 @@ export class RequestLogStore {
   /** Expiry keys are written unless the server expires entries itself. */
   private writeExpiryKeys = true;
 
-  constructor(db: Db, private readonly ttlDays: number) {
+  constructor(
+    private readonly db: Db,
+    private readonly ttlDays: number,
+  ) {
     this.col = db.collection<Stored>('request_logs');
   }
 
@@ -87,7 +88,7 @@ export class RequestLogStore {
     for (const name of ['environment_1_connection_id_1_at_-1', ...(rule.native ? [] : ['at_1'])]) {
       await this.col.dropIndex(name).catch(() => undefined);
     }
-    await this.adoptEarlierEntries();
+    await runOnce(this.db, 'request_logs_keyed', () => this.adoptEarlierEntries());
     return [rule];
   }
 
@@ -162,23 +163,13 @@ export class RequestLogStore {
    * duplicates are refused) and nothing is listed twice. One scan, at the first start only.
    */
   private async adoptEarlierEntries(): Promise<void> {
-    if (await this.col.findOne({ _id: ADOPTED_MARK } as never)) return;
-    const earlier = this.col.find({ _id: { $type: 'objectId' } } as never) as unknown as AsyncIterable<RequestLogDoc & { _id: ObjectId }>;
-    let chunk: Array<RequestLogDoc & { _id: ObjectId }> = [];
-    const flush = async () => {
-      if (chunk.length === 0) return;
-      await insertManyIgnoringDuplicates(this.col, chunk.flatMap(({ _id, ...entry }) => this.documentsFor(entry, _id.toHexString())));
-      await this.col.deleteMany({ _id: { $in: chunk.map((d) => d._id) } } as never);
-      chunk = [];
-    };
-    for await (const doc of earlier) {
-      if (!(doc.at instanceof Date) || typeof doc.environment !== 'string') continue;
-      chunk.push(doc);
-      if (chunk.length === 500) await flush();
-    }
-    await flush();
-    await insertManyIgnoringDuplicates(this.col, [{ _id: ADOPTED_MARK, at: new Date(8_640_000_000_000_000), ids: [] }]);
+    await rekeyEarlierDocuments<RequestLogDoc, Stored>(
+      this.col,
+      (doc) => doc.at instanceof Date && typeof doc.environment === 'string',
+      (entry, suffix) => this.documentsFor(entry, suffix),
+    );
   }
+
 }
 
 function toEntry(doc: StoredEntry): RequestLogEntry {

@@ -1,6 +1,6 @@
 import type { Collection, Db, ObjectId } from 'mongodb';
-import { insertManyIgnoringDuplicates } from './duplicate-key';
 import { keyPrefix, readRangePage, timeKey, uniqueSuffix } from './key-range';
+import { rekeyEarlierDocuments, runOnce } from './migrations';
 import { ensureExpiry, type ExpiryRule } from './ttl';
 
 /** How long delivery attempts are kept for operators to inspect. */
@@ -32,7 +32,6 @@ export interface WebhookDeliveryDoc {
 type Stored = (WebhookDeliveryDoc & { _id: string }) | { _id: string; at: Date; created_at?: Date; ids: string[] };
 
 const EXPIRY_PREFIX = '#expiry|';
-const ADOPTED_MARK = '#adopted|v2';
 /** More attempts than one event can have (rounds over a day, a few tries per URL each). */
 const MAX_ATTEMPTS_LISTED = 2_000;
 
@@ -40,7 +39,7 @@ export class WebhookDeliveryStore {
   private readonly col: Collection<Stored>;
   private writeExpiryKeys = true;
 
-  constructor(db: Db) {
+  constructor(private readonly db: Db) {
     this.col = db.collection<Stored>('webhook_deliveries');
   }
 
@@ -51,7 +50,7 @@ export class WebhookDeliveryStore {
     for (const name of ['environment_1_event_id_1_created_at_1', 'environment_1_type_1_created_at_-1', ...(rule.native ? [] : ['created_at_1'])]) {
       await this.col.dropIndex(name).catch(() => undefined);
     }
-    await this.adoptEarlierAttempts();
+    await runOnce(this.db, 'webhook_deliveries_keyed', () => this.adoptEarlierAttempts());
     return [rule];
   }
 
@@ -102,21 +101,11 @@ export class WebhookDeliveryStore {
    * layout (suffix: their ObjectId, so processes starting together write the same keys).
    */
   private async adoptEarlierAttempts(): Promise<void> {
-    if (await this.col.findOne({ _id: ADOPTED_MARK })) return;
-    const earlier = this.col.find({ _id: { $type: 'objectId' } } as never) as unknown as AsyncIterable<WebhookDeliveryDoc & { _id: ObjectId }>;
-    let chunk: Array<WebhookDeliveryDoc & { _id: ObjectId }> = [];
-    const flush = async () => {
-      if (chunk.length === 0) return;
-      await insertManyIgnoringDuplicates(this.col, chunk.flatMap(({ _id, ...attempt }) => this.documentsFor(attempt, _id.toHexString())));
-      await this.col.deleteMany({ _id: { $in: chunk.map((d) => d._id) } } as never);
-      chunk = [];
-    };
-    for await (const doc of earlier) {
-      if (!(doc.created_at instanceof Date) || typeof doc.event_id !== 'string') continue;
-      chunk.push(doc);
-      if (chunk.length === 500) await flush();
-    }
-    await flush();
-    await insertManyIgnoringDuplicates(this.col, [{ _id: ADOPTED_MARK, at: new Date(8_640_000_000_000_000), ids: [] }]);
+    await rekeyEarlierDocuments<WebhookDeliveryDoc, Stored>(
+      this.col,
+      (doc) => doc.created_at instanceof Date && typeof doc.event_id === 'string',
+      (attempt, suffix) => this.documentsFor(attempt, suffix),
+    );
   }
+
 }

@@ -1,5 +1,6 @@
 import type { Collection, Db } from 'mongodb';
 import { insertManyIgnoringDuplicates } from './duplicate-key';
+import { runOnce } from './migrations';
 import { decodeCursor, encodeCursor, keyPrefix, readRangePage, timeKey, type Direction } from './key-range';
 import { ensureExpiry, type ExpiryRule } from './ttl';
 
@@ -57,7 +58,6 @@ type KeyDoc = { _id: string; at?: Date; environment?: string; ids?: string[] };
 
 const DUE_PREFIX = '#due|';
 const EXPIRY_PREFIX = '#expiry|';
-const ADOPTED_MARK = '#adopted|v2';
 /** A due key whose event is missing this long after its time is an orphan, not an insert in progress. */
 const ORPHAN_GRACE_MS = 60_000;
 const EVENT_TAIL = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z\|[0-9a-zA-Z_.%-]{1,128}$/;
@@ -94,7 +94,7 @@ export class WebhookOutboxStore {
   private readonly keys: Collection<KeyDoc>;
   private writeExpiryKeys = true;
 
-  constructor(db: Db) {
+  constructor(private readonly db: Db) {
     this.col = db.collection<WebhookOutboxDoc>('webhook_outbox');
     this.keys = db.collection<KeyDoc>('webhook_event_keys');
   }
@@ -106,7 +106,7 @@ export class WebhookOutboxStore {
     if (rule.native) await this.keys.createIndex({ at: 1 }, { expireAfterSeconds: WEBHOOK_EVENT_RETENTION_SECONDS });
     // The due queue replaces the index earlier versions read the sweep from.
     await this.col.dropIndex('next_attempt_at_1').catch(() => undefined);
-    await this.adoptEarlierEvents();
+    await runOnce(this.db, 'webhook_outbox_keyed', () => this.adoptEarlierEvents());
     return [rule];
   }
 
@@ -296,14 +296,12 @@ export class WebhookOutboxStore {
    * lists them. One scan of the outbox, which those versions kept small, at the first start.
    */
   private async adoptEarlierEvents(): Promise<void> {
-    if (await this.keys.findOne({ _id: ADOPTED_MARK })) return;
     for await (const earlier of this.col.find({ status: { $exists: false } })) {
       const doc: WebhookOutboxDoc = { ...earlier, status: 'pending', connection_id: connectionIdOf(earlier.payload ?? {}), rounds: earlier.rounds ?? 0, last_error: earlier.last_error ?? null };
       if (!(doc.created_at instanceof Date) || !(doc.next_attempt_at instanceof Date) || !(doc.lease_until instanceof Date)) continue;
       await insertManyIgnoringDuplicates(this.keys, [...this.keysFor(doc), { _id: dueKey(doc) }]);
       await this.col.updateOne({ _id: doc._id, status: { $exists: false } }, { $set: { status: 'pending', connection_id: doc.connection_id } });
     }
-    await insertManyIgnoringDuplicates(this.keys, [{ _id: ADOPTED_MARK }]);
   }
 }
 
