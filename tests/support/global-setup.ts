@@ -1,3 +1,5 @@
+import { appendFileSync, mkdtempSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { infraOptionsFromEnv } from '../../scripts/infra/infra-env';
 import { startInfrastructure, type Infrastructure } from '../../scripts/infra/infrastructure';
@@ -16,6 +18,8 @@ export const INFRA_HANDLE_KEY = '__weftTestInfrastructure';
 export const TEST_ENV = {
   temporalAddress: 'WEFT_TEST_TEMPORAL_ADDRESS',
   temporalNamespace: 'WEFT_TEST_TEMPORAL_NAMESPACE',
+  /** The dev server's warnings and errors, so a stalled test can say what the server saw. */
+  temporalLog: 'WEFT_TEST_TEMPORAL_LOG',
   mongodbUri: 'WEFT_TEST_MONGODB_URI',
 } as const;
 
@@ -26,18 +30,23 @@ export default async function globalSetup(): Promise<void> {
   const log = (msg: string) => {
     if (!/ ready at /.test(msg)) process.stderr.write(`[weft infra] ${msg}\n`);
   };
+  const temporalLog = path.join(mkdtempSync(path.join(os.tmpdir(), 'weft-test-temporal-')), 'server.log');
   const infra = await startInfrastructure({
     mode: 'test',
     repoRoot: path.resolve(__dirname, '..', '..'),
     external: fromEnv.external,
     binaries: fromEnv.binaries,
     log,
+    onServerOutput: (server, chunk) => {
+      if (server === 'temporal') appendFileSync(temporalLog, chunk);
+    },
   });
   (globalThis as Record<string, unknown>)[INFRA_HANDLE_KEY] = infra;
 
   process.env[TEST_ENV.temporalAddress] = infra.temporal.address;
   process.env[TEST_ENV.temporalNamespace] = infra.temporal.namespace;
   process.env[TEST_ENV.mongodbUri] = infra.mongodbUri;
+  process.env[TEST_ENV.temporalLog] = temporalLog;
 
   try {
     await prepareTestRun();

@@ -14,6 +14,7 @@ import { createEgress, type Egress, type EgressSettings } from '../../egress/egr
 import { allowEntryFor, egressSettings } from '../../egress/settings';
 import { loadConfig } from '../../common/config';
 import { boundedTemporalCalls } from '../../common/temporal-connection';
+import { describeStall } from './stall-report';
 
 /**
  * A whole Weft for one test file, on the real Temporal dev server and FerretDB that
@@ -194,19 +195,7 @@ export async function startWeftStack(opts: StackOptions = {}): Promise<WeftStack
       let timer: NodeJS.Timeout | undefined;
       const stalled = new Promise<never>((_, reject) => {
         timer = setTimeout(() => {
-          void handle.describe().then(
-            (d) => {
-              const pending = (d.raw.pendingActivities ?? []).map((a) => ({
-                type: a.activityType?.name,
-                state: a.state,
-                attempt: a.attempt,
-                lastFailure: a.lastFailure?.message,
-                lastHeartbeat: a.lastHeartbeatTime?.seconds?.toString(),
-              }));
-              reject(new Error(`waitForSync(${id}): not finished after 90 s; status ${d.status.name}, pending activities ${JSON.stringify(pending)}`));
-            },
-            (err) => reject(new Error(`waitForSync(${id}): not finished after 90 s; describe failed: ${(err as Error).message}`)),
-          );
+          void describeStall(temporal, id).then((report) => reject(new Error(`waitForSync(${id}): not finished after 90 s; ${report}`)));
         }, 90_000);
         timer.unref();
       });
