@@ -18,7 +18,7 @@ const config: Config = {
   setupFiles: ['<rootDir>/tests/support/setup-globals.ts'],
   testTimeout: 120_000,
   maxWorkers: 2,
-  collectCoverageFrom: ['{api,activities,integrations,runtime,store,auth,workflows,sandbox}/**/*.ts'],
+  collectCoverageFrom: ['{app,api,activities,integrations,runtime,store,auth,workflows,sandbox}/**/*.ts'],
 };
 
 export default config;

@@ -19,7 +19,7 @@ export function spawnWorkerProcess(stack: WeftStack): Promise<WorkerProcess> {
   // A heap cap, as a deployment sets one: without it V8 on a 24 GB machine lets garbage pile
   // up (peak RSS then floats between 340 and 440 MB from run to run); with it, a worker that
   // held every record would run out of memory instead of passing.
-  const child = spawn(process.execPath, [`--max-old-space-size=${WORKER_HEAP_MB}`, '--import', 'tsx', 'worker/main.ts'], {
+  const child = spawn(process.execPath, [`--max-old-space-size=${WORKER_HEAP_MB}`, '--import', 'tsx', 'app/worker/main.ts'], {
     cwd: REPO,
     env: { ...process.env, ...stack.env, LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -6,11 +6,11 @@
  * `weft generate:tests` (saved mocks → snapshot tests) join here.
  */
 import { Command } from 'commander';
-import { addStartOptions, type StartOptions } from '../scripts/start/options';
-import { runStart } from '../scripts/start/run';
-import { runWorkerProcess } from '../worker/main';
+import { addStartOptions, type StartOptions } from '../app/start/options';
+import { runStart } from '../app/start/run';
+import { runWorkerProcess } from '../app/worker/main';
 import { loadConfig } from '../common/config';
-import { openCore } from '../common/core';
+import { openCore } from '../app/core';
 import { resealWithCurrentKey } from '../store/reseal';
 
 export function buildProgram(): Command {

@@ -1,6 +1,6 @@
 import pino from 'pino';
 import { MongoClient } from 'mongodb';
-import { openCore, type Core } from '../../common/core';
+import { openCore, type Core } from '../../app/core';
 import { loadConfig } from '../../common/config';
 import { startApiServer, type RunningApi } from '../../api/server';
 import type { ApiDeps } from '../../api/deps';

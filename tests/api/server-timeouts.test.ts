@@ -3,7 +3,7 @@ import pino from 'pino';
 import { Client, Connection } from '@temporalio/client';
 import { randomBytes } from 'node:crypto';
 import { CredentialCipher } from '../../auth/credential-cipher';
-import { openCore, type Core } from '../../common/core';
+import { openCore, type Core } from '../../app/core';
 import { startApiServer, type RunningApi } from '../../api/server';
 import { testInfra } from '../support/weft-stack';
 

@@ -4,7 +4,7 @@ import { DEFAULT_USER } from '../../sandbox/github';
 import { LUMA_DEFAULT_API_KEY } from '../../sandbox/luma';
 import { bindBrowser, isSameBrowser } from '../../api/services/browser-binding';
 import { CONNECT_SESSION_MAX_ATTEMPTS } from '../../store/connect-sessions';
-import { SANDBOX_SIMULATORS, startSandbox } from '../../scripts/start/sandbox';
+import { SANDBOX_SIMULATORS, startSandbox } from '../../app/start/sandbox';
 import { startWebhookReceiver } from '../support/webhook-receiver';
 import { connectGitHub, createLumaIntegration, startWeftStack, type WeftStack } from '../support/weft-stack';
 import { Browser, type Page } from '../support/form-browser';

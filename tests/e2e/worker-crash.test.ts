@@ -6,9 +6,9 @@ import { startWeftStack, createLumaIntegration, readAllRecords, type WeftStack }
 const EVENTS = 3_000;
 const REPO = path.resolve(__dirname, '../..');
 
-/** Starts `worker/main.ts` as its own OS process and resolves once it polls its task queue. */
+/** Starts `app/worker/main.ts` as its own OS process and resolves once it polls its task queue. */
 function spawnWorker(stack: WeftStack): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'worker/main.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'app/worker/main.ts'], {
     cwd: REPO,
     env: { ...process.env, ...stack.env },
     stdio: ['ignore', 'pipe', 'pipe'],

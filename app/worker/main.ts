@@ -2,15 +2,15 @@
  * A standalone sync worker process (`weft worker`): scale these horizontally. Reads the
  * same configuration as the API; needs TEMPORAL_ADDRESS and MONGODB_URI.
  */
-import { loadConfig } from '../common/config';
-import { WeftError } from '../common/errors';
-import { createLogger } from '../common/logger';
-import { openCore } from '../common/core';
-import { createEgress } from '../egress/egress';
-import { egressSettings } from '../egress/settings';
+import { loadConfig } from '../../common/config';
+import { WeftError } from '../../common/errors';
+import { createLogger } from '../../common/logger';
+import { openCore } from '../core';
+import { createEgress } from '../../egress/egress';
+import { egressSettings } from '../../egress/settings';
 import { buildWorkers } from './run-workers';
 import { startExpirySweeper } from './expiry-sweeper';
-import { resealWithCurrentKey } from '../store/reseal';
+import { resealWithCurrentKey } from '../../store/reseal';
 
 export async function runWorkerProcess(): Promise<void> {
   const config = loadConfig();

@@ -5,7 +5,7 @@ import { IntegrationRegistry } from '../runtime/registry';
 import { connectMongo, createStores, DATABASE_HEARTBEAT_MS, ensureIndexes, type Stores } from '../store/db';
 import { watchDatabase, type DatabaseWatchLog } from '../store/database-watch';
 import type { ExpiryRule } from '../store/ttl';
-import { WeftError } from './errors';
+import { WeftError } from '../common/errors';
 
 /** What both the API and the workers stand on: the database, the cipher, the integrations. */
 export interface Core {

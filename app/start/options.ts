@@ -20,7 +20,7 @@ function parsePort(value: string): number {
   return port;
 }
 
-/** Adds the start options to a commander command (shared by scripts/start.ts and `weft start`). */
+/** Adds the start options to a commander command (shared by app/start/main.ts and `weft start`). */
 export function addStartOptions(command: Command): Command {
   return command
     .option('--sandbox', 'also start the sandbox simulators and create the dev integrations that point at them', false)

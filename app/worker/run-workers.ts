@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { NativeConnection, type Worker } from '@temporalio/worker';
-import type { Logger } from '../common/logger';
-import type { Core } from '../common/core';
-import type { Egress } from '../egress/egress';
-import { createSyncActivities } from '../activities/sync-activities';
-import { createActionActivities } from '../activities/action-activities';
+import type { Logger } from '../../common/logger';
+import type { Core } from '../core';
+import type { Egress } from '../../egress/egress';
+import { createSyncActivities } from '../../activities/sync-activities';
+import { createActionActivities } from '../../activities/action-activities';
 import { createWeftWorker } from './create-worker';
-import { startWebhookSweeper } from '../webhooks/outbox';
+import { startWebhookSweeper } from '../../webhooks/outbox';
 
 export interface WorkerSettings {
   temporalAddress: string;

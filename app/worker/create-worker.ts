@@ -14,7 +14,7 @@ export interface WeftWorkerOptions {
 export async function createWeftWorker(opts: WeftWorkerOptions): Promise<Worker> {
   const workflowSource: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> = opts.workflowBundle
     ? { workflowBundle: opts.workflowBundle }
-    : { workflowsPath: require.resolve('../workflows') };
+    : { workflowsPath: require.resolve('../../workflows') };
   return Worker.create({
     connection: opts.connection,
     namespace: opts.namespace,

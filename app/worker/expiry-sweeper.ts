@@ -1,5 +1,5 @@
-import type { Logger } from '../common/logger';
-import { sweepExpired, type ExpiryRule } from '../store/ttl';
+import type { Logger } from '../../common/logger';
+import { sweepExpired, type ExpiryRule } from '../../store/ttl';
 
 /** Enforces retention the database cannot (FerretDB has no TTL indexes). */
 export function startExpirySweeper(rules: ExpiryRule[], logger: Logger, intervalMs = 10 * 60_000): { stop(): void } {

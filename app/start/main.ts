@@ -3,8 +3,8 @@
  * external), the sync worker and the API, until Ctrl-C. The same as `weft start`.
  */
 import { Command } from 'commander';
-import { addStartOptions, type StartOptions } from './start/options';
-import { runStart } from './start/run';
+import { addStartOptions, type StartOptions } from './options';
+import { runStart } from './run';
 
 export function startProgram(): Command {
   return addStartOptions(new Command('npm start').description('Start Weft: infrastructure, sync worker and API (Ctrl-C stops everything).'));
