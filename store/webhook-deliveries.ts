@@ -1,4 +1,4 @@
-import type { Collection, Db, ObjectId } from 'mongodb';
+import type { Collection, Db } from 'mongodb';
 import { keyPrefix, readRangePage, timeKey, uniqueSuffix } from './key-range';
 import { rekeyEarlierDocuments, runOnce } from './migrations';
 import { ensureExpiry, type ExpiryRule } from './ttl';

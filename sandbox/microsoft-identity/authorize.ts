@@ -235,7 +235,7 @@ function adminOnlyKeys(state: IdentityState): Set<string> {
   return new Set(state.settings.adminConsentScopes.map(configScope).filter((g): g is GrantScope => g !== null).map((g) => g.key));
 }
 
-function showSignIn(flow: Flow, req: RequestInfo, error?: string, username?: string): Outcome {
+function showSignIn(flow: Flow, error?: string, username?: string): Outcome {
   flow.stage = 'login';
   return htmlOutcome(
     200,
@@ -253,11 +253,11 @@ function advance(state: IdentityState, flow: Flow, req: RequestInfo): Outcome {
     } else if (flow.prompt === 'none') {
       return finishWithError(state, flow, AAD.noSession(), req);
     } else {
-      return showSignIn(flow, req);
+      return showSignIn(flow);
     }
   }
   const user = state.directory.userById(flow.userId);
-  if (!user) return showSignIn(flow, req);
+  if (!user) return showSignIn(flow);
 
   const requested = requestedScopes(state, flow, user);
   if (flow.kind === 'adminconsent') {
@@ -341,7 +341,7 @@ export function handleLogin(state: IdentityState, form: URLSearchParams, req: Re
   const password = param(form, 'passwd') ?? '';
   const fail = (message: string) => {
     state.counters.signIns.failed++;
-    return showSignIn(flow, req, message, username);
+    return showSignIn(flow, message, username);
   };
   if (username === '') return fail('Enter a valid email address, phone number, or Skype name.');
   const user = state.directory.findUser(username);
@@ -397,7 +397,7 @@ export function handleConsent(state: IdentityState, form: URLSearchParams, req: 
     flow.userId = undefined;
     flow.needsLogin = true;
     flow.loginHint = undefined;
-    return showSignIn(flow, req);
+    return showSignIn(flow);
   }
   return htmlOutcome(400, flowGonePage());
 }

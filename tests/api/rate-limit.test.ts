@@ -2,7 +2,7 @@ import pino from 'pino';
 import { MongoClient } from 'mongodb';
 import { openCore, type Core } from '../../app/core';
 import { loadConfig } from '../../common/config';
-import { startApiServer, type RunningApi } from '../../api/server';
+import { startApiServer } from '../../api/server';
 import type { ApiDeps } from '../../api/deps';
 import { ApiRateCounterStore } from '../../store/api-rate-counters';
 import { startWeftStack, type WeftStack } from '../support/weft-stack';

@@ -2,7 +2,7 @@ import { appendFileSync, mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { infraOptionsFromEnv } from '../../scripts/infra/infra-env';
-import { startInfrastructure, type Infrastructure } from '../../scripts/infra/infrastructure';
+import { startInfrastructure } from '../../scripts/infra/infrastructure';
 import { prepareTestRun } from './prepare-test-run';
 
 /**
