@@ -101,7 +101,7 @@ export function connectionsRouter(deps: ApiDeps): Router {
       await openProviderSession(sessionDeps(deps), { environment: connection.environment, integration, connection, connectionId: connection.connection_id, operation: 'auth', runId: null }).refreshCredentials();
       connection = (await deps.stores.connections.getById(connection._id)) ?? connection;
     }
-    res.json(presentConnection(connection, deps, { withCredentials: true }));
+    res.json(presentConnection(connection, deps, { withCredentials: true, withRefreshToken: q.refresh_token === 'true' }));
   });
 
   router.delete('/:connectionId', async (req, res) => {
@@ -155,7 +155,7 @@ function summarize(c: ConnectionDoc) {
   };
 }
 
-function presentConnection(c: ConnectionDoc, deps: ApiDeps, opts: { withCredentials?: boolean } = {}) {
+function presentConnection(c: ConnectionDoc, deps: ApiDeps, opts: { withCredentials?: boolean; withRefreshToken?: boolean } = {}) {
   const base = {
     id: c._id,
     connection_id: c.connection_id,
@@ -169,7 +169,9 @@ function presentConnection(c: ConnectionDoc, deps: ApiDeps, opts: { withCredenti
     auth_status: c.auth_status,
   };
   if (!opts.withCredentials) return base;
-  const credentials = deps.cipher.open<Credentials>(c.credentials_encrypted, sealedAt.connectionCredentials(c._id));
+  const opened = deps.cipher.open<Credentials>(c.credentials_encrypted, sealedAt.connectionCredentials(c._id));
+  // Like Nango: the refresh token only when asked for (?refresh_token=true); Weft refreshes itself.
+  const credentials = opts.withRefreshToken ? opened : withoutRefreshToken(opened);
   if (credentials.type === 'OAUTH2' && credentials.teamsite) {
     // Stored sealed with the credentials; apps read it where the spec puts it (rule 5).
     const { teamsite, ...main } = credentials;
@@ -177,4 +179,11 @@ function presentConnection(c: ConnectionDoc, deps: ApiDeps, opts: { withCredenti
     return { ...base, connection_config, credentials: { ...main, raw: main.raw ?? {} } };
   }
   return { ...base, credentials: { ...credentials, raw: credentials.type === 'OAUTH2' ? (credentials.raw ?? {}) : {} } };
+}
+
+function withoutRefreshToken(credentials: Credentials): Credentials {
+  if (credentials.type !== 'OAUTH2') return credentials;
+  const { refresh_token: _dropped, ...rest } = credentials;
+  const raw = rest.raw && 'refresh_token' in rest.raw ? Object.fromEntries(Object.entries(rest.raw).filter(([k]) => k !== 'refresh_token')) : rest.raw;
+  return { ...rest, ...(raw === undefined ? {} : { raw }) };
 }
