@@ -392,7 +392,7 @@ export function businessItemId(dk: number, prefix: string, index: number, attemp
   const rng = stream(dk, T_ID, index, attempt);
   for (let k = 0; k < 26; k++) idCodes[k] = BASE32_CODES[rng.u32() & 31];
   // fromCharCode builds a flat string; `+=` per char would leave a 26-node rope per id.
-  return prefix + fromCharCode.apply(null, idCodes);
+  return prefix + fromCharCode(...idCodes);
 }
 
 /** Personal-style item id: `{CID}!{n}`. Unique by construction. */

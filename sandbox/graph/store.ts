@@ -36,7 +36,8 @@ const MAX_FOLDER_DEPTH = 4;
 /** Roughly one folder per this many files. */
 const FILES_PER_FOLDER = 25;
 
-/** Characters OneDrive / SharePoint reject in names. */
+/** Characters OneDrive / SharePoint reject in names (control characters included, on purpose). */
+// eslint-disable-next-line no-control-regex
 const INVALID_NAME = /["*:<>?/\\|\u0000-\u001f]/;
 
 export function validateName(name: string): string | null {

@@ -1,5 +1,5 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 
 /**
  * A server on 127.0.0.1 that counts every TCP connection it accepts, so a test can prove
@@ -20,7 +20,7 @@ export async function startRecordingServer(handler: (req: http.IncomingMessage, 
     rec.requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers });
     handler(req, res);
   });
-  const sockets = new Set<import('node:net').Socket>();
+  const sockets = new Set<Socket>();
   server.on('connection', (socket) => {
     rec.connections += 1;
     sockets.add(socket);
