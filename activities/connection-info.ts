@@ -1,12 +1,12 @@
 import { sealedAt, type CredentialCipher } from '../auth/credential-cipher';
-import type { Credentials } from '../auth/credentials';
+import { extraTokenConfig, type Credentials } from '../auth/credentials';
 import type { ConnectionInfo } from '../runtime/types';
 import type { ConnectionDoc } from '../store/connections';
 
 /**
  * What integration code may see of a stored connection: never its main credentials. The
- * Microsoft team-site token is the exception the spec makes (rule 5: it lives in
- * `connection_config.teamsiteAccessToken`); Weft stores it sealed and hands it over here.
+ * provider's extra tokens are the exception (Microsoft's team-site token, spec rule 5:
+ * `connection_config.teamsiteAccessToken`); Weft stores them sealed and hands them over here.
  */
 export function connectionInfo(connection: ConnectionDoc, cipher?: CredentialCipher): ConnectionInfo {
   const info: ConnectionInfo = {
@@ -19,9 +19,7 @@ export function connectionInfo(connection: ConnectionDoc, cipher?: CredentialCip
   };
   if (cipher && connection.auth_mode === 'OAUTH2') {
     const credentials = cipher.open<Credentials>(connection.credentials_encrypted, sealedAt.connectionCredentials(connection._id));
-    if (credentials.type === 'OAUTH2' && credentials.teamsite) {
-      info.connection_config = { ...connection.connection_config, teamsiteAccessToken: credentials.teamsite.access_token, teamsiteAccessTokenExpiresAt: credentials.teamsite.expires_at ?? null };
-    }
+    if (credentials.type === 'OAUTH2') info.connection_config = { ...connection.connection_config, ...extraTokenConfig(credentials) };
   }
   return info;
 }

@@ -5,9 +5,9 @@ import type { Egress } from '../egress/egress';
 import { ProviderAuthError, ProviderHttpError } from '../runtime/errors';
 import type { AccountThrottle } from '../runtime/http/account-throttle';
 import { ProviderClient, type RequestLogEntry, type ResolvedProvider } from '../runtime/http/provider-client';
-import type { ConnectionStore } from '../store/connections';
 import { sealedAt, type CredentialCipher } from './credential-cipher';
-import { expiresWithin, type Credentials } from './credentials';
+import type { CredentialStore } from './credential-store';
+import { expiresWithin, extraTokensOf, type Credentials } from './credentials';
 import { createAppJwt, readAppPrivateKey } from './github-app';
 
 /** What the HTTP client needs from a connection's credentials. */
@@ -74,7 +74,7 @@ function oauthSource(deps: CredentialSourceDeps, initial: Extract<Credentials, {
   const now = deps.now ?? Date.now;
   const margin = deps.oauthRefreshMarginMs ?? 15 * 60_000;
   let current = initial;
-  const secrets = () => [current.access_token, current.refresh_token ?? '', current.teamsite?.access_token ?? ''].filter(Boolean);
+  const secrets = () => [current.access_token, current.refresh_token ?? '', ...Object.values(extraTokensOf(current)).map((t) => t.access_token)].filter(Boolean);
   return {
     async authorize(headers) {
       if (expiresWithin(current, margin, now()) && deps.refreshOAuth) current = await deps.refreshOAuth({});
@@ -182,7 +182,7 @@ export function openIntegrationCredentials(cipher: CredentialCipher, integration
 }
 
 /** Saves refreshed connection credentials, sealed. */
-export function persistCredentials(connections: ConnectionStore, cipher: CredentialCipher, connectionId: string, logger: Logger) {
+export function persistCredentials(connections: Pick<CredentialStore, 'updateCredentials'>, cipher: CredentialCipher, connectionId: string, logger: Logger) {
   return async (credentials: Credentials) => {
     await connections.updateCredentials(connectionId, cipher.seal(credentials, sealedAt.connectionCredentials(connectionId))).catch((err: unknown) => logger.warn({ err }, 'could not store refreshed credentials'));
   };

@@ -249,6 +249,50 @@ export interface ProviderDefinition {
   throttle?: ThrottleRule;
   /** Default extra attempts on network errors and 5xx. */
   retries?: number;
+  /**
+   * Request headers that carry a secret besides `authorization` and `apiKey.header` (which
+   * count already): the logger redacts every one a registered provider names.
+   */
+  secretHeaders?: string[];
+  /** The response header with the provider's id of a request (GitHub: `x-github-request-id`): kept in the request log and in errors. */
+  requestIdHeader?: string;
+}
+
+/**
+ * The provider's rules for the scopes of an authorization request, checked before the end
+ * user is redirected (Microsoft: `.default` alone, `offline_access` always).
+ */
+export interface ScopeRules {
+  /** Scopes that grant no resource permission (OIDC) and so combine with any other. */
+  neutral?: string[];
+  /**
+   * A scope ending in `suffix` stands for every permission granted beforehand and may not
+   * be combined with explicit scopes (nor with another such scope): `invalid_scopes_default_mixed`.
+   */
+  exclusive?: { suffix: string; meaning: string };
+  /** Added when missing, with the warning that says why. */
+  required?: Array<{ scope: string; warning: string }>;
+  /** A prefix a granted scope may carry or omit: `https://graph.microsoft.com/Sites.Read.All` is `Sites.Read.All`. Compared case-insensitively. */
+  implicitPrefix?: string;
+}
+
+/**
+ * A token for another resource than the provider API's, obtained right after the code
+ * exchange (a post-connection step) and refreshed together with the main token (Microsoft's
+ * SharePoint team-site token). Stored sealed with the connection's credentials; integration
+ * code reads it as `connection_config.<name>AccessToken` and `<name>AccessTokenExpiresAt`.
+ */
+export interface ExtraTokenDefinition {
+  name: string;
+  /** Obtained only when this scope was both requested and granted. */
+  whenScopeGranted: string;
+  /**
+   * Where the token's resource is named: a GET of this provider API endpoint with the new
+   * access token, and the dotted path to the resource's host in its answer.
+   */
+  resourceHost: { endpoint: string; path: string };
+  /** The scope of the refresh-token grant that mints the token; `{resource}` is `https://<host>`. */
+  scope: string;
 }
 
 /** How Weft runs a provider's OAuth 2.0 authorization code flow. */
@@ -263,9 +307,9 @@ export interface OAuthConfig {
   /** Send a PKCE S256 challenge. */
   pkce: boolean;
   /** Provider-specific scope rules checked before redirecting. */
-  scopeRules?: 'microsoft';
-  /** Obtain the SharePoint team-site token when this scope was granted (integrations.md, one-drive). */
-  teamSiteTokenScope?: string;
+  scopeRules?: ScopeRules;
+  /** Tokens for other resources, obtained after the code exchange and refreshed with the main one. */
+  extraTokens?: ExtraTokenDefinition[];
   /** Refresh this long before the access token expires. */
   refreshMarginMs: number;
   /** Proves OAuth credentials when it differs from the provider's `verify` (GitHub: `GET /user`). */

@@ -3,8 +3,8 @@ import { WeftError } from '../../common/errors';
 import type { Egress } from '../../egress/egress';
 import { EgressRefusedError } from '../../egress/errors';
 import type { OAuthConfig } from '../../runtime/types';
-import type { IntegrationDoc } from '../../store/integrations';
 import type { IntegrationCredentials } from '../credential-source';
+import type { StoredIntegration } from '../credential-store';
 
 /** One provider's authorization server as an integration reaches it (tenant and origin applied). */
 export interface OAuthEndpoints {
@@ -15,7 +15,7 @@ export interface OAuthEndpoints {
   tenant: string | undefined;
   /** Plain http is allowed only towards a loopback sandbox. */
   insecure: boolean;
-  /** Token endpoint calls (and the team-site lookup) go out through it. */
+  /** Token endpoint calls (and the extra tokens' resource lookups) go out through it. */
   egress: Egress;
 }
 
@@ -43,7 +43,7 @@ export class OAuthProviderError extends WeftError {
   }
 }
 
-export function oauthEndpoints(config: OAuthConfig, integration: IntegrationDoc, app: IntegrationCredentials | null, egress: Egress, tenantOverride?: string): OAuthEndpoints {
+export function oauthEndpoints(config: OAuthConfig, integration: Pick<StoredIntegration, 'unique_key' | 'provider_overrides'>, app: IntegrationCredentials | null, egress: Egress, tenantOverride?: string): OAuthEndpoints {
   if (app?.type !== 'OAUTH2') {
     throw new WeftError('oauth_client_missing', `Integration "${integration.unique_key}" has no OAuth client credentials (client_id, client_secret).`, 400);
   }
@@ -104,7 +104,7 @@ export async function exchangeCode(ep: OAuthEndpoints, opts: { code: string; sta
   );
 }
 
-/** A refresh-token grant; `scope` asks for a token of another resource (Microsoft's team-site token). */
+/** A refresh-token grant; `scope` asks for a token of another resource (an extra token). */
 export async function refreshGrant(ep: OAuthEndpoints, refreshToken: string, scope?: string): Promise<TokenResult> {
   const options = { ...requestOptions(ep), ...(scope ? { additionalParameters: { scope } } : {}) };
   return tokenCall(ep, () => oauth.refreshTokenGrantRequest(ep.as, ep.client, ep.clientAuth, refreshToken, options));

@@ -1,7 +1,5 @@
 import { BadRequestError } from '../../common/errors';
-
-/** Scopes that add no resource permission (OIDC, refresh tokens). */
-const OIDC_SCOPES = new Set(['openid', 'profile', 'email', 'offline_access']);
+import type { ScopeRules } from '../../runtime/types';
 
 export interface ScopeDecision {
   scopes: string[];
@@ -10,36 +8,44 @@ export interface ScopeDecision {
 }
 
 /**
- * The scopes of an authorization request, with the Microsoft identity platform's rules
- * checked before anyone is redirected (spec, Authentication → File-storage, rules 1–2;
- * providers.md §A7): `.default` cannot be combined with explicit permission scopes, and
- * without `offline_access` no refresh token is issued, so it is added.
+ * The scopes of an authorization request, with the provider's scope rules (its definition's
+ * `oauth.scopeRules`) checked before anyone is redirected: an exclusive scope (Microsoft's
+ * `.default`) alone, required scopes added with a warning.
  */
-export function decideScopes(requested: string[], rules: 'microsoft' | undefined): ScopeDecision {
+export function decideScopes(requested: string[], rules: ScopeRules | undefined): ScopeDecision {
   const scopes = [...new Set(requested.map((s) => s.trim()).filter(Boolean))];
-  if (rules !== 'microsoft') return { scopes, warnings: [] };
+  if (!rules) return { scopes, warnings: [] };
 
-  const defaults = scopes.filter((s) => s === '.default' || s.endsWith('/.default'));
-  const explicit = scopes.filter((s) => !OIDC_SCOPES.has(s) && !defaults.includes(s));
-  if (defaults.length > 0 && explicit.length > 0) {
-    throw new BadRequestError(
-      'invalid_scopes_default_mixed',
-      `The .default scope cannot be combined with explicit scopes (${explicit.join(', ')}): use either .default alone (the permissions granted organization-wide) or explicit scopes only.`,
-    );
-  }
-  if (defaults.length > 1) {
-    throw new BadRequestError('invalid_scopes_default_mixed', `Only one .default scope may be requested at a time (got ${defaults.join(', ')}).`);
+  if (rules.exclusive) {
+    const { suffix, meaning } = rules.exclusive;
+    const neutral = new Set(rules.neutral ?? []);
+    const exclusive = scopes.filter((s) => s === suffix || s.endsWith(`/${suffix}`));
+    const explicit = scopes.filter((s) => !neutral.has(s) && !exclusive.includes(s));
+    if (exclusive.length > 0 && explicit.length > 0) {
+      throw new BadRequestError(
+        'invalid_scopes_default_mixed',
+        `The ${suffix} scope cannot be combined with explicit scopes (${explicit.join(', ')}): use either ${suffix} alone (${meaning}) or explicit scopes only.`,
+      );
+    }
+    if (exclusive.length > 1) {
+      throw new BadRequestError('invalid_scopes_default_mixed', `Only one ${suffix} scope may be requested at a time (got ${exclusive.join(', ')}).`);
+    }
   }
   const warnings: string[] = [];
-  if (!scopes.includes('offline_access')) {
-    scopes.unshift('offline_access');
-    warnings.push('offline_access was added: without it Microsoft issues no refresh token and the connection would stop working within the hour.');
+  for (const { scope, warning } of [...(rules.required ?? [])].reverse()) {
+    if (scopes.includes(scope)) continue;
+    scopes.unshift(scope);
+    warnings.unshift(warning);
   }
   return { scopes, warnings };
 }
 
-/** Bare Microsoft permission names are Graph's: `Sites.Read.All` ≡ `https://graph.microsoft.com/Sites.Read.All`. */
-export function grantsScope(granted: string[], scope: string): boolean {
-  const short = (s: string) => s.replace(/^https:\/\/graph\.microsoft\.com\//i, '').toLowerCase();
+/** Whether `scope` is among `granted`, case-insensitively and with the rules' implicit prefix optional. */
+export function grantsScope(granted: string[], scope: string, rules: ScopeRules | undefined): boolean {
+  const prefix = rules?.implicitPrefix?.toLowerCase();
+  const short = (s: string) => {
+    const lower = s.toLowerCase();
+    return prefix && lower.startsWith(prefix) ? lower.slice(prefix.length) : lower;
+  };
   return granted.some((g) => short(g) === short(scope));
 }

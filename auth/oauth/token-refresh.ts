@@ -4,23 +4,25 @@ import type { Logger } from '../../common/logger';
 import type { Egress } from '../../egress/egress';
 import { ProviderAuthError } from '../../runtime/errors';
 import type { IntegrationRegistry } from '../../runtime/registry';
-import type { ConnectionDoc } from '../../store/connections';
-import type { Stores } from '../../store/db';
-import { queueAuthWebhook } from '../../webhooks/auth-webhook';
 import { sealedAt, type CredentialCipher } from '../credential-cipher';
 import { openIntegrationCredentials } from '../credential-source';
-import { expiresWithin, type Credentials } from '../credentials';
+import type { AuthEventSink, CredentialStore, IntegrationLookup, StoredConnection } from '../credential-store';
+import { expiresWithin, type Credentials, type OAuth2Credentials } from '../credentials';
 import { oauthEndpoints, OAuthProviderError, refreshGrant } from './code-flow';
+import { refreshExtraTokens } from './extra-tokens';
 
-export type OAuth2Credentials = Extract<Credentials, { type: 'OAUTH2' }>;
+export type { OAuth2Credentials };
 
 export interface TokenRefreshDeps {
-  stores: Stores;
+  connections: CredentialStore;
+  integrations: IntegrationLookup;
   cipher: CredentialCipher;
   registry: IntegrationRegistry;
   logger: Logger;
-  /** The token endpoint and the `auth` webhook are called through it. */
+  /** The token endpoint is called through it. */
   egress: Egress;
+  /** Hears of refreshes the provider refused (the composition root sends the `auth` webhook). */
+  events: AuthEventSink;
   /** How long a refresh may hold the lease before another process may take over. */
   leaseMs?: number;
   /** How often a process waiting for another's refresh looks again. */
@@ -42,9 +44,10 @@ const REAUTHORIZE_ERRORS = new Set(['invalid_grant', 'interaction_required', 'co
 /**
  * Fresh OAuth credentials of a connection, refreshed at most once at a time per connection
  * across every process: a lease on the connection document decides who calls the token
- * endpoint; the others wait and read what it stored. The team-site token is refreshed
- * with the main one. A refusal by the provider marks the connection as needing
- * re-authorization and sends the `auth` webhook (operation `refresh`, success false).
+ * endpoint; the others wait and read what it stored. The provider's extra tokens are
+ * refreshed with the main one. A refusal by the provider marks the connection as needing
+ * re-authorization and is reported to the auth-event sink (the `auth` webhook, operation
+ * `refresh`, success false).
  */
 export async function freshOAuthCredentials(deps: TokenRefreshDeps, connectionRef: string, opts: RefreshOptions = {}): Promise<OAuth2Credentials> {
   const leaseMs = deps.leaseMs ?? 30_000;
@@ -57,7 +60,7 @@ export async function freshOAuthCredentials(deps: TokenRefreshDeps, connectionRe
     if (replaced || (!opts.force && !expiresWithin(credentials, margin))) return credentials;
 
     const owner = randomUUID();
-    if (!(await deps.stores.connections.acquireRefreshLease(connection._id, owner, leaseMs))) {
+    if (!(await deps.connections.acquireRefreshLease(connection._id, owner, leaseMs))) {
       if (Date.now() > deadline) throw new WeftError('refresh_lease_timeout', 'Another process has been refreshing this connection for too long.', 503);
       await new Promise((r) => setTimeout(r, pollMs));
       continue;
@@ -68,13 +71,13 @@ export async function freshOAuthCredentials(deps: TokenRefreshDeps, connectionRe
       if (current.credentials.access_token !== credentials.access_token) return current.credentials;
       return await refresh(deps, current.connection, current.credentials);
     } finally {
-      await deps.stores.connections.releaseRefreshLease(connection._id, owner);
+      await deps.connections.releaseRefreshLease(connection._id, owner);
     }
   }
 }
 
-async function refresh(deps: TokenRefreshDeps, connection: ConnectionDoc, credentials: OAuth2Credentials): Promise<OAuth2Credentials> {
-  const integration = await deps.stores.integrations.get(connection.environment, connection.provider_config_key);
+async function refresh(deps: TokenRefreshDeps, connection: StoredConnection, credentials: OAuth2Credentials): Promise<OAuth2Credentials> {
+  const integration = await deps.integrations.get(connection.environment, connection.provider_config_key);
   const oauth = deps.registry.get(connection.provider)?.provider.oauth;
   if (!integration || !oauth) throw new WeftError('oauth_not_configured', `Connection "${connection.connection_id}" cannot be refreshed: its integration has no OAuth configuration.`, 424);
   if (!credentials.refresh_token) return fail(deps, connection, 'refresh_token_missing', 'The connection has no refresh token (offline_access was not granted); the end user must authorize again.');
@@ -91,14 +94,10 @@ async function refresh(deps: TokenRefreshDeps, connection: ConnectionDoc, creden
       ...(tokens.expiresAt ? { expires_at: tokens.expiresAt } : {}),
       raw: { ...credentials.raw, ...tokens.raw },
     };
-    if (credentials.teamsite && next.refresh_token) {
-      const site = await refreshGrant(ep, next.refresh_token, `${credentials.teamsite.resource}/.default`);
-      next.teamsite = { ...credentials.teamsite, access_token: site.accessToken, ...(site.expiresAt ? { expires_at: site.expiresAt } : {}) };
-      if (site.refreshToken) next.refresh_token = site.refreshToken;
-    }
-    await deps.stores.connections.updateCredentials(connection._id, deps.cipher.seal(next, sealedAt.connectionCredentials(connection._id)));
-    deps.logger.info({ connectionId: connection.connection_id, integration: connection.provider_config_key, expiresAt: next.expires_at }, 'refreshed OAuth credentials');
-    return next;
+    const withExtras = await refreshExtraTokens(ep, next);
+    await deps.connections.updateCredentials(connection._id, deps.cipher.seal(withExtras, sealedAt.connectionCredentials(connection._id)));
+    deps.logger.info({ connectionId: connection.connection_id, integration: connection.provider_config_key, expiresAt: withExtras.expires_at }, 'refreshed OAuth credentials');
+    return withExtras;
   } catch (err) {
     if (err instanceof OAuthProviderError && REAUTHORIZE_ERRORS.has(err.oauthError)) {
       return fail(deps, connection, 'refresh_failed', `The provider refused to refresh the token (${err.oauthError}${err.aadsts.length ? `, AADSTS${err.aadsts.join('/AADSTS')}` : ''}); the end user must authorize again.`);
@@ -107,23 +106,20 @@ async function refresh(deps: TokenRefreshDeps, connection: ConnectionDoc, creden
   }
 }
 
-async function fail(deps: TokenRefreshDeps, connection: ConnectionDoc, code: string, message: string): Promise<never> {
-  await deps.stores.connections.markNeedsReauthorization(connection._id, message);
-  await queueAuthWebhook(
-    { stores: deps.stores, cipher: deps.cipher, logger: deps.logger, egress: deps.egress },
-    { environment: connection.environment, connection, operation: 'refresh', success: false, error: { type: code, description: message } },
-  );
+async function fail(deps: TokenRefreshDeps, connection: StoredConnection, code: string, message: string): Promise<never> {
+  await deps.connections.markNeedsReauthorization(connection._id, message);
+  await deps.events.refreshFailed({ connection, code, message });
   throw new ProviderAuthError(401, `${message} [${code}]`);
 }
 
-async function load(deps: TokenRefreshDeps, connectionRef: string): Promise<{ connection: ConnectionDoc; credentials: OAuth2Credentials }> {
-  const connection = await deps.stores.connections.getById(connectionRef);
+async function load(deps: TokenRefreshDeps, connectionRef: string): Promise<{ connection: StoredConnection; credentials: OAuth2Credentials }> {
+  const connection = await deps.connections.getById(connectionRef);
   if (!connection) throw new WeftError('unknown_connection', 'The connection no longer exists.', 404);
   const credentials = deps.cipher.open<Credentials>(connection.credentials_encrypted, sealedAt.connectionCredentials(connection._id));
   if (credentials.type !== 'OAUTH2') throw new WeftError('invalid_auth_mode', 'Only OAuth connections are refreshed.', 400);
   return { connection, credentials };
 }
 
-function marginOf(deps: TokenRefreshDeps, connection: ConnectionDoc): number {
+function marginOf(deps: TokenRefreshDeps, connection: StoredConnection): number {
   return deps.registry.get(connection.provider)?.provider.oauth?.refreshMarginMs ?? 15 * 60_000;
 }

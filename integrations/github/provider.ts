@@ -43,4 +43,5 @@ export const githubProvider: ProviderDefinition = {
     secondaryMessage: /secondary rate limit/i,
   },
   retries: 3,
+  requestIdHeader: 'x-github-request-id',
 };

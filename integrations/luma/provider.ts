@@ -6,6 +6,7 @@ export const lumaProvider: ProviderDefinition = {
   displayName: 'Luma',
   authMode: 'API_KEY',
   baseUrl: 'https://api.lu.ma',
+  // The key header is redacted from logs like every provider's `apiKey.header`.
   apiKey: { header: 'x-luma-api-key' },
   verify: { method: 'GET', endpoint: '/public/v1/user/get-self' },
   pagination: {

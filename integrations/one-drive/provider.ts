@@ -18,11 +18,32 @@ export const oneDriveProvider: ProviderDefinition = {
     defaultTenant: 'common',
     defaultScopes: ['offline_access', 'Files.Read.All', 'User.Read'],
     pkce: true,
-    scopeRules: 'microsoft',
-    teamSiteTokenScope: 'Sites.Read.All',
+    // The Microsoft identity platform's rules (spec, Authentication → File-storage, rules
+    // 1–2; providers.md §A7): `.default` cannot be combined with explicit permission scopes,
+    // and without `offline_access` no refresh token is issued, so it is added. Bare
+    // permission names are Graph's.
+    scopeRules: {
+      neutral: ['openid', 'profile', 'email', 'offline_access'],
+      exclusive: { suffix: '.default', meaning: 'the permissions granted organization-wide' },
+      required: [{ scope: 'offline_access', warning: 'offline_access was added: without it Microsoft issues no refresh token and the connection would stop working within the hour.' }],
+      implicitPrefix: 'https://graph.microsoft.com/',
+    },
+    // The SharePoint team-site token for the file picker (spec rules 5–7; providers.md §B9):
+    // SharePoint accepts only tokens for its own host, and a SharePoint `.default` cannot
+    // share a token request with Graph scopes, so it takes a second refresh-token grant.
+    // Graph names the tenant's host. Read by actions/team-site-token.ts.
+    extraTokens: [
+      {
+        name: 'teamsite',
+        whenScopeGranted: 'Sites.Read.All',
+        resourceHost: { endpoint: '/v1.0/sites/root', path: 'siteCollection.hostname' },
+        scope: '{resource}/.default',
+      },
+    ],
     refreshMarginMs: 15 * 60_000,
   },
   pagination: { type: 'link', linkPathInResponseBody: '@odata.nextLink', responsePath: 'value' },
   throttle: { kind: 'retry-after', statuses: [429, 503], defaultWaitMs: 5_000 },
   retries: 3,
+  requestIdHeader: 'request-id',
 };

@@ -8,6 +8,7 @@ import {
   type MicrosoftIdentitySimulator,
 } from '../../sandbox/microsoft-identity';
 import { freshOAuthCredentials } from '../../auth/oauth/token-refresh';
+import { tokenRefreshDeps } from '../../webhooks/auth-events';
 import { sealedAt } from '../../auth/credential-cipher';
 import { hashSessionToken } from '../../store/connect-sessions';
 import { connectResult as result, launchBrowser } from '../support/browser';
@@ -271,7 +272,7 @@ describe('Connect: OneDrive (Microsoft OAuth 2.0 + PKCE) in a browser', () => {
     const stale = await storedAccessToken(connectionId);
     const refreshes = identity.stats().tokenRequests.refresh_token;
     // Two independent refreshers (as two worker processes would be): only the database is shared.
-    const worker = () => ({ stores: stack.core.stores, cipher: stack.core.cipher, registry: stack.core.registry, logger: { info() {}, warn() {}, error() {}, debug() {} } as any, egress: stack.egress, pollMs: 20 });
+    const worker = () => tokenRefreshDeps({ stores: stack.core.stores, cipher: stack.core.cipher, registry: stack.core.registry, logger: { info() {}, warn() {}, error() {}, debug() {} } as any, egress: stack.egress, pollMs: 20 });
     const [a, b] = await Promise.all([
       freshOAuthCredentials(worker(), conn!._id, { force: true, staleAccessToken: stale }),
       freshOAuthCredentials(worker(), conn!._id, { force: true, staleAccessToken: stale }),

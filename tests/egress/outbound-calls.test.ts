@@ -1,7 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import pino from 'pino';
 import { oauthEndpoints, refreshGrant } from '../../auth/oauth/code-flow';
-import { obtainTeamSiteToken } from '../../auth/oauth/team-site-token';
+import { obtainExtraTokens } from '../../auth/oauth/extra-tokens';
 import { LUMA_DEFAULT_API_KEY } from '../../sandbox/luma';
 import { sendAuthWebhook } from '../../webhooks/auth-webhook';
 import { startWeftStack, type WeftStack } from '../support/weft-stack';
@@ -208,7 +208,9 @@ describe('outbound calls go through the egress policy', () => {
 
   test('the SharePoint team-site lookup (GET /v1.0/sites/root) is called through egress', async () => {
     const ep = await localOneDrive('one-drive-teamsite');
-    await expect(obtainTeamSiteToken(ep, `http://localhost:${forbidden.port}`, 'an-access-token', 'a-refresh-token')).rejects.toMatchObject({
+    const credentials = { type: 'OAUTH2' as const, access_token: 'an-access-token', refresh_token: 'a-refresh-token' };
+    const scopes = { requested: ['Sites.Read.All'], granted: ['Sites.Read.All'] };
+    await expect(obtainExtraTokens(ep, `http://localhost:${forbidden.port}`, credentials, scopes)).rejects.toMatchObject({
       code: 'egress_refused',
       message: expect.stringMatching(/refused by the "loopback" rule/),
     });
