@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { WeftError } from '../common/errors';
-import { ProviderAuthError, RateLimitedError } from '../runtime/errors';
+import { RateLimitedError } from '../runtime/errors';
 
 /**
  * The one `details` entry every Weft activity failure carries, so the API can answer an
@@ -13,21 +13,41 @@ export interface FailureInfo {
   detail?: unknown;
 }
 
-/** Maps runtime errors to Temporal failures with a stable type and the right retry choice. */
+/**
+ * Turns a thrown Weft error into the Temporal failure the workflow sees: its stable code as
+ * the failure type, and `nonRetryable` from the error's own `retryable` (common/errors.ts
+ * decides it, once). Temporal honours `nonRetryable` whatever the workflow's retry policy
+ * says, so workflows keep no lists of error codes. A rate-limit wait becomes the next
+ * attempt's delay: a durable server-side timer instead of a sleep in the worker.
+ */
 export function toActivityFailure(err: unknown): unknown {
   if (err instanceof ApplicationFailure) return err;
   if (!(err instanceof WeftError)) return err;
   const info: FailureInfo = { status: err.status, ...(err.details === undefined ? {} : { detail: err.details }) };
-  if (err instanceof RateLimitedError) {
-    // The wait becomes a durable server-side timer: this attempt ends, the next resumes.
-    return ApplicationFailure.create({ type: err.code, message: err.message, details: [info], nextRetryDelay: err.waitMs, nonRetryable: false });
+  return ApplicationFailure.create({
+    type: err.code,
+    message: err.message,
+    details: [info],
+    nonRetryable: !err.retryable,
+    ...(err instanceof RateLimitedError ? { nextRetryDelay: err.waitMs } : {}),
+  });
+}
+
+/**
+ * The activities, each reporting what it throws through `toActivityFailure`: every failure
+ * of a Weft activity carries its stable code and the error's own retry decision.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any activity signature
+export function withActivityFailures<T extends Record<string, (...args: any[]) => Promise<unknown>>>(activities: T): T {
+  const wrapped: Record<string, unknown> = {};
+  for (const [name, activity] of Object.entries(activities)) {
+    wrapped[name] = async (...args: unknown[]) => {
+      try {
+        return await activity(...args);
+      } catch (err) {
+        throw toActivityFailure(err);
+      }
+    };
   }
-  if (err instanceof ProviderAuthError) {
-    return ApplicationFailure.create({ type: err.code, message: err.message, details: [info], nonRetryable: true });
-  }
-  const upstream = (err.details as { upstream?: { status?: number } } | undefined)?.upstream;
-  // 4xx from the provider will not fix itself (except 408/409/429); 5xx and network errors may.
-  const clientError = upstream?.status !== undefined && upstream.status >= 400 && upstream.status < 500 && ![408, 409, 429].includes(upstream.status);
-  const nonRetryable = clientError || (err.status >= 400 && err.status < 500) || err.code === 'invalid_action_output';
-  return ApplicationFailure.create({ type: err.code, message: err.message, details: [info], nonRetryable });
+  return wrapped as T;
 }

@@ -1,4 +1,5 @@
-import { Context, ApplicationFailure } from '@temporalio/activity';
+import { Context } from '@temporalio/activity';
+import { NotFoundError } from '../common/errors';
 import type { Logger } from '../common/logger';
 import type { Stores } from '../store/db';
 import { sealedAt, type CredentialCipher } from '../auth/credential-cipher';
@@ -10,7 +11,7 @@ import type { MetadataStore } from '../runtime/base-context';
 import { openProviderSession } from '../common/provider-session';
 import { connectionInfo } from './connection-info';
 import { readCheckpoint } from '../runtime/checkpoint';
-import { toActivityFailure } from './failures';
+import { withActivityFailures } from './failures';
 import type { ConnectionDoc } from '../store/connections';
 import type { IntegrationDoc } from '../store/integrations';
 import type { FailSyncRunInput, FinishSyncRunInput, RunSyncInput, RunSyncResult, StartedSyncRun, SyncRunInput, SyncRunSummary } from './sync-contracts';
@@ -32,21 +33,17 @@ export function createSyncActivities(deps: SyncActivityDeps) {
   async function loadScope(input: SyncRunInput): Promise<{ connection: ConnectionDoc; integration: IntegrationDoc }> {
     const connection = await stores.connections.getById(input.connection);
     if (!connection || connection.environment !== input.environment) {
-      throw ApplicationFailure.nonRetryable(`Connection "${input.connectionId}" no longer exists.`, 'unknown_connection');
+      throw new NotFoundError('unknown_connection', `Connection "${input.connectionId}" no longer exists.`);
     }
     const integration = await stores.integrations.get(input.environment, input.providerConfigKey);
     if (!integration) {
-      throw ApplicationFailure.nonRetryable(`Integration "${input.providerConfigKey}" no longer exists.`, 'unknown_provider_config');
+      throw new NotFoundError('unknown_provider_config', `Integration "${input.providerConfigKey}" no longer exists.`);
     }
     return { connection, integration };
   }
 
   function openCredentials(connection: ConnectionDoc): Credentials {
-    try {
-      return deps.cipher.open<Credentials>(connection.credentials_encrypted, sealedAt.connectionCredentials(connection._id));
-    } catch (err) {
-      throw toActivityFailure(err);
-    }
+    return deps.cipher.open<Credentials>(connection.credentials_encrypted, sealedAt.connectionCredentials(connection._id));
   }
 
   function metadataStore(connection: ConnectionDoc): MetadataStore {
@@ -58,11 +55,12 @@ export function createSyncActivities(deps: SyncActivityDeps) {
 
   function syncDefinition(input: SyncRunInput) {
     const def = registry.getSync(input.provider, input.syncName);
-    if (!def) throw ApplicationFailure.nonRetryable(`Integration "${input.provider}" has no sync "${input.syncName}".`, 'unknown_sync');
+    if (!def) throw new NotFoundError('unknown_sync', `Integration "${input.provider}" has no sync "${input.syncName}".`);
     return def;
   }
 
-  return {
+  // Whatever an activity throws reaches the workflow as toActivityFailure made it (stable code, retry decision).
+  return withActivityFailures({
     /** Checks the connection and opens the run's records (idempotent on retry). */
     async startSyncRun(input: SyncRunInput & { runId: string; workflowId: string }): Promise<StartedSyncRun> {
       const def = syncDefinition(input);
@@ -140,11 +138,7 @@ export function createSyncActivities(deps: SyncActivityDeps) {
         heartbeat: (details) => activity.heartbeat(details),
         logger,
       });
-      try {
-        await def.exec(ctx);
-      } catch (err) {
-        throw toActivityFailure(err);
-      }
+      await def.exec(ctx);
       return { savedRecords: attempt.savedRecords, trackDeletes: attempt.trackDeletes ?? [] };
     },
 
@@ -179,7 +173,7 @@ export function createSyncActivities(deps: SyncActivityDeps) {
         await stores.connections.markNeedsReauthorization(input.connection, input.error.message);
       }
     },
-  };
+  });
 }
 
 export type SyncActivities = ReturnType<typeof createSyncActivities>;

@@ -57,14 +57,3 @@ export interface FailSyncRunInput extends SyncRunInput {
   run: StartedSyncRun;
   error: SyncRunError;
 }
-
-/** Failure types the workflow must not retry: retrying cannot fix them. */
-export const NON_RETRYABLE_SYNC_ERRORS = [
-  'invalid_sync_record',
-  'unknown_connection',
-  'unknown_sync',
-  'unknown_model',
-  'provider_auth_failed',
-  'credentials_unreadable',
-  'pagination_not_configured',
-];

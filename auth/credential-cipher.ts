@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
-import { WeftError } from '../common/errors';
+import { CredentialsUnreadableError, WeftError } from '../common/errors';
 
 /** GCM's full tag. A shorter one would be accepted by OpenSSL and make forgeries cheaper. */
 const TAG_BYTES = 16;
@@ -84,6 +84,6 @@ export class CredentialCipher {
   }
 }
 
-function unreadable(): WeftError {
-  return new WeftError('credentials_unreadable', 'Stored credentials cannot be decrypted with the configured WEFT_ENCRYPTION_KEY (or were not sealed for this place).');
+function unreadable(): CredentialsUnreadableError {
+  return new CredentialsUnreadableError('Stored credentials cannot be decrypted with the configured WEFT_ENCRYPTION_KEY (or were not sealed for this place).');
 }

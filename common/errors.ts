@@ -4,14 +4,26 @@
  * without parsing messages.
  */
 export class WeftError extends Error {
+  /**
+   * Whether doing the same thing again may succeed. This is the one place it is decided
+   * (activities/failures.ts turns it into Temporal's `nonRetryable`): an error of the 4xx
+   * kind is about the request itself (bad input, an unknown thing, refused credentials, a
+   * provider's final answer after its own retries) and repeats; anything else may pass.
+   * A class whose nature differs from its status says so (`RateLimitedError` is retried,
+   * `CredentialsUnreadableError` is not).
+   */
+  readonly retryable: boolean;
+
   constructor(
     readonly code: string,
     message: string,
     readonly status = 500,
     readonly details?: unknown,
+    options: { retryable?: boolean } = {},
   ) {
     super(message);
     this.name = new.target.name;
+    this.retryable = options.retryable ?? !(status >= 400 && status < 500);
   }
 }
 
@@ -36,6 +48,35 @@ export class NotFoundError extends WeftError {
 export class ConflictError extends WeftError {
   constructor(code: string, message: string) {
     super(code, message, 409);
+  }
+}
+
+/**
+ * Domain errors, thrown below the API (store/, auth/) in the domain's words: what went
+ * wrong, not how HTTP says it. Each kind has one status the API answers with, decided here.
+ */
+
+/** The name, key or id is already taken (a connection id, an integration's unique key, a secret key). */
+export class AlreadyExistsError extends WeftError {
+  constructor(code: string, message: string) {
+    super(code, message, 409, undefined, { retryable: false });
+  }
+}
+
+/** A value the caller supplied cannot be used (a cursor Weft did not issue, a metadata key MongoDB cannot store). */
+export class InvalidValueError extends WeftError {
+  constructor(code: string, message: string, details?: unknown) {
+    super(code, message, 400, details, { retryable: false });
+  }
+}
+
+/**
+ * Stored secrets do not open with the configured WEFT_ENCRYPTION_KEY (another key, or not
+ * sealed for this place). Retrying cannot fix it: only the operator can, so it is final.
+ */
+export class CredentialsUnreadableError extends WeftError {
+  constructor(message: string) {
+    super('credentials_unreadable', message, 500, undefined, { retryable: false });
   }
 }
 

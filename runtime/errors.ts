@@ -1,6 +1,9 @@
 import { WeftError, type ValidationIssue } from '../common/errors';
 
-/** The provider answered with a non-success status that retries did not fix. */
+/**
+ * The provider answered with a non-success status that retries did not fix. Final: the
+ * provider client has already retried what may pass (5xx, network errors, throttling).
+ */
 export class ProviderHttpError extends WeftError {
   constructor(
     readonly providerStatus: number,
@@ -9,9 +12,13 @@ export class ProviderHttpError extends WeftError {
     method: string,
     url: string,
   ) {
-    super('provider_http_error', `${method} ${url} failed with HTTP ${providerStatus}`, 424, {
-      upstream: { status: providerStatus, headers: providerHeaders, body: providerBody },
-    });
+    super(
+      'provider_http_error',
+      `${method} ${url} failed with HTTP ${providerStatus}`,
+      424,
+      { upstream: { status: providerStatus, headers: providerHeaders, body: providerBody } },
+      { retryable: false },
+    );
   }
 }
 
@@ -27,24 +34,27 @@ export class ProviderRedirectError extends ProviderHttpError {
   }
 }
 
-/** The provider could not be reached (DNS, refused, reset, timeout) after the retries. */
+/** The provider could not be reached (DNS, refused, reset, timeout) after the client's own retries: final. */
 export class ProviderUnreachableError extends WeftError {
   constructor(method: string, url: string, cause: string) {
-    super('provider_unreachable', `${method} ${url} failed: ${cause}`, 424);
+    super('provider_unreachable', `${method} ${url} failed: ${cause}`, 424, undefined, { retryable: false });
   }
 }
 
-/** A wait too long to sleep inside an activity: the caller turns it into a durable timer. */
+/**
+ * A wait too long to sleep inside an activity: retried, after `waitMs` (the activity
+ * failure's nextRetryDelay, a durable server-side timer).
+ */
 export class RateLimitedError extends WeftError {
   constructor(readonly waitMs: number, reason: string) {
-    super('rate_limited', `${reason}; retry in ${Math.ceil(waitMs / 1000)} s`, 429);
+    super('rate_limited', `${reason}; retry in ${Math.ceil(waitMs / 1000)} s`, 429, undefined, { retryable: true });
   }
 }
 
-/** The provider refused the credentials: the connection needs the user to re-authorize. */
+/** The provider refused the credentials: the connection needs the user to re-authorize (final). */
 export class ProviderAuthError extends WeftError {
   constructor(status: number, message: string) {
-    super('provider_auth_failed', message, 424, { upstream: { status } });
+    super('provider_auth_failed', message, 424, { upstream: { status } }, { retryable: false });
   }
 }
 
@@ -55,23 +65,26 @@ export interface InvalidRecordDetail {
 
 export class InvalidRecordError extends WeftError {
   constructor(readonly detail: InvalidRecordDetail, readonly record?: unknown) {
-    super('invalid_sync_record', `Invalid record for model ${detail.model}: ${detail.validation.map((v) => `${v.path}: ${v.message}`).join('; ')}`, 400, detail);
+    super('invalid_sync_record', `Invalid record for model ${detail.model}: ${detail.validation.map((v) => `${v.path}: ${v.message}`).join('; ')}`, 400, detail, { retryable: false });
   }
 }
 
+/** Integration code used the runtime wrongly (an undeclared model, no pagination type): final until the code changes. */
 export class IntegrationCodeError extends WeftError {
   constructor(code: string, message: string) {
-    super(code, message, 400);
+    super(code, message, 400, undefined, { retryable: false });
   }
 }
 
 /**
  * An action refused its request for a reason the app can act on (the item is a folder,
- * the file is gone). Thrown by integration code; the API answers with its status and code.
+ * the file is gone, its input or output does not match its schema). Thrown by integration
+ * code and the action activity; the API answers with its status and code. Final whatever
+ * the status: running the same action on the same input gives the same answer.
  */
 export class ActionError extends WeftError {
   constructor(code: string, message: string, status = 400, details?: unknown) {
-    super(code, message, status, details);
+    super(code, message, status, details, { retryable: false });
   }
 }
 

@@ -1,5 +1,4 @@
 import type { Logger } from '../common/logger';
-import type { RecordStore, RecordScope, RecordWriter } from '../store/records';
 import { createBaseContext, type MetadataStore } from './base-context';
 import type { AttemptCheckpoint } from './checkpoint';
 import { listingKey } from './checkpoint';
@@ -7,6 +6,25 @@ import { IntegrationCodeError } from './errors';
 import { paginatePages, plainListing } from './paginate';
 import type { ActionContext, ConnectionInfo, Listing, ModelSchemas, PaginateConfig, PaginationConfig, ProviderTransport, SyncContext } from './types';
 import { validateRecords } from './validation';
+
+/** Which records a sync writes: one model (and variant) of one connection. */
+export interface RecordScope {
+  environment: string;
+  connection: string;
+  model: string;
+  variant: string;
+}
+
+/** Writes one run's records of one scope; it also remembers which ids the run saw (delete detection). */
+export interface RecordBatchWriter {
+  saveBatch(records: Array<{ id: string; data: Record<string, unknown> }>): Promise<unknown>;
+  deleteByIds(ids: string[]): Promise<unknown>;
+}
+
+/** Where a sync's records go (store/records.ts `RecordStore` is the MongoDB one). */
+export interface RecordSink {
+  openWriter(scope: RecordScope, runId: string): Promise<RecordBatchWriter>;
+}
 
 export interface SyncRunScope {
   environment: string;
@@ -21,7 +39,7 @@ export interface WorkerContextDeps {
   scope: SyncRunScope;
   transport: ProviderTransport;
   providerPagination: PaginationConfig | undefined;
-  records: RecordStore;
+  records: RecordSink;
   connection: ConnectionInfo;
   metadata: MetadataStore;
   checkpointStore: { get(): Promise<unknown>; save(value: unknown): Promise<void> };
@@ -43,8 +61,8 @@ export function createWorkerSyncContext(deps: WorkerContextDeps): WorkerSync {
   const openListings: Array<{ key: string; saving: boolean }> = [];
   attempt.trackDeletes ??= [];
 
-  const writers = new Map<string, Promise<RecordWriter>>();
-  function writerFor(target: RecordScope): Promise<RecordWriter> {
+  const writers = new Map<string, Promise<RecordBatchWriter>>();
+  function writerFor(target: RecordScope): Promise<RecordBatchWriter> {
     let w = writers.get(target.model);
     if (!w) {
       w = records.openWriter(target, scope.runId);

@@ -1,7 +1,6 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { ActionActivities } from '../activities/action-activities';
 import type { ActionRunInput } from '../activities/action-contracts';
-import { NON_RETRYABLE_ACTION_ERRORS } from '../activities/action-contracts';
 
 /**
  * One action call: a single activity on the action task queue (so an interactive action
@@ -16,7 +15,7 @@ export async function actionRun(input: ActionRunInput): Promise<unknown> {
       backoffCoefficient: 2,
       maximumInterval: '30 seconds',
       maximumAttempts: 1 + Math.max(0, Math.min(5, input.maxRetries)),
-      nonRetryableErrorTypes: NON_RETRYABLE_ACTION_ERRORS,
+      // No list of final error types: the activity fails with nonRetryable set (activities/failures.ts).
     },
   });
   return runAction(input);

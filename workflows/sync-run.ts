@@ -1,7 +1,6 @@
 import { ActivityFailure, ApplicationFailure, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { SyncActivities } from '../activities/sync-activities';
 import type { RunSyncResult, SyncRunError, SyncRunInput, SyncRunSummary } from '../activities/sync-contracts';
-import { NON_RETRYABLE_SYNC_ERRORS } from '../activities/sync-contracts';
 
 /**
  * One run of one sync for one connection. Its workflow ID is derived from
@@ -10,9 +9,11 @@ import { NON_RETRYABLE_SYNC_ERRORS } from '../activities/sync-contracts';
  */
 export async function syncRun(input: SyncRunInput): Promise<SyncRunSummary> {
   const { runId, workflowId } = workflowInfo();
+  // Which failures are final is the activities' call: they fail with nonRetryable set
+  // (activities/failures.ts), which Temporal honours whatever the policy below says.
   const bookkeeping = proxyActivities<SyncActivities>({
     startToCloseTimeout: '10 minutes',
-    retry: { initialInterval: '1 second', maximumInterval: '30 seconds', nonRetryableErrorTypes: NON_RETRYABLE_SYNC_ERRORS },
+    retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
   });
   const { runSync } = proxyActivities<SyncActivities>({
     startToCloseTimeout: '24 hours',
@@ -24,7 +25,6 @@ export async function syncRun(input: SyncRunInput): Promise<SyncRunSummary> {
       maximumInterval: '10 minutes',
       // Rate-limit waits end attempts too (with their own nextRetryDelay), hence the room.
       maximumAttempts: 15,
-      nonRetryableErrorTypes: NON_RETRYABLE_SYNC_ERRORS,
     },
   });
 

@@ -1,12 +1,19 @@
-import type { RateBudgetStore } from '../../store/rate-budgets';
-import { createSharedRequestBudget, type RequestBudgetGate } from './request-budget';
+import { createSharedRequestBudget, type BudgetStore, type RequestBudgetGate } from './request-budget';
 import type { ResolvedProvider } from './provider-client';
 import type { IntegrationRegistry } from '../registry';
-import type { IntegrationDoc } from '../../store/integrations';
 import { WeftError } from '../../common/errors';
 
+/** The fields of a configured integration that decide how its provider is called (an integration document satisfies it). */
+export interface ProviderSettings {
+  provider: string;
+  provider_overrides?: {
+    base_url?: string;
+    rate_limit?: { requests: number; window_ms: number; lockout_ms?: number };
+  };
+}
+
 /** The provider definition with the integration's overrides applied (base URL, budget). */
-export function resolveProvider(registry: IntegrationRegistry, integration: IntegrationDoc): ResolvedProvider {
+export function resolveProvider(registry: IntegrationRegistry, integration: ProviderSettings): ResolvedProvider {
   const def = registry.get(integration.provider);
   if (!def) throw new WeftError('unknown_provider', `No pre-built integration for provider "${integration.provider}".`, 400);
   const overrides = integration.provider_overrides ?? {};
@@ -23,7 +30,7 @@ export function resolveProvider(registry: IntegrationRegistry, integration: Inte
 export function sharedBudgetFor(
   provider: ResolvedProvider,
   accountKey: string,
-  opts: { store: RateBudgetStore; maxInlineWaitMs: number; sleep(ms: number): Promise<void> },
+  opts: { store: BudgetStore; maxInlineWaitMs: number; sleep(ms: number): Promise<void> },
 ): RequestBudgetGate | null {
   if (!provider.budget) return null;
   return createSharedRequestBudget({

@@ -1,5 +1,15 @@
-import type { RateBudgetStore } from '../../store/rate-budgets';
 import { RateLimitedError } from '../errors';
+
+/**
+ * What a shared budget needs of its storage: a log of recent requests per provider account
+ * that several processes can claim slots in (store/rate-budgets.ts is the MongoDB one).
+ */
+export interface BudgetStore {
+  tryAcquire(key: string, limit: number, windowMs: number): Promise<{ acquired: true; slotId: string } | { acquired: false; waitMs: number }>;
+  markCompleted(slotId: string): Promise<void>;
+  /** Fills the window until `until`: the provider locked the account out. */
+  blockUntil(key: string, limit: number, windowMs: number, until: Date): Promise<void>;
+}
 
 export interface BudgetTicket {
   waitedMs: number;
@@ -19,7 +29,7 @@ export interface RequestBudgetGate {
  * retries it after a durable timer.
  */
 export function createSharedRequestBudget(opts: {
-  store: RateBudgetStore;
+  store: BudgetStore;
   key: string;
   requests: number;
   windowMs: number;
