@@ -1,6 +1,6 @@
 import type { ActionDefinition, IntegrationDefinition, ProviderDefinition, SyncDefinition } from './types';
 
-/** Looks up pre-built integrations by provider name. Built once from `integrations/`. */
+/** Looks up integrations by provider name: the pre-built ones and those of WEFT_INTEGRATIONS_DIR, built once by the composition root. */
 export class IntegrationRegistry {
   private readonly byProvider = new Map<string, IntegrationDefinition>();
 
@@ -10,6 +10,12 @@ export class IntegrationRegistry {
 
   providers(): ProviderDefinition[] {
     return [...this.byProvider.values()].map((d) => d.provider);
+  }
+
+  /** Every request header a registered provider sends a secret in (its API key header, its `secretHeaders`), lower-case. */
+  secretHeaders(): string[] {
+    const headers = this.providers().flatMap((p) => [p.apiKey?.header, ...(p.secretHeaders ?? [])]);
+    return [...new Set(headers.filter((h): h is string => !!h).map((h) => h.toLowerCase()))];
   }
 
   get(provider: string): IntegrationDefinition | undefined {

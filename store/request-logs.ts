@@ -19,6 +19,8 @@ export interface RequestLogDoc {
   attempt: number;
   rate_limit_wait_ms: number;
   error: string | null;
+  /** The provider's id of the request (its `requestIdHeader`), to quote to its support; absent in entries written before it was kept. */
+  provider_request_id?: string | null;
 }
 
 /** An entry as read back: `id` (`<time>|<suffix>`) is the same in every scope it is listed in. */

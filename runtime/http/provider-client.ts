@@ -21,6 +21,8 @@ export interface RequestLogEntry {
   attempt: number;
   rateLimitWaitMs: number;
   error: string | null;
+  /** The provider's id of the request (its definition's `requestIdHeader`), when it sent one. */
+  providerRequestId: string | null;
 }
 
 export interface ProviderClientDeps {
@@ -94,7 +96,7 @@ export class ProviderClient implements ProviderTransport {
       } catch (err) {
         await waited.release();
         const reason = scrubSecrets((err as Error).message, secrets);
-        this.log({ method, url, status: null, started, attempt, waitMs: waited.waitedMs + pause, error: reason });
+        this.log({ method, url, status: null, started, attempt, waitMs: waited.waitedMs + pause, error: reason, requestId: null });
         // The policy will refuse the next attempt too: say so now, with its own code.
         if (err instanceof EgressRefusedError) throw err;
         if (serverErrorAttempts < retries && !this.deps.signal?.aborted) {
@@ -108,7 +110,7 @@ export class ProviderClient implements ProviderTransport {
       const text = res.body.toString('utf8');
       await waited.release();
       const status = res.status;
-      this.log({ method, url, status, started, attempt, waitMs: waited.waitedMs + pause, error: status >= 400 ? `HTTP ${status}` : null });
+      this.log({ method, url, status, started, attempt, waitMs: waited.waitedMs + pause, error: status >= 400 ? `HTTP ${status}` : null, requestId: this.requestIdOf(responseHeaders) });
 
       const throttleWait = this.deps.throttle.onResponse(definition.throttle, status, responseHeaders, text, this.deps.provider.budget?.lockoutMs ?? 60_000);
       if (throttleWait !== null) {
@@ -139,10 +141,10 @@ export class ProviderClient implements ProviderTransport {
       if (REDIRECT_STATUS.has(status)) {
         // Not followed (egress policy): the error names where it pointed; nothing is sent there.
         const location = responseHeaders.location ? redactUrl(resolveLocation(responseHeaders.location, url)) : '(no Location)';
-        throw new ProviderRedirectError(status, { ...pickHeaders(responseHeaders), ...(responseHeaders.location ? { location } : {}) }, method, redactUrl(url), location);
+        throw new ProviderRedirectError(status, { ...this.upstreamHeaders(responseHeaders), ...(responseHeaders.location ? { location } : {}) }, method, redactUrl(url), location);
       }
       if (status >= 400) {
-        throw new ProviderHttpError(status, scrubBody(data, secrets), pickHeaders(responseHeaders), method, redactUrl(url));
+        throw new ProviderHttpError(status, scrubBody(data, secrets), this.upstreamHeaders(responseHeaders), method, redactUrl(url));
       }
       return { status, headers: responseHeaders, data: data as T };
     }
@@ -173,7 +175,18 @@ export class ProviderClient implements ProviderTransport {
     return (this.deps.provider.definition.allowedHosts ?? []).some((h) => url.host === h || url.host.endsWith(`.${h}`));
   }
 
-  private log(e: { method: string; url: string; status: number | null; started: number; attempt: number; waitMs: number; error: string | null }): void {
+  private requestIdOf(headers: Record<string, string>): string | null {
+    const header = this.deps.provider.definition.requestIdHeader?.toLowerCase();
+    return (header && headers[header]) || null;
+  }
+
+  /** The response headers an error carries: the generic ones plus the provider's request id. */
+  private upstreamHeaders(headers: Record<string, string>): Record<string, string> {
+    const requestIdHeader = this.deps.provider.definition.requestIdHeader?.toLowerCase();
+    return Object.fromEntries(Object.entries(headers).filter(([k]) => UPSTREAM_HEADERS.test(k) || k === requestIdHeader));
+  }
+
+  private log(e: { method: string; url: string; status: number | null; started: number; attempt: number; waitMs: number; error: string | null; requestId: string | null }): void {
     this.deps.logRequest({
       method: e.method,
       url: redactUrl(e.url),
@@ -182,6 +195,7 @@ export class ProviderClient implements ProviderTransport {
       attempt: e.attempt,
       rateLimitWaitMs: e.waitMs,
       error: e.error,
+      providerRequestId: e.requestId,
     });
   }
 }
@@ -203,10 +217,7 @@ function joinPath(basePath: string, endpoint: string): string {
   return `${basePath.replace(/\/+$/, '')}/${endpoint.replace(/^\/+/, '')}`;
 }
 
-const UPSTREAM_HEADERS = /^(content-type|retry-after|x-ratelimit-.*|link|location|www-authenticate|request-id|x-request-id|x-github-request-id)$/;
-function pickHeaders(h: Record<string, string>): Record<string, string> {
-  return Object.fromEntries(Object.entries(h).filter(([k]) => UPSTREAM_HEADERS.test(k)));
-}
+const UPSTREAM_HEADERS = /^(content-type|retry-after|x-ratelimit-.*|link|location|www-authenticate|request-id|x-request-id)$/;
 
 /** A provider may echo a credential in an error body; it must not reach logs or the app. */
 function scrubBody(data: unknown, secrets: string[]): unknown {
