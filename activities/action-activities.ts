@@ -1,8 +1,11 @@
 import { Context } from '@temporalio/activity';
 import { NotFoundError } from '../common/errors';
 import type { Credentials } from '../auth/credentials';
-import { sealedAt } from '../auth/credential-cipher';
-import { openProviderSession, type ProviderSessionDeps } from '../common/provider-session';
+import { sealedAt, type CredentialCipher } from '../auth/credential-cipher';
+import type { OpenProviderSession } from './provider-session';
+import type { Logger } from '../common/logger';
+import type { Stores } from '../store/db';
+import type { IntegrationRegistry } from '../runtime/registry';
 import { createWorkerActionContext } from '../runtime/worker-context';
 import { ActionError } from '../runtime/errors';
 import { toValidationIssues } from '../runtime/validation';
@@ -10,7 +13,14 @@ import type { ActionRunInput } from './action-contracts';
 import { connectionInfo } from './connection-info';
 import { withActivityFailures } from './failures';
 
-export type ActionActivityDeps = ProviderSessionDeps;
+export interface ActionActivityDeps {
+  stores: Stores;
+  cipher: CredentialCipher;
+  registry: IntegrationRegistry;
+  logger: Logger;
+  /** Provider calls: credentials, throttle, budget, request log, egress (app/provider-session.ts). */
+  openProviderSession: OpenProviderSession;
+}
 
 /** The activity of an action run, given its dependencies (Temporal samples style). */
 export function createActionActivities(deps: ActionActivityDeps) {
@@ -34,7 +44,7 @@ export function createActionActivities(deps: ActionActivityDeps) {
       if (!parsedInput.success) {
         throw new ActionError('invalid_action_input', `Invalid input for action ${def.name}.`, 400, { errors: toValidationIssues(parsedInput.error) });
       }
-      const session = openProviderSession(deps, {
+      const session = deps.openProviderSession({
         environment: input.environment,
         integration,
         connection,

@@ -5,10 +5,9 @@ import type { Stores } from '../store/db';
 import { sealedAt, type CredentialCipher } from '../auth/credential-cipher';
 import type { Credentials } from '../auth/credentials';
 import type { IntegrationRegistry } from '../runtime/registry';
-import type { Egress } from '../egress/egress';
 import { createWorkerSyncContext } from '../runtime/worker-context';
 import type { MetadataStore } from '../runtime/base-context';
-import { openProviderSession } from '../common/provider-session';
+import type { OpenProviderSession } from './provider-session';
 import { connectionInfo } from './connection-info';
 import { readCheckpoint } from '../runtime/checkpoint';
 import { withActivityFailures } from './failures';
@@ -21,9 +20,8 @@ export interface SyncActivityDeps {
   cipher: CredentialCipher;
   registry: IntegrationRegistry;
   logger: Logger;
-  maxInlineWaitMs: number;
-  /** Provider calls go out through it (address policy, timeouts). */
-  egress: Egress;
+  /** Provider calls: credentials, throttle, budget, request log, egress (app/provider-session.ts). */
+  openProviderSession: OpenProviderSession;
 }
 
 /** The activities of a sync run, given their dependencies (Temporal samples style). */
@@ -104,7 +102,7 @@ export function createSyncActivities(deps: SyncActivityDeps) {
       const attempt = readCheckpoint(activity.info.heartbeatDetails);
       if (attempt.savedRecords > 0) logger.info({ savedRecords: attempt.savedRecords }, 'resuming sync from checkpoint');
 
-      const session = openProviderSession(deps, {
+      const session = deps.openProviderSession({
         environment: input.environment,
         integration,
         connection,

@@ -4,6 +4,7 @@ import type { Stores } from '../store/db';
 import type { CredentialCipher } from '../auth/credential-cipher';
 import type { IntegrationRegistry } from '../runtime/registry';
 import type { Egress } from '../egress/egress';
+import type { OpenProviderSession } from '../activities/provider-session';
 
 /** Everything the API needs, handed in by whoever starts it (npm start, tests, `weft api`). */
 export interface ApiDeps {
@@ -14,6 +15,8 @@ export interface ApiDeps {
   logger: Logger;
   /** Every outbound call the API makes (provider checks, token endpoints, webhooks); also checks registered URLs. */
   egress: Egress;
+  /** Calls to a connection's provider (verifying credentials, refreshing them); built by app/. */
+  openProviderSession: OpenProviderSession;
   settings: {
     syncTaskQueue: string;
     actionTaskQueue: string;

@@ -1,40 +1,129 @@
 import type { MongoClient } from 'mongodb';
+import { Client, Connection } from '@temporalio/client';
 import { CredentialCipher } from '../auth/credential-cipher';
+import type { Config } from '../common/config';
+import { WeftError } from '../common/errors';
+import type { Logger } from '../common/logger';
+import { createEgress, type Egress, type EgressSettings } from '../egress/egress';
+import { egressSettings } from '../egress/settings';
 import { integrations } from '../integrations';
 import { IntegrationRegistry } from '../runtime/registry';
 import { connectMongo, createStores, DATABASE_HEARTBEAT_MS, ensureIndexes, type Stores } from '../store/db';
-import { watchDatabase, type DatabaseWatchLog } from '../store/database-watch';
+import { watchDatabase } from '../store/database-watch';
 import type { ExpiryRule } from '../store/ttl';
-import { WeftError } from '../common/errors';
+import { boundedTemporalCalls } from './temporal-connection';
 
-/** What both the API and the workers stand on: the database, the cipher, the integrations. */
-export interface Core {
+/** The database side of the core: what a one-shot command (`weft reseal`) needs too. */
+export interface Storage {
   mongo: MongoClient;
   stores: Stores;
   cipher: CredentialCipher;
-  registry: IntegrationRegistry;
   /** Retention the database cannot enforce itself; the worker sweeps these. */
   manualExpiry: ExpiryRule[];
   close(): Promise<void>;
 }
 
-export async function openCore(opts: { mongodbUri: string; dbName: string; encryptionKey: string; requestLogTtlDays: number; serverSelectionTimeoutMs?: number; log?: DatabaseWatchLog; monitorCommands?: boolean }): Promise<Core> {
-  if (!opts.encryptionKey) throw new WeftError('missing_encryption_key', 'WEFT_ENCRYPTION_KEY is required to store credentials.');
-  const cipher = new CredentialCipher(opts.encryptionKey);
-  const mongo = await connectMongo(opts.mongodbUri, { serverSelectionTimeoutMs: opts.serverSelectionTimeoutMs, monitorCommands: opts.monitorCommands });
-  const stores = createStores(mongo.db(opts.dbName), { requestLogTtlDays: opts.requestLogTtlDays });
-  const manualExpiry = await ensureIndexes(stores);
-  // A long-running process (API, worker) is watched; a one-shot command is not.
-  const watch = opts.log ? watchDatabase(mongo, { heartbeatFrequencyMs: DATABASE_HEARTBEAT_MS, log: opts.log }) : null;
-  return {
-    manualExpiry,
-    mongo,
-    stores,
-    cipher,
-    registry: new IntegrationRegistry(integrations),
-    close: async () => {
-      watch?.stop();
-      await mongo.close();
-    },
+/** What the API and the workers of a process stand on, built once per process by buildCore. */
+export interface Core extends Storage {
+  config: Config;
+  logger: Logger;
+  registry: IntegrationRegistry;
+  /** The process's one way out (provider calls, token endpoints, webhooks). */
+  egress: Egress;
+  temporal: Client;
+}
+
+export interface StorageOptions {
+  /** A long-running process watches the database connection and logs its state here; a one-shot command does not. */
+  watchLog?: Logger;
+  /** The MongoClient emits commandStarted events (the bench counts commands). */
+  monitorCommands?: boolean;
+}
+
+export interface CoreOptions extends StorageOptions {
+  logger: Logger;
+  /** Already built by the caller (npm start's sandbox needs it before the core); otherwise built here. */
+  registry?: IntegrationRegistry;
+  /** WEFT_EGRESS_ALLOW entries for servers this process started itself: exactly the sandbox's or a test's simulators. */
+  egressAllow?: readonly string[];
+  /** Egress timeouts other than the configured ones (tests). */
+  egressTimeouts?: Partial<Omit<EgressSettings, 'allow'>>;
+}
+
+/** Every integration Weft knows; one registry per process. */
+export function buildRegistry(): IntegrationRegistry {
+  return new IntegrationRegistry(integrations);
+}
+
+/** The database, its stores (indexes ensured) and the credential cipher. Needs MONGODB_URI and WEFT_ENCRYPTION_KEY. */
+export async function openStorage(config: Config, opts: StorageOptions = {}): Promise<Storage> {
+  if (!config.MONGODB_URI) throw new WeftError('missing_mongodb_uri', 'MONGODB_URI is required (the MongoDB-wire server Weft stores its data in).');
+  if (!config.WEFT_ENCRYPTION_KEY) throw new WeftError('missing_encryption_key', 'WEFT_ENCRYPTION_KEY is required to store credentials.');
+  const cipher = new CredentialCipher(config.WEFT_ENCRYPTION_KEY);
+  const mongo = await connectMongo(config.MONGODB_URI, { serverSelectionTimeoutMs: config.WEFT_MONGODB_SELECTION_TIMEOUT_MS, monitorCommands: opts.monitorCommands });
+  try {
+    const stores = createStores(mongo.db(config.MONGODB_DB), { requestLogTtlDays: config.WEFT_REQUEST_LOG_TTL_DAYS });
+    const manualExpiry = await ensureIndexes(stores);
+    const watch = opts.watchLog ? watchDatabase(mongo, { heartbeatFrequencyMs: DATABASE_HEARTBEAT_MS, log: opts.watchLog }) : null;
+    return {
+      mongo,
+      stores,
+      cipher,
+      manualExpiry,
+      close: async () => {
+        watch?.stop();
+        await mongo.close();
+      },
+    };
+  } catch (err) {
+    await mongo.close().catch(() => undefined);
+    throw err;
+  }
+}
+
+/**
+ * The core of a long-running process (npm start, `weft api`, `weft worker`, the tests' and
+ * the bench's stacks): storage, the integration registry, the egress client and the Temporal
+ * client, each built once from `config`. Needs MONGODB_URI, TEMPORAL_ADDRESS and
+ * WEFT_ENCRYPTION_KEY.
+ */
+export async function buildCore(config: Config, opts: CoreOptions): Promise<Core> {
+  if (!config.TEMPORAL_ADDRESS) throw new WeftError('missing_temporal_address', 'TEMPORAL_ADDRESS is required (the Temporal server that runs syncs and actions).');
+  // First: a mistyped WEFT_EGRESS_ALLOW entry stops here, before any connection is opened.
+  const egress = createEgress({ ...egressSettings(config, opts.egressAllow ?? []), ...opts.egressTimeouts });
+  const opened: Array<() => Promise<void>> = [() => egress.close()];
+  const closeAll = async () => {
+    for (const close of [...opened].reverse()) await close().catch(() => undefined);
   };
+  try {
+    const storage = await openStorage(config, { watchLog: opts.watchLog, monitorCommands: opts.monitorCommands });
+    opened.push(storage.close);
+    const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS, ...boundedTemporalCalls(config.WEFT_TEMPORAL_CALL_TIMEOUT_MS) });
+    opened.push(() => connection.close());
+    return {
+      ...storage,
+      config,
+      logger: opts.logger,
+      registry: opts.registry ?? buildRegistry(),
+      egress,
+      temporal: new Client({ connection, namespace: config.TEMPORAL_NAMESPACE }),
+      close: closeAll,
+    };
+  } catch (err) {
+    await closeAll();
+    throw err;
+  }
+}
+
+/**
+ * A standalone process (`weft api`, `weft worker`) runs against servers that already exist;
+ * without them it stops at once with `<process>_not_configured` instead of a driver timeout.
+ */
+export function requireServers(config: Config, process: 'api' | 'worker'): void {
+  const missing = [!config.TEMPORAL_ADDRESS && 'TEMPORAL_ADDRESS', !config.MONGODB_URI && 'MONGODB_URI', !config.WEFT_ENCRYPTION_KEY && 'WEFT_ENCRYPTION_KEY'].filter(Boolean);
+  if (missing.length === 0) return;
+  throw new WeftError(
+    `${process}_not_configured`,
+    `weft ${process} needs TEMPORAL_ADDRESS, MONGODB_URI and WEFT_ENCRYPTION_KEY (missing: ${missing.join(', ')}; in dev the key is in .weft/encryption-key). \`npm start\` runs the API and a worker in one process with its own servers.`,
+  );
 }

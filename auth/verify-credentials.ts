@@ -1,7 +1,16 @@
 import { BadRequestError, WeftError } from '../common/errors';
-import type { ProviderSession } from '../common/provider-session';
+import type { Credentials } from './credentials';
 import { EgressRefusedError } from '../egress/errors';
 import { ProviderAuthError, ProviderHttpError } from '../runtime/errors';
+import type { ProviderClient, ResolvedProvider } from '../runtime/http/provider-client';
+
+/** What the check needs of a provider session (its caller opens one: app/provider-session.ts). */
+export interface CredentialCheckSession {
+  provider: ResolvedProvider;
+  /** The auth mode of the credentials being checked. */
+  authMode: Credentials['type'];
+  client: Pick<ProviderClient, 'request'>;
+}
 
 /**
  * Proves new credentials work before they are stored, with the provider's cheap "who am
@@ -9,7 +18,7 @@ import { ProviderAuthError, ProviderHttpError } from '../runtime/errors';
  * and listing one repository). Refused credentials → 400 `invalid_credentials`; the
  * provider being unreachable or failing → 424, and nothing is stored either way.
  */
-export async function verifyCredentials(session: ProviderSession): Promise<void> {
+export async function verifyCredentials(session: CredentialCheckSession): Promise<void> {
   const { definition } = session.provider;
   // OAuth user tokens may need another proof than the provider's default mode (GitHub: /user).
   const verify = session.authMode === 'OAUTH2' && definition.oauth?.verify ? definition.oauth.verify : definition.verify;

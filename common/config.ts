@@ -10,6 +10,8 @@ export const configSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3003),
+  /** The address `weft api` listens on (npm start: always loopback). 0.0.0.0 behind a load balancer or in a container. */
+  WEFT_API_HOST: z.string().min(1).default('127.0.0.1'),
   /** The public base URL of the API (used in connect links and status URLs). */
   WEFT_PUBLIC_URL: z.string().url().optional(),
   TEMPORAL_ADDRESS: z.string().min(1).optional(),
@@ -39,7 +41,7 @@ export const configSchema = z.object({
   /**
    * Outages: how long a MongoDB operation waits for a reachable server, and a Temporal call
    * for an answer, before the API gives up with 503 database_unavailable /
-   * orchestrator_unavailable (common/outage.ts).
+   * orchestrator_unavailable (api/outage.ts).
    */
   WEFT_MONGODB_SELECTION_TIMEOUT_MS: duration.default(1_500),
   WEFT_TEMPORAL_CALL_TIMEOUT_MS: duration.default(1_500),

@@ -1,7 +1,6 @@
 import express, { Router } from 'express';
 import { verifyCredentials } from '../../auth/verify-credentials';
 import { WeftError } from '../../common/errors';
-import { openProviderSession } from '../../common/provider-session';
 import { resolveProvider } from '../../runtime/http/provider-access';
 import type { ConnectSessionDoc } from '../../store/connect-sessions';
 import type { IntegrationDoc } from '../../store/integrations';
@@ -11,7 +10,6 @@ import { asPage } from '../pages/as-page';
 import { apiKeyBody } from '../schemas/connect';
 import { countFlowAttempt, flowTarget, openConnectSession, sessionIntegration, sessionIntegrations } from '../services/connect-session-access';
 import { reportFailedAuthorization, storeAuthorizedConnection } from '../services/connection-authorization';
-import { sessionDeps } from '../services/provider-sessions';
 import { parseInput } from '../validate';
 
 /**
@@ -66,7 +64,7 @@ async function connectWithApiKey(deps: ApiDeps, session: ConnectSessionDoc, key:
   const { connectionId, reconnect } = await flowTarget(deps, session, integration);
   const credentials = { type: 'API_KEY' as const, apiKey };
   try {
-    await verifyCredentials(openProviderSession(sessionDeps(deps), { environment: session.environment, integration, credentials, connectionId, operation: 'auth', runId: null }));
+    await verifyCredentials(deps.openProviderSession({ environment: session.environment, integration, credentials, connectionId, operation: 'auth', runId: null }));
   } catch (err) {
     const e = err as WeftError;
     await reportFailedAuthorization(deps, { environment: session.environment, integration, connectionId, reconnect, authMode: 'API_KEY', error: { type: e.code ?? 'invalid_credentials', description: e.message } });

@@ -6,10 +6,8 @@ import { sealedAt } from '../../auth/credential-cipher';
 import { openIntegrationCredentials } from '../../auth/credential-source';
 import { verifyCredentials } from '../../auth/verify-credentials';
 import { freshOAuthCredentials } from '../../auth/oauth/token-refresh';
-import { openProviderSession } from '../../common/provider-session';
 import { resolveProvider } from '../../runtime/http/provider-access';
 import { integrationAuthMode } from '../../runtime/auth-modes';
-import { sessionDeps } from '../services/provider-sessions';
 import type { ConnectionDoc } from '../../store/connections';
 import type { ApiDeps } from '../deps';
 import { environmentOf } from '../middleware/auth';
@@ -19,7 +17,7 @@ import { findConnection, findIntegration } from '../services/connection-lookup';
 import { startNewConnectionSyncs, syncWorkflowId } from '../services/sync-control';
 import { webhookDeps } from '../services/connection-authorization';
 import { queueAuthWebhook } from '../../webhooks/auth-webhook';
-import { outageOf } from '../../common/outage';
+import { outageOf } from '../outage';
 
 export function connectionsRouter(deps: ApiDeps): Router {
   const router = Router();
@@ -39,7 +37,7 @@ export function connectionsRouter(deps: ApiDeps): Router {
       if (app.app_id !== body.credentials.app_id) throw new BadRequestError('app_id_mismatch', `app_id ${body.credentials.app_id} is not the App of integration "${integration.unique_key}" (${app.app_id}).`);
     }
     // Proven before stored: a refused key or unknown installation changes nothing.
-    const session = openProviderSession(sessionDeps(deps), {
+    const session = deps.openProviderSession({
       environment: env,
       integration,
       credentials: body.credentials,
@@ -98,7 +96,7 @@ export function connectionsRouter(deps: ApiDeps): Router {
     } else if (connection.auth_mode === 'APP') {
       // An installation token, minted (and stored) when there is none or its hour is nearly up.
       const integration = await findIntegration(deps.stores, connection.environment, connection.provider_config_key);
-      await openProviderSession(sessionDeps(deps), { environment: connection.environment, integration, connection, connectionId: connection.connection_id, operation: 'auth', runId: null }).refreshCredentials();
+      await deps.openProviderSession({ environment: connection.environment, integration, connection, connectionId: connection.connection_id, operation: 'auth', runId: null }).refreshCredentials();
       connection = (await deps.stores.connections.getById(connection._id)) ?? connection;
     }
     res.json(presentConnection(connection, deps, { withCredentials: true, withRefreshToken: q.refresh_token === 'true' }));

@@ -9,7 +9,6 @@ import { sealedAt } from '../../auth/credential-cipher';
 import type { Credentials } from '../../auth/credentials';
 import { verifyCredentials } from '../../auth/verify-credentials';
 import { BadRequestError, WeftError } from '../../common/errors';
-import { openProviderSession } from '../../common/provider-session';
 import { resolveProvider } from '../../runtime/http/provider-access';
 import { AUTH_STATE_TTL_MS, type AuthStateDoc } from '../../store/auth-states';
 import type { IntegrationDoc } from '../../store/integrations';
@@ -20,7 +19,6 @@ import { bindBrowser, isSameBrowser } from '../services/browser-binding';
 import { countFlowAttempt, flowTarget, openConnectSession, sessionIntegration } from '../services/connect-session-access';
 import { reportFailedAuthorization, storeAuthorizedConnection } from '../services/connection-authorization';
 import { InstallationNotVerified, verifyInstallationOwner } from '../services/installation-verification';
-import { sessionDeps } from '../services/provider-sessions';
 import { oauthCallbackUrl, publicBaseUrl } from '../services/public-url';
 import { parseInput } from '../validate';
 import { asPage } from '../pages/as-page';
@@ -260,7 +258,7 @@ async function redeem(deps: ApiDeps, state: AuthStateDoc, integration: Integrati
 }
 
 async function verifyWith(deps: ApiDeps, state: AuthStateDoc, integration: IntegrationDoc, credentials: Credentials): Promise<void> {
-  await verifyCredentials(openProviderSession(sessionDeps(deps), { environment: state.environment, integration, credentials, connectionId: state.connection_id, operation: 'auth', runId: null }));
+  await verifyCredentials(deps.openProviderSession({ environment: state.environment, integration, credentials, connectionId: state.connection_id, operation: 'auth', runId: null }));
 }
 
 /** The state of this callback, taken once; a tampered, replayed or expired one ends here. */

@@ -1,12 +1,10 @@
 import type { IntegrationCredentials } from '../../auth/credential-source';
 import { exchangeCode, oauthEndpoints, OAuthProviderError } from '../../auth/oauth/code-flow';
 import { WeftError } from '../../common/errors';
-import { openProviderSession } from '../../common/provider-session';
 import { paginatePages } from '../../runtime/paginate';
 import { resolveProvider } from '../../runtime/http/provider-access';
 import type { IntegrationDoc } from '../../store/integrations';
 import type { ApiDeps } from '../deps';
-import { sessionDeps } from './provider-sessions';
 
 /** Pages of the user's installations read before giving up (100 each: 2,000 installations). */
 const MAX_INSTALLATION_PAGES = 20;
@@ -60,7 +58,7 @@ export async function verifyInstallationOwner(deps: ApiDeps, claim: Installation
     throw err;
   }
 
-  const session = openProviderSession(sessionDeps(deps), {
+  const session = deps.openProviderSession({
     environment: claim.environment,
     integration: claim.integration,
     credentials: { type: 'OAUTH2', access_token: userToken },

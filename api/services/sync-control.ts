@@ -3,7 +3,7 @@ import { BadRequestError } from '../../common/errors';
 import type { ConnectionDoc } from '../../store/connections';
 import type { SyncDoc } from '../../store/syncs';
 import type { SyncRunInput } from '../../activities/sync-contracts';
-import { searchAttributesFor } from '../../common/search-attributes';
+import { searchAttributesFor } from './search-attributes';
 import type { ApiDeps } from '../deps';
 
 export const DEFAULT_VARIANT = 'base';

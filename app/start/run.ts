@@ -1,19 +1,14 @@
 import { constants as fsConstants } from 'node:fs';
 import { access } from 'node:fs/promises';
 import path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { startApiServer } from '../../api/server';
 import { loadConfig, type Config } from '../../common/config';
-import { openCore } from '../core';
-import { boundedTemporalCalls } from '../../common/temporal-connection';
+import { buildCore, buildRegistry } from '../core';
+import { startApi } from '../api/build-api';
+import { resealInBackground } from '../reseal';
 import { WeftError } from '../../common/errors';
 import { createLogger } from '../../common/logger';
 import { parseAllowList } from '../../egress/address-policy';
-import { createEgress } from '../../egress/egress';
-import { egressSettings } from '../../egress/settings';
-import { startExpirySweeper } from '../worker/expiry-sweeper';
-import { resealWithCurrentKey } from '../../store/reseal';
 import { buildWorkers } from '../worker/run-workers';
 import { isPortFree, LOOPBACK } from '../../scripts/infra/free-port';
 import { infraOptionsFromEnv, type InfraOptionsFromEnv } from '../../scripts/infra/infra-env';
@@ -24,7 +19,7 @@ import { ensureEnvironments } from './environments';
 import { StartError } from './errors';
 import { watchLaunchers } from './launcher-watch';
 import type { StartOptions } from './options';
-import { startSandbox, type RunningSandbox } from './sandbox';
+import { startSandboxSimulators, type RunningSandbox } from './sandbox';
 
 const REPO_ROOT = path.resolve(__dirname, '..', '..');
 const API_HOST = LOOPBACK;
@@ -95,51 +90,39 @@ export async function runStart(options: StartOptions, env: NodeJS.ProcessEnv): P
     if (startedHere) resources.push({ name: startedHere, stop: infra.stop });
     checkpoint();
 
-    const core = await openCore({
-      mongodbUri: infra.mongodbUri,
-      dbName: config.MONGODB_DB,
-      encryptionKey: encryption.key,
-      requestLogTtlDays: config.WEFT_REQUEST_LOG_TTL_DAYS,
-      serverSelectionTimeoutMs: config.WEFT_MONGODB_SELECTION_TIMEOUT_MS,
-      log: logger.child({ component: 'database' }),
-    });
-    resources.push({ name: 'database connection', stop: core.close });
+    // The simulators listen before the core exists: its egress client allows exactly their addresses.
+    const registry = buildRegistry();
+    const simulators = options.sandbox
+      ? await startSandboxSimulators({ registry, ports: { luma: options.lumaPort, graph: options.graphPort, github: options.githubPort } })
+      : undefined;
+    if (simulators) resources.push({ name: 'sandbox simulators', stop: simulators.stop });
     checkpoint();
+
+    // The same core, workers and API as `weft api` and `weft worker`, on the servers started (or found) above.
+    const processConfig: Config = {
+      ...config,
+      MONGODB_URI: infra.mongodbUri,
+      TEMPORAL_ADDRESS: infra.temporal.address,
+      TEMPORAL_NAMESPACE: infra.temporal.namespace,
+      WEFT_ENCRYPTION_KEY: encryption.key,
+    };
+    const core = await buildCore(processConfig, { logger, watchLog: logger.child({ component: 'database' }), registry, egressAllow: simulators?.egressAllow });
+    resources.push({ name: 'database connection, Temporal client and outbound connections', stop: core.close });
+    checkpoint();
+    resealInBackground(core);
 
     await ensureEnvironments(core.stores, config);
     checkpoint();
 
     let sandbox: RunningSandbox | undefined;
-    if (options.sandbox) {
-      sandbox = await startSandbox({ stores: core.stores, cipher: core.cipher, registry: core.registry, ports: { luma: options.lumaPort, graph: options.graphPort, github: options.githubPort } });
-      resources.push({ name: 'sandbox simulators', stop: sandbox.stop });
+    if (simulators) {
+      const { registerIntegrations, ...running } = simulators;
+      sandbox = { ...running, integrations: await registerIntegrations(core.stores, core.cipher) };
       checkpoint();
     }
 
-    // The simulators are the only loopback destinations the sandbox adds to WEFT_EGRESS_ALLOW.
-    const outbound = egressSettings(config, sandbox?.egressAllow ?? []);
-    const egress = createEgress(outbound);
-    resources.push({ name: 'outbound connections', stop: () => egress.close() });
-
-    const clientConnection = await Connection.connect({ address: infra.temporal.address, ...boundedTemporalCalls(config.WEFT_TEMPORAL_CALL_TIMEOUT_MS) });
-    resources.push({ name: 'Temporal client', stop: () => clientConnection.close() });
-    const temporal = new Client({ connection: clientConnection, namespace: infra.temporal.namespace });
-    checkpoint();
-
     if (!config.WEFT_WORKFLOW_BUNDLE) say('bundling the workflows for the workers…');
-    const workers = await buildWorkers(
-      core,
-      {
-        temporalAddress: infra.temporal.address,
-        namespace: infra.temporal.namespace,
-        syncTaskQueue: config.WEFT_SYNC_TASK_QUEUE,
-        actionTaskQueue: config.WEFT_ACTION_TASK_QUEUE,
-        maxInlineWaitMs: config.WEFT_MAX_INLINE_WAIT_MS,
-        workflowBundlePath: config.WEFT_WORKFLOW_BUNDLE,
-      },
-      logger.child({ component: 'worker' }),
-      egress,
-    );
+    const workers = await buildWorkers(core, { logger: logger.child({ component: 'worker' }) });
     const workerRun = workers.run();
     workerRun.catch((err: unknown) => fatal?.(err));
     resources.push({
@@ -150,33 +133,15 @@ export async function runStart(options: StartOptions, env: NodeJS.ProcessEnv): P
         await workers.connection.close();
       },
     });
-    const sweeper = startExpirySweeper(core.manualExpiry, logger.child({ component: 'expiry-sweeper' }));
-    // As `weft worker` does at start: a rotated key, or values of an older Weft not yet bound to their place.
-    resealWithCurrentKey(core.stores.db, core.cipher)
-      .then((n) => n > 0 && logger.info({ resealed: n }, 'secrets re-sealed with the current encryption key'))
-      .catch((err: unknown) => logger.warn({ err }, 'could not re-seal secrets with the current encryption key'));
-    resources.push({ name: 'expiry sweeper', stop: async () => sweeper.stop() });
     checkpoint();
 
-    const api = await startApiServer(
-      {
-        stores: core.stores,
-        cipher: core.cipher,
-        registry: core.registry,
-        temporal,
-        logger: logger.child({ component: 'api' }),
-        egress,
-        settings: { syncTaskQueue: config.WEFT_SYNC_TASK_QUEUE, actionTaskQueue: config.WEFT_ACTION_TASK_QUEUE, heartbeatTimeoutMs: config.WEFT_SYNC_HEARTBEAT_TIMEOUT_MS, publicUrl: config.WEFT_PUBLIC_URL, apiRateLimit: { limit: config.WEFT_API_RATE_LIMIT, windowMs: config.WEFT_API_RATE_LIMIT_WINDOW_S * 1000 }, actionTimeoutMs: config.WEFT_ACTION_TIMEOUT_MS },
-      },
-      port,
-      API_HOST,
-      { headersTimeoutMs: config.WEFT_HTTP_HEADERS_TIMEOUT_MS, requestTimeoutMs: config.WEFT_HTTP_REQUEST_TIMEOUT_MS, keepAliveTimeoutMs: config.WEFT_HTTP_KEEP_ALIVE_TIMEOUT_MS },
-    );
+    // npm start is for this machine: the API listens on loopback whatever WEFT_API_HOST says.
+    const api = await startApi(core, { port, host: API_HOST, logger: logger.child({ component: 'api' }) });
     resources.push({ name: 'API', stop: api.close });
     checkpoint();
 
     sandbox?.apiReady(config.WEFT_PUBLIC_URL ?? api.url);
-    printSummary({ apiUrl: api.url, infra, config, sandbox, egressAllow: outbound.allow });
+    printSummary({ apiUrl: api.url, infra, config, sandbox, egressAllow: [...config.WEFT_EGRESS_ALLOW, ...(sandbox?.egressAllow ?? [])] });
 
     const outcome = await Promise.race([signals.first, fatalError]);
     if (outcome !== undefined) {

@@ -94,17 +94,23 @@ export interface SandboxIntegrationResult {
   reason?: string;
 }
 
-export interface RunningSandbox {
+/** The simulators, listening; their integrations are not registered yet. */
+export interface SandboxSimulators {
   simulators: Array<{ id: string; url: string; hint: string; note?: string }>;
-  integrations: SandboxIntegrationResult[];
   /**
    * WEFT_EGRESS_ALLOW entries for exactly the simulators' host:port (API and sign-in
    * origins), so the egress policy lets Weft call them and nothing else on loopback.
    */
   egressAllow: string[];
+  /** Creates (or moves) the `dev` integrations that point at the simulators. */
+  registerIntegrations(stores: Stores, cipher: CredentialCipher): Promise<SandboxIntegrationResult[]>;
   /** Tells the simulators where the API listens (OAuth redirect URIs, the App's Setup URL). */
   apiReady(apiUrl: string): void;
   stop(): Promise<void>;
+}
+
+export interface RunningSandbox extends Omit<SandboxSimulators, 'registerIntegrations'> {
+  integrations: SandboxIntegrationResult[];
 }
 
 /**
@@ -137,9 +143,8 @@ function graphWithSignIn(): SimulatorHandle {
   };
 }
 
-export interface StartSandboxOptions {
-  stores: Stores;
-  cipher: CredentialCipher;
+export interface SandboxSimulatorOptions {
+  /** Only simulators of providers this registry has are started. */
   registry: IntegrationRegistry;
   /** Explicit ports by simulator id; an explicit port that is busy is an error, a busy default is not. */
   ports: Record<string, number | undefined>;
@@ -147,13 +152,26 @@ export interface StartSandboxOptions {
   specs?: SandboxSimulatorSpec[];
 }
 
-export async function startSandbox(opts: StartSandboxOptions): Promise<RunningSandbox> {
+/**
+ * Starts the simulators before the core exists: the core's egress client is built with
+ * their addresses allowed. Their integrations are registered once the database is open.
+ */
+export async function startSandboxSimulators(opts: SandboxSimulatorOptions): Promise<SandboxSimulators> {
   const environment = opts.environment ?? 'dev';
-  const running: Array<{ id: string; handle: SimulatorHandle }> = [];
-  const result: RunningSandbox = {
+  const running: Array<{ handle: SimulatorHandle; available: SandboxSimulatorSpec['integrations']; overrides: ProviderOverrides & { base_url: string } }> = [];
+  const result: SandboxSimulators = {
     simulators: [],
-    integrations: [],
     egressAllow: [],
+    async registerIntegrations(stores, cipher) {
+      const integrations: SandboxIntegrationResult[] = [];
+      for (const r of running) {
+        const credentials = r.handle.integrationCredentials?.();
+        for (const integration of r.available) {
+          integrations.push(await upsertIntegration(stores, environment, integration, r.overrides, credentials ? (id) => cipher.seal(credentials, sealedAt.integrationCredentials(id)) : null));
+        }
+      }
+      return integrations;
+    },
     apiReady(apiUrl) {
       for (const r of running) r.handle.apiReady?.(apiUrl);
     },
@@ -169,15 +187,11 @@ export async function startSandbox(opts: StartSandboxOptions): Promise<RunningSa
       if (available.length === 0) continue;
       const handle = spec.create();
       const { url, note } = await listen(spec, handle, opts.ports[spec.id]);
-      running.push({ id: spec.id, handle });
-      result.simulators.push({ id: spec.id, url, hint: spec.hint, note });
       const overrides = { base_url: url, ...handle.providerOverrides?.() };
+      running.push({ handle, available, overrides });
+      result.simulators.push({ id: spec.id, url, hint: spec.hint, note });
       for (const origin of Object.values(overrides)) {
         if (typeof origin === 'string' && /^https?:\/\//.test(origin) && !result.egressAllow.includes(allowEntryFor(origin))) result.egressAllow.push(allowEntryFor(origin));
-      }
-      for (const integration of available) {
-        const credentials = handle.integrationCredentials?.();
-        result.integrations.push(await upsertIntegration(opts.stores, environment, integration, overrides, credentials ? (id) => opts.cipher.seal(credentials, sealedAt.integrationCredentials(id)) : null));
       }
     }
   } catch (err) {
@@ -185,6 +199,17 @@ export async function startSandbox(opts: StartSandboxOptions): Promise<RunningSa
     throw err;
   }
   return result;
+}
+
+/** Simulators and their integrations in one step, on a database that is already open (tests). */
+export async function startSandbox(opts: SandboxSimulatorOptions & { stores: Stores; cipher: CredentialCipher }): Promise<RunningSandbox> {
+  const { registerIntegrations, ...sandbox } = await startSandboxSimulators(opts);
+  try {
+    return { ...sandbox, integrations: await registerIntegrations(opts.stores, opts.cipher) };
+  } catch (err) {
+    await sandbox.stop().catch(() => {});
+    throw err;
+  }
 }
 
 async function listen(spec: SandboxSimulatorSpec, handle: SimulatorHandle, explicitPort: number | undefined): Promise<{ url: string; note?: string }> {

@@ -1,8 +1,8 @@
 import pino from 'pino';
 import { MongoClient } from 'mongodb';
-import { openCore, type Core } from '../../app/core';
+import { buildCore, type Core } from '../../app/core';
+import { startApi } from '../../app/api/build-api';
 import { loadConfig } from '../../common/config';
-import { startApiServer } from '../../api/server';
 import type { ApiDeps } from '../../api/deps';
 import { ApiRateCounterStore } from '../../store/api-rate-counters';
 import { startWeftStack, type WeftStack } from '../support/weft-stack';
@@ -14,21 +14,13 @@ import { startWeftStack, type WeftStack } from '../support/weft-stack';
  */
 const HOUR = 3_600_000;
 
-/** A second API "process" on the stack's database: its own core (client, stores, counter memory). */
+/** A second API "process" on the stack's database: its own core (clients, stores, counter memory), wired as `weft api` is. */
 async function secondApi(stack: WeftStack, rateLimit: ApiDeps['settings']['apiRateLimit'], alter: (core: Core) => Partial<ApiDeps> = () => ({})) {
-  const core = await openCore({ mongodbUri: stack.env.MONGODB_URI, dbName: stack.env.MONGODB_DB, encryptionKey: stack.env.WEFT_ENCRYPTION_KEY, requestLogTtlDays: 1 });
   const logs: string[] = [];
-  const deps: ApiDeps = {
-    stores: core.stores,
-    cipher: core.cipher,
-    registry: core.registry,
-    temporal: stack.temporal,
-    logger: pino({ level: 'debug' }, { write: (line: string) => void logs.push(line) }),
-    egress: stack.egress,
-    settings: { syncTaskQueue: stack.taskQueue, actionTaskQueue: stack.taskQueue, heartbeatTimeoutMs: 10_000, apiRateLimit: rateLimit },
-    ...alter(core),
-  };
-  const api = await startApiServer(deps, 0);
+  const logger = pino({ level: 'debug' }, { write: (line: string) => void logs.push(line) });
+  const config = loadConfig({ ...stack.env, WEFT_API_RATE_LIMIT: String(rateLimit.limit), WEFT_API_RATE_LIMIT_WINDOW_S: String(rateLimit.windowMs / 1000) });
+  const core = await buildCore(config, { logger });
+  const api = await startApi(core, { port: 0, alter: (deps) => ({ ...deps, ...alter(core) }) });
   return { url: api.url, logs, close: async () => (await api.close(), await core.close()) };
 }
 

@@ -1,10 +1,11 @@
 import net from 'node:net';
 import pino from 'pino';
-import { Client, Connection } from '@temporalio/client';
 import { randomBytes } from 'node:crypto';
 import { CredentialCipher } from '../../auth/credential-cipher';
-import { openCore, type Core } from '../../app/core';
-import { startApiServer, type RunningApi } from '../../api/server';
+import { buildCore, type Core } from '../../app/core';
+import { startApi } from '../../app/api/build-api';
+import type { RunningApi } from '../../api/server';
+import { loadConfig } from '../../common/config';
 import { testInfra } from '../support/weft-stack';
 
 /**
@@ -38,29 +39,30 @@ function stall(url: string, firstBytes: string, giveUpMs: number): Promise<Outco
 
 describe('HTTP server timeouts', () => {
   let core: Core;
-  let connection: Connection;
   let api: RunningApi;
   const dbName = `weft_test_${randomBytes(6).toString('hex')}`;
 
   beforeAll(async () => {
     const infra = testInfra();
-    core = await openCore({ mongodbUri: infra.mongodbUri, dbName, encryptionKey: CredentialCipher.generateKey(), requestLogTtlDays: 1 });
-    connection = await Connection.connect({ address: infra.temporalAddress });
-    const deps = {
-      stores: core.stores,
-      cipher: core.cipher,
-      registry: core.registry,
-      temporal: new Client({ connection, namespace: infra.namespace }),
-      logger: pino({ level: 'silent' }),
-      settings: { syncTaskQueue: 'unused', actionTaskQueue: 'unused', heartbeatTimeoutMs: 10_000 },
-    };
-    api = await startApiServer(deps as Parameters<typeof startApiServer>[0], 0, '127.0.0.1', { headersTimeoutMs: 800, requestTimeoutMs: 1_500, keepAliveTimeoutMs: 500 });
+    core = await buildCore(
+      loadConfig({
+        TEMPORAL_ADDRESS: infra.temporalAddress,
+        TEMPORAL_NAMESPACE: infra.namespace,
+        MONGODB_URI: infra.mongodbUri,
+        MONGODB_DB: dbName,
+        WEFT_ENCRYPTION_KEY: CredentialCipher.generateKey(),
+        WEFT_HTTP_HEADERS_TIMEOUT_MS: '800',
+        WEFT_HTTP_REQUEST_TIMEOUT_MS: '1500',
+        WEFT_HTTP_KEEP_ALIVE_TIMEOUT_MS: '500',
+      }),
+      { logger: pino({ level: 'silent' }) },
+    );
+    api = await startApi(core, { port: 0 });
   });
   afterAll(async () => {
     await api?.close();
     await core?.mongo.db(dbName).dropDatabase().catch(() => undefined);
     await core?.close();
-    await connection?.close();
   });
 
   test('a body announced and never sent: 408 and the socket closed once the request timeout passes', async () => {

@@ -1,19 +1,19 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import pino from 'pino';
 import { CredentialCipher } from '../../auth/credential-cipher';
-import { openCore, type Core } from '../../app/core';
-import { startApiServer, type HttpTimeouts, type RunningApi } from '../../api/server';
+import { buildCore, type Core } from '../../app/core';
+import { startApi } from '../../app/api/build-api';
+import type { HttpTimeouts, RunningApi } from '../../api/server';
 import { buildWorkers, type WeftWorkers } from '../../app/worker/run-workers';
 import { createLumaSimulator, type LumaSimulator, type LumaSimulatorOptions } from '../../sandbox/luma';
 import { createGraphSimulator, GRAPH_DEFAULT_ACCESS_TOKEN, type GraphSimulator, type GraphSimulatorOptions } from '../../sandbox/graph';
 import { createGitHubSimulator, type GitHubSimulator, type GitHubSimulatorOptions } from '../../sandbox/github';
 import { syncWorkflowId } from '../../api/services/sync-control';
-import { createEgress, type Egress, type EgressSettings } from '../../egress/egress';
-import { allowEntryFor, egressSettings } from '../../egress/settings';
+import type { Egress, EgressSettings } from '../../egress/egress';
+import { allowEntryFor } from '../../egress/settings';
 import { loadConfig } from '../../common/config';
-import { boundedTemporalCalls } from '../../common/temporal-connection';
 import { describeStall } from './stall-report';
 
 /**
@@ -90,27 +90,23 @@ function quietTemporalRuntime(): void {
   Runtime.install({ logger: new DefaultLogger('WARN') });
 }
 
+/**
+ * The stack is wired by app/ like every process: its configuration is `env` (the same
+ * variables a spawned `weft worker` or `weft api` of the test gets), and what only a test
+ * needs (free ports, its simulators, egress timeouts, a captured log) is passed as options
+ * of app's builders.
+ */
 export async function startWeftStack(opts: StackOptions = {}): Promise<WeftStack> {
   quietTemporalRuntime();
   const infra = { ...testInfra(), ...opts.servers };
-  const defaults = loadConfig({});
   const dbName = `weft_test_${randomBytes(6).toString('hex')}`;
   const taskQueue = `weft-syncs-${randomUUID()}`;
   const actionTaskQueue = `weft-actions-${randomUUID()}`;
   const encryptionKey = CredentialCipher.generateKey();
   const keys = { dev: `weft_sk_dev_${randomBytes(18).toString('base64url')}`, prod: `weft_sk_prod_${randomBytes(18).toString('base64url')}` };
-  const heartbeatTimeoutMs = opts.heartbeatTimeoutMs ?? 10_000;
-  const maxInlineWaitMs = opts.maxInlineWaitMs ?? 10_000;
 
   const logs: string[] = [];
   const logger = pino({ level: 'debug' }, { write: (line: string) => void logs.push(line) });
-
-  const core = await openCore({ mongodbUri: infra.mongodbUri, dbName, encryptionKey, requestLogTtlDays: 1, serverSelectionTimeoutMs: defaults.WEFT_MONGODB_SELECTION_TIMEOUT_MS, log: logger, monitorCommands: opts.monitorCommands });
-  await core.stores.environments.ensure('dev', keys.dev);
-  await core.stores.environments.ensure('prod', keys.prod);
-
-  const connection = await Connection.connect({ address: infra.temporalAddress, ...boundedTemporalCalls(defaults.WEFT_TEMPORAL_CALL_TIMEOUT_MS) });
-  const temporal = new Client({ connection, namespace: infra.namespace });
 
   const luma = createLumaSimulator(opts.luma ?? {});
   await luma.start();
@@ -118,18 +114,37 @@ export async function startWeftStack(opts: StackOptions = {}): Promise<WeftStack
   await graph?.start();
   const github = opts.github ? createGitHubSimulator(opts.github) : null;
   await github?.start();
-
+  // Exactly the simulators' host:port and the test's own servers; other loopback ports stay refused.
   const egressAllow = [luma.url, graph?.url, github?.url, ...(opts.egressAllow ?? [])]
     .filter((u): u is string => typeof u === 'string')
     .map((u) => (/^https?:\/\//.test(u) ? allowEntryFor(u) : u));
-  const egress = createEgress({ ...egressSettings(loadConfig({}), egressAllow), ...opts.egressTimeouts });
 
-  const api: RunningApi = await startApiServer(
-    { stores: core.stores, cipher: core.cipher, registry: core.registry, temporal, logger, egress, settings: { syncTaskQueue: taskQueue, actionTaskQueue, heartbeatTimeoutMs, actionTimeoutMs: opts.actionTimeoutMs ?? defaults.WEFT_ACTION_TIMEOUT_MS, apiRateLimit: opts.apiRateLimit ?? { limit: defaults.WEFT_API_RATE_LIMIT, windowMs: defaults.WEFT_API_RATE_LIMIT_WINDOW_S * 1000 } } },
-    0,
-    '127.0.0.1',
-    opts.httpTimeouts,
-  );
+  const env: Record<string, string> = {
+    TEMPORAL_ADDRESS: infra.temporalAddress,
+    TEMPORAL_NAMESPACE: infra.namespace,
+    MONGODB_URI: infra.mongodbUri,
+    MONGODB_DB: dbName,
+    WEFT_ENCRYPTION_KEY: encryptionKey,
+    WEFT_SYNC_TASK_QUEUE: taskQueue,
+    WEFT_ACTION_TASK_QUEUE: actionTaskQueue,
+    WEFT_WORKFLOW_BUNDLE: infra.bundle,
+    WEFT_MAX_INLINE_WAIT_MS: String(opts.maxInlineWaitMs ?? 10_000),
+    WEFT_SYNC_HEARTBEAT_TIMEOUT_MS: String(opts.heartbeatTimeoutMs ?? 10_000),
+    WEFT_REQUEST_LOG_TTL_DAYS: '1',
+    WEFT_EGRESS_ALLOW: egressAllow.join(','),
+    LOG_LEVEL: 'info',
+    ...(opts.actionTimeoutMs ? { WEFT_ACTION_TIMEOUT_MS: String(opts.actionTimeoutMs) } : {}),
+    ...(opts.apiRateLimit ? { WEFT_API_RATE_LIMIT: String(opts.apiRateLimit.limit), WEFT_API_RATE_LIMIT_WINDOW_S: windowSeconds(opts.apiRateLimit.windowMs) } : {}),
+    ...(opts.httpTimeouts?.headersTimeoutMs ? { WEFT_HTTP_HEADERS_TIMEOUT_MS: String(opts.httpTimeouts.headersTimeoutMs) } : {}),
+    ...(opts.httpTimeouts?.requestTimeoutMs ? { WEFT_HTTP_REQUEST_TIMEOUT_MS: String(opts.httpTimeouts.requestTimeoutMs) } : {}),
+    ...(opts.httpTimeouts?.keepAliveTimeoutMs ? { WEFT_HTTP_KEEP_ALIVE_TIMEOUT_MS: String(opts.httpTimeouts.keepAliveTimeoutMs) } : {}),
+  };
+  const core = await buildCore(loadConfig(env), { logger, watchLog: logger, egressTimeouts: opts.egressTimeouts, monitorCommands: opts.monitorCommands });
+  await core.stores.environments.ensure('dev', keys.dev);
+  await core.stores.environments.ensure('prod', keys.prod);
+  const { temporal, egress } = core;
+
+  const api: RunningApi = await startApi(core, { port: 0, host: '127.0.0.1' });
 
   let running: { workers: WeftWorkers; done: Promise<void> } | null = null;
   const stack: WeftStack = {
@@ -143,19 +158,7 @@ export async function startWeftStack(opts: StackOptions = {}): Promise<WeftStack
     egress,
     taskQueue,
     logs,
-    env: {
-      TEMPORAL_ADDRESS: infra.temporalAddress,
-      TEMPORAL_NAMESPACE: infra.namespace,
-      MONGODB_URI: infra.mongodbUri,
-      MONGODB_DB: dbName,
-      WEFT_ENCRYPTION_KEY: encryptionKey,
-      WEFT_SYNC_TASK_QUEUE: taskQueue,
-      WEFT_ACTION_TASK_QUEUE: actionTaskQueue,
-      WEFT_WORKFLOW_BUNDLE: infra.bundle,
-      WEFT_MAX_INLINE_WAIT_MS: String(maxInlineWaitMs),
-      WEFT_EGRESS_ALLOW: egressAllow.join(','),
-      LOG_LEVEL: 'info',
-    },
+    env,
 
     async api(method, path, o = {}) {
       const headers: Record<string, string> = { ...o.headers };
@@ -169,12 +172,7 @@ export async function startWeftStack(opts: StackOptions = {}): Promise<WeftStack
 
     async startWorker() {
       if (running) return;
-      const workers = await buildWorkers(
-        core,
-        { temporalAddress: infra.temporalAddress, namespace: infra.namespace, syncTaskQueue: taskQueue, actionTaskQueue, maxInlineWaitMs, workflowBundlePath: infra.bundle },
-        logger,
-        egress,
-      );
+      const workers = await buildWorkers(core);
       running = { workers, done: workers.run() };
     },
 
@@ -208,14 +206,17 @@ export async function startWeftStack(opts: StackOptions = {}): Promise<WeftStack
       await luma.stop();
       await graph?.stop();
       await github?.stop();
-      await egress.close();
       await core.mongo.db(dbName).dropDatabase().catch(() => undefined);
       await core.close();
-      await connection.close();
     },
   };
   if (opts.worker !== false) await stack.startWorker();
   return stack;
+}
+
+function windowSeconds(windowMs: number): string {
+  if (windowMs % 1000 !== 0) throw new Error(`apiRateLimit.windowMs must be whole seconds (WEFT_API_RATE_LIMIT_WINDOW_S), got ${windowMs}`);
+  return String(windowMs / 1000);
 }
 
 /** Creates the `luma` integration in dev pointing at this stack's simulator. */

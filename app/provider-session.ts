@@ -3,14 +3,15 @@ import { sealedAt, type CredentialCipher } from '../auth/credential-cipher';
 import type { Credentials } from '../auth/credentials';
 import { freshOAuthCredentials } from '../auth/oauth/token-refresh';
 import { accountThrottle } from '../runtime/http/account-throttle';
-import { ProviderClient, type RequestLogEntry, type ResolvedProvider } from '../runtime/http/provider-client';
+import { ProviderClient, type RequestLogEntry } from '../runtime/http/provider-client';
 import { resolveProvider, sharedBudgetFor } from '../runtime/http/provider-access';
 import type { IntegrationRegistry } from '../runtime/registry';
 import type { ConnectionDoc } from '../store/connections';
 import type { Stores } from '../store/db';
-import type { IntegrationDoc } from '../store/integrations';
 import type { Egress } from '../egress/egress';
-import type { Logger } from './logger';
+import type { Logger } from '../common/logger';
+import { tokenRefreshDeps } from '../webhooks/auth-events';
+import type { OpenProviderSession, ProviderSession, ProviderSessionRequest } from '../activities/provider-session';
 
 export interface ProviderSessionDeps {
   stores: Stores;
@@ -22,32 +23,15 @@ export interface ProviderSessionDeps {
   egress: Egress;
 }
 
-export interface ProviderSessionRequest {
-  environment: string;
-  integration: IntegrationDoc;
-  /** The stored connection; absent while verifying credentials before it exists. */
-  connection?: ConnectionDoc;
-  /** The connection's credentials (opened from `connection` when not given). */
-  credentials?: Credentials;
-  connectionId: string | null;
-  /** For the request log: `sync:<name>`, `action:<name>`, `proxy`, `auth`. */
-  operation: string;
-  runId: string | null;
-  sleep?(ms: number): Promise<void>;
-  signal?: AbortSignal;
-}
-
-export interface ProviderSession {
-  provider: ResolvedProvider;
-  /** The auth mode of the credentials this session sends. */
-  authMode: Credentials['type'];
-  /** Makes the credentials current (mints or refreshes them as a request would, storing the result). */
-  refreshCredentials(): Promise<void>;
-  client: ProviderClient;
-  accountKey: string;
-}
-
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The opener activities and the API are handed (activities/provider-session.ts declares it),
+ * bound to its process's parts and inline-wait bound.
+ */
+export function providerSessionOpener(deps: ProviderSessionDeps): OpenProviderSession {
+  return (req) => openProviderSession(deps, req);
+}
 
 /**
  * Everything a call to a connection's provider needs, wired once: the provider with the
@@ -55,7 +39,7 @@ const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
  * stored back sealed), the account's throttle state and shared request budget, and a
  * request log entry per attempt. Used by sync and action activities and by the API.
  */
-export function openProviderSession(deps: ProviderSessionDeps, req: ProviderSessionRequest): ProviderSession {
+function openProviderSession(deps: ProviderSessionDeps, req: ProviderSessionRequest): ProviderSession {
   const provider = resolveProvider(deps.registry, req.integration);
   const connection = req.connection as ConnectionDoc;
   const credentials = req.credentials ?? deps.cipher.open<Credentials>(connection.credentials_encrypted, sealedAt.connectionCredentials(connection._id));
@@ -87,7 +71,7 @@ export function openProviderSession(deps: ProviderSessionDeps, req: ProviderSess
     credentials,
     integrationCredentials: openIntegrationCredentials(deps.cipher, req.integration),
     persist: req.connection ? persistCredentials(deps.stores.connections, deps.cipher, req.connection._id, deps.logger) : undefined,
-    refreshOAuth: req.connection && provider.definition.oauth ? (opts) => freshOAuthCredentials(deps, (req.connection as ConnectionDoc)._id, opts) : undefined,
+    refreshOAuth: req.connection && provider.definition.oauth ? (opts) => freshOAuthCredentials(tokenRefreshDeps(deps), (req.connection as ConnectionDoc)._id, opts) : undefined,
     oauthRefreshMarginMs: provider.definition.oauth?.refreshMarginMs,
     throttle,
     logRequest,

@@ -1,6 +1,6 @@
 import { isGrpcServiceError } from '@temporalio/client';
 import { MongoNetworkError, MongoNotConnectedError, MongoServerError, MongoServerSelectionError, MongoTopologyClosedError, MongoClientClosedError } from 'mongodb';
-import { WeftError } from './errors';
+import { WeftError } from '../common/errors';
 
 /**
  * A server Weft stands on is out of reach: MongoDB (`database`) or Temporal (`orchestrator`).

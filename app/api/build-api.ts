@@ -1,0 +1,53 @@
+import type { ApiDeps } from '../../api/deps';
+import { startApiServer, type HttpTimeouts, type RunningApi } from '../../api/server';
+import type { Logger } from '../../common/logger';
+import type { Core } from '../core';
+import { providerSessionOpener } from '../provider-session';
+
+/** Calls the API makes itself (verifying credentials) wait at most a few seconds inline. */
+const API_MAX_INLINE_WAIT_MS = 5_000;
+
+/** The API's dependencies from the core and its configuration (task queues, timeouts, rate limit, public URL). */
+export function apiDeps(core: Core, opts: { logger?: Logger } = {}): ApiDeps {
+  const { config } = core;
+  const logger = opts.logger ?? core.logger;
+  return {
+    stores: core.stores,
+    cipher: core.cipher,
+    registry: core.registry,
+    temporal: core.temporal,
+    logger,
+    egress: core.egress,
+    openProviderSession: providerSessionOpener({ stores: core.stores, cipher: core.cipher, registry: core.registry, logger, maxInlineWaitMs: API_MAX_INLINE_WAIT_MS, egress: core.egress }),
+    settings: {
+      syncTaskQueue: config.WEFT_SYNC_TASK_QUEUE,
+      actionTaskQueue: config.WEFT_ACTION_TASK_QUEUE,
+      heartbeatTimeoutMs: config.WEFT_SYNC_HEARTBEAT_TIMEOUT_MS,
+      publicUrl: config.WEFT_PUBLIC_URL,
+      apiRateLimit: { limit: config.WEFT_API_RATE_LIMIT, windowMs: config.WEFT_API_RATE_LIMIT_WINDOW_S * 1000 },
+      actionTimeoutMs: config.WEFT_ACTION_TIMEOUT_MS,
+    },
+  };
+}
+
+export interface StartApiOptions {
+  /** Default: PORT (0: any free port). */
+  port?: number;
+  /** Default: WEFT_API_HOST. */
+  host?: string;
+  logger?: Logger;
+  /** Replaces parts of the API's dependencies (a test's second API with its own counters). */
+  alter?: (deps: ApiDeps) => ApiDeps;
+}
+
+/** The API's HTTP server on the core, with the configured request timeouts (WEFT_HTTP_*). */
+export function startApi(core: Core, opts: StartApiOptions = {}): Promise<RunningApi> {
+  const { config } = core;
+  const deps = apiDeps(core, { logger: opts.logger });
+  const timeouts: HttpTimeouts = {
+    headersTimeoutMs: config.WEFT_HTTP_HEADERS_TIMEOUT_MS,
+    requestTimeoutMs: config.WEFT_HTTP_REQUEST_TIMEOUT_MS,
+    keepAliveTimeoutMs: config.WEFT_HTTP_KEEP_ALIVE_TIMEOUT_MS,
+  };
+  return startApiServer(opts.alter ? opts.alter(deps) : deps, opts.port ?? config.PORT, opts.host ?? config.WEFT_API_HOST, timeouts);
+}
