@@ -20,6 +20,20 @@ export const sealedAt = {
 };
 
 /**
+ * Every stored field that holds sealed values, with the binding of the value found in a
+ * document: what the re-seal (store/reseal.ts) walks. A new sealed field is added here and
+ * in `sealedAt` together.
+ */
+export const SEALED_FIELDS: ReadonlyArray<{ collection: string; field: string; bindingOf(docId: string): string }> = [
+  { collection: 'connections', field: 'credentials_encrypted', bindingOf: sealedAt.connectionCredentials },
+  { collection: 'integrations', field: 'credentials_encrypted', bindingOf: sealedAt.integrationCredentials },
+  { collection: 'environments', field: 'webhook_signing_key_encrypted', bindingOf: sealedAt.webhookSigningKey },
+  { collection: 'environments', field: 'previous_webhook_signing_key_encrypted', bindingOf: sealedAt.webhookSigningKey },
+  // Short-lived, but a flow in progress must survive the old key being removed.
+  { collection: 'auth_states', field: 'code_verifier_sealed', bindingOf: sealedAt.codeVerifier },
+];
+
+/**
  * AES-256-GCM for credentials at rest. Several keys may be configured (comma-separated,
  * newest first): new values are sealed with the first, old values still open with any,
  * which is how the key is rotated without downtime.
@@ -27,10 +41,12 @@ export const sealedAt = {
  * Format: `v2.<key id>.<iv>.<tag>.<ciphertext>` (base64url parts), sealed with the value's
  * location (`sealedAt`) as AAD; the key id is a short hash of the key, never the key. The
  * tag must be the full 16 bytes. `v1` values (no AAD, written before) still open wherever
- * they are until the re-seal (store/reseal.ts, run by workers at start) moves them to v2.
+ * they are until the re-seal (store/reseal.ts, run by processes at start) moves them to v2.
  */
 export class CredentialCipher {
   private readonly keys: Array<{ id: string; key: Buffer }>;
+  /** Where this cipher's values are stored (the store's re-seal reads it: store/reseal.ts `Sealer`). */
+  readonly sealedFields = SEALED_FIELDS;
 
   constructor(keyList: string) {
     const keys = keyList

@@ -1,3 +1,5 @@
+/** Secrets out of the addresses and texts of outbound calls before they are logged (provider calls, webhook deliveries). */
+
 /** Query parameters that carry secrets in any provider we talk to. */
 const SECRET_QUERY = /^(access_token|refresh_token|client_secret|code|token|api_key|apikey|key|sig|signature|tempauth)$/i;
 

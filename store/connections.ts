@@ -1,5 +1,5 @@
 import type { Collection, Db, Filter } from 'mongodb';
-import { BadRequestError, ConflictError } from '../common/errors';
+import { AlreadyExistsError, InvalidValueError } from '../common/errors';
 import { fieldNameProblem } from './field-names';
 import { isDuplicateKey } from './duplicate-key';
 import { KeyAliases } from './key-aliases';
@@ -76,7 +76,7 @@ export class ConnectionStore {
     const doc: ConnectionDoc = { auth_status: 'ok', last_auth_error: null, ...input, created_at: now, updated_at: now };
     const key = keyOf(doc);
     const duplicate = () =>
-      new ConflictError('duplicate_connection', `Connection "${input.connection_id}" already exists for integration "${input.provider_config_key}".`);
+      new AlreadyExistsError('duplicate_connection', `Connection "${input.connection_id}" already exists for integration "${input.provider_config_key}".`);
     const claim = await this.keys.claim(key, doc._id, async (holder) => (await this.getById(holder)) !== null, now);
     if (!claim.claimed) throw duplicate();
     try {
@@ -165,7 +165,7 @@ export class ConnectionStore {
     const set: Record<string, unknown> = { updated_at: new Date() };
     for (const [key, value] of Object.entries(metadata)) {
       const problem = fieldNameProblem(key);
-      if (problem) throw new BadRequestError('invalid_metadata_key', `Metadata cannot be merged: ${problem}.`);
+      if (problem) throw new InvalidValueError('invalid_metadata_key', `Metadata cannot be merged: ${problem}.`);
       set[`metadata.${key}`] = value;
     }
     await this.col.updateOne({ _id: id }, { $set: set });

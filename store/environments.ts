@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Collection, Db, Filter } from 'mongodb';
-import { ConflictError } from '../common/errors';
+import { AlreadyExistsError } from '../common/errors';
 import { isDuplicateKey } from './duplicate-key';
 import { KeyAliases } from './key-aliases';
 import { runOnce } from './migrations';
@@ -86,7 +86,7 @@ export class EnvironmentStore {
   /** Claims a key hash for an environment; another environment with that very key is an operator error. */
   private async claimKey(hash: string, name: string): Promise<void> {
     const claim = await this.keys.claim(hash, name, async (holder) => (await this.col.findOne({ _id: holder }))?.secret_key_hash === hash);
-    if (!claim.claimed) throw new ConflictError('duplicate_secret_key', `Environment "${name}" cannot use the secret key of environment "${claim.holder}".`);
+    if (!claim.claimed) throw new AlreadyExistsError('duplicate_secret_key', `Environment "${name}" cannot use the secret key of environment "${claim.holder}".`);
   }
 
   /**

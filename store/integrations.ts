@@ -1,5 +1,5 @@
 import type { Collection, Db } from 'mongodb';
-import { ConflictError } from '../common/errors';
+import { AlreadyExistsError } from '../common/errors';
 import { isDuplicateKey } from './duplicate-key';
 import { KeyAliases } from './key-aliases';
 import { keyId, keyPrefixRange } from './key-ids';
@@ -66,7 +66,7 @@ export class IntegrationStore {
       updated_at: now,
     };
     const key = keyOf(doc);
-    const duplicate = () => new ConflictError('duplicate_provider_config', `An integration with unique_key "${input.unique_key}" already exists.`);
+    const duplicate = () => new AlreadyExistsError('duplicate_provider_config', `An integration with unique_key "${input.unique_key}" already exists.`);
     const claim = await this.keys.claim(key, doc._id, async (holder) => (await this.col.findOne({ _id: holder })) !== null, now);
     if (!claim.claimed) throw duplicate();
     try {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Collection, Document } from 'mongodb';
-import { BadRequestError } from '../common/errors';
+import { InvalidValueError } from '../common/errors';
 
 /**
  * Keys that make "this scope, by time" one `_id` range. A key is `<prefix><tail>`, where the
@@ -47,7 +47,7 @@ export function encodeCursor(tail: string): string {
 
 export function decodeCursor(cursor: string, valid: RegExp = TIME_TAIL): string {
   const tail = Buffer.from(cursor, 'base64url').toString('utf8');
-  if (!valid.test(tail)) throw new BadRequestError('invalid_cursor', 'The cursor is not one this endpoint returned.');
+  if (!valid.test(tail)) throw new InvalidValueError('invalid_cursor', 'The cursor is not one this endpoint returned.');
   return tail;
 }
 

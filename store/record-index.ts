@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { BSON, MongoServerError, type Collection, type Db } from 'mongodb';
-import type { RecordDoc } from './records';
+import type { RecordDoc } from './record-doc';
 
 /**
  * What a writer must know of a stored record to classify a new version of it without

@@ -1,5 +1,5 @@
 import { feedKey, positionOf, seqPrefix, type FeedEntry, type RecordFeed } from './record-feed';
-import type { RecordAction, RecordDoc } from './records';
+import type { RecordAction, RecordDoc } from './record-doc';
 
 /** A position in a scope's change order: the change `seq` of record `id` (ties by encoded id). */
 export interface RecordPosition {

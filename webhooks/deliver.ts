@@ -4,7 +4,7 @@ import type { CredentialCipher } from '../auth/credential-cipher';
 import type { Logger } from '../common/logger';
 import type { Egress } from '../egress/egress';
 import { EgressRefusedError } from '../egress/errors';
-import { redactUrl } from '../runtime/http/redact';
+import { redactUrl } from '../egress/redact';
 import type { Stores } from '../store/db';
 import type { EnvironmentDoc } from '../store/environments';
 import type { WebhookDeliveryDoc } from '../store/webhook-deliveries';

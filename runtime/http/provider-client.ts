@@ -3,7 +3,7 @@ import { EgressRefusedError } from '../../egress/errors';
 import type { HttpMethod, HttpResponse, ProviderDefinition, ProviderTransport, QueryValue, RequestBudget, RequestConfig } from '../types';
 import type { AccountThrottle } from './account-throttle';
 import { ProviderAuthError, ProviderHttpError, ProviderRedirectError, ProviderUnreachableError, RateLimitedError } from '../errors';
-import { redactUrl, scrubSecrets } from './redact';
+import { redactUrl, scrubSecrets } from '../../egress/redact';
 import type { RequestBudgetGate } from './request-budget';
 
 /** The provider as configured for one integration: definition plus per-integration overrides. */

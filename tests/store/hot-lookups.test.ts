@@ -6,7 +6,7 @@ import { EnvironmentStore, hashSecretKey } from '../../store/environments';
 import { SyncStore } from '../../store/syncs';
 import { RateBudgetStore } from '../../store/rate-budgets';
 import { ALIAS_IN_FLIGHT_MS } from '../../store/key-aliases';
-import { ConflictError } from '../../common/errors';
+import { AlreadyExistsError } from '../../common/errors';
 import { useTestDatabase } from '../support/test-database';
 import { recordFilters, selectsByIdOnly } from '../support/command-filters';
 import { testInfra } from '../support/weft-stack';
@@ -64,7 +64,7 @@ describe('hot lookups by _id', () => {
       await store.ensureIndexes();
       const a = await store.create(newConnection({ connection_id: 'dup' }));
       const err = await store.create(newConnection({ connection_id: 'dup' })).catch((e: unknown) => e);
-      expect(err).toBeInstanceOf(ConflictError);
+      expect(err).toBeInstanceOf(AlreadyExistsError);
       expect(err).toMatchObject({ code: 'duplicate_connection', status: 409 });
       // The same connection id elsewhere is another connection.
       const prod = await store.create(newConnection({ environment: 'prod', connection_id: 'dup' }));
