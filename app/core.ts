@@ -7,6 +7,7 @@ import type { Logger } from '../common/logger';
 import { createEgress, type Egress, type EgressSettings } from '../egress/egress';
 import { egressSettings } from '../egress/settings';
 import { integrations } from '../integrations';
+import { assertDistinctProviders, loadIntegrationsDir } from '../runtime/integration-loader';
 import { IntegrationRegistry } from '../runtime/registry';
 import { connectMongo, createStores, DATABASE_HEARTBEAT_MS, ensureIndexes, type Stores } from '../store/db';
 import { watchDatabase } from '../store/database-watch';
@@ -50,9 +51,11 @@ export interface CoreOptions extends StorageOptions {
   egressTimeouts?: Partial<Omit<EgressSettings, 'allow'>>;
 }
 
-/** Every integration Weft knows; one registry per process. */
-export function buildRegistry(): IntegrationRegistry {
-  return new IntegrationRegistry(integrations);
+/** Every integration Weft knows: the pre-built ones and the operator's own (WEFT_INTEGRATIONS_DIR); one registry per process. */
+export function buildRegistry(config: Pick<Config, 'WEFT_INTEGRATIONS_DIR'>): IntegrationRegistry {
+  const all = [...integrations, ...(config.WEFT_INTEGRATIONS_DIR ? loadIntegrationsDir(config.WEFT_INTEGRATIONS_DIR) : [])];
+  assertDistinctProviders(all);
+  return new IntegrationRegistry(all);
 }
 
 /** The database, its stores (indexes ensured) and the credential cipher. Needs MONGODB_URI and WEFT_ENCRYPTION_KEY. */
@@ -104,7 +107,7 @@ export async function buildCore(config: Config, opts: CoreOptions): Promise<Core
       ...storage,
       config,
       logger: opts.logger,
-      registry: opts.registry ?? buildRegistry(),
+      registry: opts.registry ?? buildRegistry(config),
       egress,
       temporal: new Client({ connection, namespace: config.TEMPORAL_NAMESPACE }),
       close: closeAll,

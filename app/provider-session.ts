@@ -63,6 +63,7 @@ function openProviderSession(deps: ProviderSessionDeps, req: ProviderSessionRequ
         attempt: entry.attempt,
         rate_limit_wait_ms: entry.rateLimitWaitMs,
         error: entry.error,
+        provider_request_id: entry.providerRequestId,
       })
       .catch((err: unknown) => deps.logger.warn({ err }, 'could not write request log'));
   };

@@ -36,6 +36,12 @@ export const configSchema = z.object({
    */
   WEFT_API_RATE_LIMIT: z.coerce.number().int().min(0).default(6_000),
   WEFT_API_RATE_LIMIT_WINDOW_S: duration.default(60),
+  /**
+   * A folder of the operator's own integrations, one subfolder each in the shape of
+   * `integrations/<name>/` (its index exports an IntegrationDefinition), registered next to
+   * the pre-built ones (runtime/integration-loader.ts).
+   */
+  WEFT_INTEGRATIONS_DIR: z.string().min(1).optional(),
   /** A prebuilt workflow bundle (file path); without it the worker bundles workflows/ at start. */
   WEFT_WORKFLOW_BUNDLE: z.string().optional(),
   /**

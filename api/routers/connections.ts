@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Router } from 'express';
 import { BadRequestError } from '../../common/errors';
-import type { Credentials } from '../../auth/credentials';
+import { extraTokenConfig, withoutExtraTokens, type Credentials } from '../../auth/credentials';
 import { sealedAt } from '../../auth/credential-cipher';
 import { openIntegrationCredentials } from '../../auth/credential-source';
 import { verifyCredentials } from '../../auth/verify-credentials';
@@ -17,6 +17,7 @@ import { findConnection, findIntegration } from '../services/connection-lookup';
 import { startNewConnectionSyncs, syncWorkflowId } from '../services/sync-control';
 import { webhookDeps } from '../services/connection-authorization';
 import { queueAuthWebhook } from '../../webhooks/auth-webhook';
+import { tokenRefreshDeps } from '../../webhooks/auth-events';
 import { outageOf } from '../outage';
 
 export function connectionsRouter(deps: ApiDeps): Router {
@@ -91,7 +92,7 @@ export function connectionsRouter(deps: ApiDeps): Router {
     let { connection } = await findConnection(deps.stores, environmentOf(res), q.provider_config_key, req.params.connectionId);
     if (connection.auth_mode === 'OAUTH2' && deps.registry.get(connection.provider)?.provider.oauth) {
       // Fresh credentials: refreshed first when expiring within the margin (15 min) or asked to.
-      await freshOAuthCredentials(deps, connection._id, { force: q.force_refresh === 'true' });
+      await freshOAuthCredentials(tokenRefreshDeps(deps), connection._id, { force: q.force_refresh === 'true' });
       connection = (await deps.stores.connections.getById(connection._id)) ?? connection;
     } else if (connection.auth_mode === 'APP') {
       // An installation token, minted (and stored) when there is none or its hour is nearly up.
@@ -170,13 +171,14 @@ function presentConnection(c: ConnectionDoc, deps: ApiDeps, opts: { withCredenti
   const opened = deps.cipher.open<Credentials>(c.credentials_encrypted, sealedAt.connectionCredentials(c._id));
   // Like Nango: the refresh token only when asked for (?refresh_token=true); Weft refreshes itself.
   const credentials = opts.withRefreshToken ? opened : withoutRefreshToken(opened);
-  if (credentials.type === 'OAUTH2' && credentials.teamsite) {
-    // Stored sealed with the credentials; apps read it where the spec puts it (rule 5).
-    const { teamsite, ...main } = credentials;
-    const connection_config = { ...c.connection_config, teamsiteAccessToken: teamsite.access_token, teamsiteAccessTokenExpiresAt: teamsite.expires_at ?? null };
+  if (credentials.type === 'OAUTH2') {
+    // Extra tokens are stored sealed with the credentials; apps read them in connection_config
+    // (Microsoft's team-site token: where the spec puts it, rule 5).
+    const main = withoutExtraTokens(credentials);
+    const connection_config = { ...c.connection_config, ...extraTokenConfig(credentials) };
     return { ...base, connection_config, credentials: { ...main, raw: main.raw ?? {} } };
   }
-  return { ...base, credentials: { ...credentials, raw: credentials.type === 'OAUTH2' ? (credentials.raw ?? {}) : {} } };
+  return { ...base, credentials: { ...credentials, raw: {} } };
 }
 
 function withoutRefreshToken(credentials: Credentials): Credentials {

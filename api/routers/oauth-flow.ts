@@ -2,8 +2,8 @@ import { Router, type Request, type Response } from 'express';
 import { randomBytes } from 'node:crypto';
 import { describeAuthorizationFailure } from '../../auth/oauth/authorization-errors';
 import { exchangeCode, oauthEndpoints, OAuthProviderError, startAuthorization } from '../../auth/oauth/code-flow';
-import { decideScopes, grantsScope } from '../../auth/oauth/scopes';
-import { obtainTeamSiteToken } from '../../auth/oauth/team-site-token';
+import { decideScopes } from '../../auth/oauth/scopes';
+import { obtainExtraTokens } from '../../auth/oauth/extra-tokens';
 import { openIntegrationCredentials } from '../../auth/credential-source';
 import { sealedAt } from '../../auth/credential-cipher';
 import type { Credentials } from '../../auth/credentials';
@@ -229,7 +229,7 @@ function store(deps: ApiDeps, state: AuthStateDoc, integration: IntegrationDoc, 
   });
 }
 
-/** Code → tokens (with the PKCE verifier), plus the team-site token when its scope was granted. */
+/** Code → tokens (with the PKCE verifier), plus the provider's extra tokens whose scope was granted. */
 async function redeem(deps: ApiDeps, state: AuthStateDoc, integration: IntegrationDoc, code: string): Promise<Credentials> {
   const provider = resolveProvider(deps.registry, integration);
   const oauth = provider.definition.oauth;
@@ -245,16 +245,7 @@ async function redeem(deps: ApiDeps, state: AuthStateDoc, integration: Integrati
     ...(tokens.expiresAt ? { expires_at: tokens.expiresAt } : {}),
     raw: { ...tokens.raw, scope: granted.join(' ') },
   };
-  // Only when it was asked for (spec rule 6): Microsoft reports every scope ever consented,
-  // so an organization-wide grant would otherwise give every connection one.
-  const site = oauth.teamSiteTokenScope;
-  if (site && tokens.refreshToken && grantsScope(state.scopes, site) && grantsScope(granted, site)) {
-    const teamSite = await obtainTeamSiteToken(ep, provider.baseUrl, tokens.accessToken, tokens.refreshToken);
-    credentials.teamsite = { access_token: teamSite.token.accessToken, resource: teamSite.resource, ...(teamSite.token.expiresAt ? { expires_at: teamSite.token.expiresAt } : {}) };
-    // Microsoft rotates the refresh token on every use: keep the newest.
-    if (teamSite.token.refreshToken) credentials.refresh_token = teamSite.token.refreshToken;
-  }
-  return credentials;
+  return obtainExtraTokens(ep, provider.baseUrl, credentials, { requested: state.scopes, granted });
 }
 
 async function verifyWith(deps: ApiDeps, state: AuthStateDoc, integration: IntegrationDoc, credentials: Credentials): Promise<void> {

@@ -4,7 +4,7 @@
  */
 import { loadConfig } from '../../common/config';
 import { createLogger } from '../../common/logger';
-import { buildCore, requireServers } from '../core';
+import { buildCore, buildRegistry, requireServers } from '../core';
 import { describeFailure } from '../process-exit';
 import { resealInBackground } from '../reseal';
 import { buildWorkers } from './run-workers';
@@ -12,8 +12,10 @@ import { buildWorkers } from './run-workers';
 export async function runWorkerProcess(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const config = loadConfig(env);
   requireServers(config, 'worker');
-  const logger = createLogger(config.LOG_LEVEL).child({ component: 'worker' });
-  const core = await buildCore(config, { logger, watchLog: logger });
+  // The registry first: the logger redacts every secret header its providers declare.
+  const registry = buildRegistry(config);
+  const logger = createLogger(config.LOG_LEVEL, undefined, { secretHeaders: registry.secretHeaders() }).child({ component: 'worker' });
+  const core = await buildCore(config, { logger, watchLog: logger, registry });
   try {
     resealInBackground(core);
     const workers = await buildWorkers(core);

@@ -1,9 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import pino from 'pino';
 import { CredentialCipher } from '../../auth/credential-cipher';
-import { buildCore, type Core } from '../../app/core';
+import { buildCore, buildRegistry, type Core } from '../../app/core';
 import { startApi } from '../../app/api/build-api';
 import type { HttpTimeouts, RunningApi } from '../../api/server';
 import { buildWorkers, type WeftWorkers } from '../../app/worker/run-workers';
@@ -14,6 +13,7 @@ import { syncWorkflowId } from '../../api/services/sync-control';
 import type { Egress, EgressSettings } from '../../egress/egress';
 import { allowEntryFor } from '../../egress/settings';
 import { loadConfig } from '../../common/config';
+import { createLogger } from '../../common/logger';
 import { describeStall } from './stall-report';
 
 /**
@@ -72,6 +72,8 @@ export interface StackOptions {
   httpTimeouts?: Partial<HttpTimeouts>;
   /** The core's MongoClient emits commandStarted events (stack.core.mongo.on('commandStarted', ...)). */
   monitorCommands?: boolean;
+  /** A folder of the test's own integrations, loaded as WEFT_INTEGRATIONS_DIR is (the product's path). */
+  integrationsDir?: string;
 }
 
 export function testInfra() {
@@ -105,8 +107,6 @@ export async function startWeftStack(opts: StackOptions = {}): Promise<WeftStack
   const encryptionKey = CredentialCipher.generateKey();
   const keys = { dev: `weft_sk_dev_${randomBytes(18).toString('base64url')}`, prod: `weft_sk_prod_${randomBytes(18).toString('base64url')}` };
 
-  const logs: string[] = [];
-  const logger = pino({ level: 'debug' }, { write: (line: string) => void logs.push(line) });
 
   const luma = createLumaSimulator(opts.luma ?? {});
   await luma.start();
@@ -133,13 +133,19 @@ export async function startWeftStack(opts: StackOptions = {}): Promise<WeftStack
     WEFT_REQUEST_LOG_TTL_DAYS: '1',
     WEFT_EGRESS_ALLOW: egressAllow.join(','),
     LOG_LEVEL: 'info',
+    ...(opts.integrationsDir ? { WEFT_INTEGRATIONS_DIR: opts.integrationsDir } : {}),
     ...(opts.actionTimeoutMs ? { WEFT_ACTION_TIMEOUT_MS: String(opts.actionTimeoutMs) } : {}),
     ...(opts.apiRateLimit ? { WEFT_API_RATE_LIMIT: String(opts.apiRateLimit.limit), WEFT_API_RATE_LIMIT_WINDOW_S: windowSeconds(opts.apiRateLimit.windowMs) } : {}),
     ...(opts.httpTimeouts?.headersTimeoutMs ? { WEFT_HTTP_HEADERS_TIMEOUT_MS: String(opts.httpTimeouts.headersTimeoutMs) } : {}),
     ...(opts.httpTimeouts?.requestTimeoutMs ? { WEFT_HTTP_REQUEST_TIMEOUT_MS: String(opts.httpTimeouts.requestTimeoutMs) } : {}),
     ...(opts.httpTimeouts?.keepAliveTimeoutMs ? { WEFT_HTTP_KEEP_ALIVE_TIMEOUT_MS: String(opts.httpTimeouts.keepAliveTimeoutMs) } : {}),
   };
-  const core = await buildCore(loadConfig(env), { logger, watchLog: logger, egressTimeouts: opts.egressTimeouts, monitorCommands: opts.monitorCommands });
+  const config = loadConfig(env);
+  // The product's registry and logger: the logger redacts every secret header a registered provider declares.
+  const registry = buildRegistry(config);
+  const logs: string[] = [];
+  const logger = createLogger('debug', { write: (line: string) => void logs.push(line) }, { secretHeaders: registry.secretHeaders() });
+  const core = await buildCore(config, { logger, watchLog: logger, registry, egressTimeouts: opts.egressTimeouts, monitorCommands: opts.monitorCommands });
   await core.stores.environments.ensure('dev', keys.dev);
   await core.stores.environments.ensure('prod', keys.prod);
   const { temporal, egress } = core;
