@@ -20,8 +20,10 @@ import { StartError } from './errors';
 import { watchLaunchers } from './launcher-watch';
 import type { StartOptions } from './options';
 import { startSandboxSimulators, type RunningSandbox } from './sandbox';
+import { packageRoot } from '../package-root';
+import { prebuiltWorkflowBundle } from '../worker/prebuilt-bundle';
 
-const REPO_ROOT = path.resolve(__dirname, '..', '..');
+const REPO_ROOT = packageRoot();
 const API_HOST = LOOPBACK;
 /** One Ctrl-C can arrive two or three times (terminal group + npm + tsx relaying it): not a "second" press. */
 const DUPLICATE_SIGNAL_WINDOW_MS = 1_000;
@@ -121,7 +123,7 @@ export async function runStart(options: StartOptions, env: NodeJS.ProcessEnv): P
       checkpoint();
     }
 
-    if (!config.WEFT_WORKFLOW_BUNDLE) say('bundling the workflows for the workers…');
+    if (!config.WEFT_WORKFLOW_BUNDLE && !prebuiltWorkflowBundle()) say('bundling the workflows for the workers…');
     const workers = await buildWorkers(core, { logger: logger.child({ component: 'worker' }) });
     const workerRun = workers.run();
     workerRun.catch((err: unknown) => fatal?.(err));

@@ -6,6 +6,7 @@ import { providerSessionOpener } from '../provider-session';
 import { createSyncActivities } from '../../activities/sync-activities';
 import { createActionActivities } from '../../activities/action-activities';
 import { createWeftWorker } from './create-worker';
+import { prebuiltWorkflowBundle } from './prebuilt-bundle';
 import { startExpirySweeper } from './expiry-sweeper';
 import { startWebhookSweeper } from '../../webhooks/outbox';
 
@@ -33,7 +34,9 @@ export async function buildWorkers(core: Core, opts: { logger?: Logger } = {}): 
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
   const sessionDeps = { stores: core.stores, cipher: core.cipher, registry: core.registry, logger, maxInlineWaitMs: config.WEFT_MAX_INLINE_WAIT_MS, egress: core.egress };
   const activityDeps = { stores: core.stores, cipher: core.cipher, registry: core.registry, logger, openProviderSession: providerSessionOpener(sessionDeps) };
-  const workflowBundle = config.WEFT_WORKFLOW_BUNDLE ? { code: readFileSync(config.WEFT_WORKFLOW_BUNDLE, 'utf8') } : undefined;
+  // A compiled worker uses the bundle built with it: webpack at start costs seconds and memory.
+  const bundleFile = config.WEFT_WORKFLOW_BUNDLE || prebuiltWorkflowBundle();
+  const workflowBundle = bundleFile ? { code: readFileSync(bundleFile, 'utf8') } : undefined;
   const common = { connection, namespace: config.TEMPORAL_NAMESPACE, workflowBundle };
   try {
     const sync = await createWeftWorker({ ...common, taskQueue: config.WEFT_SYNC_TASK_QUEUE, activities: createSyncActivities(activityDeps) });

@@ -1,0 +1,89 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { startWeftStack, createLumaIntegration, type WeftStack } from '../support/weft-stack';
+
+const REPO = path.resolve(__dirname, '../..');
+const EVENTS = 120;
+
+interface CompiledProcess {
+  child: ChildProcess;
+  /** The line that said it was ready. */
+  readyLine: string;
+  /** Everything it printed so far. */
+  output(): string;
+}
+
+/** `node <build>/cli/weft.js <command>`: plain node, no tsx, no TypeScript anywhere in the process. */
+function spawnCompiled(buildDir: string, command: string, env: Record<string, string>, ready: string): Promise<CompiledProcess> {
+  const child = spawn(process.execPath, [path.join(buildDir, 'cli', 'weft.js'), command], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  return new Promise((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const readyLine = output.split('\n').find((line) => line.includes(ready));
+      if (readyLine) resolve({ child, readyLine, output: () => output });
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`weft ${command} exited early (${code}):\n${output}`)));
+  });
+}
+
+describe('the production build', () => {
+  // Inside the repository (gitignored .weft/), so the compiled code finds node_modules.
+  const buildDir = path.join(REPO, '.weft', `test-build-${randomBytes(4).toString('hex')}`);
+  let stack: WeftStack;
+  const children: ChildProcess[] = [];
+
+  beforeAll(async () => {
+    const build = spawnSync('npm', ['run', '--silent', 'build', '--', '--out-dir', path.relative(REPO, buildDir)], { cwd: REPO, encoding: 'utf8' });
+    if (build.status !== 0) throw new Error(`npm run build failed (${build.status}):\n${build.stdout}\n${build.stderr}`);
+    // No in-process worker: the sync must run in the compiled worker.
+    stack = await startWeftStack({ worker: false, luma: { seed: 5, eventCount: EVENTS, maxPageSize: 50 } });
+    await createLumaIntegration(stack);
+  }, 90_000);
+  afterAll(async () => {
+    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    await stack?.shutdown();
+    rmSync(buildDir, { recursive: true, force: true });
+  });
+
+  test('compiles to JavaScript with a prebuilt workflow bundle and the files the code reads beside itself', () => {
+    for (const file of ['cli/weft.js', 'app/worker/main.js', 'app/worker/main.js.map', 'workflow-bundle.js', 'scripts/infra/supervisor.js', 'scripts/infra/ferretdb-patches/types_weft_id_range.go']) {
+      expect(existsSync(path.join(buildDir, file))).toBe(true);
+    }
+    expect(existsSync(path.join(buildDir, 'tests'))).toBe(false);
+    expect(existsSync(path.join(buildDir, 'bench'))).toBe(false);
+  });
+
+  test('a compiled `weft api` and `weft worker` run a sync end to end, the worker on the prebuilt bundle', async () => {
+    // Without WEFT_WORKFLOW_BUNDLE: the compiled worker must find the bundle built with it on its own.
+    const { WEFT_WORKFLOW_BUNDLE: _unused, ...stackEnv } = stack.env;
+    const { NODE_OPTIONS: _none, ...parentEnv } = process.env as Record<string, string>;
+    const env = { ...parentEnv, ...stackEnv, PORT: '0', WEFT_API_HOST: '127.0.0.1' };
+
+    const worker = await spawnCompiled(buildDir, 'worker', env, 'weft worker running');
+    children.push(worker.child);
+    const api = await spawnCompiled(buildDir, 'api', env, 'weft api listening');
+    children.push(api.child);
+    const apiUrl = JSON.parse(api.readyLine).url as string;
+    const call = async (method: string, route: string, body?: unknown, headers: Record<string, string> = {}) => {
+      const res = await fetch(`${apiUrl}${route}`, { method, headers: { authorization: `Bearer ${stack.keys.dev}`, 'content-type': 'application/json', ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
+      return { status: res.status, body: (await res.json()) as any };
+    };
+
+    const created = await call('POST', '/connections', { provider_config_key: 'luma', connection_id: 'compiled-user', credentials: { type: 'API_KEY', apiKey: 'sandbox-luma-api-key' } });
+    expect(created.status).toBe(201);
+    const summary: any = await stack.waitForSync('compiled-user', 'list-events');
+    expect(summary.result.CalendarEvent).toEqual({ added: EVENTS, updated: 0, deleted: 0 });
+
+    const records = await call('GET', '/records?model=CalendarEvent&limit=1000', undefined, { 'connection-id': 'compiled-user', 'provider-config-key': 'luma' });
+    expect(records.status).toBe(200);
+    expect(records.body.records.map((r: { id: string }) => r.id).sort()).toEqual(stack.luma.eventIds().sort());
+
+    // Temporal's bundler logs this at info whenever a worker bundles workflows/ itself (webpack at start).
+    expect(worker.output()).not.toContain('Workflow bundle created');
+  });
+});
