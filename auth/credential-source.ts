@@ -153,7 +153,7 @@ export async function mintInstallationToken(deps: CredentialSourceDeps, installa
       endpoint: endpoint.replace('{installation_id}', encodeURIComponent(installationId)),
       retries: 2,
     });
-    if (!res.data?.token || !res.data.expires_at) throw new WeftError('app_token_unreadable', 'GitHub answered the token request without a token.', 424);
+    if (!res.data?.token || !res.data.expires_at) throw new WeftError('app_token_unreadable', `${deps.provider.definition.displayName} answered the token request without a token.`, 424);
     return { token: res.data.token, expires_at: res.data.expires_at };
   } catch (err) {
     if (err instanceof ProviderAuthError) {

@@ -276,6 +276,16 @@ export interface ScopeRules {
   implicitPrefix?: string;
 }
 
+/** A provider's numbered authorization errors (read from the token endpoint's `error_codes` or the description). */
+export interface AuthorizationErrorCodes {
+  /** How a code is written in `error_description` and messages: `AADSTS` for `AADSTS65001: ...`. */
+  prefix: string;
+  /** Codes that mean an administrator must consent first, and what the end user does next then. */
+  adminConsentRequired: { codes: number[]; next: string };
+  /** Codes that mean consent was declined (besides OAuth's `access_denied`). */
+  accessDenied?: number[];
+}
+
 /**
  * A token for another resource than the provider API's, obtained right after the code
  * exchange (a post-connection step) and refreshed together with the main token (Microsoft's
@@ -310,6 +320,8 @@ export interface OAuthConfig {
   scopeRules?: ScopeRules;
   /** Tokens for other resources, obtained after the code exchange and refreshed with the main one. */
   extraTokens?: ExtraTokenDefinition[];
+  /** How the provider numbers its authorization errors (Microsoft's AADSTS codes), so failures are told apart by code, never by text. */
+  errorCodes?: AuthorizationErrorCodes;
   /** Refresh this long before the access token expires. */
   refreshMarginMs: number;
   /** Proves OAuth credentials when it differs from the provider's `verify` (GitHub: `GET /user`). */

@@ -10,6 +10,7 @@ import type { Credentials } from '../../auth/credentials';
 import { verifyCredentials } from '../../auth/verify-credentials';
 import { BadRequestError, WeftError } from '../../common/errors';
 import { resolveProvider } from '../../runtime/http/provider-access';
+import type { AuthorizationErrorCodes } from '../../runtime/types';
 import { AUTH_STATE_TTL_MS, type AuthStateDoc } from '../../store/auth-states';
 import type { IntegrationDoc } from '../../store/integrations';
 import type { ApiDeps } from '../deps';
@@ -107,7 +108,7 @@ export function oauthFlowRouter(deps: ApiDeps): Router {
       const state = await takeState(deps, q.state, 'oauth');
       const integration = await integrationOf(deps, state);
       await completeFlow(deps, req, res, state, integration, 'OAUTH2', async () => {
-        if (q.error) throw new FlowFailed(describeAuthorizationFailure({ error: q.error, description: q.error_description }));
+        if (q.error) throw new FlowFailed(describeAuthorizationFailure({ error: q.error, description: q.error_description }, errorCodesOf(deps, integration)));
         const credentials = await redeem(deps, state, integration, q.code ?? '');
         await verifyWith(deps, state, integration, credentials);
         const { connection } = await store(deps, state, integration, credentials);
@@ -187,7 +188,7 @@ async function completeFlow(
     }
     await complete();
   } catch (err) {
-    const failure = failureOf(err);
+    const failure = failureOf(err, errorCodesOf(deps, integration));
     if (!failure) throw err;
     deps.logger.info({ integration: integration.unique_key, connectionId: state.connection_id, code: failure.code }, 'authorization failed');
     await reportFailedAuthorization(deps, {
@@ -202,9 +203,14 @@ async function completeFlow(
   }
 }
 
-function failureOf(err: unknown): FlowFailure | null {
+/** The integration's provider's numbered authorization errors (Microsoft's AADSTS), if it has them. */
+function errorCodesOf(deps: ApiDeps, integration: IntegrationDoc): AuthorizationErrorCodes | undefined {
+  return deps.registry.get(integration.provider)?.provider.oauth?.errorCodes;
+}
+
+function failureOf(err: unknown, errorCodes: AuthorizationErrorCodes | undefined): FlowFailure | null {
   if (err instanceof FlowFailed) return err.failure;
-  if (err instanceof OAuthProviderError) return describeAuthorizationFailure({ error: err.oauthError, description: err.description, codes: err.aadsts });
+  if (err instanceof OAuthProviderError) return describeAuthorizationFailure({ error: err.oauthError, description: err.description, codes: err.codes }, errorCodes);
   if (err instanceof InstallationNotVerified) {
     return { code: err.code, title: 'The installation could not be verified', message: err.message, next: 'Install the app again from the application, signed in to GitHub as someone who can access the account it is installed on.' };
   }

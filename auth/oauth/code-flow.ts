@@ -29,17 +29,18 @@ export interface TokenResult {
 }
 
 /**
- * An OAuth failure reported by the provider (`error` + `error_description`, plus Microsoft's
- * `error_codes`). `aadsts` holds the AADSTS numbers, so callers branch on codes, never text.
+ * An OAuth failure reported by the provider (`error` + `error_description`, plus numbered
+ * `error_codes` where the provider sends them: Microsoft's AADSTS), so callers branch on
+ * codes, never text.
  */
 export class OAuthProviderError extends WeftError {
   constructor(
     readonly oauthError: string,
     readonly description: string,
-    readonly aadsts: number[] = [],
+    readonly codes: number[] = [],
     readonly suberror?: string,
   ) {
-    super('oauth_provider_error', `${oauthError}: ${firstLine(description)}`, 424, { error: oauthError, error_codes: aadsts, suberror });
+    super('oauth_provider_error', `${oauthError}: ${firstLine(description)}`, 424, { error: oauthError, error_codes: codes, suberror });
   }
 }
 

@@ -100,7 +100,7 @@ async function refresh(deps: TokenRefreshDeps, connection: StoredConnection, cre
     return withExtras;
   } catch (err) {
     if (err instanceof OAuthProviderError && REAUTHORIZE_ERRORS.has(err.oauthError)) {
-      return fail(deps, connection, 'refresh_failed', `The provider refused to refresh the token (${err.oauthError}${err.aadsts.length ? `, AADSTS${err.aadsts.join('/AADSTS')}` : ''}); the end user must authorize again.`);
+      return fail(deps, connection, 'refresh_failed', `The provider refused to refresh the token (${err.oauthError}${err.codes.length ? `, ${err.codes.map((c) => `${oauth.errorCodes?.prefix ?? 'code '}${c}`).join('/')}` : ''}); the end user must authorize again.`);
     }
     throw err;
   }

@@ -40,6 +40,15 @@ export const oneDriveProvider: ProviderDefinition = {
         scope: '{resource}/.default',
       },
     ],
+    // AADSTS codes (providers.md §A5): clients branch on them, never on the description's text.
+    errorCodes: {
+      prefix: 'AADSTS',
+      adminConsentRequired: {
+        codes: [90094, 65001, 90095],
+        next: 'Ask an administrator of your Microsoft organization to grant consent for the organization (or pre-authorize these permissions for the app), then connect again.',
+      },
+      accessDenied: [65004],
+    },
     refreshMarginMs: 15 * 60_000,
   },
   pagination: { type: 'link', linkPathInResponseBody: '@odata.nextLink', responsePath: 'value' },
