@@ -3,7 +3,8 @@
  * of `npm test` (timings are not assertions). Starts its own Temporal dev server and
  * FerretDB (or uses TEMPORAL_ADDRESS / MONGODB_URI), like the test run.
  */
-import { mkdtempSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { infraOptionsFromEnv } from '../scripts/infra/infra-env';
@@ -24,16 +25,31 @@ async function main(): Promise<void> {
     await bundleWorkflowsTo(bundle);
     process.env.WEFT_TEST_WORKFLOW_BUNDLE = bundle;
     // `npm run bench` (everything, 100,000 files), `npm run bench -- 20000` (another size),
-    // `npm run bench -- pacing` or `npm run bench -- reads [files]` (one part only).
+    // `npm run bench -- pacing`, `npm run bench -- reads [files]` or `npm run bench -- memory [files]` (one part only).
     const args = process.argv.slice(2);
     const only = args.find((a) => !/^\d+$/.test(a));
-    if (only !== undefined && only !== 'pacing' && only !== 'reads') throw new Error(`unknown part "${only}": pacing, reads, or a number of files`);
+    if (only !== undefined && only !== 'pacing' && only !== 'reads' && only !== 'memory') throw new Error(`unknown part "${only}": pacing, reads, memory, or a number of files`);
     const files = Number(args.find((a) => /^\d+$/.test(a)) ?? 100_000);
     const emit = (figure: Figure) => console.log(JSON.stringify(figure));
-    if (only !== 'pacing') await userFilesIngest(files, emit, { ingest: only !== 'reads', then: readFigures });
+    if (only !== 'pacing') await userFilesIngest(files, emit, { ingest: only === undefined, then: only === 'memory' ? undefined : readFigures });
+    // The same sync again in a worker compiled by `npm run build`, for its memory next to the tsx worker's.
+    if (only === undefined || only === 'memory') await withBuild((buildDir) => userFilesIngest(files, emit, { ingest: false, worker: { kind: 'compiled', buildDir } }));
     if (only === undefined) for (const figure of await lumaPacing()) emit(figure);
   } finally {
     await infra.stop();
+  }
+}
+
+/** `npm run build` into a directory of the bench's own (not dist/, which may be someone's deployment), removed after. */
+async function withBuild(measure: (buildDir: string) => Promise<void>): Promise<void> {
+  const repo = path.resolve(__dirname, '..');
+  const buildDir = path.join(repo, '.weft', 'bench-build');
+  const build = spawnSync('npm', ['run', '--silent', 'build', '--', '--out-dir', path.relative(repo, buildDir)], { cwd: repo, stdio: ['ignore', 'ignore', 'inherit'] });
+  if (build.status !== 0) throw new Error(`npm run build failed (exit ${build.status ?? build.signal})`);
+  try {
+    await measure(buildDir);
+  } finally {
+    rmSync(buildDir, { recursive: true, force: true });
   }
 }
 
