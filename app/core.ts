@@ -3,7 +3,8 @@ import { Client, Connection } from '@temporalio/client';
 import { CredentialCipher } from '../auth/credential-cipher';
 import type { Config } from '../common/config';
 import { WeftError } from '../common/errors';
-import type { Logger } from '../common/logger';
+import { createLogger, type Logger } from '../common/logger';
+import type { DestinationStream } from 'pino';
 import { createEgress, type Egress, type EgressSettings } from '../egress/egress';
 import { egressSettings } from '../egress/settings';
 import { integrations } from '../integrations';
@@ -41,10 +42,21 @@ export interface StorageOptions {
   monitorCommands?: boolean;
 }
 
-export interface CoreOptions extends StorageOptions {
-  logger: Logger;
+export interface ProcessLogOptions {
+  /** The `component` of every line (`api`, `worker`); npm start's root logger has none. */
+  component?: string;
+  /** Where the lines go (tests capture them); default stdout. */
+  destination?: DestinationStream;
+  /** Default: LOG_LEVEL. */
+  level?: string;
+}
+
+export interface CoreOptions extends Omit<StorageOptions, 'watchLog'> {
   /** Already built by the caller (npm start's sandbox needs it before the core); otherwise built here. */
   registry?: IntegrationRegistry;
+  log?: ProcessLogOptions;
+  /** A long-running process watches its database connection (logged as component `database`). */
+  watchDatabase?: boolean;
   /** WEFT_EGRESS_ALLOW entries for servers this process started itself: exactly the sandbox's or a test's simulators. */
   egressAllow?: readonly string[];
   /** Egress timeouts other than the configured ones (tests). */
@@ -56,6 +68,15 @@ export function buildRegistry(config: Pick<Config, 'WEFT_INTEGRATIONS_DIR'>): In
   const all = [...integrations, ...(config.WEFT_INTEGRATIONS_DIR ? loadIntegrationsDir(config.WEFT_INTEGRATIONS_DIR) : [])];
   assertDistinctProviders(all);
   return new IntegrationRegistry(all);
+}
+
+/**
+ * The process's logger. It comes from the registry the core uses, so that it redacts every
+ * secret header a registered provider declares (custom integrations' too).
+ */
+export function processLogger(config: Pick<Config, 'LOG_LEVEL'>, registry: IntegrationRegistry, log: ProcessLogOptions = {}): Logger {
+  const logger = createLogger(log.level ?? config.LOG_LEVEL, log.destination, { secretHeaders: registry.secretHeaders() });
+  return log.component ? logger.child({ component: log.component }) : logger;
 }
 
 /** The database, its stores (indexes ensured) and the credential cipher. Needs MONGODB_URI and WEFT_ENCRYPTION_KEY. */
@@ -99,15 +120,17 @@ export async function buildCore(config: Config, opts: CoreOptions): Promise<Core
     for (const close of [...opened].reverse()) await close().catch(() => undefined);
   };
   try {
-    const storage = await openStorage(config, { watchLog: opts.watchLog, monitorCommands: opts.monitorCommands });
+    const registry = opts.registry ?? buildRegistry(config);
+    const logger = processLogger(config, registry, opts.log);
+    const storage = await openStorage(config, { watchLog: opts.watchDatabase ? logger.child({ component: 'database' }) : undefined, monitorCommands: opts.monitorCommands });
     opened.push(storage.close);
     const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS, ...boundedTemporalCalls(config.WEFT_TEMPORAL_CALL_TIMEOUT_MS) });
     opened.push(() => connection.close());
     return {
       ...storage,
       config,
-      logger: opts.logger,
-      registry: opts.registry ?? buildRegistry(config),
+      logger,
+      registry,
       egress,
       temporal: new Client({ connection, namespace: config.TEMPORAL_NAMESPACE }),
       close: closeAll,

@@ -5,8 +5,7 @@
  */
 import { once } from 'node:events';
 import { loadConfig } from '../../common/config';
-import { createLogger } from '../../common/logger';
-import { buildCore, buildRegistry, requireServers } from '../core';
+import { buildCore, requireServers } from '../core';
 import { describeFailure } from '../process-exit';
 import { resealInBackground } from '../reseal';
 import { startApi } from './build-api';
@@ -14,10 +13,8 @@ import { startApi } from './build-api';
 export async function runApiProcess(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const config = loadConfig(env);
   requireServers(config, 'api');
-  // The registry first: the logger redacts every secret header its providers declare.
-  const registry = buildRegistry(config);
-  const logger = createLogger(config.LOG_LEVEL, undefined, { secretHeaders: registry.secretHeaders() }).child({ component: 'api' });
-  const core = await buildCore(config, { logger, watchLog: logger, registry });
+  const core = await buildCore(config, { log: { component: 'api' }, watchDatabase: true });
+  const { logger } = core;
   try {
     resealInBackground(core);
     const api = await startApi(core);

@@ -7,7 +7,6 @@ import { buildCore, buildRegistry } from '../core';
 import { startApi } from '../api/build-api';
 import { resealInBackground } from '../reseal';
 import { WeftError } from '../../common/errors';
-import { createLogger } from '../../common/logger';
 import { parseAllowList } from '../../egress/address-policy';
 import { buildWorkers } from '../worker/run-workers';
 import { isPortFree, LOOPBACK } from '../../scripts/infra/free-port';
@@ -45,7 +44,6 @@ interface Resource {
 export async function runStart(options: StartOptions, env: NodeJS.ProcessEnv): Promise<number> {
   // The console is for people here: runtime logs (pino JSON) from warn up, unless LOG_LEVEL says otherwise.
   const config = loadConfig({ LOG_LEVEL: 'warn', ...env });
-  const logger = createLogger(config.LOG_LEVEL);
   const resources: Resource[] = [];
   const signals = watchStopRequests();
   // Started by an npm script: stop if npm goes away without passing its signal on.
@@ -93,7 +91,7 @@ export async function runStart(options: StartOptions, env: NodeJS.ProcessEnv): P
     checkpoint();
 
     // The simulators listen before the core exists: its egress client allows exactly their addresses.
-    const registry = buildRegistry();
+    const registry = buildRegistry(config);
     const simulators = options.sandbox
       ? await startSandboxSimulators({ registry, ports: { luma: options.lumaPort, graph: options.graphPort, github: options.githubPort } })
       : undefined;
@@ -108,7 +106,8 @@ export async function runStart(options: StartOptions, env: NodeJS.ProcessEnv): P
       TEMPORAL_NAMESPACE: infra.temporal.namespace,
       WEFT_ENCRYPTION_KEY: encryption.key,
     };
-    const core = await buildCore(processConfig, { logger, watchLog: logger.child({ component: 'database' }), registry, egressAllow: simulators?.egressAllow });
+    const core = await buildCore(processConfig, { registry, watchDatabase: true, egressAllow: simulators?.egressAllow });
+    const { logger } = core;
     resources.push({ name: 'database connection, Temporal client and outbound connections', stop: core.close });
     checkpoint();
     resealInBackground(core);

@@ -3,8 +3,7 @@
  * same configuration as the API; needs TEMPORAL_ADDRESS, MONGODB_URI and WEFT_ENCRYPTION_KEY.
  */
 import { loadConfig } from '../../common/config';
-import { createLogger } from '../../common/logger';
-import { buildCore, buildRegistry, requireServers } from '../core';
+import { buildCore, requireServers } from '../core';
 import { describeFailure } from '../process-exit';
 import { resealInBackground } from '../reseal';
 import { buildWorkers } from './run-workers';
@@ -12,10 +11,8 @@ import { buildWorkers } from './run-workers';
 export async function runWorkerProcess(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const config = loadConfig(env);
   requireServers(config, 'worker');
-  // The registry first: the logger redacts every secret header its providers declare.
-  const registry = buildRegistry(config);
-  const logger = createLogger(config.LOG_LEVEL, undefined, { secretHeaders: registry.secretHeaders() }).child({ component: 'worker' });
-  const core = await buildCore(config, { logger, watchLog: logger, registry });
+  const core = await buildCore(config, { log: { component: 'worker' }, watchDatabase: true });
+  const { logger } = core;
   try {
     resealInBackground(core);
     const workers = await buildWorkers(core);

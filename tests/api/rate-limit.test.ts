@@ -1,4 +1,3 @@
-import pino from 'pino';
 import { MongoClient } from 'mongodb';
 import { buildCore, type Core } from '../../app/core';
 import { startApi } from '../../app/api/build-api';
@@ -17,9 +16,8 @@ const HOUR = 3_600_000;
 /** A second API "process" on the stack's database: its own core (clients, stores, counter memory), wired as `weft api` is. */
 async function secondApi(stack: WeftStack, rateLimit: ApiDeps['settings']['apiRateLimit'], alter: (core: Core) => Partial<ApiDeps> = () => ({})) {
   const logs: string[] = [];
-  const logger = pino({ level: 'debug' }, { write: (line: string) => void logs.push(line) });
   const config = loadConfig({ ...stack.env, WEFT_API_RATE_LIMIT: String(rateLimit.limit), WEFT_API_RATE_LIMIT_WINDOW_S: String(rateLimit.windowMs / 1000) });
-  const core = await buildCore(config, { logger });
+  const core = await buildCore(config, { log: { level: 'debug', destination: { write: (line: string) => void logs.push(line) } } });
   const api = await startApi(core, { port: 0, alter: (deps) => ({ ...deps, ...alter(core) }) });
   return { url: api.url, logs, close: async () => (await api.close(), await core.close()) };
 }

@@ -1,5 +1,4 @@
 import net from 'node:net';
-import pino from 'pino';
 import { randomBytes } from 'node:crypto';
 import { CredentialCipher } from '../../auth/credential-cipher';
 import { buildCore, type Core } from '../../app/core';
@@ -55,7 +54,7 @@ describe('HTTP server timeouts', () => {
         WEFT_HTTP_REQUEST_TIMEOUT_MS: '1500',
         WEFT_HTTP_KEEP_ALIVE_TIMEOUT_MS: '500',
       }),
-      { logger: pino({ level: 'silent' }) },
+      { log: { level: 'silent' } },
     );
     api = await startApi(core, { port: 0 });
   });

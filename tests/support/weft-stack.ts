@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { CredentialCipher } from '../../auth/credential-cipher';
-import { buildCore, buildRegistry, type Core } from '../../app/core';
+import { buildCore, type Core } from '../../app/core';
 import { startApi } from '../../app/api/build-api';
 import type { HttpTimeouts, RunningApi } from '../../api/server';
 import { buildWorkers, type WeftWorkers } from '../../app/worker/run-workers';
@@ -13,7 +13,6 @@ import { syncWorkflowId } from '../../api/services/sync-control';
 import type { Egress, EgressSettings } from '../../egress/egress';
 import { allowEntryFor } from '../../egress/settings';
 import { loadConfig } from '../../common/config';
-import { createLogger } from '../../common/logger';
 import { describeStall } from './stall-report';
 
 /**
@@ -141,11 +140,14 @@ export async function startWeftStack(opts: StackOptions = {}): Promise<WeftStack
     ...(opts.httpTimeouts?.keepAliveTimeoutMs ? { WEFT_HTTP_KEEP_ALIVE_TIMEOUT_MS: String(opts.httpTimeouts.keepAliveTimeoutMs) } : {}),
   };
   const config = loadConfig(env);
-  // The product's registry and logger: the logger redacts every secret header a registered provider declares.
-  const registry = buildRegistry(config);
+  // The product's logger (it redacts every secret header a registered provider declares), its lines captured.
   const logs: string[] = [];
-  const logger = createLogger('debug', { write: (line: string) => void logs.push(line) }, { secretHeaders: registry.secretHeaders() });
-  const core = await buildCore(config, { logger, watchLog: logger, registry, egressTimeouts: opts.egressTimeouts, monitorCommands: opts.monitorCommands });
+  const core = await buildCore(config, {
+    log: { level: 'debug', destination: { write: (line: string) => void logs.push(line) } },
+    watchDatabase: true,
+    egressTimeouts: opts.egressTimeouts,
+    monitorCommands: opts.monitorCommands,
+  });
   await core.stores.environments.ensure('dev', keys.dev);
   await core.stores.environments.ensure('prod', keys.prod);
   const { temporal, egress } = core;
