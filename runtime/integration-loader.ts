@@ -26,7 +26,9 @@ export function loadIntegrationsDir(dir: string): IntegrationDefinition[] {
 export function loadIntegrationFolder(folder: string): IntegrationDefinition {
   let exported: Record<string, unknown>;
   try {
-    // A CommonJS require: tsx (development, tests) loads index.ts; compiled Weft loads index.js.
+    // A CommonJS require of a folder chosen at run time, synchronous like the registry it
+    // feeds: tsx (development) and jest load index.ts, compiled Weft loads index.js.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
     exported = require(require.resolve(folder)) as Record<string, unknown>;
   } catch (err) {
     const missing = (err as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND' && String((err as Error).message).includes(folder);
