@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createLumaIntegration, readAllRecords, startWeftStack } from '../tests/support/weft-stack';
-import type { Figure } from './user-files-ingest';
+import type { Figure } from './figure';
 
 const LIMIT = 50;
 const WINDOW_MS = 5_000;

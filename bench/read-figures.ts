@@ -5,7 +5,7 @@ import type { WeftStack } from '../tests/support/weft-stack';
 import { databaseCpuClock } from './database-cpu';
 import { seedOtherConnections } from './other-connections';
 import { now, percentile, round1, round3, sampleConcurrent, sampleSequential } from './timing';
-import type { Figure } from './user-files-ingest';
+import type { Figure } from './figure';
 
 /** The sizes: 10,000 other connections with a few records each. */
 const OTHER_CONNECTIONS = 10_000;

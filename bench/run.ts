@@ -12,7 +12,8 @@ import { startInfrastructure } from '../scripts/infra/infrastructure';
 import { bundleWorkflowsTo } from '../tests/support/bundle-workflows';
 import { lumaPacing } from './luma-pacing';
 import { readFigures } from './read-figures';
-import { userFilesIngest, type Figure } from './user-files-ingest';
+import type { Figure } from './figure';
+import { userFilesIngest } from './user-files-ingest';
 
 async function main(): Promise<void> {
   const env = infraOptionsFromEnv();

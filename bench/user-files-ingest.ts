@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { connectOneDrive, createOneDriveIntegration, runSync, startWeftStack } from '../tests/support/weft-stack';
+import type { Figure } from './figure';
 import type { SyncedDrive } from './read-figures';
 import { spawnWorkerProcess, type WorkerKind } from './worker-process';
-
-export type Figure = Record<string, unknown> & { figure: string };
 
 /** Far above what the read figures send, so the API's rate limit is counted but never refuses. */
 const BENCH_API_RATE_LIMIT = { limit: 10_000_000, windowMs: 60_000 };
