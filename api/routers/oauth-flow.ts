@@ -124,9 +124,9 @@ export function oauthFlowRouter(deps: ApiDeps): Router {
       const integration = await integrationOf(deps, state);
       await completeFlow(deps, req, res, state, integration, 'APP', async () => {
         const app = openIntegrationCredentials(deps.cipher, integration);
-        if (app?.type !== 'APP') throw new InstallationNotVerified(`integration "${integration.unique_key}" has no GitHub App registered.`);
+        if (app?.type !== 'APP') throw new InstallationNotVerified(`integration "${integration.unique_key}" has no App registered.`);
         if (!q.installation_id || !/^\d{1,20}$/.test(q.installation_id)) {
-          throw new InstallationNotVerified('GitHub did not report an installation (an installation an organization owner still has to approve is not one yet).');
+          throw new InstallationNotVerified(`${providerName(deps, integration)} did not report an installation (an installation an organization owner still has to approve is not one yet).`);
         }
         // GitHub warns that installation_id can be spoofed: the installing user must reach it.
         await verifyInstallationOwner(deps, {
@@ -188,7 +188,7 @@ async function completeFlow(
     }
     await complete();
   } catch (err) {
-    const failure = failureOf(err, errorCodesOf(deps, integration));
+    const failure = failureOf(err, errorCodesOf(deps, integration), providerName(deps, integration));
     if (!failure) throw err;
     deps.logger.info({ integration: integration.unique_key, connectionId: state.connection_id, code: failure.code }, 'authorization failed');
     await reportFailedAuthorization(deps, {
@@ -203,16 +203,21 @@ async function completeFlow(
   }
 }
 
+/** The provider's name for the end user (`GitHub`). */
+function providerName(deps: ApiDeps, integration: IntegrationDoc): string {
+  return deps.registry.get(integration.provider)?.provider.displayName ?? integration.provider;
+}
+
 /** The integration's provider's numbered authorization errors (Microsoft's AADSTS), if it has them. */
 function errorCodesOf(deps: ApiDeps, integration: IntegrationDoc): AuthorizationErrorCodes | undefined {
   return deps.registry.get(integration.provider)?.provider.oauth?.errorCodes;
 }
 
-function failureOf(err: unknown, errorCodes: AuthorizationErrorCodes | undefined): FlowFailure | null {
+function failureOf(err: unknown, errorCodes: AuthorizationErrorCodes | undefined, provider: string): FlowFailure | null {
   if (err instanceof FlowFailed) return err.failure;
   if (err instanceof OAuthProviderError) return describeAuthorizationFailure({ error: err.oauthError, description: err.description, codes: err.codes }, errorCodes);
   if (err instanceof InstallationNotVerified) {
-    return { code: err.code, title: 'The installation could not be verified', message: err.message, next: 'Install the app again from the application, signed in to GitHub as someone who can access the account it is installed on.' };
+    return { code: err.code, title: 'The installation could not be verified', message: err.message, next: `Install the app again from the application, signed in to ${provider} as someone who can access the account it is installed on.` };
   }
   if (err instanceof WeftError && err.code === 'reconnect_connection_not_found') return { code: err.code, title: 'The account was not connected', message: err.message, next: 'Ask the application for a new link.' };
   if (err instanceof WeftError) return { code: 'oauth_error', title: 'The account was not connected', message: err.message, next: 'Try again from the application.' };
