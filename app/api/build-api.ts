@@ -1,5 +1,6 @@
 import type { ApiDeps } from '../../api/deps';
 import { startApiServer, type HttpTimeouts, type RunningApi } from '../../api/server';
+import { WeftError } from '../../common/errors';
 import type { Logger } from '../../common/logger';
 import type { Core } from '../core';
 import { providerSessionOpener } from '../provider-session';
@@ -41,7 +42,7 @@ export interface StartApiOptions {
 }
 
 /** The API's HTTP server on the core, with the configured request timeouts (WEFT_HTTP_*). */
-export function startApi(core: Core, opts: StartApiOptions = {}): Promise<RunningApi> {
+export async function startApi(core: Core, opts: StartApiOptions = {}): Promise<RunningApi> {
   const { config } = core;
   const deps = apiDeps(core, { logger: opts.logger });
   const timeouts: HttpTimeouts = {
@@ -49,5 +50,14 @@ export function startApi(core: Core, opts: StartApiOptions = {}): Promise<Runnin
     requestTimeoutMs: config.WEFT_HTTP_REQUEST_TIMEOUT_MS,
     keepAliveTimeoutMs: config.WEFT_HTTP_KEEP_ALIVE_TIMEOUT_MS,
   };
-  return startApiServer(opts.alter ? opts.alter(deps) : deps, opts.port ?? config.PORT, opts.host ?? config.WEFT_API_HOST, timeouts);
+  const port = opts.port ?? config.PORT;
+  const host = opts.host ?? config.WEFT_API_HOST;
+  try {
+    return await startApiServer(opts.alter ? opts.alter(deps) : deps, port, host, timeouts);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+      throw new WeftError('api_port_busy', `Port ${port} on ${host}, needed for the API, is already in use. Set PORT=<port> (0: any free port).`);
+    }
+    throw err;
+  }
 }

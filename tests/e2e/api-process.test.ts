@@ -111,6 +111,14 @@ describe('weft api: the API as a process of its own', () => {
     await expect(fetch(`${url}/health`)).rejects.toThrow();
   });
 
+  test('weft api on a port already in use stops with api_port_busy', async () => {
+    const p = spawnWeft('api', { ...process.env, ...stack.env, PORT: new URL(stack.apiUrl).port });
+    processes.push(p);
+    expect(await p.exited).toBe(1);
+    expect(p.output()).toContain(`Port ${new URL(stack.apiUrl).port} on 127.0.0.1, needed for the API, is already in use`);
+    expect(p.output()).toContain('(api_port_busy)');
+  });
+
   test.each([
     ['api', 'api_not_configured'],
     ['worker', 'worker_not_configured'],
