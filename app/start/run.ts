@@ -6,7 +6,7 @@ import { loadConfig, type Config } from '../../common/config';
 import { buildCore, buildRegistry } from '../core';
 import { startApi } from '../api/build-api';
 import { resealInBackground } from '../reseal';
-import { WeftError } from '../../common/errors';
+import { describeFailure } from '../process-exit';
 import { parseAllowList } from '../../egress/address-policy';
 import { buildWorkers } from '../worker/run-workers';
 import { isPortFree, LOOPBACK } from '../../scripts/infra/free-port';
@@ -278,8 +278,5 @@ function redactUri(uri: string): string {
 }
 
 function describe(err: unknown): string {
-  if (err instanceof StartError) return err.message;
-  if (err instanceof WeftError) return `${err.message} (${err.code})`;
-  if (err instanceof Error) return err.stack ?? err.message;
-  return String(err);
+  return err instanceof StartError ? err.message : describeFailure(err);
 }
