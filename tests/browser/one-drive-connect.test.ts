@@ -90,7 +90,7 @@ describe('Connect: OneDrive (Microsoft OAuth 2.0 + PKCE) in a browser', () => {
     expect(done.result).toBe('success');
     const connectionId = done.connectionId as string;
 
-    const conn = await stack.api('GET', `/connections/${connectionId}?provider_config_key=one-drive`);
+    const conn = await stack.api('GET', `/connections/${connectionId}?provider_config_key=one-drive&refresh_token=true`);
     expect(conn.status).toBe(200);
     expect(conn.body.credentials).toMatchObject({ type: 'OAUTH2' });
     expect(conn.body.credentials.refresh_token).toBeTruthy(); // offline_access was requested
