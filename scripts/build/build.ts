@@ -50,7 +50,7 @@ async function main(): Promise<void> {
  * means the same in comments, strings, regular expressions and identifiers.
  */
 function latin1Only(code: string): string {
-  return code.replace(/[^\u0000-\u00ff]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return code.replace(/[\u0100-\uffff]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 function outDirArgument(args: string[]): string {
