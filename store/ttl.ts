@@ -6,6 +6,8 @@ import type { Collection, Document } from 'mongodb';
  * (the worker runs it periodically). Both paths give the same retention.
  */
 export interface ExpiryRule {
+  // Rules of differently typed collections share one list; the sweep only reads the named date field.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   collection: Collection<any>;
   field: string;
   seconds: number;

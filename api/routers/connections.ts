@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Router } from 'express';
+import { Router, type Request, type Response } from 'express';
 import { BadRequestError } from '../../common/errors';
 import { extraTokenConfig, withoutExtraTokens, type Credentials } from '../../auth/credentials';
 import { sealedAt } from '../../auth/credential-cipher';
@@ -126,7 +126,7 @@ export function connectionsRouter(deps: ApiDeps): Router {
     res.json({ success: true });
   });
 
-  const writeMetadata = (mode: 'replace' | 'merge') => async (req: import('express').Request, res: import('express').Response) => {
+  const writeMetadata = (mode: 'replace' | 'merge') => async (req: Request, res: Response) => {
     const body = parseInput(metadataBody, req.body, 'invalid_body');
     const ids = Array.isArray(body.connection_id) ? body.connection_id : [body.connection_id];
     const env = environmentOf(res);

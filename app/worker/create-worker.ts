@@ -1,4 +1,4 @@
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 
 export interface WeftWorkerOptions {
   connection: NativeConnection;

@@ -1,5 +1,5 @@
 import type { SyncDefinition } from '../../../runtime/types';
-import { CalendarEvent, LumaEventEntry } from '../models';
+import { CalendarEvent, type LumaEventEntry } from '../models';
 import { toCalendarEvent, toUnifiedEvent } from '../mappers';
 
 /**
