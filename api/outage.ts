@@ -17,7 +17,7 @@ const DESCRIPTIONS: Record<Dependency, { code: string; message: string }> = {
   orchestrator: { code: 'orchestrator_unavailable', message: 'Weft cannot reach its workflow engine (Temporal) right now. Try again shortly.' },
 };
 
-export class DependencyUnavailableError extends WeftError {
+class DependencyUnavailableError extends WeftError {
   readonly retryAfterSeconds = OUTAGE_RETRY_AFTER_SECONDS;
   constructor(readonly dependency: Dependency) {
     super(DESCRIPTIONS[dependency].code, DESCRIPTIONS[dependency].message, 503);

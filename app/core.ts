@@ -74,7 +74,7 @@ export function buildRegistry(config: Pick<Config, 'WEFT_INTEGRATIONS_DIR'>): In
  * The process's logger. It comes from the registry the core uses, so that it redacts every
  * secret header a registered provider declares (custom integrations' too).
  */
-export function processLogger(config: Pick<Config, 'LOG_LEVEL'>, registry: IntegrationRegistry, log: ProcessLogOptions = {}): Logger {
+function processLogger(config: Pick<Config, 'LOG_LEVEL'>, registry: IntegrationRegistry, log: ProcessLogOptions = {}): Logger {
   const logger = createLogger(log.level ?? config.LOG_LEVEL, log.destination, { secretHeaders: registry.secretHeaders() });
   return log.component ? logger.child({ component: log.component }) : logger;
 }

@@ -24,7 +24,7 @@ export const sealedAt = {
  * document: what the re-seal (store/reseal.ts) walks. A new sealed field is added here and
  * in `sealedAt` together.
  */
-export const SEALED_FIELDS: ReadonlyArray<{ collection: string; field: string; bindingOf(docId: string): string }> = [
+const SEALED_FIELDS: ReadonlyArray<{ collection: string; field: string; bindingOf(docId: string): string }> = [
   { collection: 'connections', field: 'credentials_encrypted', bindingOf: sealedAt.connectionCredentials },
   { collection: 'integrations', field: 'credentials_encrypted', bindingOf: sealedAt.integrationCredentials },
   { collection: 'environments', field: 'webhook_signing_key_encrypted', bindingOf: sealedAt.webhookSigningKey },

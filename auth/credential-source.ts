@@ -126,7 +126,7 @@ function appInstallationSource(deps: CredentialSourceDeps, initial: Extract<Cred
 }
 
 /** `POST /app/installations/{id}/access_tokens` with the app JWT → a one-hour token. */
-export async function mintInstallationToken(deps: CredentialSourceDeps, installationId: string): Promise<{ token: string; expires_at: string }> {
+async function mintInstallationToken(deps: CredentialSourceDeps, installationId: string): Promise<{ token: string; expires_at: string }> {
   const app = deps.integrationCredentials;
   const endpoint = deps.provider.definition.app?.accessTokenEndpoint;
   if (!endpoint || app?.type !== 'APP') {

@@ -24,8 +24,8 @@ const extraTokenSchema = z.object({ access_token: headerSafeSecret(TOKEN_MAX_LEN
 export type ExtraToken = z.infer<typeof extraTokenSchema>;
 
 /** Stored credentials of a connection, one shape per auth mode (the API's `credentials`). */
-export const apiKeyCredentialsSchema = z.object({ type: z.literal('API_KEY'), apiKey: headerSafeSecret(API_KEY_MAX_LENGTH) });
-export const oauth2CredentialsSchema = z.object({
+const apiKeyCredentialsSchema = z.object({ type: z.literal('API_KEY'), apiKey: headerSafeSecret(API_KEY_MAX_LENGTH) });
+const oauth2CredentialsSchema = z.object({
   type: z.literal('OAUTH2'),
   access_token: headerSafeSecret(TOKEN_MAX_LENGTH),
   refresh_token: z.string().min(1).max(TOKEN_MAX_LENGTH).optional(),
@@ -34,7 +34,7 @@ export const oauth2CredentialsSchema = z.object({
   /** Tokens for other resources (the provider's `oauth.extraTokens`, e.g. Microsoft's team-site token), by name; refreshed with the main one. */
   extra_tokens: z.record(z.string().max(64), extraTokenSchema).optional(),
 });
-export const appCredentialsSchema = z.object({
+const appCredentialsSchema = z.object({
   type: z.literal('APP'),
   app_id: z.string().regex(/^\d+$/, 'app_id must be numeric'),
   installation_id: z.string().regex(/^\d+$/, 'installation_id must be numeric'),

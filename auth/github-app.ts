@@ -16,7 +16,7 @@ export async function createAppJwt(appId: string, privateKey: KeyObject, now = D
  * A 4096-bit RSA key in PEM is about 3.3 KB; 16 KB leaves room for any key GitHub issues
  * while keeping a hostile body from reaching the parser at all.
  */
-export const APP_PRIVATE_KEY_MAX_LENGTH = 16 * 1024;
+const APP_PRIVATE_KEY_MAX_LENGTH = 16 * 1024;
 
 /**
  * Reads the app's private key. GitHub hands out PKCS#1 (`BEGIN RSA PRIVATE KEY`); PKCS#8

@@ -23,7 +23,7 @@ export interface FinishedListing {
   end: Record<string, unknown>;
 }
 
-export function emptyCheckpoint(): AttemptCheckpoint {
+function emptyCheckpoint(): AttemptCheckpoint {
   return { version: 1, pages: {}, savedRecords: 0, trackDeletes: [] };
 }
 

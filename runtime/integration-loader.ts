@@ -23,7 +23,7 @@ export function loadIntegrationsDir(dir: string): IntegrationDefinition[] {
 }
 
 /** One integration folder's definition (see loadIntegrationsDir). */
-export function loadIntegrationFolder(folder: string): IntegrationDefinition {
+function loadIntegrationFolder(folder: string): IntegrationDefinition {
   let exported: Record<string, unknown>;
   try {
     // A CommonJS require of a folder chosen at run time, synchronous like the registry it

@@ -104,7 +104,7 @@ function withoutItems(body: unknown, path: string | undefined): Record<string, u
 }
 
 /** Dotted path lookup; a key that itself contains dots (`@odata.nextLink`) is tried whole first. */
-export function getPath(obj: unknown, path: string): unknown {
+function getPath(obj: unknown, path: string): unknown {
   if (obj === null || typeof obj !== 'object') return undefined;
   const record = obj as Record<string, unknown>;
   if (path in record) return record[path];

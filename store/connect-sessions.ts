@@ -41,7 +41,7 @@ interface AttemptDoc {
   created_at: Date;
 }
 
-export const CONNECT_SESSION_TTL_MS = 30 * 60_000;
+const CONNECT_SESSION_TTL_MS = 30 * 60_000;
 
 /**
  * Flows one session may start (an OAuth redirect, an install, an API-key submission): enough

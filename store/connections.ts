@@ -36,7 +36,7 @@ export interface ConnectionKey {
 }
 
 /** The `_id` of a connection's entry in `connection_keys`. */
-export function connectionKeyId(environment: string, providerConfigKey: string, connectionId: string): string {
+function connectionKeyId(environment: string, providerConfigKey: string, connectionId: string): string {
   return keyId(environment, providerConfigKey, connectionId);
 }
 

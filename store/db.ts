@@ -37,7 +37,7 @@ export interface StoreOptions {
 }
 
 /** How long an operation waits for a reachable server by default (WEFT_MONGODB_SELECTION_TIMEOUT_MS). */
-export const DEFAULT_SERVER_SELECTION_TIMEOUT_MS = 1_500;
+const DEFAULT_SERVER_SELECTION_TIMEOUT_MS = 1_500;
 
 /** How often the driver checks a reachable server (while it is unreachable: every 0.5 s). */
 export const DATABASE_HEARTBEAT_MS = 5_000;

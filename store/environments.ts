@@ -57,7 +57,7 @@ export function hashSecretKey(key: string): string {
   return createHash('sha256').update(key).digest('hex');
 }
 
-export function generateSecretKey(environment: string): string {
+function generateSecretKey(environment: string): string {
   return `weft_sk_${environment}_${randomBytes(24).toString('base64url')}`;
 }
 

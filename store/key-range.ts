@@ -21,7 +21,7 @@ export function keyPrefix(...parts: string[]): string {
  * `|` is 0x7C, so `}` (0x7D) in its place bounds the range. Strings compare by their
  * UTF-8 bytes on both servers.
  */
-export function prefixEnd(prefix: string): string {
+function prefixEnd(prefix: string): string {
   if (!prefix.endsWith('|')) throw new Error(`key prefix must end with '|': ${prefix}`);
   return `${prefix.slice(0, -1)}}`;
 }
@@ -75,7 +75,7 @@ export interface RangePage<T> {
 }
 
 /** `_id` bounds of one scope, optionally narrowed by time and by a position to continue after. */
-export function rangeFilter(q: Pick<RangePageQuery<unknown>, 'prefix' | 'from' | 'to' | 'after' | 'direction'>): { $gte?: string; $gt?: string; $lt?: string; $lte?: string } {
+function rangeFilter(q: Pick<RangePageQuery<unknown>, 'prefix' | 'from' | 'to' | 'after' | 'direction'>): { $gte?: string; $gt?: string; $lt?: string; $lte?: string } {
   let lower: { op: '$gte' | '$gt'; key: string } = { op: '$gte', key: q.prefix };
   let upper: { op: '$lt' | '$lte'; key: string } = { op: '$lt', key: prefixEnd(q.prefix) };
   // Time tails are `<time>|...`: every key of a millisecond lies between `<time>` and `<time>}`.

@@ -113,7 +113,7 @@ export interface Swap {
 }
 
 /** Entries per chunk written by a rebuild or a compaction (a batch writes one chunk of its own). */
-export const ENTRIES_PER_CHUNK = 1_000;
+const ENTRIES_PER_CHUNK = 1_000;
 
 /**
  * The per-scope index: chunk documents in `record_index`, listed in order on the scope's

@@ -552,7 +552,7 @@ interface BatchPlan {
 }
 
 /** Writes one scope's records during one run attempt; see RecordStore.openWriter. */
-export class RecordWriter {
+class RecordWriter {
   constructor(
     private readonly store: RecordStore,
     private readonly scope: RecordScope,

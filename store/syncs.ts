@@ -54,7 +54,7 @@ interface CheckpointDoc {
 }
 
 /** A sync's state and its checkpoint share this `_id`; a connection's syncs share its prefix. */
-export function syncId(key: SyncKey): string {
+function syncId(key: SyncKey): string {
   return keyId(key.connection, key.name, key.variant);
 }
 const checkpointId = syncId;

@@ -5,7 +5,7 @@ import { decodeCursor, encodeCursor, keyPrefix, readRangePage, timeKey, type Dir
 import { ensureExpiry, type ExpiryRule } from './ttl';
 
 /** How long events (delivered, failed) are kept for `GET /webhooks/events` and replays. */
-export const WEBHOOK_EVENT_RETENTION_SECONDS = 30 * 86_400;
+const WEBHOOK_EVENT_RETENTION_SECONDS = 30 * 86_400;
 
 export type WebhookEventStatus = 'pending' | 'delivered' | 'failed';
 

@@ -6,7 +6,7 @@ import { queueAuthWebhook } from './auth-webhook';
 import type { OutboxDeps } from './outbox';
 
 /** auth/'s events as `auth` webhooks: a refused refresh is operation `refresh`, success false. */
-export function authEventWebhooks(deps: OutboxDeps): AuthEventSink {
+function authEventWebhooks(deps: OutboxDeps): AuthEventSink {
   return {
     async refreshFailed({ connection, code, message }) {
       await queueAuthWebhook(deps, { environment: connection.environment, connection, operation: 'refresh', success: false, error: { type: code, description: message } });

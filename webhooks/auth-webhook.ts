@@ -27,7 +27,7 @@ export interface AuthWebhookInput {
   error?: { type: string; description: string } | null;
 }
 
-export function buildAuthWebhook(input: AuthWebhookInput): AuthWebhookPayload {
+function buildAuthWebhook(input: AuthWebhookInput): AuthWebhookPayload {
   const payload: AuthWebhookPayload = {
     from: 'weft',
     type: 'auth',

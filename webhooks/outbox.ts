@@ -39,9 +39,9 @@ export interface QueueResult {
 }
 
 /** A round makes a few quick tries per URL of at most ~10 s each; the lease outlasts it. */
-export const DELIVERY_LEASE_MS = 2 * 60_000;
+const DELIVERY_LEASE_MS = 2 * 60_000;
 /** Rounds go on this long after the event was queued (api.md: "at least 24 hours"). */
-export const RETRY_WINDOW_MS = 25 * 60 * 60_000;
+const RETRY_WINDOW_MS = 25 * 60 * 60_000;
 const FIRST_RETRY_DELAY_MS = 30_000;
 const MAX_RETRY_DELAY_MS = 60 * 60_000;
 
@@ -82,7 +82,7 @@ export async function queueWebhook(deps: OutboxDeps, event: QueuedEvent): Promis
  * schedule the next round. Never throws; if even the bookkeeping fails, the lease runs out
  * and the sweeper takes the event again.
  */
-export async function deliverRound(deps: OutboxDeps, doc: WebhookOutboxDoc, now: () => number = Date.now): Promise<void> {
+async function deliverRound(deps: OutboxDeps, doc: WebhookOutboxDoc, now: () => number = Date.now): Promise<void> {
   const log = deps.logger.child({ webhook_id: doc._id, webhook_type: doc.type, environment: doc.environment, round: doc.rounds + 1 });
   try {
     const gate = doc.gate as WebhookGate | null;
@@ -126,7 +126,7 @@ function outcomeOf(summary: DeliverySummary): { done: true; error?: string; skip
 }
 
 /** Exponential from 30 s, capped at an hour, ±20 % jitter so a recovering app is not hit by every event at once. */
-export function nextRoundAt(doc: Pick<WebhookOutboxDoc, 'created_at' | 'rounds'>, now: number, random: () => number = Math.random): Date | null {
+function nextRoundAt(doc: Pick<WebhookOutboxDoc, 'created_at' | 'rounds'>, now: number, random: () => number = Math.random): Date | null {
   const base = Math.min(MAX_RETRY_DELAY_MS, FIRST_RETRY_DELAY_MS * 2 ** doc.rounds);
   const at = now + base * (0.8 + 0.4 * random());
   return at - doc.created_at.getTime() > RETRY_WINDOW_MS ? null : new Date(at);

@@ -7,11 +7,11 @@ import type { EnvironmentDoc, EnvironmentStore } from '../store/environments';
 export const SIGNING_KEY_GRACE_MS = 24 * 60 * 60 * 1000;
 
 /** Standard Webhooks secrets: `whsec_` + base64 of the raw HMAC key (24 random bytes). */
-export function generateWebhookSigningKey(): string {
+function generateWebhookSigningKey(): string {
   return `whsec_${randomBytes(24).toString('base64')}`;
 }
 
-export function signingKeyHint(key: string): string {
+function signingKeyHint(key: string): string {
   return key.slice(-4);
 }
 

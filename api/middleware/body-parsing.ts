@@ -9,7 +9,7 @@ import { WeftError } from '../../common/errors';
  * Errors of the parsers themselves (unsupported charset or encoding, too large, too many
  * form parameters) carry their own 4xx status and are answered by the error middleware.
  */
-export const BODY_LIMITS = {
+const BODY_LIMITS = {
   /** JSON bodies, after decompression. */
   json: '2mb',
   /** Browser forms carry a session token and an API key. */

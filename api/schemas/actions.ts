@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /** An action attempt may run 5 minutes (workflows/action-run.ts); waiting longer in one HTTP call helps nobody. */
-export const MAX_ACTION_TIMEOUT_SECONDS = 300;
+const MAX_ACTION_TIMEOUT_SECONDS = 300;
 
 export const triggerActionBody = z.strictObject({
   action_name: z.string().min(1),

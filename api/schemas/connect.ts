@@ -4,7 +4,7 @@ import { jsonObject, tagsObject } from './json-object';
 
 const connectionId = z.string().min(1).max(255).regex(/^[^\s/]+$/, 'no spaces or slashes');
 
-export const integrationDefaultsSchema = z.strictObject({
+const integrationDefaultsSchema = z.strictObject({
   /** Scopes to request instead of the integration's (OAuth). */
   user_scopes: z.array(z.string().min(1).max(300)).max(100).optional(),
   /** Extra authorize parameters, e.g. `{ prompt: 'consent' }` (spec rule 4). */

@@ -25,8 +25,8 @@ export interface JsonObjectLimits {
   maxKeyLength: number;
 }
 
-export const FREE_FORM_OBJECT_LIMITS: JsonObjectLimits = { maxBytes: 64 * 1024, maxKeys: 1_000, maxDepth: 32, maxKeyLength: 255 };
-export const TAG_LIMITS = { maxTags: 64, maxKeyLength: 64, maxValueLength: 255 } as const;
+const FREE_FORM_OBJECT_LIMITS: JsonObjectLimits = { maxBytes: 64 * 1024, maxKeys: 1_000, maxDepth: 32, maxKeyLength: 255 };
+const TAG_LIMITS = { maxTags: 64, maxKeyLength: 64, maxValueLength: 255 } as const;
 
 /** At most this many problems are reported for one object: enough to fix it, small to send. */
 const MAX_REPORTED_ISSUES = 20;
@@ -41,7 +41,7 @@ interface Issue {
  * Walks the value without recursion (a hostile body can nest deeper than the call stack)
  * and lists what a MongoDB or FerretDB server would refuse, plus the size rules.
  */
-export function jsonObjectIssues(value: Record<string, unknown>, limits: JsonObjectLimits = FREE_FORM_OBJECT_LIMITS): Issue[] {
+function jsonObjectIssues(value: Record<string, unknown>, limits: JsonObjectLimits = FREE_FORM_OBJECT_LIMITS): Issue[] {
   const issues: Issue[] = [];
   let keys = 0;
   const stack: { value: unknown; path: Path; depth: number; inArray: boolean }[] = [{ value, path: [], depth: 0, inArray: false }];

@@ -59,7 +59,7 @@ export async function startAction(deps: ApiDeps, connection: ConnectionDoc, def:
 }
 
 /** A sync-mode call waits this long for the output unless WEFT_ACTION_TIMEOUT_MS or X-Action-Timeout say otherwise. */
-export const DEFAULT_ACTION_TIMEOUT_MS = 60_000;
+const DEFAULT_ACTION_TIMEOUT_MS = 60_000;
 
 /** The deadline of one sync-mode call: the `X-Action-Timeout` header (seconds) or the configured default. */
 export function actionTimeoutMs(deps: ApiDeps, headerSeconds: number | undefined): number {
@@ -67,7 +67,7 @@ export function actionTimeoutMs(deps: ApiDeps, headerSeconds: number | undefined
 }
 
 /** 504: the caller stopped waiting; the action did not stop running. */
-export class ActionTimeoutError extends WeftError {
+class ActionTimeoutError extends WeftError {
   constructor(id: string, timeoutMs: number) {
     super(
       'action_timeout',

@@ -16,7 +16,7 @@ const SECURE_COOKIE = '__Host-weft_flow';
 /** 32 random bytes, base64url. */
 const VALUE_PATTERN = /^[A-Za-z0-9_-]{43}$/;
 
-export function hashBinding(value: string): string {
+function hashBinding(value: string): string {
   return createHash('sha256').update(value).digest('hex');
 }
 

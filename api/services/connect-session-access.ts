@@ -60,7 +60,7 @@ export async function flowTarget(deps: ApiDeps, session: ConnectSessionDoc, inte
   return { connectionId: session.connection_id, reconnect: true };
 }
 
-export async function requireReconnectTarget(deps: ApiDeps, environment: string, integration: IntegrationDoc, connectionId: string): Promise<void> {
+async function requireReconnectTarget(deps: ApiDeps, environment: string, integration: IntegrationDoc, connectionId: string): Promise<void> {
   const existing = await deps.stores.connections.find({ environment, providerConfigKey: integration.unique_key, connectionId });
   if (!existing) throw reconnectTargetMissing(integration, connectionId);
 }

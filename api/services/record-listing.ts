@@ -62,7 +62,7 @@ function present(doc: RecordDoc, mapping?: UnifiedMapping) {
  * ties), which is also a key of the scope's change feed (store/record-feed.ts); cursors
  * issued before the feed existed have the same form and read on from the same place.
  */
-export function encodeCursor(doc: Pick<RecordDoc, 'seq' | 'id'>): string {
+function encodeCursor(doc: Pick<RecordDoc, 'seq' | 'id'>): string {
   return Buffer.from(`v2:${doc.seq}:${doc.id}`).toString('base64url');
 }
 

@@ -5,11 +5,11 @@ import { defineSearchAttributeKey, SearchAttributeType, TypedSearchAttributes } 
  * temporal-dev.yaml, so operators can find runs in the Temporal UI by connection,
  * integration and sync (e.g. `WeftConnectionId = "user-42"`).
  */
-export const WeftEnvironment = defineSearchAttributeKey('WeftEnvironment', SearchAttributeType.KEYWORD);
-export const WeftIntegration = defineSearchAttributeKey('WeftIntegration', SearchAttributeType.KEYWORD);
-export const WeftConnectionId = defineSearchAttributeKey('WeftConnectionId', SearchAttributeType.KEYWORD);
-export const WeftSyncName = defineSearchAttributeKey('WeftSyncName', SearchAttributeType.KEYWORD);
-export const WeftOperation = defineSearchAttributeKey('WeftOperation', SearchAttributeType.KEYWORD);
+const WeftEnvironment = defineSearchAttributeKey('WeftEnvironment', SearchAttributeType.KEYWORD);
+const WeftIntegration = defineSearchAttributeKey('WeftIntegration', SearchAttributeType.KEYWORD);
+const WeftConnectionId = defineSearchAttributeKey('WeftConnectionId', SearchAttributeType.KEYWORD);
+const WeftSyncName = defineSearchAttributeKey('WeftSyncName', SearchAttributeType.KEYWORD);
+const WeftOperation = defineSearchAttributeKey('WeftOperation', SearchAttributeType.KEYWORD);
 
 export function searchAttributesFor(a: { environment: string; integration: string; connectionId: string; syncName?: string; operation: string }): TypedSearchAttributes {
   return new TypedSearchAttributes([

@@ -6,7 +6,7 @@ import type { SyncRunInput } from '../../activities/sync-contracts';
 import { searchAttributesFor } from './search-attributes';
 import type { ApiDeps } from '../deps';
 
-export const DEFAULT_VARIANT = 'base';
+const DEFAULT_VARIANT = 'base';
 
 export interface SyncSelector {
   name: string;

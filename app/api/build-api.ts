@@ -9,7 +9,7 @@ import { providerSessionOpener } from '../provider-session';
 const API_MAX_INLINE_WAIT_MS = 5_000;
 
 /** The API's dependencies from the core and its configuration (task queues, timeouts, rate limit, public URL). */
-export function apiDeps(core: Core, opts: { logger?: Logger } = {}): ApiDeps {
+function apiDeps(core: Core, opts: { logger?: Logger } = {}): ApiDeps {
   const { config } = core;
   const logger = opts.logger ?? core.logger;
   return {

@@ -20,7 +20,7 @@ function extraTokensDue(oauth: OAuthConfig, requested: string[], granted: string
  * provider API (through the endpoints' egress, like the token calls), then redeems the
  * refresh token for it.
  */
-export async function obtainExtraToken(ep: OAuthEndpoints, apiBaseUrl: string, def: ExtraTokenDefinition, accessToken: string, refreshToken: string): Promise<{ token: TokenResult; resource: string }> {
+async function obtainExtraToken(ep: OAuthEndpoints, apiBaseUrl: string, def: ExtraTokenDefinition, accessToken: string, refreshToken: string): Promise<{ token: TokenResult; resource: string }> {
   const res = await ep.egress.request(new URL(def.resourceHost.endpoint, apiBaseUrl), { headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json' } });
   const unknown = (why: string) => new WeftError('extra_token_resource_unknown', `The provider did not tell the resource of the ${def.name} token (GET ${def.resourceHost.endpoint} ${why}).`, 424);
   if (res.status < 200 || res.status >= 300) throw unknown(`answered ${res.status}`);

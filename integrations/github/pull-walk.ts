@@ -15,7 +15,7 @@ interface PullWalkCheckpoint {
 }
 
 /** Every repository the connection can see (see repository-listing.ts). */
-export async function installationRepositories(ctx: SyncContext): Promise<GitHubRepository[]> {
+async function installationRepositories(ctx: SyncContext): Promise<GitHubRepository[]> {
   const repos: GitHubRepository[] = [];
   for await (const page of ctx.paginate<GitHubRepository>(await repositoryListing(ctx))) repos.push(...page);
   return repos;

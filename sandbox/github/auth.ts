@@ -43,11 +43,11 @@ function fail(status: number, message: string): AuthError {
 }
 
 export const JWT_NOT_DECODED = "A JSON web token could not be decoded";
-export const JWT_EXP_TOO_FAR = "'Expiration time' claim ('exp') is too far in the future";
-export const JWT_EXP_PAST = "'Expiration time' claim ('exp') is in the past";
-export const JWT_EXP_NOT_NUMERIC = "'Expiration time' claim ('exp') must be a numeric value representing the future time at which the assertion expires";
-export const JWT_IAT_INVALID = "'Issued at' claim ('iat') must be an Integer representing the time that the assertion was issued";
-export const INTEGRATION_NOT_FOUND = 'Integration not found';
+const JWT_EXP_TOO_FAR = "'Expiration time' claim ('exp') is too far in the future";
+const JWT_EXP_PAST = "'Expiration time' claim ('exp') is in the past";
+const JWT_EXP_NOT_NUMERIC = "'Expiration time' claim ('exp') must be a numeric value representing the future time at which the assertion expires";
+const JWT_IAT_INVALID = "'Issued at' claim ('iat') must be an Integer representing the time that the assertion was issued";
+const INTEGRATION_NOT_FOUND = 'Integration not found';
 
 /** GitHub accepts JWTs that expire at most this far ahead of its own clock. */
 const MAX_JWT_LIFETIME_S = 600;

@@ -23,7 +23,6 @@ const REPO_CREATED_TO_MS = Date.UTC(2023, 5, 30);
 export const DATA_END_MS = Date.UTC(2026, 0, 1);
 
 export const MINUTE_MS = 60_000;
-export const HOUR_MS = 3_600_000;
 export const DAY_MS = 86_400_000;
 
 /** GitHub timestamps have whole seconds: "2024-05-01T12:00:00Z". */
@@ -66,14 +65,14 @@ const LAST_NAMES: readonly string[] = [
 ];
 const LOGIN_SUFFIXES: readonly string[] = ['', '', '', '-dev', '-gh', '42', '-codes', '-io', '7', '-x'];
 
-export const DEPENDABOT: Person = {
+const DEPENDABOT: Person = {
   login: 'dependabot[bot]',
   id: 49699333,
   type: 'Bot',
   name: 'dependabot[bot]',
   email: '49699333+dependabot[bot]@users.noreply.github.com',
 };
-export const RENOVATE: Person = {
+const RENOVATE: Person = {
   login: 'renovate[bot]',
   id: 29139614,
   type: 'Bot',
@@ -81,7 +80,7 @@ export const RENOVATE: Person = {
   email: '29139614+renovate[bot]@users.noreply.github.com',
 };
 /** The committer of commits made through the web UI or merges: GitHub itself. */
-export const WEB_FLOW = { name: 'GitHub', email: 'noreply@github.com', login: 'web-flow', id: 19864447, type: 'User' as const };
+const WEB_FLOW = { name: 'GitHub', email: 'noreply@github.com', login: 'web-flow', id: 19864447, type: 'User' as const };
 
 export interface Directory {
   /** Human users who open pull requests, review and commit. */
@@ -475,7 +474,7 @@ export function pullBody(pull: PullRec): string | null {
   return lines.join('\r\n');
 }
 
-export function headRefFor(pullKey: number, bot: BotKind, defaultBranch: string): string {
+function headRefFor(pullKey: number, bot: BotKind, defaultBranch: string): string {
   if (bot) {
     const b = botBump(pullKey);
     return bot === 'dependabot' ? `dependabot/${b.ecosystem}/${b.pkg.replace(/[^A-Za-z0-9._/-]/g, '')}-${b.to}` : `renovate/${slugify(b.pkg)}-${b.to.split('.')[0]}.x`;
@@ -619,7 +618,7 @@ const COMMIT_MESSAGES: readonly string[] = [
   'feat: wire up new endpoint', 'fix: guard against undefined', 'style: format', 'build: bump node to 20',
 ];
 
-export function sha40(...parts: ReadonlyArray<number | string>): string {
+function sha40(...parts: ReadonlyArray<number | string>): string {
   return Rng.from(...parts).hex(40);
 }
 
@@ -628,7 +627,7 @@ export function baseSha(pull: PullRec): string {
   return sha40(pull.key, 'base-sha');
 }
 
-export function commitSha(pull: PullRec, index: number): string {
+function commitSha(pull: PullRec, index: number): string {
   return sha40(pull.key, 'commit', index);
 }
 

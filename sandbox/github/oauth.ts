@@ -23,8 +23,8 @@ export interface OAuthAppRec {
 }
 
 /** GitHub App user access tokens live 8 hours, their refresh tokens 6 months (providers.md §C9). */
-export const USER_TOKEN_TTL_S = 28_800;
-export const REFRESH_TOKEN_TTL_S = 15_811_200;
+const USER_TOKEN_TTL_S = 28_800;
+const REFRESH_TOKEN_TTL_S = 15_811_200;
 
 /** Authorization codes are valid for 10 minutes (providers.md §C9). */
 export const CODE_TTL_MS = 10 * 60_000;
@@ -56,7 +56,7 @@ export const AUTHORIZE_ERRORS = {
 export type TokenError = { error: string; error_description: string; error_uri: string };
 
 /** Errors of `POST /login/oauth/access_token`; GitHub sends them with HTTP 200. */
-export const TOKEN_ERRORS = {
+const TOKEN_ERRORS = {
   incorrect_client_credentials: {
     error: 'incorrect_client_credentials',
     error_description: 'The client_id and/or client_secret passed are incorrect.',
@@ -151,7 +151,7 @@ export function redirectUriAllowedByAny(callbackUrls: readonly string[], redirec
  * same port, and the callback's path or a path below it. Loopback IP callbacks (127.0.0.1,
  * [::1]) accept any port, which is how native and local apps pick a free one.
  */
-export function redirectUriAllowed(callbackUrl: string, redirectUri: string): boolean {
+function redirectUriAllowed(callbackUrl: string, redirectUri: string): boolean {
   let cb: URL;
   let ru: URL;
   try {
@@ -177,7 +177,7 @@ export function withParams(url: string, params: Record<string, string | number |
 }
 
 /** RFC 7636: BASE64URL(SHA256(code_verifier)). */
-export function s256(verifier: string): string {
+function s256(verifier: string): string {
   return crypto.createHash('sha256').update(verifier, 'ascii').digest('base64url');
 }
 

@@ -7,7 +7,7 @@ import { z } from 'zod';
 /** GitHub logins: alphanumerics and single hyphens, no leading/trailing hyphen, ≤ 39 chars. */
 const LOGIN_RE = /^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}$/;
 
-export const GitHubInstallationOptionSchema = z
+const GitHubInstallationOptionSchema = z
   .object({
     id: z.number().int().positive(),
     account: z
@@ -78,7 +78,7 @@ export const DEFAULT_OAUTH_APP = Object.freeze({
 });
 
 /** The simulated App's OAuth client secret unless the options name another. */
-export const DEFAULT_APP_CLIENT_SECRET = 'weft-sandbox-app-client-secret';
+const DEFAULT_APP_CLIENT_SECRET = 'weft-sandbox-app-client-secret';
 
 export const GitHubSimulatorOptionsSchema = z
   .object({

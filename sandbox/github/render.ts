@@ -442,7 +442,7 @@ export const APP_PERMISSIONS: Readonly<Record<string, 'read' | 'write'>> = Objec
   metadata: 'read',
   pull_requests: 'read',
 });
-export const APP_EVENTS: readonly string[] = ['pull_request', 'push'];
+const APP_EVENTS: readonly string[] = ['pull_request', 'push'];
 
 export function appJson(app: AppInfo, installationsCount: number, ctx: RenderContext): Json {
   return {

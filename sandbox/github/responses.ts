@@ -52,14 +52,14 @@ export function validationFailed(documentationUrl: string, errors: ValidationIss
   return { status: 422, body: { message: 'Validation Failed', errors, documentation_url: documentationUrl, status: '422' } };
 }
 
-export const DEFAULT_PER_PAGE = 30;
-export const MAX_PER_PAGE = 100;
+const DEFAULT_PER_PAGE = 30;
+const MAX_PER_PAGE = 100;
 
 /**
  * `per_page` (default 30, above 100 clamped to 100) and `page` (default 1). GitHub ignores
  * values that are not positive integers rather than rejecting them.
  */
-export function parsePaging(query: URLSearchParams): { perPage: number; page: number } {
+function parsePaging(query: URLSearchParams): { perPage: number; page: number } {
   const rawPer = query.get('per_page');
   const rawPage = query.get('page');
   let perPage = DEFAULT_PER_PAGE;
@@ -74,7 +74,7 @@ export function parsePaging(query: URLSearchParams): { perPage: number; page: nu
  * every URL the request's own URL with `page` replaced (so `per_page` and filters are
  * echoed). Undefined when everything fits one page and this is that page.
  */
-export function linkHeader(base: string, path: string, query: URLSearchParams, page: number, perPage: number, total: number): string | undefined {
+function linkHeader(base: string, path: string, query: URLSearchParams, page: number, perPage: number, total: number): string | undefined {
   const last = Math.max(1, Math.ceil(total / perPage));
   if (last === 1 && page === 1) return undefined;
   const url = (p: number) => {

@@ -13,7 +13,7 @@ import type { GitHubStore, PullSort, PullState } from './store';
 import { privateUserJson, type UserRec } from './users';
 
 /** GitHub lists at most this many commits of a pull request (providers.md §C5). */
-export const PULL_COMMITS_CAP = 250;
+const PULL_COMMITS_CAP = 250;
 
 export type Viewer =
   | { kind: 'installation'; installationId: number; token: TokenRec }

@@ -73,7 +73,7 @@ export interface StoreConfig {
 }
 
 /** Commits given to `oversizedPulls` pull requests: past GitHub's 250-commit cap. */
-export const OVERSIZED_COMMITS = 300;
+const OVERSIZED_COMMITS = 300;
 /** Pull requests created before the seeded data's epoch get ids from here up. */
 const PULL_ID_BASE = 600_000_000;
 const PULL_ID_EPOCH_MS = Date.UTC(2016, 0, 1);

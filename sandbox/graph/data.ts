@@ -17,7 +17,7 @@ const fromCharCode = String.fromCharCode;
  * closure-based Rng made generation of 100,000 items allocation-bound. Streams are keyed
  * by numeric tags (hash32's fast path) rather than strings for the same reason.
  */
-export class FastRng {
+class FastRng {
   private s: number;
   constructor(seed: number) {
     this.s = seed >>> 0;
@@ -470,7 +470,7 @@ export function fileSize(dk: number, index: number, contentVersion: number, name
 }
 
 /** Generated timestamps never pass this date (so they are never in the future). */
-export const DATA_HORIZON_MS = Date.UTC(2025, 5, 1);
+const DATA_HORIZON_MS = Date.UTC(2025, 5, 1);
 const DAY_S = 86_400;
 
 /**

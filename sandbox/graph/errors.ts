@@ -27,7 +27,7 @@ export interface RequestIds {
 }
 
 /** `2023-04-05T08:44:07`: the innerError date format. */
-export function innerDate(ms: number): string {
+function innerDate(ms: number): string {
   return new Date(Math.floor(ms / 1000) * 1000).toISOString().slice(0, 19);
 }
 

@@ -10,7 +10,6 @@
  * works. Hashing a 300 MB file per response would be far too slow, so the content has a
  * structure the hash can exploit (see `syntheticContentHash`).
  */
-import { hash32 } from '../shared/prng';
 
 const imul = Math.imul;
 
@@ -76,11 +75,6 @@ export function baseBlock(contentKey: number, buf: Buffer = Buffer.allocUnsafe(B
     buf[i + 3] = w >>> 24;
   }
   return buf;
-}
-
-/** Stable 32-bit key for an item's content at one content version. */
-export function contentKey(seedK: number, driveIndex: number, itemIndex: number, contentVersion: number): number {
-  return hash32(seedK, 'content', driveIndex, itemIndex, contentVersion);
 }
 
 /** XOR of all integers in [0, n] (closed form). */

@@ -90,7 +90,7 @@ function dec(s: string): string {
 }
 
 /** Resolves a raw path to a target, or null for an unknown segment. */
-export function parseTarget(raw: string): Target | null {
+function parseTarget(raw: string): Target | null {
   const path = raw.length > 1 && raw.endsWith('/') && !raw.endsWith(':/') ? raw.slice(0, -1) : raw;
   let m: RegExpExecArray | null;
   if (path === '/me') return { t: 'me' };
@@ -498,11 +498,6 @@ function delta(
     body['@odata.deltaLink'] = deltaLink(listing.endSeq);
   }
   return { status: 200, body };
-}
-
-/** True when the path names a route (whatever the method). */
-export function isKnownRoute(rawPath: string): boolean {
-  return parseTarget(rawPath) !== null;
 }
 
 /** Dispatches an authenticated GET. Unknown routes → 400; other methods → 405. */

@@ -114,12 +114,12 @@ function personalUserId(p: Person): string {
   return Rng.from('personal-user', p.id).hex(16);
 }
 
-export function identitySet(store: DriveStore, tenant: Tenant, p: Person): GraphIdentitySet {
+function identitySet(store: DriveStore, tenant: Tenant, p: Person): GraphIdentitySet {
   if (store.ident.driveType === 'personal') return { user: { displayName: p.displayName, id: personalUserId(p) } };
   return { user: { email: personEmail(tenant, p), id: p.id, displayName: p.displayName } };
 }
 
-export function itemWebUrl(store: DriveStore, i: number): string {
+function itemWebUrl(store: DriveStore, i: number): string {
   const d = store.ident;
   if (d.driveType === 'personal') {
     return i === 0 ? d.webUrl : `${d.webUrl}&id=${encodeURIComponent(store.ids[i])}`;
@@ -143,7 +143,7 @@ export function hasCTag(store: DriveStore, i: number): boolean {
 /** Scratch block for hashing (serialization is synchronous, so one buffer is enough). */
 const scratch = Buffer.allocUnsafe(BLOCK);
 
-export function quickXorOf(store: DriveStore, i: number): string {
+function quickXorOf(store: DriveStore, i: number): string {
   return syntheticContentHash(baseBlock(contentKeyFor(store, i), scratch), store.size[i]);
 }
 
@@ -213,7 +213,7 @@ export function tombstoneJson(store: DriveStore, i: number): GraphDeletedItem {
   return out;
 }
 
-export function quotaState(used: number, total: number): 'normal' | 'nearing' | 'critical' | 'exceeded' {
+function quotaState(used: number, total: number): 'normal' | 'nearing' | 'critical' | 'exceeded' {
   const r = used / total;
   if (r >= 1) return 'exceeded';
   if (r >= 0.98) return 'critical';

@@ -28,7 +28,7 @@ import {
 } from './data';
 
 export const KIND_ROOT = 0;
-export const KIND_FOLDER = 1;
+const KIND_FOLDER = 1;
 export const KIND_FILE = 2;
 
 /** Deepest folder level generated below the root. */
@@ -480,7 +480,7 @@ export class DriveStore {
 }
 
 /** First position in ascending `arr` whose value is >= x. */
-export function lowerBound(arr: readonly number[], x: number): number {
+function lowerBound(arr: readonly number[], x: number): number {
   let lo = 0;
   let hi = arr.length;
   while (lo < hi) {

@@ -193,8 +193,8 @@ const DETAILS: readonly string[] = [
 // ---------------------------------------------------------------------------------------
 
 /** Fixed epoch for start dates: events spread over two years from 2024-01-01T00:00:00Z. */
-export const START_EPOCH_MS = Date.UTC(2024, 0, 1);
-export const START_SPAN_DAYS = 730;
+const START_EPOCH_MS = Date.UTC(2024, 0, 1);
+const START_SPAN_DAYS = 730;
 const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
 const MINUTE_MS = 60_000;

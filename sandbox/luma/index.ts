@@ -1,6 +1,6 @@
 export {
   createLumaSimulator,
-  LumaSimulatorOptionsSchema,
+  
   LUMA_DEFAULT_API_KEY,
   encodeCursor,
   decodeCursor,
@@ -12,7 +12,7 @@ export type {
   LumaSimulatorStats,
   LumaRequestLogEntry,
 } from './simulator';
-export { isoDuration, START_EPOCH_MS, START_SPAN_DAYS } from './data';
+export { isoDuration,   } from './data';
 export type {
   LumaEvent,
   LumaEventEntry,

@@ -48,7 +48,7 @@ export function errorDescription(e: AadError, ids: TraceIds): string {
   return `${e.message}\r\nTrace ID: ${ids.traceId}\r\nCorrelation ID: ${ids.correlationId}\r\nTimestamp: ${aadTimestamp(ids.now)}`;
 }
 
-export function errorUri(code: number): string {
+function errorUri(code: number): string {
   return ERROR_URI + code;
 }
 

@@ -9,11 +9,11 @@ export type {
 } from './simulator';
 export {
   MicrosoftIdentitySimulatorOptionsSchema,
-  AppRegistrationSchema,
-  UserSchema,
+  
+  
   MS_IDENTITY_DEFAULT_CLIENT_ID,
   MS_IDENTITY_DEFAULT_CLIENT_SECRET,
-  MS_IDENTITY_DEFAULT_TENANT_NAME,
+  
   MS_IDENTITY_DEFAULT_ADMIN_PASSWORD,
   MS_IDENTITY_DEFAULT_USER_PASSWORD,
 } from './options';
@@ -26,4 +26,4 @@ export type {
 export type { AccessTokenEvent, AccessTokenInfo } from './tokens';
 export type { MicrosoftIdentityUser, MicrosoftIdentityApp, TenantInfo } from './directory';
 export type { GrantSnapshot } from './grants';
-export { SESSION_COOKIE } from './sessions';
+;

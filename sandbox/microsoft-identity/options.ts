@@ -9,7 +9,7 @@ import type { AccessTokenEvent } from './tokens';
 /** The default app: a confidential web app (it has a secret), like Weft's registration. */
 export const MS_IDENTITY_DEFAULT_CLIENT_ID = 'c0ffee00-0000-4000-8000-00000000a001';
 export const MS_IDENTITY_DEFAULT_CLIENT_SECRET = 'Wft8Q~sandbox-client-secret-0123456789abc';
-export const MS_IDENTITY_DEFAULT_TENANT_NAME = 'contoso';
+const MS_IDENTITY_DEFAULT_TENANT_NAME = 'contoso';
 /** Default users: `admin@{domain}` (an admin) and `user@{domain}` (not an admin). */
 export const MS_IDENTITY_DEFAULT_ADMIN_PASSWORD = 'Sandbox-Admin-Passw0rd!';
 export const MS_IDENTITY_DEFAULT_USER_PASSWORD = 'Sandbox-User-Passw0rd!';

@@ -20,7 +20,7 @@ const GRAPH_APP_ID = '00000003-0000-0000-c000-000000000000';
 export const OIDC_SCOPES = ['openid', 'profile', 'email', 'offline_access'] as const;
 export type OidcScope = (typeof OIDC_SCOPES)[number];
 
-export function isOidcScope(s: string): s is OidcScope {
+function isOidcScope(s: string): s is OidcScope {
   return (OIDC_SCOPES as readonly string[]).includes(s);
 }
 
@@ -77,7 +77,7 @@ export function oidcGrantScope(s: OidcScope): GrantScope {
 }
 
 /** `contoso.sharepoint.com` → `contoso-my.sharepoint.com` (OneDrive), else null. */
-export function oneDriveHostOf(sharePointHost: string): string | null {
+function oneDriveHostOf(sharePointHost: string): string | null {
   const m = /^([a-z0-9-]+)\.sharepoint\.com$/i.exec(sharePointHost);
   return m && !m[1].endsWith('-my') ? `${m[1].toLowerCase()}-my.sharepoint.com` : null;
 }

@@ -13,11 +13,6 @@ export function sendJson(res: http.ServerResponse, status: number, body: unknown
   res.end(payload);
 }
 
-/** The plain JSON error body most simulated APIs use: `{ "message": "..." }`. */
-export function sendJsonError(res: http.ServerResponse, status: number, message: string): void {
-  sendJson(res, status, { message });
-}
-
 export interface LocalServer {
   server: http.Server;
   /** `http://127.0.0.1:PORT`, no trailing slash. */

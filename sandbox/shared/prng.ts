@@ -54,7 +54,7 @@ export function hash32(...parts: ReadonlyArray<number | string>): number {
 }
 
 /** mulberry32: a tiny, fast 32-bit PRNG. Returns floats in [0, 1). */
-export function mulberry32(seed: number): () => number {
+function mulberry32(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

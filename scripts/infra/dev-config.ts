@@ -5,10 +5,10 @@ import { z } from 'zod';
 import { InfraError } from './errors';
 
 /** Where the settings live, relative to the repository root. */
-export const DEV_CONFIG_FILE = 'temporal-dev.yaml';
+const DEV_CONFIG_FILE = 'temporal-dev.yaml';
 
 // The dev server accepts exactly these search attribute types (`start-dev --help`).
-export const searchAttributeTypeSchema = z.enum(['Text', 'Keyword', 'Int', 'Double', 'Bool', 'Datetime', 'KeywordList']);
+const searchAttributeTypeSchema = z.enum(['Text', 'Keyword', 'Int', 'Double', 'Bool', 'Datetime', 'KeywordList']);
 
 const identifier = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an identifier (letters, digits, _)');
 const port = z.number().int().min(1).max(65535);

@@ -30,7 +30,7 @@ export interface FerretDBServer {
   exited: Promise<ExitInfo>;
 }
 
-export function ferretDBArgs(opts: FerretDBOptions): string[] {
+function ferretDBArgs(opts: FerretDBOptions): string[] {
   return [
     '--handler=sqlite',
     // A directory URI: the trailing slash is required by FerretDB's SQLite backend.

@@ -15,7 +15,7 @@ const optionalPort = z.preprocess(
   z.coerce.number().int().min(1).max(65535).optional(),
 );
 
-export const infraEnvSchema = z.object({
+const infraEnvSchema = z.object({
   /** An external Temporal frontend (host:port); when set no dev server is started. */
   TEMPORAL_ADDRESS: optionalString,
   TEMPORAL_NAMESPACE: optionalString,
@@ -41,7 +41,7 @@ export const PORT_ENV = {
   ferretdb: 'WEFT_FERRETDB_PORT',
 } as const;
 
-export function readInfraEnv(env: NodeJS.ProcessEnv = process.env): InfraEnv {
+function readInfraEnv(env: NodeJS.ProcessEnv = process.env): InfraEnv {
   const parsed = infraEnvSchema.safeParse(env);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);

@@ -35,7 +35,7 @@ export interface TemporalDevServer {
 }
 
 /** The `temporal server start-dev` arguments for the options (kept separate so it is inspectable). */
-export function temporalDevServerArgs(opts: TemporalDevServerOptions): string[] {
+function temporalDevServerArgs(opts: TemporalDevServerOptions): string[] {
   const args = ['server', 'start-dev', '--ip', LOOPBACK, '--port', String(opts.port), '--namespace', opts.namespace, '--log-level', opts.logLevel];
   if (opts.uiPort === null) args.push('--headless');
   else if (opts.uiPort !== undefined) args.push('--ui-ip', LOOPBACK, '--ui-port', String(opts.uiPort));

@@ -29,7 +29,7 @@ export function answerProblems(method: string, route: string, res: RawResponse, 
  * there (the third-party request log, a failed-auth webhook delivery, a claimed connect
  * attempt, the API rate counters, Luma's request budget, a token-refresh lease).
  */
-export const UNCHECKED_COLLECTIONS = [/^request_logs$/, /^webhook_deliveries$/, /^connect_session_attempts$/, /^api_rate/, /^rate_budget/, /^connection_refresh_leases$/, /^system\./];
+const UNCHECKED_COLLECTIONS = [/^request_logs$/, /^webhook_deliveries$/, /^connect_session_attempts$/, /^api_rate/, /^rate_budget/, /^connection_refresh_leases$/, /^system\./];
 
 /** A digest of every document of every checked collection, by collection and `_id`. */
 export type Snapshot = Map<string, Map<string, string>>;

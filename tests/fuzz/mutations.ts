@@ -39,7 +39,7 @@ function enc(value: string): string {
   return out;
 }
 
-export function baseDraft(route: RouteSpec, f: FuzzFixture, n: number): Draft {
+function baseDraft(route: RouteSpec, f: FuzzFixture, n: number): Draft {
   const params = Object.fromEntries(Object.entries(route.params?.(f) ?? {}).map(([k, v]) => [k, route.template.includes(`*${k}`) ? v.split('/').map(enc).join('/') : enc(v)]));
   const query = Object.entries(route.query?.(f) ?? {}).map(([k, v]) => [enc(k), enc(v)] as [string, string]);
   const headers: Record<string, string | string[]> = { ...route.headers?.(f) };
@@ -55,7 +55,7 @@ export function baseDraft(route: RouteSpec, f: FuzzFixture, n: number): Draft {
   return { route, method: route.method, params, query, headers, body, families: [] };
 }
 
-export function serialize(d: Draft): FuzzRequest {
+function serialize(d: Draft): FuzzRequest {
   const path = d.rawPath ?? fillTemplate(d.route.template, d.params);
   const qs = d.query.map(([k, v]) => (v === '\u0000none' ? k : `${k}=${v}`)).join('&');
   let body: string | Buffer | undefined;

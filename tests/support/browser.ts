@@ -5,7 +5,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
  * Debian's Chromium driven by playwright-core (no browser download: `.ci/run` installs the
  * `chromium` package). WEFT_CHROMIUM overrides the path.
  */
-export function chromiumPath(): string {
+function chromiumPath(): string {
   const candidates = [process.env.WEFT_CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser'].filter((p): p is string => Boolean(p));
   const found = candidates.find((p) => existsSync(p));
   if (!found) throw new Error(`No Chromium found (tried ${candidates.join(', ')}); install Debian's chromium package or set WEFT_CHROMIUM.`);

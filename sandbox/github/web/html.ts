@@ -4,7 +4,7 @@
  * POSTs, so a real browser (Playwright) and a fetch-based test can both drive them.
  */
 
-export function escapeHtml(s: string): string {
+function escapeHtml(s: string): string {
   return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 }
 

@@ -9,7 +9,7 @@
  */
 import crypto from 'node:crypto';
 
-export function randomId(): string {
+function randomId(): string {
   return crypto.randomBytes(24).toString('base64url');
 }
 
@@ -67,7 +67,7 @@ export class SessionStore {
 }
 
 /** Pending form requests live one hour of the simulator's clock, then the form is stale. */
-export const PENDING_TTL_MS = 3_600_000;
+const PENDING_TTL_MS = 3_600_000;
 
 export class PendingStore<T> {
   private readonly items = new Map<string, { value: T; expiresAtMs: number }>();
