@@ -124,11 +124,6 @@ export class RequestLogStore {
     return { entries: page.items.map(toEntry), nextCursor: page.next === null ? null : encodeCursor(page.next) };
   }
 
-  /** The newest entries of an environment (optionally one run's or one connection id's). */
-  async list(filter: { environment: string; runId?: string; connectionId?: string }, limit = 100): Promise<RequestLogEntry[]> {
-    return (await this.range({ ...filter, limit })).entries;
-  }
-
   /**
    * Deletes the entries logged before `cutoff` through their expiry keys: each batch is one
    * range read and one delete by `_id $in`, so a pass costs what expired, not the log's size.

@@ -15,7 +15,6 @@ export interface SyncDoc {
   provider_config_key: string;
   name: string;
   variant: string;
-  paused: boolean;
   frequency: string | null; // null: the sync's default
   /**
    * Where checkpoints lived before they moved to `sync_checkpoints`; still read when that
@@ -104,7 +103,6 @@ export class SyncStore {
     const doc: SyncDoc = {
       _id,
       ...input,
-      paused: false,
       frequency: null,
       last_success_started_at: null,
       last_run: null,

@@ -53,7 +53,7 @@ export function syncRouter(deps: ApiDeps): Router {
         if (!selected.some((s) => s.name === state.name && s.variant === state.variant)) continue;
         const def = deps.registry.getSync(connection.provider, state.name);
         const running = await isSyncRunning(deps, connection, { name: state.name, variant: state.variant });
-        const status = running ? 'RUNNING' : state.paused ? 'PAUSED' : state.last_run?.status === 'SUCCESS' ? 'SUCCESS' : state.last_run?.status === 'ERROR' ? 'ERROR' : 'STOPPED';
+        const status = running ? 'RUNNING' : state.last_run?.status === 'SUCCESS' ? 'SUCCESS' : state.last_run?.status === 'ERROR' ? 'ERROR' : 'STOPPED';
         out.push({
           id: state._id,
           connection_id: connection.connection_id,

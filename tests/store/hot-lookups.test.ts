@@ -251,7 +251,7 @@ describe('hot lookups by _id', () => {
       const key = { connection: 'conn-old', name: 'list-events', variant: 'base' };
       expect(await store.get(key)).toMatchObject({ paused: true, frequency: '1h', record_count: { Event: 3 } });
       expect(await col.countDocuments({ connection: 'conn-old' })).toBe(1);
-      expect((await store.ensure(input('conn-old'))).paused).toBe(true);
+      expect((await store.ensure(input('conn-old'))).frequency).toBe('1h');
     });
 
     test('get, ensure, status updates and the listing read by _id only', async () => {
