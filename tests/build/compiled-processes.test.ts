@@ -1,6 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { startWeftStack, createLumaIntegration, type WeftStack } from '../support/weft-stack';
 
@@ -56,6 +56,8 @@ describe('the production build', () => {
     }
     expect(existsSync(path.join(buildDir, 'tests'))).toBe(false);
     expect(existsSync(path.join(buildDir, 'bench'))).toBe(false);
+    // One character above U+00FF and V8 holds the whole bundle as a two-byte string, in every isolate.
+    expect(readFileSync(path.join(buildDir, 'workflow-bundle.js'), 'utf8')).not.toMatch(/[\u0100-\uffff]/);
   });
 
   test('a compiled `weft api` and `weft worker` run a sync end to end, the worker on the prebuilt bundle', async () => {
