@@ -10,4 +10,6 @@ export interface ActionRunInput {
   input: unknown;
   /** Extra attempts after a failure (the app's `X-Max-Retries`, 0–5). */
   maxRetries: number;
+  /** The action workers' task queue (WEFT_ACTION_TASK_QUEUE), where the action's activity runs. */
+  activityTaskQueue: string;
 }

@@ -43,10 +43,12 @@ export async function startAction(deps: ApiDeps, connection: ConnectionDoc, def:
     actionName: def.name,
     input,
     maxRetries,
+    activityTaskQueue: deps.settings.actionTaskQueue,
   };
+  // The workflow on the workflow workers' queue, its activity on the action queue (workflows/action-run.ts).
   await deps.temporal.workflow.start('actionRun', {
     workflowId,
-    taskQueue: deps.settings.actionTaskQueue,
+    taskQueue: deps.settings.syncTaskQueue,
     args: [args],
     typedSearchAttributes: searchAttributesFor({
       environment: connection.environment,

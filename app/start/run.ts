@@ -236,7 +236,7 @@ function printSummary(s: { apiUrl: string; infra: Infrastructure; config: Config
     ],
     ['Temporal', `${infra.temporal.address}, namespace ${infra.temporal.namespace} (${infra.temporal.startedHere ? 'dev server started here' : 'external'})`],
     ['MongoDB', `${redactUri(infra.mongodbUri)} db ${s.config.MONGODB_DB} (${infra.mongodbStartedHere ? 'FerretDB started here' : 'external'})`],
-    ['Workers', `syncs on ${s.config.WEFT_SYNC_TASK_QUEUE}, actions on ${s.config.WEFT_ACTION_TASK_QUEUE}`],
+    ['Workers', `workflows and syncs on ${s.config.WEFT_SYNC_TASK_QUEUE}, actions on ${s.config.WEFT_ACTION_TASK_QUEUE}`],
     ['Outbound', `public addresses only${s.egressAllow.length ? `, plus ${s.egressAllow.join(', ')}` : ''} (WEFT_EGRESS_ALLOW${s.sandbox ? ' + sandbox simulators' : ''})`],
   ];
   for (const sim of s.sandbox?.simulators ?? []) {

@@ -25,8 +25,9 @@ export interface WeftWorkers {
 /**
  * The two workers of a Weft worker process, on the core's configuration (TEMPORAL_*,
  * WEFT_SYNC_TASK_QUEUE, WEFT_ACTION_TASK_QUEUE, WEFT_MAX_INLINE_WAIT_MS, WEFT_WORKFLOW_BUNDLE):
- * syncs and actions on separate task queues, so an interactive action never queues behind a
- * sync. Every provider call of their activities goes out through the core's egress.
+ * every workflow on the sync queue (one workflow isolate per process: ~30 MB each), the
+ * action activities on their own queue, so an interactive action never queues behind a
+ * sync's work. Every provider call of their activities goes out through the core's egress.
  */
 export async function buildWorkers(core: Core, opts: { logger?: Logger } = {}): Promise<WeftWorkers> {
   const { config } = core;
@@ -39,8 +40,9 @@ export async function buildWorkers(core: Core, opts: { logger?: Logger } = {}): 
   const workflowBundle = bundleFile ? { code: readFileSync(bundleFile, 'utf8') } : undefined;
   const common = { connection, namespace: config.TEMPORAL_NAMESPACE, workflowBundle };
   try {
-    const sync = await createWeftWorker({ ...common, taskQueue: config.WEFT_SYNC_TASK_QUEUE, activities: createSyncActivities(activityDeps) });
-    const action = await createWeftWorker({ ...common, taskQueue: config.WEFT_ACTION_TASK_QUEUE, activities: createActionActivities(activityDeps) });
+    // Every workflow (syncs' and actions') on the sync queue; the action queue has activities only.
+    const sync = await createWeftWorker({ ...common, workflows: true, taskQueue: config.WEFT_SYNC_TASK_QUEUE, activities: createSyncActivities(activityDeps) });
+    const action = await createWeftWorker({ ...common, workflows: false, taskQueue: config.WEFT_ACTION_TASK_QUEUE, activities: createActionActivities(activityDeps) });
     return {
       sync,
       action,
