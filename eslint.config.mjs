@@ -8,7 +8,18 @@ import { builtinModules } from 'node:module';
 
 // Workflow code runs in Temporal's deterministic sandbox: no Node built-ins, no I/O modules.
 const NODE_BUILTINS = builtinModules.flatMap((m) => [m, `node:${m}`]);
-const IO_MODULES = ['mongodb', 'express', 'pino', 'undici', '@temporalio/activity', '@temporalio/client', '@temporalio/worker', 'oauth4webapi', 'jose', 'playwright-core'];
+const IO_MODULES = [
+  'mongodb',
+  'express',
+  'pino',
+  'undici',
+  '@temporalio/activity',
+  '@temporalio/client',
+  '@temporalio/worker',
+  'oauth4webapi',
+  'jose',
+  'playwright-core',
+];
 
 export default tseslint.config(
   { ignores: ['node_modules/', 'dist/', 'coverage/', '.weft/'] },
@@ -19,7 +30,10 @@ export default tseslint.config(
     languageOptions: { globals: { ...globals.node } },
     rules: {
       // tsc's noUnusedLocals/noUnusedParameters report these; `_name` marks a deliberate skip.
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_', ignoreRestSiblings: true }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_', ignoreRestSiblings: true },
+      ],
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
       'no-console': ['error', { allow: ['warn', 'error'] }],
       eqeqeq: ['error', 'always', { null: 'ignore' }],
@@ -31,8 +45,17 @@ export default tseslint.config(
       '@typescript-eslint/no-restricted-imports': [
         'error',
         {
-          paths: [...NODE_BUILTINS, ...IO_MODULES].map((name) => ({ name, message: 'Workflow code is deterministic: no Node built-ins or I/O modules (run it in an activity).' })),
-          patterns: [{ group: ['../*', '!../workflows/*'], allowTypeImports: true, message: 'Workflows import only types from other folders (values would pull activity code into the sandbox).' }],
+          paths: [...NODE_BUILTINS, ...IO_MODULES].map((name) => ({
+            name,
+            message: 'Workflow code is deterministic: no Node built-ins or I/O modules (run it in an activity).',
+          })),
+          patterns: [
+            {
+              group: ['../*', '!../workflows/*'],
+              allowTypeImports: true,
+              message: 'Workflows import only types from other folders (values would pull activity code into the sandbox).',
+            },
+          ],
         },
       ],
     },

@@ -68,7 +68,9 @@ export function createActionActivities(deps: ActionActivityDeps) {
       const output = await def.exec(ctx, parsedInput.data);
       const parsedOutput = def.output.safeParse(output);
       if (!parsedOutput.success) {
-        throw new ActionError('invalid_action_output', `Action ${def.name} returned output that does not match its schema.`, 500, { errors: toValidationIssues(parsedOutput.error) });
+        throw new ActionError('invalid_action_output', `Action ${def.name} returned output that does not match its schema.`, 500, {
+          errors: toValidationIssues(parsedOutput.error),
+        });
       }
       return parsedOutput.data;
     },

@@ -1,5 +1,12 @@
 import { isGrpcServiceError } from '@temporalio/client';
-import { MongoNetworkError, MongoNotConnectedError, MongoServerError, MongoServerSelectionError, MongoTopologyClosedError, MongoClientClosedError } from 'mongodb';
+import {
+  MongoNetworkError,
+  MongoNotConnectedError,
+  MongoServerError,
+  MongoServerSelectionError,
+  MongoTopologyClosedError,
+  MongoClientClosedError,
+} from 'mongodb';
 import { WeftError } from '../common/errors';
 
 /**

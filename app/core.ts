@@ -84,7 +84,10 @@ export async function openStorage(config: Config, opts: StorageOptions = {}): Pr
   if (!config.MONGODB_URI) throw new WeftError('missing_mongodb_uri', 'MONGODB_URI is required (the MongoDB-wire server Weft stores its data in).');
   if (!config.WEFT_ENCRYPTION_KEY) throw new WeftError('missing_encryption_key', 'WEFT_ENCRYPTION_KEY is required to store credentials.');
   const cipher = new CredentialCipher(config.WEFT_ENCRYPTION_KEY);
-  const mongo = await connectMongo(config.MONGODB_URI, { serverSelectionTimeoutMs: config.WEFT_MONGODB_SELECTION_TIMEOUT_MS, monitorCommands: opts.monitorCommands });
+  const mongo = await connectMongo(config.MONGODB_URI, {
+    serverSelectionTimeoutMs: config.WEFT_MONGODB_SELECTION_TIMEOUT_MS,
+    monitorCommands: opts.monitorCommands,
+  });
   try {
     const stores = createStores(mongo.db(config.MONGODB_DB), { requestLogTtlDays: config.WEFT_REQUEST_LOG_TTL_DAYS });
     const manualExpiry = await ensureIndexes(stores);
@@ -112,7 +115,8 @@ export async function openStorage(config: Config, opts: StorageOptions = {}): Pr
  * WEFT_ENCRYPTION_KEY.
  */
 export async function buildCore(config: Config, opts: CoreOptions): Promise<Core> {
-  if (!config.TEMPORAL_ADDRESS) throw new WeftError('missing_temporal_address', 'TEMPORAL_ADDRESS is required (the Temporal server that runs syncs and actions).');
+  if (!config.TEMPORAL_ADDRESS)
+    throw new WeftError('missing_temporal_address', 'TEMPORAL_ADDRESS is required (the Temporal server that runs syncs and actions).');
   // First: a mistyped WEFT_EGRESS_ALLOW entry stops here, before any connection is opened.
   const egress = createEgress({ ...egressSettings(config, opts.egressAllow ?? []), ...opts.egressTimeouts });
   const opened: Array<() => Promise<void>> = [() => egress.close()];
@@ -122,7 +126,10 @@ export async function buildCore(config: Config, opts: CoreOptions): Promise<Core
   try {
     const registry = opts.registry ?? buildRegistry(config);
     const logger = processLogger(config, registry, opts.log);
-    const storage = await openStorage(config, { watchLog: opts.watchDatabase ? logger.child({ component: 'database' }) : undefined, monitorCommands: opts.monitorCommands });
+    const storage = await openStorage(config, {
+      watchLog: opts.watchDatabase ? logger.child({ component: 'database' }) : undefined,
+      monitorCommands: opts.monitorCommands,
+    });
     opened.push(storage.close);
     const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS, ...boundedTemporalCalls(config.WEFT_TEMPORAL_CALL_TIMEOUT_MS) });
     opened.push(() => connection.close());
@@ -146,7 +153,11 @@ export async function buildCore(config: Config, opts: CoreOptions): Promise<Core
  * without them it stops at once with `<process>_not_configured` instead of a driver timeout.
  */
 export function requireServers(config: Config, process: 'api' | 'worker'): void {
-  const missing = [!config.TEMPORAL_ADDRESS && 'TEMPORAL_ADDRESS', !config.MONGODB_URI && 'MONGODB_URI', !config.WEFT_ENCRYPTION_KEY && 'WEFT_ENCRYPTION_KEY'].filter(Boolean);
+  const missing = [
+    !config.TEMPORAL_ADDRESS && 'TEMPORAL_ADDRESS',
+    !config.MONGODB_URI && 'MONGODB_URI',
+    !config.WEFT_ENCRYPTION_KEY && 'WEFT_ENCRYPTION_KEY',
+  ].filter(Boolean);
   if (missing.length === 0) return;
   throw new WeftError(
     `${process}_not_configured`,

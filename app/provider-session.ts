@@ -72,7 +72,10 @@ function openProviderSession(deps: ProviderSessionDeps, req: ProviderSessionRequ
     credentials,
     integrationCredentials: openIntegrationCredentials(deps.cipher, req.integration),
     persist: req.connection ? persistCredentials(deps.stores.connections, deps.cipher, req.connection._id, deps.logger) : undefined,
-    refreshOAuth: req.connection && provider.definition.oauth ? (opts) => freshOAuthCredentials(tokenRefreshDeps(deps), (req.connection as ConnectionDoc)._id, opts) : undefined,
+    refreshOAuth:
+      req.connection && provider.definition.oauth
+        ? (opts) => freshOAuthCredentials(tokenRefreshDeps(deps), (req.connection as ConnectionDoc)._id, opts)
+        : undefined,
     oauthRefreshMarginMs: provider.definition.oauth?.refreshMarginMs,
     throttle,
     logRequest,

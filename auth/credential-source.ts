@@ -21,7 +21,14 @@ export interface CredentialSource {
 /** Client credentials of an integration (what `POST /integrations` stores, sealed). */
 export type IntegrationCredentials =
   | { type: 'OAUTH2'; client_id: string; client_secret: string; scopes?: string; tenant?: string }
-  | { type: 'APP'; app_id: string; app_link: string; private_key: string; /** The App's OAuth client (user authorization). */ client_id?: string; client_secret?: string };
+  | {
+      type: 'APP';
+      app_id: string;
+      app_link: string;
+      private_key: string;
+      /** The App's OAuth client (user authorization). */ client_id?: string;
+      client_secret?: string;
+    };
 
 export interface CredentialSourceDeps {
   provider: ResolvedProvider;
@@ -74,7 +81,8 @@ function oauthSource(deps: CredentialSourceDeps, initial: Extract<Credentials, {
   const now = deps.now ?? Date.now;
   const margin = deps.oauthRefreshMarginMs ?? 15 * 60_000;
   let current = initial;
-  const secrets = () => [current.access_token, current.refresh_token ?? '', ...Object.values(extraTokensOf(current)).map((t) => t.access_token)].filter(Boolean);
+  const secrets = () =>
+    [current.access_token, current.refresh_token ?? '', ...Object.values(extraTokensOf(current)).map((t) => t.access_token)].filter(Boolean);
   return {
     async authorize(headers) {
       if (expiresWithin(current, margin, now()) && deps.refreshOAuth) current = await deps.refreshOAuth({});
@@ -130,7 +138,11 @@ async function mintInstallationToken(deps: CredentialSourceDeps, installationId:
   const app = deps.integrationCredentials;
   const endpoint = deps.provider.definition.app?.accessTokenEndpoint;
   if (!endpoint || app?.type !== 'APP') {
-    throw new WeftError('app_credentials_missing', `Integration has no App credentials (app_id, app_link, private_key); installation tokens cannot be minted.`, 400);
+    throw new WeftError(
+      'app_credentials_missing',
+      `Integration has no App credentials (app_id, app_link, private_key); installation tokens cannot be minted.`,
+      400,
+    );
   }
   const key = readAppPrivateKey(app.private_key);
   const client = new ProviderClient({
@@ -153,7 +165,8 @@ async function mintInstallationToken(deps: CredentialSourceDeps, installationId:
       endpoint: endpoint.replace('{installation_id}', encodeURIComponent(installationId)),
       retries: 2,
     });
-    if (!res.data?.token || !res.data.expires_at) throw new WeftError('app_token_unreadable', `${deps.provider.definition.displayName} answered the token request without a token.`, 424);
+    if (!res.data?.token || !res.data.expires_at)
+      throw new WeftError('app_token_unreadable', `${deps.provider.definition.displayName} answered the token request without a token.`, 424);
     return { token: res.data.token, expires_at: res.data.expires_at };
   } catch (err) {
     if (err instanceof ProviderAuthError) {
@@ -171,12 +184,20 @@ async function mintInstallationToken(deps: CredentialSourceDeps, installationId:
  * OAuth) the connection. Hashed: the key goes into in-memory maps and MongoDB documents.
  */
 export function accountKeyFor(provider: ResolvedProvider, credentials: Credentials, connectionRef: string): string {
-  const identity = credentials.type === 'API_KEY' ? `key:${credentials.apiKey}` : credentials.type === 'APP' ? `installation:${credentials.installation_id}` : `connection:${connectionRef}`;
+  const identity =
+    credentials.type === 'API_KEY'
+      ? `key:${credentials.apiKey}`
+      : credentials.type === 'APP'
+        ? `installation:${credentials.installation_id}`
+        : `connection:${connectionRef}`;
   return `${provider.definition.name}:${createHash('sha256').update(identity).digest('hex').slice(0, 24)}`;
 }
 
 /** Opens sealed integration credentials, or null when the integration has none. */
-export function openIntegrationCredentials(cipher: CredentialCipher, integration: { _id: string; credentials_encrypted: string | null }): IntegrationCredentials | null {
+export function openIntegrationCredentials(
+  cipher: CredentialCipher,
+  integration: { _id: string; credentials_encrypted: string | null },
+): IntegrationCredentials | null {
   const sealed = integration.credentials_encrypted;
   return sealed ? cipher.open<IntegrationCredentials>(sealed, sealedAt.integrationCredentials(integration._id)) : null;
 }
@@ -184,6 +205,8 @@ export function openIntegrationCredentials(cipher: CredentialCipher, integration
 /** Saves refreshed connection credentials, sealed. */
 export function persistCredentials(connections: Pick<CredentialStore, 'updateCredentials'>, cipher: CredentialCipher, connectionId: string, logger: Logger) {
   return async (credentials: Credentials) => {
-    await connections.updateCredentials(connectionId, cipher.seal(credentials, sealedAt.connectionCredentials(connectionId))).catch((err: unknown) => logger.warn({ err }, 'could not store refreshed credentials'));
+    await connections
+      .updateCredentials(connectionId, cipher.seal(credentials, sealedAt.connectionCredentials(connectionId)))
+      .catch((err: unknown) => logger.warn({ err }, 'could not store refreshed credentials'));
   };
 }

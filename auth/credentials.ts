@@ -12,7 +12,10 @@ export function headerSafeSecret(maxLength: number) {
     .string()
     .min(1)
     .max(maxLength)
-    .regex(/^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/, 'printable ASCII characters only, no control characters or surrounding spaces (it is sent in an HTTP header)');
+    .regex(
+      /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/,
+      'printable ASCII characters only, no control characters or surrounding spaces (it is sent in an HTTP header)',
+    );
 }
 
 /** Provider API keys are short; 4 KB leaves room for any real one. */
@@ -20,7 +23,11 @@ export const API_KEY_MAX_LENGTH = 4096;
 /** Microsoft's JWT access tokens reach several KB with group claims; 16 KB leaves room. */
 const TOKEN_MAX_LENGTH = 16_384;
 
-const extraTokenSchema = z.object({ access_token: headerSafeSecret(TOKEN_MAX_LENGTH), expires_at: z.iso.datetime({ offset: true }).optional(), resource: z.string().max(2048) });
+const extraTokenSchema = z.object({
+  access_token: headerSafeSecret(TOKEN_MAX_LENGTH),
+  expires_at: z.iso.datetime({ offset: true }).optional(),
+  resource: z.string().max(2048),
+});
 export type ExtraToken = z.infer<typeof extraTokenSchema>;
 
 /** Stored credentials of a connection, one shape per auth mode (the API's `credentials`). */

@@ -9,7 +9,12 @@ import { BadRequestError } from '../common/errors';
  */
 export async function createAppJwt(appId: string, privateKey: KeyObject, now = Date.now()): Promise<string> {
   const iat = Math.floor(now / 1000) - 60;
-  return new SignJWT({}).setProtectedHeader({ alg: 'RS256', typ: 'JWT' }).setIssuer(appId).setIssuedAt(iat).setExpirationTime(iat + 60 + 9 * 60).sign(privateKey);
+  return new SignJWT({})
+    .setProtectedHeader({ alg: 'RS256', typ: 'JWT' })
+    .setIssuer(appId)
+    .setIssuedAt(iat)
+    .setExpirationTime(iat + 60 + 9 * 60)
+    .sign(privateKey);
 }
 
 /**
@@ -28,7 +33,10 @@ const APP_PRIVATE_KEY_MAX_LENGTH = 16 * 1024;
  */
 export function readAppPrivateKey(pem: string): KeyObject {
   if (pem.length > APP_PRIVATE_KEY_MAX_LENGTH) {
-    throw new BadRequestError('private_key_too_large', `The App private key is ${pem.length} characters long; a PEM key GitHub generates is about 1.7 KB (2048-bit) to 3.3 KB (4096-bit), at most ${APP_PRIVATE_KEY_MAX_LENGTH} is accepted.`);
+    throw new BadRequestError(
+      'private_key_too_large',
+      `The App private key is ${pem.length} characters long; a PEM key GitHub generates is about 1.7 KB (2048-bit) to 3.3 KB (4096-bit), at most ${APP_PRIVATE_KEY_MAX_LENGTH} is accepted.`,
+    );
   }
   // Keys pasted into JSON by hand often carry literal "\n" sequences instead of line breaks.
   const text = pem.includes('\\n') && !pem.includes('\n') ? pem.replaceAll('\\n', '\n') : pem;
@@ -36,10 +44,16 @@ export function readAppPrivateKey(pem: string): KeyObject {
   try {
     key = createPrivateKey({ key: text, format: 'pem' });
   } catch {
-    throw new BadRequestError('invalid_private_key', 'The App private key must be the PEM block GitHub generated (-----BEGIN RSA PRIVATE KEY----- ... -----END RSA PRIVATE KEY-----); this one is not a readable private key.');
+    throw new BadRequestError(
+      'invalid_private_key',
+      'The App private key must be the PEM block GitHub generated (-----BEGIN RSA PRIVATE KEY----- ... -----END RSA PRIVATE KEY-----); this one is not a readable private key.',
+    );
   }
   if (key.asymmetricKeyType !== 'rsa') {
-    throw new BadRequestError('invalid_private_key', `The App private key must be an RSA key (GitHub Apps sign with RS256); this one is ${key.asymmetricKeyType ?? 'not an asymmetric key'}.`);
+    throw new BadRequestError(
+      'invalid_private_key',
+      `The App private key must be an RSA key (GitHub Apps sign with RS256); this one is ${key.asymmetricKeyType ?? 'not an asymmetric key'}.`,
+    );
   }
   return key;
 }

@@ -24,7 +24,12 @@ export async function verifyCredentials(session: CredentialCheckSession): Promis
   const verify = session.authMode === 'OAUTH2' && definition.oauth?.verify ? definition.oauth.verify : definition.verify;
   if (!verify) return;
   try {
-    await session.client.request({ method: verify.method, endpoint: verify.endpoint, params: 'params' in verify ? (verify.params as Record<string, string | number>) : undefined, retries: 1 });
+    await session.client.request({
+      method: verify.method,
+      endpoint: verify.endpoint,
+      params: 'params' in verify ? (verify.params as Record<string, string | number>) : undefined,
+      retries: 1,
+    });
   } catch (err) {
     if (err instanceof ProviderAuthError || (err instanceof ProviderHttpError && err.providerStatus === 403)) {
       throw new BadRequestError('invalid_credentials', `${definition.displayName} refused the credentials: ${err.message}`);

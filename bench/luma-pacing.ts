@@ -13,11 +13,16 @@ const WINDOWS_MEASURED = 4;
  * the limit allows in them; the run needs more than four windows of requests.
  */
 export async function lumaPacing(): Promise<Figure[]> {
-  const stack = await startWeftStack({ luma: { seed: 4, eventCount: 1_300, maxPageSize: 10, defaultPageSize: 10, rateLimit: { limit: LIMIT, windowMs: WINDOW_MS, lockoutMs: 60_000 } } });
+  const stack = await startWeftStack({
+    luma: { seed: 4, eventCount: 1_300, maxPageSize: 10, defaultPageSize: 10, rateLimit: { limit: LIMIT, windowMs: WINDOW_MS, lockoutMs: 60_000 } },
+  });
   try {
     await createLumaIntegration(stack, { rate_limit: { requests: LIMIT, window_ms: WINDOW_MS, lockout_ms: 60_000 } });
     stack.luma.resetStats();
-    const connect = (id: string) => stack.api('POST', '/connections', { body: { provider_config_key: 'luma', connection_id: id, credentials: { type: 'API_KEY', apiKey: 'sandbox-luma-api-key' } } });
+    const connect = (id: string) =>
+      stack.api('POST', '/connections', {
+        body: { provider_config_key: 'luma', connection_id: id, credentials: { type: 'API_KEY', apiKey: 'sandbox-luma-api-key' } },
+      });
     const run = randomBytes(4).toString('hex');
     const [a, b] = [`pace-a-${run}`, `pace-b-${run}`];
     await Promise.all([connect(a), connect(b)]);

@@ -21,7 +21,13 @@ export interface OtherConnections {
  * those would take longer than the figures themselves. Sync states are left out: no read
  * measured here touches them, and creating each is a scan on FerretDB today.
  */
-export async function seedOtherConnections(stack: WeftStack, like: ConnectionDoc, model: string, count: number, recordsEach: number): Promise<OtherConnections> {
+export async function seedOtherConnections(
+  stack: WeftStack,
+  like: ConnectionDoc,
+  model: string,
+  count: number,
+  recordsEach: number,
+): Promise<OtherConnections> {
   const { stores, cipher } = stack.core;
   const connectionIds = Array.from({ length: count }, (_, i) => `other-${i}-${randomUUID().slice(0, 8)}`);
   const t0 = process.hrtime.bigint();
@@ -47,7 +53,12 @@ export async function seedOtherConnections(stack: WeftStack, like: ConnectionDoc
         const scope = { environment: connection.environment, connection: connection._id, model, variant: 'base' };
         const runId = `seed-${i}`;
         const writer = await stores.records.openWriter(scope, runId);
-        await writer.saveBatch(Array.from({ length: recordsEach }, (_, r) => ({ id: `${connectionIds[i]}-file-${r}`, data: { id: `${connectionIds[i]}-file-${r}`, name: `file-${r}.txt`, size: 1000 + r } })));
+        await writer.saveBatch(
+          Array.from({ length: recordsEach }, (_, r) => ({
+            id: `${connectionIds[i]}-file-${r}`,
+            data: { id: `${connectionIds[i]}-file-${r}`, name: `file-${r}.txt`, size: 1000 + r },
+          })),
+        );
         await stores.records.finishScope(scope, runId, false);
         if ((i + 1) % 1000 === 0) process.stderr.write(`seeded ${i + 1} connections in ${Math.round(Number(process.hrtime.bigint() - t0) / 1e6)} ms\n`);
       }

@@ -17,7 +17,13 @@ import { userFilesIngest } from './user-files-ingest';
 
 async function main(): Promise<void> {
   const env = infraOptionsFromEnv();
-  const infra = await startInfrastructure({ mode: 'test', repoRoot: path.resolve(__dirname, '..'), external: env.external, binaries: env.binaries, log: () => undefined });
+  const infra = await startInfrastructure({
+    mode: 'test',
+    repoRoot: path.resolve(__dirname, '..'),
+    external: env.external,
+    binaries: env.binaries,
+    log: () => undefined,
+  });
   try {
     process.env.WEFT_TEST_TEMPORAL_ADDRESS = infra.temporal.address;
     process.env.WEFT_TEST_TEMPORAL_NAMESPACE = infra.temporal.namespace;
@@ -29,12 +35,14 @@ async function main(): Promise<void> {
     // `npm run bench -- pacing`, `npm run bench -- reads [files]` or `npm run bench -- memory [files]` (one part only).
     const args = process.argv.slice(2);
     const only = args.find((a) => !/^\d+$/.test(a));
-    if (only !== undefined && only !== 'pacing' && only !== 'reads' && only !== 'memory') throw new Error(`unknown part "${only}": pacing, reads, memory, or a number of files`);
+    if (only !== undefined && only !== 'pacing' && only !== 'reads' && only !== 'memory')
+      throw new Error(`unknown part "${only}": pacing, reads, memory, or a number of files`);
     const files = Number(args.find((a) => /^\d+$/.test(a)) ?? 100_000);
     const emit = (figure: Figure) => console.log(JSON.stringify(figure));
     if (only !== 'pacing') await userFilesIngest(files, emit, { ingest: only === undefined, then: only === 'memory' ? undefined : readFigures });
     // The same sync again in a worker compiled by `npm run build`, for its memory next to the tsx worker's.
-    if (only === undefined || only === 'memory') await withBuild((buildDir) => userFilesIngest(files, emit, { ingest: false, worker: { kind: 'compiled', buildDir } }));
+    if (only === undefined || only === 'memory')
+      await withBuild((buildDir) => userFilesIngest(files, emit, { ingest: false, worker: { kind: 'compiled', buildDir } }));
     if (only === undefined) for (const figure of await lumaPacing()) emit(figure);
   } finally {
     await infra.stop();
@@ -45,7 +53,10 @@ async function main(): Promise<void> {
 async function withBuild(measure: (buildDir: string) => Promise<void>): Promise<void> {
   const repo = path.resolve(__dirname, '..');
   const buildDir = path.join(repo, '.weft', 'bench-build');
-  const build = spawnSync('npm', ['run', '--silent', 'build', '--', '--out-dir', path.relative(repo, buildDir)], { cwd: repo, stdio: ['ignore', 'ignore', 'inherit'] });
+  const build = spawnSync('npm', ['run', '--silent', 'build', '--', '--out-dir', path.relative(repo, buildDir)], {
+    cwd: repo,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   if (build.status !== 0) throw new Error(`npm run build failed (exit ${build.status ?? build.signal})`);
   try {
     await measure(buildDir);

@@ -34,7 +34,11 @@ export async function sampleSequential(request: (i: number) => Promise<void>, li
  * before the end is waited for, and each loop completes at least one. Throughput is
  * completed requests over the time until the last one ended.
  */
-export async function sampleConcurrent(request: (loop: number, i: number) => Promise<void>, concurrency: number, durationMs: number): Promise<Samples & { requestsPerS: number }> {
+export async function sampleConcurrent(
+  request: (loop: number, i: number) => Promise<void>,
+  concurrency: number,
+  durationMs: number,
+): Promise<Samples & { requestsPerS: number }> {
   const ms: number[] = [];
   const start = now();
   const cpu = process.cpuUsage();

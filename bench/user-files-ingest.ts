@@ -24,8 +24,17 @@ const MEMORY_TARGETS = { compiled: { idle: 150, peak: 328 }, tsx: { idle: Infini
  * stack stops (the read figures). `worker` says which worker process syncs (tsx by default);
  * its idle RSS (before the sync) and peak RSS (the first sync) are the memory figure.
  */
-export async function userFilesIngest(files: number, emit: (figure: Figure) => void, opts: { ingest?: boolean; worker?: WorkerKind; then?: (drive: SyncedDrive, emit: (figure: Figure) => void) => Promise<void> } = {}): Promise<void> {
-  const stack = await startWeftStack({ worker: false, graph: { seed: 2, drives: [{ fileCount: files }] }, apiRateLimit: BENCH_API_RATE_LIMIT, monitorCommands: true });
+export async function userFilesIngest(
+  files: number,
+  emit: (figure: Figure) => void,
+  opts: { ingest?: boolean; worker?: WorkerKind; then?: (drive: SyncedDrive, emit: (figure: Figure) => void) => Promise<void> } = {},
+): Promise<void> {
+  const stack = await startWeftStack({
+    worker: false,
+    graph: { seed: 2, drives: [{ fileCount: files }] },
+    apiRateLimit: BENCH_API_RATE_LIMIT,
+    monitorCommands: true,
+  });
   const worker = await spawnWorkerProcess(stack, opts.worker);
   try {
     await new Promise((r) => setTimeout(r, IDLE_SETTLE_MS));
@@ -39,11 +48,19 @@ export async function userFilesIngest(files: number, emit: (figure: Figure) => v
     const t0 = process.hrtime.bigint();
     const created = await connectOneDrive(stack, connectionId);
     if (created.status !== 201) throw new Error(JSON.stringify(created.body));
-    const first = await stack.waitForSync(connectionId, 'user-files', { providerConfigKey: 'one-drive' }) as any;
+    const first = (await stack.waitForSync(connectionId, 'user-files', { providerConfigKey: 'one-drive' })) as any;
     const firstMs = ms(t0);
     const peakRssMb = worker.peakRssMb();
     const target = MEMORY_TARGETS[worker.kind];
-    emit({ figure: 'memory', worker: worker.kind, idle_rss_mb: idleRssMb, peak_rss_mb: peakRssMb, during: `${files}-file user-files sync`, target: target.idle === Infinity ? `peak < ${target.peak}` : `idle <= ${target.idle}, peak <= ${target.peak}`, pass: idleRssMb <= target.idle && peakRssMb <= target.peak });
+    emit({
+      figure: 'memory',
+      worker: worker.kind,
+      idle_rss_mb: idleRssMb,
+      peak_rss_mb: peakRssMb,
+      during: `${files}-file user-files sync`,
+      target: target.idle === Infinity ? `peak < ${target.peak}` : `idle <= ${target.idle}, peak <= ${target.peak}`,
+      pass: idleRssMb <= target.idle && peakRssMb <= target.peak,
+    });
     const stored = await records.countDocuments({ model: 'File' });
     const drive: SyncedDrive = { stack, connectionId, providerConfigKey: 'one-drive' };
     const measureMore = async () => opts.then?.(drive, emit);
@@ -62,8 +79,30 @@ export async function userFilesIngest(files: number, emit: (figure: Figure) => v
     const syncRate = (stored / firstMs) * 1000;
     const rawRate = (raw.documents / raw.ms) * 1000;
     for (const figure of [
-      { figure: 'ingest', files, records: stored, ms: Math.round(firstMs), records_per_s: Math.round(syncRate), raw_insertMany_records_per_s: Math.round(rawRate), ratio_to_raw: round(syncRate / rawRate), target: '>= 0.5', pass: syncRate / rawRate >= 0.5, result: first.result.File },
-      { figure: 'incremental', files_edited: edited.length, ms: Math.round(secondMs), fraction_of_first_run: round(secondMs / firstMs), target: '<= 0.1', pass: secondMs / firstMs <= 0.1, documents_written: written, records_changed: changed, written_equals_changes: written === changed, result: second.result.File },
+      {
+        figure: 'ingest',
+        files,
+        records: stored,
+        ms: Math.round(firstMs),
+        records_per_s: Math.round(syncRate),
+        raw_insertMany_records_per_s: Math.round(rawRate),
+        ratio_to_raw: round(syncRate / rawRate),
+        target: '>= 0.5',
+        pass: syncRate / rawRate >= 0.5,
+        result: first.result.File,
+      },
+      {
+        figure: 'incremental',
+        files_edited: edited.length,
+        ms: Math.round(secondMs),
+        fraction_of_first_run: round(secondMs / firstMs),
+        target: '<= 0.1',
+        pass: secondMs / firstMs <= 0.1,
+        documents_written: written,
+        records_changed: changed,
+        written_equals_changes: written === changed,
+        result: second.result.File,
+      },
     ])
       emit(figure);
     await measureMore();
@@ -75,7 +114,10 @@ export async function userFilesIngest(files: number, emit: (figure: Figure) => v
 
 /** The same documents, raw: insertMany in batches of 1,000 into a fresh collection (dropped after, out of the way of the read figures). */
 async function rawInsert(stack: Awaited<ReturnType<typeof startWeftStack>>): Promise<{ documents: number; ms: number }> {
-  const docs = await stack.core.stores.db.collection('records').find({ model: 'File' }, { projection: { _id: 0 } }).toArray();
+  const docs = await stack.core.stores.db
+    .collection('records')
+    .find({ model: 'File' }, { projection: { _id: 0 } })
+    .toArray();
   const raw = stack.core.stores.db.collection('bench_raw_insert');
   const t = process.hrtime.bigint();
   for (let i = 0; i < docs.length; i += 1000) await raw.insertMany(docs.slice(i, i + 1000), { ordered: false });

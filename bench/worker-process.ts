@@ -32,9 +32,17 @@ export function spawnWorkerProcess(stack: WeftStack, worker: WorkerKind = { kind
   const { WEFT_WORKFLOW_BUNDLE, ...stackEnv } = stack.env;
   const child =
     worker.kind === 'tsx'
-      ? spawn(process.execPath, [heapCap, '--import', 'tsx', 'app/worker/main.ts'], { cwd: REPO, env: { ...process.env, ...stackEnv, WEFT_WORKFLOW_BUNDLE, LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] })
+      ? spawn(process.execPath, [heapCap, '--import', 'tsx', 'app/worker/main.ts'], {
+          cwd: REPO,
+          env: { ...process.env, ...stackEnv, WEFT_WORKFLOW_BUNDLE, LOG_LEVEL: 'info' },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        })
       : // As deployed: no WEFT_WORKFLOW_BUNDLE, the build's own bundle.
-        spawn(process.execPath, [heapCap, path.join(worker.buildDir, 'app', 'worker', 'main.js')], { cwd: REPO, env: { ...withoutNodeOptions(process.env), ...stackEnv, LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] });
+        spawn(process.execPath, [heapCap, path.join(worker.buildDir, 'app', 'worker', 'main.js')], {
+          cwd: REPO,
+          env: { ...withoutNodeOptions(process.env), ...stackEnv, LOG_LEVEL: 'info' },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
   return new Promise((resolve, reject) => {
     let output = '';
     const onData = (chunk: Buffer) => {

@@ -64,7 +64,12 @@ export const configSchema = z.object({
   WEFT_EGRESS_ALLOW: z
     .string()
     .default('')
-    .transform((s) => s.split(',').map((e) => e.trim()).filter(Boolean)),
+    .transform((s) =>
+      s
+        .split(',')
+        .map((e) => e.trim())
+        .filter(Boolean),
+    ),
   /** Outbound calls: time to connect (DNS included), to the response headers, to the end of the body. */
   WEFT_EGRESS_CONNECT_TIMEOUT_MS: duration.default(10_000),
   WEFT_EGRESS_HEADERS_TIMEOUT_MS: duration.default(30_000),

@@ -80,7 +80,6 @@ export class CredentialsUnreadableError extends WeftError {
   }
 }
 
-
 /** One zod issue, in the shape the API returns in `error.errors`. */
 export interface ValidationIssue {
   path: string;

@@ -84,7 +84,10 @@ export class InvalidAllowEntryError extends Error {
 
 /** Parses the allow-list entries (already split on commas); throws on the first invalid one. */
 export function parseAllowList(entries: readonly string[]): AllowRule[] {
-  return entries.map((e) => e.trim()).filter(Boolean).map(parseAllowEntry);
+  return entries
+    .map((e) => e.trim())
+    .filter(Boolean)
+    .map(parseAllowEntry);
 }
 
 function parseAllowEntry(text: string): AllowRule {

@@ -145,4 +145,3 @@ function flattenHeaders(h: Record<string, string | string[] | undefined>): Recor
   for (const [k, v] of Object.entries(h)) if (v !== undefined) out[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
   return out;
 }
-

@@ -7,11 +7,18 @@ import type { EgressRefusal } from './address-policy';
  * was refused is Weft's own call to a third party. The code is `egress_refused` either way.
  */
 export class EgressRefusedError extends WeftError {
-  constructor(readonly refusal: EgressRefusal, status: 400 | 424, what?: string) {
+  constructor(
+    readonly refusal: EgressRefusal,
+    status: 400 | 424,
+    what?: string,
+  ) {
     const named = refusal.host === refusal.address ? refusal.address : `${refusal.host} (${refusal.address})`;
     const subject = what ? `${what}: ` : '';
     const hostPort = refusal.address.includes(':') ? `[${refusal.address}]:${refusal.port}` : `${refusal.address}:${refusal.port}`;
-    const howToAllow = refusal.range.rule === 'metadata' ? `add exactly ${hostPort} to WEFT_EGRESS_ALLOW (a range does not allow it)` : `add ${hostPort} (or a CIDR) to WEFT_EGRESS_ALLOW`;
+    const howToAllow =
+      refusal.range.rule === 'metadata'
+        ? `add exactly ${hostPort} to WEFT_EGRESS_ALLOW (a range does not allow it)`
+        : `add ${hostPort} (or a CIDR) to WEFT_EGRESS_ALLOW`;
     super(
       'egress_refused',
       `${subject}egress to ${named} port ${refusal.port} refused by the "${refusal.range.rule}" rule (${refusal.range.description}); ` +

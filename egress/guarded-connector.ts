@@ -58,7 +58,9 @@ function checkedLookup(policy: AddressPolicy, port: number, resolve: Resolve): L
           return r === null;
         });
         if (permitted.length === 0) {
-          const error = refusal ? new EgressRefusedError(refusal, 424) : Object.assign(new Error(`${hostname} did not resolve to any address`), { code: 'ENOTFOUND' });
+          const error = refusal
+            ? new EgressRefusedError(refusal, 424)
+            : Object.assign(new Error(`${hostname} did not resolve to any address`), { code: 'ENOTFOUND' });
           return callback(error, '', 0);
         }
         if (options.all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, permitted);

@@ -39,5 +39,8 @@ export function readCheckpoint(details: unknown): AttemptCheckpoint {
 /** Identifies a listing by what it asks for, so the same call in the next attempt finds its state. */
 export function listingKey(config: RequestConfig): string {
   const identity = { method: config.method ?? 'GET', endpoint: config.endpoint, params: config.params ?? {} };
-  return createHash('sha256').update(stringify(identity) ?? '').digest('hex').slice(0, 16);
+  return createHash('sha256')
+    .update(stringify(identity) ?? '')
+    .digest('hex')
+    .slice(0, 16);
 }

@@ -46,7 +46,10 @@ export class ProviderUnreachableError extends WeftError {
  * failure's nextRetryDelay, a durable server-side timer).
  */
 export class RateLimitedError extends WeftError {
-  constructor(readonly waitMs: number, reason: string) {
+  constructor(
+    readonly waitMs: number,
+    reason: string,
+  ) {
     super('rate_limited', `${reason}; retry in ${Math.ceil(waitMs / 1000)} s`, 429, undefined, { retryable: true });
   }
 }
@@ -64,8 +67,17 @@ export interface InvalidRecordDetail {
 }
 
 export class InvalidRecordError extends WeftError {
-  constructor(readonly detail: InvalidRecordDetail, readonly record?: unknown) {
-    super('invalid_sync_record', `Invalid record for model ${detail.model}: ${detail.validation.map((v) => `${v.path}: ${v.message}`).join('; ')}`, 400, detail, { retryable: false });
+  constructor(
+    readonly detail: InvalidRecordDetail,
+    readonly record?: unknown,
+  ) {
+    super(
+      'invalid_sync_record',
+      `Invalid record for model ${detail.model}: ${detail.validation.map((v) => `${v.path}: ${v.message}`).join('; ')}`,
+      400,
+      detail,
+      { retryable: false },
+    );
   }
 }
 

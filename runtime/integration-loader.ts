@@ -34,7 +34,9 @@ function loadIntegrationFolder(folder: string): IntegrationDefinition {
     const missing = (err as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND' && String((err as Error).message).includes(folder);
     throw new WeftError(
       missing ? 'integration_index_missing' : 'integration_unloadable',
-      missing ? `Integration folder ${folder} has no index (index.ts or index.js) exporting its IntegrationDefinition.` : `Integration folder ${folder} could not be loaded: ${(err as Error).message}`,
+      missing
+        ? `Integration folder ${folder} has no index (index.ts or index.js) exporting its IntegrationDefinition.`
+        : `Integration folder ${folder} could not be loaded: ${(err as Error).message}`,
     );
   }
   const candidates = 'default' in exported ? [exported.default] : Object.values(exported).filter(looksLikeIntegration);
@@ -57,7 +59,10 @@ export function assertDistinctProviders(definitions: IntegrationDefinition[]): v
   const seen = new Set<string>();
   for (const def of definitions) {
     if (seen.has(def.provider.name)) {
-      throw new WeftError('duplicate_integration', `Two integrations are named "${def.provider.name}"; a provider name must be unique (a custom integration cannot replace a pre-built one).`);
+      throw new WeftError(
+        'duplicate_integration',
+        `Two integrations are named "${def.provider.name}"; a provider name must be unique (a custom integration cannot replace a pre-built one).`,
+      );
     }
     seen.add(def.provider.name);
   }
@@ -79,7 +84,10 @@ const integrationShape = z.object({
     baseUrl: z.url(),
     apiKey: z.object({ header: z.string().regex(/^[A-Za-z0-9-]+$/) }).optional(),
     secretHeaders: z.array(z.string().regex(/^[A-Za-z0-9-]+$/)).optional(),
-    requestIdHeader: z.string().regex(/^[A-Za-z0-9-]+$/).optional(),
+    requestIdHeader: z
+      .string()
+      .regex(/^[A-Za-z0-9-]+$/)
+      .optional(),
   }),
   syncs: z.array(z.looseObject({ kind: z.literal('sync'), name: operationName, models: z.record(z.string(), z.unknown()), exec: fn })),
   actions: z.array(z.looseObject({ kind: z.literal('action'), name: operationName, exec: fn })),

@@ -2,10 +2,7 @@ import type { HttpResponse, Listing, PaginateConfig, PaginationConfig, RequestCo
 import { IntegrationCodeError } from './errors';
 
 /** Where a listing stands: enough to fetch the next page after a crash. */
-export type PageState =
-  | { type: 'cursor'; cursor: string }
-  | { type: 'link'; url: string }
-  | { type: 'offset'; offset: number };
+export type PageState = { type: 'cursor'; cursor: string } | { type: 'link'; url: string } | { type: 'offset'; offset: number };
 
 export interface Page<T> {
   items: T[];
@@ -21,7 +18,12 @@ type Send = (config: RequestConfig) => Promise<HttpResponse>;
  * Walks a paginated listing one page at a time. Pure logic over a `send` function, so the
  * worker, the dry run and the mocks all page through the same code.
  */
-export async function* paginatePages<T>(send: Send, config: PaginateConfig, providerDefault: PaginationConfig | undefined, resumeFrom?: PageState): AsyncGenerator<Page<T>> {
+export async function* paginatePages<T>(
+  send: Send,
+  config: PaginateConfig,
+  providerDefault: PaginationConfig | undefined,
+  resumeFrom?: PageState,
+): AsyncGenerator<Page<T>> {
   const rule = mergeRule(config.paginate, providerDefault);
   const { paginate: _ignored, prefetch, ...request } = config;
   const params = { ...request.params };
@@ -67,7 +69,13 @@ function requestFor(rule: PaginationConfig, request: RequestConfig, params: NonN
   }
 }
 
-function nextState(rule: PaginationConfig, res: HttpResponse, count: number, current: PageState | null, params: NonNullable<RequestConfig['params']>): PageState | null {
+function nextState(
+  rule: PaginationConfig,
+  res: HttpResponse,
+  count: number,
+  current: PageState | null,
+  params: NonNullable<RequestConfig['params']>,
+): PageState | null {
   switch (rule.type) {
     case 'cursor': {
       const cursor = getPath(res.data, rule.cursorPathInResponse);
@@ -75,7 +83,9 @@ function nextState(rule: PaginationConfig, res: HttpResponse, count: number, cur
       return typeof cursor === 'string' && cursor !== '' ? { type: 'cursor', cursor } : null;
     }
     case 'link': {
-      const url = rule.linkPathInResponseBody ? getPath(res.data, rule.linkPathInResponseBody) : parseLinkHeader(res.headers.link)[rule.linkRelInResponseHeader ?? 'next'];
+      const url = rule.linkPathInResponseBody
+        ? getPath(res.data, rule.linkPathInResponseBody)
+        : parseLinkHeader(res.headers.link)[rule.linkRelInResponseHeader ?? 'next'];
       return typeof url === 'string' && url !== '' ? { type: 'link', url } : null;
     }
     case 'offset': {
@@ -126,7 +136,11 @@ export function parseLinkHeader(header: string | undefined): Record<string, stri
 }
 
 /** A listing without checkpoints (actions, dry runs, mocks): every page, then its end. */
-export function plainListing<T>(transport: { request(config: RequestConfig): Promise<HttpResponse> }, config: PaginateConfig, providerDefault: PaginationConfig | undefined): Listing<T> {
+export function plainListing<T>(
+  transport: { request(config: RequestConfig): Promise<HttpResponse> },
+  config: PaginateConfig,
+  providerDefault: PaginationConfig | undefined,
+): Listing<T> {
   let end: Record<string, unknown> | null = null;
   async function* pages(): AsyncGenerator<T[]> {
     for await (const page of paginatePages<T>((c) => transport.request(c), config, providerDefault)) {

@@ -187,10 +187,7 @@ export interface RequestBudget {
  * - `retry-after`: the listed statuses carry `Retry-After` in (decimal) seconds.
  * - `lockout`: a 429 locks the key out for the budget's `lockoutMs` (no header to read).
  */
-export type ThrottleRule =
-  | { kind: 'retry-after'; statuses: number[]; defaultWaitMs: number }
-  | { kind: 'lockout'; statuses: number[] }
-  | RateLimitHeadersRule;
+export type ThrottleRule = { kind: 'retry-after'; statuses: number[]; defaultWaitMs: number } | { kind: 'lockout'; statuses: number[] } | RateLimitHeadersRule;
 
 /**
  * A provider that reports its budget on every response (GitHub's `x-ratelimit-*`): the

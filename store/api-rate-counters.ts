@@ -158,9 +158,7 @@ export class ApiRateCounterStore {
     let hi = blocks;
     while (hi - lo > 1) {
       const candidates = probeBlocks(lo, hi);
-      const found = await this.col
-        .find({ _id: { $in: candidates.map((b) => blockId(state, b)) } }, { projection: { _id: 1 } })
-        .toArray();
+      const found = await this.col.find({ _id: { $in: candidates.map((b) => blockId(state, b)) } }, { projection: { _id: 1 } }).toArray();
       const takenIds = new Set(found.map((d) => d._id));
       const firstFree = candidates.find((b) => !takenIds.has(blockId(state, b)));
       if (firstFree === undefined) {

@@ -109,5 +109,4 @@ export class ConnectSessionStore {
     }
     return false;
   }
-
 }

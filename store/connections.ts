@@ -179,7 +179,15 @@ export class ConnectionStore {
   async reauthorize(id: string, credentialsEncrypted: string, connectionConfig: Record<string, unknown>): Promise<ConnectionDoc | null> {
     return this.col.findOneAndUpdate(
       { _id: id },
-      { $set: { credentials_encrypted: credentialsEncrypted, connection_config: connectionConfig, auth_status: 'ok', last_auth_error: null, updated_at: new Date() } },
+      {
+        $set: {
+          credentials_encrypted: credentialsEncrypted,
+          connection_config: connectionConfig,
+          auth_status: 'ok',
+          last_auth_error: null,
+          updated_at: new Date(),
+        },
+      },
       { returnDocument: 'after' },
     );
   }

@@ -48,25 +48,28 @@ export function watchDatabase(client: MongoClient, opts: { heartbeatFrequencyMs:
   client.on('serverHeartbeatFailed', onHeartbeat);
   client.on('serverDescriptionChanged', onDescription);
 
-  const timer = setInterval(() => {
-    if (stopped || reconnecting || unknownSince === null) return;
-    const silentMs = Date.now() - lastHeartbeat;
-    if (silentMs < stallMs) return;
-    reconnecting = true;
-    opts.log.error({ dependency: 'database', silentMs }, 'database monitor stalled: reconnecting the client');
-    void (async () => {
-      try {
-        await client.close();
-        if (!stopped) await client.connect();
-      } catch (err) {
-        // Still unreachable: the next tick tries again once the new monitor has been silent as long.
-        opts.log.warn({ dependency: 'database', cause: (err as Error).message }, 'database reconnect failed');
-      } finally {
-        lastHeartbeat = Date.now();
-        reconnecting = false;
-      }
-    })();
-  }, Math.min(1_000, stallMs));
+  const timer = setInterval(
+    () => {
+      if (stopped || reconnecting || unknownSince === null) return;
+      const silentMs = Date.now() - lastHeartbeat;
+      if (silentMs < stallMs) return;
+      reconnecting = true;
+      opts.log.error({ dependency: 'database', silentMs }, 'database monitor stalled: reconnecting the client');
+      void (async () => {
+        try {
+          await client.close();
+          if (!stopped) await client.connect();
+        } catch (err) {
+          // Still unreachable: the next tick tries again once the new monitor has been silent as long.
+          opts.log.warn({ dependency: 'database', cause: (err as Error).message }, 'database reconnect failed');
+        } finally {
+          lastHeartbeat = Date.now();
+          reconnecting = false;
+        }
+      })();
+    },
+    Math.min(1_000, stallMs),
+  );
   timer.unref();
 
   return {

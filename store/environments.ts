@@ -86,7 +86,8 @@ export class EnvironmentStore {
   /** Claims a key hash for an environment; another environment with that very key is an operator error. */
   private async claimKey(hash: string, name: string): Promise<void> {
     const claim = await this.keys.claim(hash, name, async (holder) => (await this.col.findOne({ _id: holder }))?.secret_key_hash === hash);
-    if (!claim.claimed) throw new AlreadyExistsError('duplicate_secret_key', `Environment "${name}" cannot use the secret key of environment "${claim.holder}".`);
+    if (!claim.claimed)
+      throw new AlreadyExistsError('duplicate_secret_key', `Environment "${name}" cannot use the secret key of environment "${claim.holder}".`);
   }
 
   /**
@@ -154,10 +155,9 @@ export class EnvironmentStore {
    * it must end up with the same key). Returns the sealed key now in place.
    */
   async setSigningKeyIfAbsent(name: string, sealed: string, hint: string): Promise<string | null> {
-    await this.col.updateOne(
-      { _id: name, webhook_signing_key_encrypted: { $in: [null] } } as Filter<EnvironmentDoc>,
-      { $set: { webhook_signing_key_encrypted: sealed, webhook_signing_key_hint: hint, updated_at: new Date() } },
-    );
+    await this.col.updateOne({ _id: name, webhook_signing_key_encrypted: { $in: [null] } } as Filter<EnvironmentDoc>, {
+      $set: { webhook_signing_key_encrypted: sealed, webhook_signing_key_hint: hint, updated_at: new Date() },
+    });
     return (await this.get(name))?.webhook_signing_key_encrypted ?? null;
   }
 
@@ -182,4 +182,3 @@ export class EnvironmentStore {
     return res.matchedCount === 1;
   }
 }
-

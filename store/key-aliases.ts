@@ -94,6 +94,10 @@ export class KeyAliases {
   /** Aliases for documents written before the table existed (idempotent; existing aliases win). */
   async backfill(entries: Array<{ key: string; target: string }>): Promise<void> {
     // Epoch: never mistaken for a create in flight.
-    await insertMissing<AliasDoc>(this.db, this.collectionName, entries.map((e) => ({ _id: e.key, target: e.target, created_at: new Date(0) })));
+    await insertMissing<AliasDoc>(
+      this.db,
+      this.collectionName,
+      entries.map((e) => ({ _id: e.key, target: e.target, created_at: new Date(0) })),
+    );
   }
 }

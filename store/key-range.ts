@@ -75,7 +75,12 @@ export interface RangePage<T> {
 }
 
 /** `_id` bounds of one scope, optionally narrowed by time and by a position to continue after. */
-function rangeFilter(q: Pick<RangePageQuery<unknown>, 'prefix' | 'from' | 'to' | 'after' | 'direction'>): { $gte?: string; $gt?: string; $lt?: string; $lte?: string } {
+function rangeFilter(q: Pick<RangePageQuery<unknown>, 'prefix' | 'from' | 'to' | 'after' | 'direction'>): {
+  $gte?: string;
+  $gt?: string;
+  $lt?: string;
+  $lte?: string;
+} {
   let lower: { op: '$gte' | '$gt'; key: string } = { op: '$gte', key: q.prefix };
   let upper: { op: '$lt' | '$lte'; key: string } = { op: '$lt', key: prefixEnd(q.prefix) };
   // Time tails are `<time>|...`: every key of a millisecond lies between `<time>` and `<time>}`.
@@ -142,4 +147,3 @@ export async function readRangePage<K extends Document & { _id: string }, T = K>
     if (examined >= maxExamined) return { items, next: after ?? null };
   }
 }
-

@@ -43,7 +43,10 @@ export async function rekeyEarlierDocuments<Old extends Document, New extends Do
   let chunk: Array<Old & { _id: ObjectId }> = [];
   const flush = async () => {
     if (chunk.length === 0) return;
-    await insertManyIgnoringDuplicates(col, chunk.flatMap(({ _id, ...rest }) => rewrite(rest as Omit<Old, '_id'>, _id.toHexString())));
+    await insertManyIgnoringDuplicates(
+      col,
+      chunk.flatMap(({ _id, ...rest }) => rewrite(rest as Omit<Old, '_id'>, _id.toHexString())),
+    );
     await col.deleteMany({ _id: { $in: chunk.map((d) => d._id) } } as never);
     chunk = [];
   };

@@ -65,7 +65,11 @@ export class RateBudgetStore {
     for await (const e of this.col.find({ expires_at: { $exists: false } }, { projection: { key: 1, n: 1 } })) {
       top.set(e.key, Math.max(top.get(e.key) ?? 0, e.n));
     }
-    await insertMissing<HeadDoc>(this.db, 'rate_budget_heads', [...top].map(([key, n]) => ({ _id: key, n })));
+    await insertMissing<HeadDoc>(
+      this.db,
+      'rate_budget_heads',
+      [...top].map(([key, n]) => ({ _id: key, n })),
+    );
     await this.col.updateMany({ expires_at: { $exists: false } }, { $set: { expires_at: new Date(Date.now() + 86_400_000) } });
   }
 
@@ -73,7 +77,10 @@ export class RateBudgetStore {
     for (let race = 0; race < 20; race += 1) {
       // Twice the limit: entries completed out of order stay visible to the count.
       const { top, entries } = await this.latest(key, 2 * limit, now - windowMs);
-      const inWindow = entries.map((e) => e.at.getTime()).filter((t) => t > now - windowMs).sort((a, b) => a - b);
+      const inWindow = entries
+        .map((e) => e.at.getTime())
+        .filter((t) => t > now - windowMs)
+        .sort((a, b) => a - b);
       if (inWindow.length >= limit) {
         // Wait until enough of the window has slid past for one more request.
         return { acquired: false, waitMs: Math.max(1, inWindow[inWindow.length - limit] + windowMs - now) };
@@ -124,7 +131,7 @@ export class RateBudgetStore {
     let top = (await this.heads.findOne({ _id: key }))?.n ?? 0;
     const entries: LogEntry[] = [];
     const readFrom = Math.max(1, top - Math.min(span, CHUNK - LOOKAHEAD) + 1);
-    for (let from = readFrom; ; ) {
+    for (let from = readFrom; ;) {
       const found = await this.read(key, from, top + LOOKAHEAD);
       entries.push(...found);
       const reached = Math.max(top, ...found.map((e) => e.n));
@@ -133,7 +140,7 @@ export class RateBudgetStore {
       top = reached;
       if (!more) break;
     }
-    for (let lowest = readFrom; lowest > 1 && lowest > top - span + 1; ) {
+    for (let lowest = readFrom; lowest > 1 && lowest > top - span + 1;) {
       const to = lowest - 1;
       lowest = Math.max(1, top - span + 1, to - CHUNK + 1);
       const older = await this.read(key, lowest, to);

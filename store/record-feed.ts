@@ -106,11 +106,19 @@ export class RecordFeed {
         if (key > after && key < until) out.push({ _id: key, at: pack.at[i], pack: pack._id });
       }
     };
-    const [straddling] = await this.col.find({ _id: { $gte: scopeKey, $lte: after } }).sort({ _id: -1 }).limit(1).toArray();
+    const [straddling] = await this.col
+      .find({ _id: { $gte: scopeKey, $lte: after } })
+      .sort({ _id: -1 })
+      .limit(1)
+      .toArray();
     if (straddling) take(straddling);
     let from = after;
     for (let packs = 2; out.length < limit; packs *= 4) {
-      const next = await this.col.find({ _id: { $gt: from, $lt: until } }).sort({ _id: 1 }).limit(packs).toArray();
+      const next = await this.col
+        .find({ _id: { $gt: from, $lt: until } })
+        .sort({ _id: 1 })
+        .limit(packs)
+        .toArray();
       for (const pack of next) take(pack);
       if (next.length < packs) break;
       from = next[next.length - 1]._id;
@@ -144,7 +152,11 @@ export class RecordFeed {
 
   /** The seq of the scope's first entry, if it has any (where a backfill must stop). */
   async firstSeq(scopeKey: string): Promise<number | undefined> {
-    const [pack] = await this.col.find({ _id: { $gte: scopeKey, $lt: `${scopeKey.slice(0, -1)}}` } }).sort({ _id: 1 }).limit(1).toArray();
+    const [pack] = await this.col
+      .find({ _id: { $gte: scopeKey, $lt: `${scopeKey.slice(0, -1)}}` } })
+      .sort({ _id: 1 })
+      .limit(1)
+      .toArray();
     return pack ? positionOf(scopeKey, scopeKey + pack.s[0]).seq : undefined;
   }
 

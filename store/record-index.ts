@@ -181,7 +181,9 @@ export class RecordIndex {
   }
 
   async putSwap(id: string, scope: IndexScope, docs: RecordDoc[], entries: string): Promise<void> {
-    await ignoreDuplicate(this.swaps.insertOne({ _id: id, ...pick(scope), docs: BSON.EJSON.stringify(docs, { relaxed: false }), entries, created_at: new Date() }));
+    await ignoreDuplicate(
+      this.swaps.insertOne({ _id: id, ...pick(scope), docs: BSON.EJSON.stringify(docs, { relaxed: false }), entries, created_at: new Date() }),
+    );
   }
 
   async dropSwap(id: string): Promise<void> {

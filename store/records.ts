@@ -380,7 +380,8 @@ export class RecordStore {
       }
       if (doc.deleted_at !== null) continue;
       // A record this run wrote was seen by it, even where its batch log omits seen ids.
-      if (!seen.has(doc.id) && doc.run_id !== runId) missing.push({ _id: doc._id, id: doc.id, state: { ...indexedStateOf(doc), deleted: true }, live_before_run: true });
+      if (!seen.has(doc.id) && doc.run_id !== runId)
+        missing.push({ _id: doc._id, id: doc.id, state: { ...indexedStateOf(doc), deleted: true }, live_before_run: true });
       else counts.live += 1;
     }
     if (missing.length) {
@@ -388,7 +389,10 @@ export class RecordStore {
       const chunkId = indexed ? this.index.newChunkId(counterId(scope)) : undefined;
       const { first: seq, at } = await this.reserveSeq(scope, 1, chunkId, now);
       // The whole set shares one seq; the cursor breaks ties by id.
-      await this.feed.append(counterId(scope), missing.map((m) => ({ id: m.id, seq, at })));
+      await this.feed.append(
+        counterId(scope),
+        missing.map((m) => ({ id: m.id, seq, at })),
+      );
       await this.markDeleted(missing, runId, seq, now);
       if (chunkId) await this.index.writeChunk(chunkId, scope, encodeEntries(missing.map((m) => [m.id, m.state] as const)));
       await this.commitSeq(scope, seq);
@@ -422,7 +426,12 @@ export class RecordStore {
       const chunk = unique.slice(i, i + CHUNK);
       // At most one document per key: with that as the limit and the batch size, the server
       // answers in one reply and closes the cursor (no getMore round trip to learn the end).
-      for (const doc of await this.col.find({ _id: { $in: chunk } }).limit(chunk.length).batchSize(chunk.length).toArray()) out.set(doc._id, doc);
+      for (const doc of await this.col
+        .find({ _id: { $in: chunk } })
+        .limit(chunk.length)
+        .batchSize(chunk.length)
+        .toArray())
+        out.set(doc._id, doc);
     }
     return out;
   }
@@ -440,7 +449,10 @@ export class RecordStore {
       for (const c of await this.counters.find(counterFilter, { projection: { _id: 1 } }).toArray()) await this.feed.deletePrefix(c._id);
     } else await this.feed.deletePrefix(feedPrefix(scope));
     // Nothing left: the index and the feed are exact again as empty ones.
-    await this.counters.updateMany(counterFilter, { $set: { live: 0, writers: [], indexed: true, feed: true }, $unset: { last_run: '', index: '', index_base: '' } });
+    await this.counters.updateMany(counterFilter, {
+      $set: { live: 0, writers: [], indexed: true, feed: true },
+      $unset: { last_run: '', index: '', index_base: '' },
+    });
     await this.index.deleteScope(indexFilter);
   }
 
@@ -582,7 +594,10 @@ class RecordWriter {
     const { first: firstSeq, at } = await this.store.reserveSeq(this.scope, written, chunkId, now);
     const seqById = new Map([...plan.inserts, ...plan.replacements].map((doc, i) => [doc.id, (doc.seq = firstSeq + i)]));
     // The feed first: a version written but never in the feed would be invisible to readers.
-    await this.store.feed.append(counterId(this.scope), [...seqById].map(([id, seq]) => ({ id, seq, at })));
+    await this.store.feed.append(
+      counterId(this.scope),
+      [...seqById].map(([id, seq]) => ({ id, seq, at })),
+    );
     const duplicates = await this.store.insertNew(plan.inserts);
     if (duplicates.size) {
       // Believed new but stored after all: written by an earlier attempt of this run, or by a
@@ -676,7 +691,10 @@ class RecordWriter {
     const chunkId = this.store.index.newChunkId(counterId(this.scope));
     const { first: seq, at } = await this.store.reserveSeq(this.scope, 1, chunkId, now);
     await this.store.logBatch(this.scope, this.runId, [], changes);
-    await this.store.feed.append(counterId(this.scope), targets.map((t) => ({ id: t.id, seq, at })));
+    await this.store.feed.append(
+      counterId(this.scope),
+      targets.map((t) => ({ id: t.id, seq, at })),
+    );
     await this.store.markDeleted(targets, this.runId, seq, now);
     await this.store.index.writeChunk(chunkId, this.scope, encodeEntries(states));
     await this.store.commitSeq(this.scope, seq);

@@ -166,7 +166,6 @@ export class RequestLogStore {
       (entry, suffix) => this.documentsFor(entry, suffix),
     );
   }
-
 }
 
 function toEntry(doc: StoredEntry): RequestLogEntry {

@@ -48,7 +48,9 @@ export async function resealWithCurrentKey(db: Db, sealer: Sealer): Promise<numb
   }
   if (unreadable.length > 0) {
     const shown = unreadable.slice(0, 10).join(', ') + (unreadable.length > 10 ? `, and ${unreadable.length - 10} more` : '');
-    throw new CredentialsUnreadableError(`Re-sealed ${resealed} value(s); ${unreadable.length} could not be opened with WEFT_ENCRYPTION_KEY and were left as they are: ${shown}.`);
+    throw new CredentialsUnreadableError(
+      `Re-sealed ${resealed} value(s); ${unreadable.length} could not be opened with WEFT_ENCRYPTION_KEY and were left as they are: ${shown}.`,
+    );
   }
   return resealed;
 }

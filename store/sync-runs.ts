@@ -36,7 +36,10 @@ export class SyncRunStore {
     return doc as SyncRunDoc;
   }
 
-  async finish(id: string, outcome: { status: 'SUCCESS'; result: ModelCounts } | { status: 'ERROR'; error: { code: string; message: string; detail?: unknown } }): Promise<void> {
+  async finish(
+    id: string,
+    outcome: { status: 'SUCCESS'; result: ModelCounts } | { status: 'ERROR'; error: { code: string; message: string; detail?: unknown } },
+  ): Promise<void> {
     await this.col.updateOne(
       { _id: id },
       {

@@ -125,7 +125,10 @@ export class SyncStore {
 
   /** The connection's syncs by name and variant: one `_id` range (their ids share the connection's prefix). */
   async listForConnection(connection: string): Promise<SyncDoc[]> {
-    const docs = await this.col.find({ _id: keyPrefixRange(connection) }).sort({ _id: 1 }).toArray();
+    const docs = await this.col
+      .find({ _id: keyPrefixRange(connection) })
+      .sort({ _id: 1 })
+      .toArray();
     return docs.sort((a, b) => (a.name === b.name ? cmp(a.variant, b.variant) : cmp(a.name, b.name)));
   }
 
@@ -182,10 +185,7 @@ export class SyncStore {
   /** `reset`: the next run starts from scratch (no checkpoint, no lastSyncDate). */
   async reset(key: SyncKey): Promise<void> {
     await this.checkpoints.deleteOne({ _id: checkpointId(key) });
-    await this.col.updateOne(
-      { _id: syncId(key) },
-      { $set: { last_success_started_at: null, updated_at: new Date() }, $unset: { checkpoint: '' } },
-    );
+    await this.col.updateOne({ _id: syncId(key) }, { $set: { last_success_started_at: null, updated_at: new Date() }, $unset: { checkpoint: '' } });
   }
 
   async deleteForConnection(connection: string): Promise<void> {

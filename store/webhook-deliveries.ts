@@ -107,5 +107,4 @@ export class WebhookDeliveryStore {
       (attempt, suffix) => this.documentsFor(attempt, suffix),
     );
   }
-
 }

@@ -177,7 +177,8 @@ export class WebhookOutboxStore {
   async settle(id: string, outcome: { status: 'delivered' } | { status: 'failed'; error: string }, now = new Date()): Promise<void> {
     const doc = await this.col.findOne({ _id: id });
     if (!doc) return;
-    if (outcome.status === 'failed') await insertManyIgnoringDuplicates(this.keys, [{ _id: keyPrefix(doc.environment, 'f') + tailOf(doc), at: doc.created_at }]);
+    if (outcome.status === 'failed')
+      await insertManyIgnoringDuplicates(this.keys, [{ _id: keyPrefix(doc.environment, 'f') + tailOf(doc), at: doc.created_at }]);
     await this.col.updateOne(
       { _id: id },
       { $set: { status: outcome.status, settled_at: now, lease_until: new Date(0), ...(outcome.status === 'failed' ? { last_error: outcome.error } : {}) } },
@@ -191,7 +192,10 @@ export class WebhookOutboxStore {
     if (!doc || doc.status !== 'pending') return;
     const next = dueKeyAt(at, id);
     await insertManyIgnoringDuplicates(this.keys, [{ _id: next }]);
-    await this.col.updateOne({ _id: id, status: 'pending' }, { $set: { next_attempt_at: at, lease_until: new Date(0), last_error: error }, $inc: { rounds: 1 } });
+    await this.col.updateOne(
+      { _id: id, status: 'pending' },
+      { $set: { next_attempt_at: at, lease_until: new Date(0), last_error: error }, $inc: { rounds: 1 } },
+    );
     await this.dropKey(dueKey(doc), next);
   }
 
@@ -297,7 +301,13 @@ export class WebhookOutboxStore {
    */
   private async adoptEarlierEvents(): Promise<void> {
     for await (const earlier of this.col.find({ status: { $exists: false } })) {
-      const doc: WebhookOutboxDoc = { ...earlier, status: 'pending', connection_id: connectionIdOf(earlier.payload ?? {}), rounds: earlier.rounds ?? 0, last_error: earlier.last_error ?? null };
+      const doc: WebhookOutboxDoc = {
+        ...earlier,
+        status: 'pending',
+        connection_id: connectionIdOf(earlier.payload ?? {}),
+        rounds: earlier.rounds ?? 0,
+        last_error: earlier.last_error ?? null,
+      };
       if (!(doc.created_at instanceof Date) || !(doc.next_attempt_at instanceof Date) || !(doc.lease_until instanceof Date)) continue;
       await insertManyIgnoringDuplicates(this.keys, [...this.keysFor(doc), { _id: dueKey(doc) }]);
       await this.col.updateOne({ _id: doc._id, status: { $exists: false } }, { $set: { status: 'pending', connection_id: doc.connection_id } });

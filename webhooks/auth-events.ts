@@ -9,13 +9,21 @@ import type { OutboxDeps } from './outbox';
 function authEventWebhooks(deps: OutboxDeps): AuthEventSink {
   return {
     async refreshFailed({ connection, code, message }) {
-      await queueAuthWebhook(deps, { environment: connection.environment, connection, operation: 'refresh', success: false, error: { type: code, description: message } });
+      await queueAuthWebhook(deps, {
+        environment: connection.environment,
+        connection,
+        operation: 'refresh',
+        success: false,
+        error: { type: code, description: message },
+      });
     },
   };
 }
 
 /** The token refresher's parts from the store, with its events sent as webhooks. */
-export function tokenRefreshDeps(deps: Omit<TokenRefreshDeps, 'connections' | 'integrations' | 'events'> & { stores: Stores; egress: Egress }): TokenRefreshDeps {
+export function tokenRefreshDeps(
+  deps: Omit<TokenRefreshDeps, 'connections' | 'integrations' | 'events'> & { stores: Stores; egress: Egress },
+): TokenRefreshDeps {
   const { stores, ...rest } = deps;
   return {
     ...rest,

@@ -123,7 +123,12 @@ interface SignedEvent {
   sign(at: Date): string;
 }
 
-async function deliverToUrl(deps: WebhookDeps, log: Logger, event: SignedEvent, dest: { target: TargetDelivery['target']; url: string }): Promise<TargetDelivery> {
+async function deliverToUrl(
+  deps: WebhookDeps,
+  log: Logger,
+  event: SignedEvent,
+  dest: { target: TargetDelivery['target']; url: string },
+): Promise<TargetDelivery> {
   const retryDelays = deps.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
   const timeoutMs = deps.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const shownUrl = redactUrl(dest.url);
@@ -179,7 +184,10 @@ async function deliverToUrl(deps: WebhookDeps, log: Logger, event: SignedEvent, 
     }
     const retryable = !refused && (status === undefined || status >= 500 || RETRYABLE_STATUS.has(status));
     const last = !retryable || attempt > retryDelays.length;
-    log[last ? 'error' : 'warn']({ target: dest.target, url: shownUrl, attempt, status, error }, last ? 'webhook delivery failed' : 'webhook attempt failed; retrying');
+    log[last ? 'error' : 'warn'](
+      { target: dest.target, url: shownUrl, attempt, status, error },
+      last ? 'webhook delivery failed' : 'webhook attempt failed; retrying',
+    );
     if (last) return { target: dest.target, url: shownUrl, delivered: false, attempts: attempt, retryable, ...(status !== undefined ? { status } : {}) };
     await sleep(Math.max(retryDelays[attempt - 1], Math.min(retryAfterMs, MAX_RETRY_AFTER_MS)));
   }

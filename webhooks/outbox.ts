@@ -152,7 +152,9 @@ export function startWebhookSweeper(deps: OutboxDeps, opts: { intervalMs?: numbe
   const sweepOnce = async (): Promise<number> => {
     const now = new Date();
     const due = await deps.stores.webhookOutbox.due(now, batch);
-    const claimed = (await Promise.all(due.map((event) => deps.stores.webhookOutbox.claim(event, now, DELIVERY_LEASE_MS)))).filter((d): d is WebhookOutboxDoc => d !== null);
+    const claimed = (await Promise.all(due.map((event) => deps.stores.webhookOutbox.claim(event, now, DELIVERY_LEASE_MS)))).filter(
+      (d): d is WebhookOutboxDoc => d !== null,
+    );
     await Promise.all(claimed.map((doc) => deliverRound(deps, doc)));
     return claimed.length;
   };

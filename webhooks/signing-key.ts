@@ -35,7 +35,10 @@ export async function webhookSigningKeys(
     if (!sealed) throw new NotFoundError('unknown_environment', `Environment "${env._id}" does not exist.`);
   }
   const inGrace = env.webhook_signing_key_rotated_at !== null && now.getTime() - env.webhook_signing_key_rotated_at.getTime() < SIGNING_KEY_GRACE_MS;
-  const previous = inGrace && env.previous_webhook_signing_key_encrypted ? cipher.open<string>(env.previous_webhook_signing_key_encrypted, sealedAt.webhookSigningKey(env._id)) : null;
+  const previous =
+    inGrace && env.previous_webhook_signing_key_encrypted
+      ? cipher.open<string>(env.previous_webhook_signing_key_encrypted, sealedAt.webhookSigningKey(env._id))
+      : null;
   return { current: cipher.open<string>(sealed, sealedAt.webhookSigningKey(env._id)), previous };
 }
 

@@ -36,7 +36,13 @@ export async function syncRun(input: SyncRunInput): Promise<SyncRunSummary> {
     const error = describeFailure(err);
     await bookkeeping.failSyncRun({ ...input, run, error });
     // No delete detection after a failed run: finishSyncRun is never reached.
-    throw ApplicationFailure.create({ type: error.code, message: error.message, details: error.detail === undefined ? [] : [error.detail], nonRetryable: true, cause: err instanceof Error ? err : undefined });
+    throw ApplicationFailure.create({
+      type: error.code,
+      message: error.message,
+      details: error.detail === undefined ? [] : [error.detail],
+      nonRetryable: true,
+      cause: err instanceof Error ? err : undefined,
+    });
   }
   // Older histories returned no trackDeletes: none declared.
   return bookkeeping.finishSyncRun({ ...input, run, trackDeletes: result?.trackDeletes ?? [] });

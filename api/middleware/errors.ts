@@ -11,7 +11,10 @@ export function errorHandler(logger: Logger) {
     if (outage) {
       // Expected while MongoDB or Temporal is down: one line per request, no stack.
       logger.warn({ dependency: outage.dependency, method: req.method, path: req.path, cause: causeOf(err) }, `${outage.dependency} unavailable`);
-      res.status(outage.status).set('Retry-After', String(outage.retryAfterSeconds)).json({ error: { code: outage.code, message: outage.message } });
+      res
+        .status(outage.status)
+        .set('Retry-After', String(outage.retryAfterSeconds))
+        .json({ error: { code: outage.code, message: outage.message } });
       return;
     }
     if (err instanceof WeftError) {
@@ -43,21 +46,32 @@ export function requestErrorOf(err: unknown): { status: number; code: string; me
   const status = typeof e.status === 'number' ? e.status : typeof e.statusCode === 'number' ? e.statusCode : undefined;
   if (status === undefined || status < 400 || status > 499) return null;
   // The router's path-parameter decoding (`/integrations/%zz`): a URIError with status 400.
-  if (err instanceof URIError) return { status: 400, code: 'invalid_path_encoding', message: 'A path segment is not valid percent-encoding (e.g. "%zz"); encode "%" as "%25".' };
+  if (err instanceof URIError)
+    return { status: 400, code: 'invalid_path_encoding', message: 'A path segment is not valid percent-encoding (e.g. "%zz"); encode "%" as "%25".' };
   // Only http-errors mark themselves `expose`; an upstream client's error that merely has a
   // `status` (the provider's) is Weft's failure to handle, not the caller's mistake.
   if (e.expose !== true) return null;
   const known = typeof e.type === 'string' ? BODY_ERRORS[e.type]?.(e) : undefined;
   if (known) return { status, ...known };
   const reason = STATUS_CODES[status] ?? 'Bad Request';
-  return { status, code: reason.toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_|_$/g, ''), message: typeof e.message === 'string' ? e.message : reason };
+  return {
+    status,
+    code: reason
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '_')
+      .replace(/^_|_$/g, ''),
+    message: typeof e.message === 'string' ? e.message : reason,
+  };
 }
 
 const BODY_ERRORS: Record<string, (e: { charset?: unknown; encoding?: unknown }) => { code: string; message: string }> = {
   'entity.parse.failed': () => ({ code: 'invalid_json', message: 'The request body is not valid JSON.' }),
   'entity.too.large': () => ({ code: 'body_too_large', message: 'The request body is too large.' }),
   'charset.unsupported': (e) => ({ code: 'unsupported_charset', message: `The body's charset "${shown(e.charset)}" is not supported; send UTF-8.` }),
-  'encoding.unsupported': (e) => ({ code: 'unsupported_content_encoding', message: `Content-Encoding "${shown(e.encoding)}" is not supported; send gzip, deflate, br or no encoding.` }),
+  'encoding.unsupported': (e) => ({
+    code: 'unsupported_content_encoding',
+    message: `Content-Encoding "${shown(e.encoding)}" is not supported; send gzip, deflate, br or no encoding.`,
+  }),
   'parameters.too.many': () => ({ code: 'too_many_parameters', message: 'The form has too many parameters.' }),
   'querystring.parse.rangeError': () => ({ code: 'invalid_form', message: 'The form nests its parameters too deeply.' }),
   'request.aborted': () => ({ code: 'request_aborted', message: 'The request body ended before it was complete.' }),

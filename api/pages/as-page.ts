@@ -19,6 +19,9 @@ export async function asPage(res: Response, handle: () => Promise<void>): Promis
     const refused = outage ?? (err instanceof WeftError ? { status: err.status, code: err.code, message: err.message } : requestErrorOf(err));
     if (!refused) throw err;
     const title = refused.status === 401 ? 'This link cannot be used' : 'The account was not connected';
-    res.status(refused.status).type('html').send(resultPage({ success: false, title, message: refused.message, code: refused.code }));
+    res
+      .status(refused.status)
+      .type('html')
+      .send(resultPage({ success: false, title, message: refused.message, code: refused.code }));
   }
 }

@@ -52,7 +52,9 @@ export function resultPage(opts: { success: boolean; title: string; message: str
   if (opts.connectionId) attrs['data-connection-id'] = opts.connectionId;
   const body = [
     `<h1>${escapeHtml(opts.title)}</h1>`,
-    opts.success ? `<p role="status">${escapeHtml(opts.message)}</p>` : `<div role="alert"><p>${escapeHtml(opts.message)}</p>${opts.code ? `<p>Error code: <code>${escapeHtml(opts.code)}</code></p>` : ''}</div>`,
+    opts.success
+      ? `<p role="status">${escapeHtml(opts.message)}</p>`
+      : `<div role="alert"><p>${escapeHtml(opts.message)}</p>${opts.code ? `<p>Error code: <code>${escapeHtml(opts.code)}</code></p>` : ''}</div>`,
     opts.next ? `<p>${escapeHtml(opts.next)}</p>` : '',
     opts.success ? `<p>You can close this window.</p><script>${CLOSE_POPUP_SCRIPT}</script>` : '',
   ].join('\n');

@@ -43,7 +43,14 @@ export function actionsRouter(deps: ApiDeps): Router {
         return;
       case 'failed':
         // Nango's contract: a failed async action reads as 500 with its error.
-        res.status(500).json({ error: { code: state.error.code, message: state.error.message, status: state.error.status, ...(state.error.details ? { detail: state.error.details } : {}) } });
+        res.status(500).json({
+          error: {
+            code: state.error.code,
+            message: state.error.message,
+            status: state.error.status,
+            ...(state.error.details ? { detail: state.error.details } : {}),
+          },
+        });
     }
   });
 

@@ -36,17 +36,27 @@ export function connectPageRouter(deps: ApiDeps): Router {
       await countFlowAttempt(deps, session);
       const { apiKey } = parseInput(apiKeyBody, req.body, 'invalid_body');
       const { connection } = await connectWithApiKey(deps, session, String(req.params.key), apiKey);
-      res.type('html').send(resultPage({ success: true, title: 'Connected', message: `Your ${connection.provider_config_key} account is connected.`, connectionId: connection.connection_id }));
+      res.type('html').send(
+        resultPage({
+          success: true,
+          title: 'Connected',
+          message: `Your ${connection.provider_config_key} account is connected.`,
+          connectionId: connection.connection_id,
+        }),
+      );
     });
   });
 
   router.post('/api-auth/api-key/:key', async (req, res) => {
-    const token = typeof req.query.connect_session_token === 'string' ? req.query.connect_session_token : /^Bearer\s+(\S+)$/i.exec(req.header('authorization') ?? '')?.[1];
+    const token =
+      typeof req.query.connect_session_token === 'string' ? req.query.connect_session_token : /^Bearer\s+(\S+)$/i.exec(req.header('authorization') ?? '')?.[1];
     const session = await openConnectSession(deps, token);
     await countFlowAttempt(deps, session);
     const { apiKey } = parseInput(apiKeyBody, req.body, 'invalid_body');
     const { connection, operation } = await connectWithApiKey(deps, session, String(req.params.key), apiKey);
-    res.status(operation === 'creation' ? 201 : 200).json({ data: { connection_id: connection.connection_id, provider_config_key: connection.provider_config_key, provider: connection.provider } });
+    res
+      .status(operation === 'creation' ? 201 : 200)
+      .json({ data: { connection_id: connection.connection_id, provider_config_key: connection.provider_config_key, provider: connection.provider } });
   });
 
   return router;
@@ -64,14 +74,31 @@ async function connectWithApiKey(deps: ApiDeps, session: ConnectSessionDoc, key:
   const { connectionId, reconnect } = await flowTarget(deps, session, integration);
   const credentials = { type: 'API_KEY' as const, apiKey };
   try {
-    await verifyCredentials(deps.openProviderSession({ environment: session.environment, integration, credentials, connectionId, operation: 'auth', runId: null }));
+    await verifyCredentials(
+      deps.openProviderSession({ environment: session.environment, integration, credentials, connectionId, operation: 'auth', runId: null }),
+    );
   } catch (err) {
     const e = err as WeftError;
-    await reportFailedAuthorization(deps, { environment: session.environment, integration, connectionId, reconnect, authMode: 'API_KEY', error: { type: e.code ?? 'invalid_credentials', description: e.message } });
+    await reportFailedAuthorization(deps, {
+      environment: session.environment,
+      integration,
+      connectionId,
+      reconnect,
+      authMode: 'API_KEY',
+      error: { type: e.code ?? 'invalid_credentials', description: e.message },
+    });
     throw err;
   }
   const defaults = session.integrations_config_defaults[key]?.connection_config ?? {};
-  return storeAuthorizedConnection(deps, { environment: session.environment, integration, connectionId, reconnect, credentials, connectionConfig: defaults, tags: session.tags });
+  return storeAuthorizedConnection(deps, {
+    environment: session.environment,
+    integration,
+    connectionId,
+    reconnect,
+    credentials,
+    connectionConfig: defaults,
+    tags: session.tags,
+  });
 }
 
 function connectPage(deps: ApiDeps, session: ConnectSessionDoc, token: string, integrations: IntegrationDoc[]): string {

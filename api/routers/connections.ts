@@ -30,12 +30,23 @@ export function connectionsRouter(deps: ApiDeps): Router {
     const provider = resolveProvider(deps.registry, integration);
     const mode = integrationAuthMode(provider.definition, openIntegrationCredentials(deps.cipher, integration)?.type);
     if (mode !== body.credentials.type) {
-      throw new BadRequestError('invalid_credentials_type', `Integration "${integration.unique_key}" uses ${mode}; credentials of type ${body.credentials.type} do not apply.`);
+      throw new BadRequestError(
+        'invalid_credentials_type',
+        `Integration "${integration.unique_key}" uses ${mode}; credentials of type ${body.credentials.type} do not apply.`,
+      );
     }
     if (body.credentials.type === 'APP') {
       const app = openIntegrationCredentials(deps.cipher, integration);
-      if (app?.type !== 'APP') throw new BadRequestError('app_credentials_missing', `Integration "${integration.unique_key}" has no App credentials (app_id, app_link, private_key) to mint installation tokens with.`);
-      if (app.app_id !== body.credentials.app_id) throw new BadRequestError('app_id_mismatch', `app_id ${body.credentials.app_id} is not the App of integration "${integration.unique_key}" (${app.app_id}).`);
+      if (app?.type !== 'APP')
+        throw new BadRequestError(
+          'app_credentials_missing',
+          `Integration "${integration.unique_key}" has no App credentials (app_id, app_link, private_key) to mint installation tokens with.`,
+        );
+      if (app.app_id !== body.credentials.app_id)
+        throw new BadRequestError(
+          'app_id_mismatch',
+          `app_id ${body.credentials.app_id} is not the App of integration "${integration.unique_key}" (${app.app_id}).`,
+        );
     }
     // Proven before stored: a refused key or unknown installation changes nothing.
     const session = deps.openProviderSession({
@@ -97,7 +108,16 @@ export function connectionsRouter(deps: ApiDeps): Router {
     } else if (connection.auth_mode === 'APP') {
       // An installation token, minted (and stored) when there is none or its hour is nearly up.
       const integration = await findIntegration(deps.stores, connection.environment, connection.provider_config_key);
-      await deps.openProviderSession({ environment: connection.environment, integration, connection, connectionId: connection.connection_id, operation: 'auth', runId: null }).refreshCredentials();
+      await deps
+        .openProviderSession({
+          environment: connection.environment,
+          integration,
+          connection,
+          connectionId: connection.connection_id,
+          operation: 'auth',
+          runId: null,
+        })
+        .refreshCredentials();
       connection = (await deps.stores.connections.getById(connection._id)) ?? connection;
     }
     res.json(presentConnection(connection, deps, { withCredentials: true, withRefreshToken: q.refresh_token === 'true' }));

@@ -52,8 +52,7 @@ export function environmentRouter(deps: ApiDeps): Router {
 
 function present(env: EnvironmentDoc) {
   const rotatedAt = env.webhook_signing_key_rotated_at;
-  const previousValidUntil =
-    rotatedAt && env.previous_webhook_signing_key_encrypted ? new Date(rotatedAt.getTime() + SIGNING_KEY_GRACE_MS) : null;
+  const previousValidUntil = rotatedAt && env.previous_webhook_signing_key_encrypted ? new Date(rotatedAt.getTime() + SIGNING_KEY_GRACE_MS) : null;
   return {
     name: env._id,
     webhook_url: env.webhook_url,

@@ -23,7 +23,13 @@ export function integrationsRouter(deps: ApiDeps): Router {
     checkOutboundUrls(deps, body);
     const provider = deps.registry.get(body.provider)?.provider;
     if (!provider) {
-      throw new BadRequestError('unknown_provider', `Unknown provider "${body.provider}" (available: ${deps.registry.providers().map((p) => p.name).join(', ')}).`);
+      throw new BadRequestError(
+        'unknown_provider',
+        `Unknown provider "${body.provider}" (available: ${deps.registry
+          .providers()
+          .map((p) => p.name)
+          .join(', ')}).`,
+      );
     }
     if (body.credentials) validateClientCredentials(provider, body.credentials);
     const _id = randomUUID();
@@ -44,7 +50,12 @@ export function integrationsRouter(deps: ApiDeps): Router {
     if (!doc) throw new NotFoundError('unknown_provider_config', `No integration "${req.params.key}" in this environment.`);
     const include = ([] as unknown[]).concat(req.query.include ?? req.query['include[]'] ?? []);
     const withCredentials = include.includes('credentials') && doc.credentials_encrypted;
-    res.json({ data: { ...present(doc), ...(withCredentials ? { credentials: deps.cipher.open(doc.credentials_encrypted as string, sealedAt.integrationCredentials(doc._id)) } : {}) } });
+    res.json({
+      data: {
+        ...present(doc),
+        ...(withCredentials ? { credentials: deps.cipher.open(doc.credentials_encrypted as string, sealedAt.integrationCredentials(doc._id)) } : {}),
+      },
+    });
   });
 
   router.patch('/:key', async (req, res) => {

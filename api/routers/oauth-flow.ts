@@ -71,14 +71,25 @@ export function oauthFlowRouter(deps: ApiDeps): Router {
       if (app?.type === 'APP') {
         const state = randomBytes(24).toString('base64url');
         const browser_binding_hash = bindToBrowser(deps, req, res);
-        await deps.stores.authStates.put({ ...base, _id: state, kind: 'app-install', browser_binding_hash, code_verifier_sealed: null, redirect_uri: '', scopes: [], tenant: null, connection_config: defaults.connection_config ?? {} });
+        await deps.stores.authStates.put({
+          ...base,
+          _id: state,
+          kind: 'app-install',
+          browser_binding_hash,
+          code_verifier_sealed: null,
+          redirect_uri: '',
+          scopes: [],
+          tenant: null,
+          connection_config: defaults.connection_config ?? {},
+        });
         const install = new URL(`${app.app_link.replace(/\/+$/, '')}/installations/new`);
         install.searchParams.set('state', state);
         res.redirect(302, install.href);
         return;
       }
       const oauth = provider.definition.oauth;
-      if (app?.type !== 'OAUTH2' || !oauth) throw new WeftError('invalid_auth_mode', `Integration "${integration.unique_key}" is not connected through a provider's authorization page.`, 400);
+      if (app?.type !== 'OAUTH2' || !oauth)
+        throw new WeftError('invalid_auth_mode', `Integration "${integration.unique_key}" is not connected through a provider's authorization page.`, 400);
 
       const requested = defaults.user_scopes ?? (app.scopes ? app.scopes.split(/[\s,]+/) : oauth.defaultScopes);
       const { scopes, warnings } = decideScopes(requested, oauth.scopeRules);
@@ -112,7 +123,14 @@ export function oauthFlowRouter(deps: ApiDeps): Router {
         const credentials = await redeem(deps, state, integration, q.code ?? '');
         await verifyWith(deps, state, integration, credentials);
         const { connection } = await store(deps, state, integration, credentials);
-        res.type('html').send(resultPage({ success: true, title: 'Connected', message: `Your ${integration.display_name} account is connected.`, connectionId: connection.connection_id }));
+        res.type('html').send(
+          resultPage({
+            success: true,
+            title: 'Connected',
+            message: `Your ${integration.display_name} account is connected.`,
+            connectionId: connection.connection_id,
+          }),
+        );
       });
     });
   });
@@ -126,7 +144,9 @@ export function oauthFlowRouter(deps: ApiDeps): Router {
         const app = openIntegrationCredentials(deps.cipher, integration);
         if (app?.type !== 'APP') throw new InstallationNotVerified(`integration "${integration.unique_key}" has no App registered.`);
         if (!q.installation_id || !/^\d{1,20}$/.test(q.installation_id)) {
-          throw new InstallationNotVerified(`${providerName(deps, integration)} did not report an installation (an installation an organization owner still has to approve is not one yet).`);
+          throw new InstallationNotVerified(
+            `${providerName(deps, integration)} did not report an installation (an installation an organization owner still has to approve is not one yet).`,
+          );
         }
         // GitHub warns that installation_id can be spoofed: the installing user must reach it.
         await verifyInstallationOwner(deps, {
@@ -144,10 +164,22 @@ export function oauthFlowRouter(deps: ApiDeps): Router {
           await verifyWith(deps, state, integration, credentials);
         } catch (err) {
           if (!(err instanceof WeftError)) throw err;
-          throw new FlowFailed({ code: 'oauth_error', title: 'The installation could not be used', message: err.message, next: 'Install the app again from the application.' });
+          throw new FlowFailed({
+            code: 'oauth_error',
+            title: 'The installation could not be used',
+            message: err.message,
+            next: 'Install the app again from the application.',
+          });
         }
         const { connection } = await store(deps, state, integration, credentials);
-        res.type('html').send(resultPage({ success: true, title: 'Connected', message: `The ${integration.display_name} app is installed and connected.`, connectionId: connection.connection_id }));
+        res.type('html').send(
+          resultPage({
+            success: true,
+            title: 'Connected',
+            message: `The ${integration.display_name} app is installed and connected.`,
+            connectionId: connection.connection_id,
+          }),
+        );
       });
     });
   });
@@ -199,7 +231,10 @@ async function completeFlow(
       authMode,
       error: { type: failure.code, description: `${failure.message} ${failure.next}` },
     });
-    res.status(400).type('html').send(resultPage({ success: false, title: failure.title, message: failure.message, code: failure.code, next: failure.next }));
+    res
+      .status(400)
+      .type('html')
+      .send(resultPage({ success: false, title: failure.title, message: failure.message, code: failure.code, next: failure.next }));
   }
 }
 
@@ -215,12 +250,20 @@ function errorCodesOf(deps: ApiDeps, integration: IntegrationDoc): Authorization
 
 function failureOf(err: unknown, errorCodes: AuthorizationErrorCodes | undefined, provider: string): FlowFailure | null {
   if (err instanceof FlowFailed) return err.failure;
-  if (err instanceof OAuthProviderError) return describeAuthorizationFailure({ error: err.oauthError, description: err.description, codes: err.codes }, errorCodes);
+  if (err instanceof OAuthProviderError)
+    return describeAuthorizationFailure({ error: err.oauthError, description: err.description, codes: err.codes }, errorCodes);
   if (err instanceof InstallationNotVerified) {
-    return { code: err.code, title: 'The installation could not be verified', message: err.message, next: `Install the app again from the application, signed in to ${provider} as someone who can access the account it is installed on.` };
+    return {
+      code: err.code,
+      title: 'The installation could not be verified',
+      message: err.message,
+      next: `Install the app again from the application, signed in to ${provider} as someone who can access the account it is installed on.`,
+    };
   }
-  if (err instanceof WeftError && err.code === 'reconnect_connection_not_found') return { code: err.code, title: 'The account was not connected', message: err.message, next: 'Ask the application for a new link.' };
-  if (err instanceof WeftError) return { code: 'oauth_error', title: 'The account was not connected', message: err.message, next: 'Try again from the application.' };
+  if (err instanceof WeftError && err.code === 'reconnect_connection_not_found')
+    return { code: err.code, title: 'The account was not connected', message: err.message, next: 'Ask the application for a new link.' };
+  if (err instanceof WeftError)
+    return { code: 'oauth_error', title: 'The account was not connected', message: err.message, next: 'Try again from the application.' };
   return null;
 }
 
@@ -260,14 +303,20 @@ async function redeem(deps: ApiDeps, state: AuthStateDoc, integration: Integrati
 }
 
 async function verifyWith(deps: ApiDeps, state: AuthStateDoc, integration: IntegrationDoc, credentials: Credentials): Promise<void> {
-  await verifyCredentials(deps.openProviderSession({ environment: state.environment, integration, credentials, connectionId: state.connection_id, operation: 'auth', runId: null }));
+  await verifyCredentials(
+    deps.openProviderSession({ environment: state.environment, integration, credentials, connectionId: state.connection_id, operation: 'auth', runId: null }),
+  );
 }
 
 /** The state of this callback, taken once; a tampered, replayed or expired one ends here. */
 async function takeState(deps: ApiDeps, state: string | undefined, kind: AuthStateDoc['kind']): Promise<AuthStateDoc> {
   const doc = state ? await deps.stores.authStates.take(state) : null;
   if (!doc || doc.kind !== kind) {
-    throw new WeftError('invalid_state', 'This authorization response is not one Weft is waiting for (unknown, already used or expired state). No connection was made; start again from the application.', 400);
+    throw new WeftError(
+      'invalid_state',
+      'This authorization response is not one Weft is waiting for (unknown, already used or expired state). No connection was made; start again from the application.',
+      400,
+    );
   }
   return doc;
 }

@@ -41,7 +41,10 @@ export function operationsRouter(deps: ApiDeps): Router {
       return;
     }
     const available = [...(integration?.actions ?? []), ...(integration?.syncs ?? [])].map((o) => `/v1${o.endpoint.path}`);
-    throw new NotFoundError('unknown_operation', `Integration "${connection.provider_config_key}" has no operation at /v1${path} (available: ${available.join(', ') || 'none'}).`);
+    throw new NotFoundError(
+      'unknown_operation',
+      `Integration "${connection.provider_config_key}" has no operation at /v1${path} (available: ${available.join(', ') || 'none'}).`,
+    );
   });
 
   return router;

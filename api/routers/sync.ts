@@ -43,7 +43,13 @@ export function syncRouter(deps: ApiDeps): Router {
     const env = environmentOf(res);
     const q = parseInput(syncStatusQuery, req.query, 'invalid_query_params');
     const integration = await findIntegration(deps.stores, env, q.provider_config_key);
-    const names = q.syncs === '*' ? [] : q.syncs.split(',').map((s) => s.trim()).filter(Boolean);
+    const names =
+      q.syncs === '*'
+        ? []
+        : q.syncs
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean);
     const selected = selectSyncs(deps, integration.provider, names);
     const connections = await targetConnections(env, q.provider_config_key, q.connection_id);
     const out = [];

@@ -2,7 +2,11 @@ import { z } from 'zod';
 import { API_KEY_MAX_LENGTH, headerSafeSecret } from '../../auth/credentials';
 import { jsonObject, tagsObject } from './json-object';
 
-const connectionId = z.string().min(1).max(255).regex(/^[^\s/]+$/, 'no spaces or slashes');
+const connectionId = z
+  .string()
+  .min(1)
+  .max(255)
+  .regex(/^[^\s/]+$/, 'no spaces or slashes');
 
 const integrationDefaultsSchema = z.strictObject({
   /** Scopes to request instead of the integration's (OAuth). */

@@ -2,7 +2,11 @@ import { z } from 'zod';
 import { connectionCredentialsInputSchema } from '../../auth/credentials';
 import { jsonObject, tagsObject } from './json-object';
 
-const connectionId = z.string().min(1).max(255).regex(/^[^\s/]+$/, 'no spaces or slashes');
+const connectionId = z
+  .string()
+  .min(1)
+  .max(255)
+  .regex(/^[^\s/]+$/, 'no spaces or slashes');
 
 export const createConnectionBody = z.strictObject({
   provider_config_key: z.string().min(1),

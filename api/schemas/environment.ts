@@ -1,7 +1,10 @@
 import { z } from 'zod';
 
 /** An http(s) URL the app receives POSTs at, or null to stop sending there. */
-const webhookUrl = z.url({ protocol: /^https?$/, message: 'an http(s) URL' }).max(2048).nullable();
+const webhookUrl = z
+  .url({ protocol: /^https?$/, message: 'an http(s) URL' })
+  .max(2048)
+  .nullable();
 
 export const patchEnvironmentBody = z.strictObject({
   webhook_url: webhookUrl.optional(),

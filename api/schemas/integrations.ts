@@ -26,7 +26,10 @@ export const integrationCredentialsSchema = z.discriminatedUnion('type', [
     homepage_url: z.url({ protocol: /^https?$/ }).optional(),
     description: z.string().max(400).optional(),
     /** Microsoft: `common`, `organizations`, `consumers`, or a tenant id or domain. */
-    tenant: z.string().regex(/^[A-Za-z0-9.-]{1,100}$/, 'a tenant id, domain, common, organizations or consumers').optional(),
+    tenant: z
+      .string()
+      .regex(/^[A-Za-z0-9.-]{1,100}$/, 'a tenant id, domain, common, organizations or consumers')
+      .optional(),
   }),
   z
     .strictObject({
@@ -41,7 +44,10 @@ export const integrationCredentialsSchema = z.discriminatedUnion('type', [
       client_id: z.string().min(1).max(100).optional(),
       client_secret: z.string().min(1).max(200).optional(),
     })
-    .refine((c) => (c.client_id === undefined) === (c.client_secret === undefined), { message: 'client_id and client_secret go together', path: ['client_secret'] }),
+    .refine((c) => (c.client_id === undefined) === (c.client_secret === undefined), {
+      message: 'client_id and client_secret go together',
+      path: ['client_secret'],
+    }),
 ]);
 
 export const createIntegrationBody = z.strictObject({

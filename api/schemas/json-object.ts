@@ -52,7 +52,10 @@ function jsonObjectIssues(value: Record<string, unknown>, limits: JsonObjectLimi
       issues.push({ path: item.path, message: 'numbers must be finite' });
     } else if (Array.isArray(v)) {
       if (item.inArray) {
-        issues.push({ path: item.path, message: 'arrays must not be directly inside arrays (FerretDB refuses nested arrays); wrap the inner array in an object' });
+        issues.push({
+          path: item.path,
+          message: 'arrays must not be directly inside arrays (FerretDB refuses nested arrays); wrap the inner array in an object',
+        });
         continue;
       }
       if (tooDeep(item, limits, issues)) continue;
@@ -95,11 +98,9 @@ export function jsonObject(limits: JsonObjectLimits = FREE_FORM_OBJECT_LIMITS) {
 }
 
 /** `tags`: a flat string → string map, with the same key rules and a small count. */
-export const tagsObject = z
-  .record(z.string(), z.string().max(TAG_LIMITS.maxValueLength))
-  .superRefine((tags, ctx) => {
-    const keys = Object.keys(tags);
-    if (keys.length > TAG_LIMITS.maxTags) return void ctx.addIssue({ code: 'custom', path: [], message: `at most ${TAG_LIMITS.maxTags} tags` });
-    const problems = keys.map((key) => [key, fieldNameProblem(key, TAG_LIMITS.maxKeyLength)] as const).filter(([, problem]) => problem);
-    for (const [key, problem] of problems.slice(0, MAX_REPORTED_ISSUES)) ctx.addIssue({ code: 'custom', path: [key], message: problem! });
-  });
+export const tagsObject = z.record(z.string(), z.string().max(TAG_LIMITS.maxValueLength)).superRefine((tags, ctx) => {
+  const keys = Object.keys(tags);
+  if (keys.length > TAG_LIMITS.maxTags) return void ctx.addIssue({ code: 'custom', path: [], message: `at most ${TAG_LIMITS.maxTags} tags` });
+  const problems = keys.map((key) => [key, fieldNameProblem(key, TAG_LIMITS.maxKeyLength)] as const).filter(([, problem]) => problem);
+  for (const [key, problem] of problems.slice(0, MAX_REPORTED_ISSUES)) ctx.addIssue({ code: 'custom', path: [key], message: problem! });
+});

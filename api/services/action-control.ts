@@ -19,7 +19,10 @@ export function findAction(deps: ApiDeps, connection: ConnectionDoc, name: strin
   const def = deps.registry.getAction(connection.provider, name);
   if (!def) {
     const known = deps.registry.get(connection.provider)?.actions.map((a) => a.name) ?? [];
-    throw new NotFoundError('unknown_action', `Integration "${connection.provider_config_key}" has no action "${name}" (available: ${known.join(', ') || 'none'}).`);
+    throw new NotFoundError(
+      'unknown_action',
+      `Integration "${connection.provider_config_key}" has no action "${name}" (available: ${known.join(', ') || 'none'}).`,
+    );
   }
   return def;
 }
@@ -31,7 +34,13 @@ export function validateActionInput(def: ActionDefinition, input: unknown): unkn
   return parsed.data;
 }
 
-export async function startAction(deps: ApiDeps, connection: ConnectionDoc, def: ActionDefinition, input: unknown, maxRetries: number): Promise<{ id: string; workflowId: string }> {
+export async function startAction(
+  deps: ApiDeps,
+  connection: ConnectionDoc,
+  def: ActionDefinition,
+  input: unknown,
+  maxRetries: number,
+): Promise<{ id: string; workflowId: string }> {
   const id = randomUUID();
   const workflowId = actionWorkflowId(connection.environment, id);
   const args: ActionRunInput = {
@@ -71,12 +80,10 @@ export function actionTimeoutMs(deps: ApiDeps, headerSeconds: number | undefined
 /** 504: the caller stopped waiting; the action did not stop running. */
 class ActionTimeoutError extends WeftError {
   constructor(id: string, timeoutMs: number) {
-    super(
-      'action_timeout',
-      `The action did not finish within ${timeoutMs / 1000} s. It keeps running: poll GET /action/${id} for its output.`,
-      504,
-      { id, statusUrl: `/action/${id}` },
-    );
+    super('action_timeout', `The action did not finish within ${timeoutMs / 1000} s. It keeps running: poll GET /action/${id} for its output.`, 504, {
+      id,
+      statusUrl: `/action/${id}`,
+    });
   }
 }
 
@@ -127,7 +134,8 @@ export async function actionState(deps: ApiDeps, workflowId: string): Promise<Ac
 function toApiError(err: unknown): WeftError {
   if (!(err instanceof WorkflowFailedError)) throw err;
   let cause: unknown = err.cause;
-  while (cause && !(cause instanceof ApplicationFailure) && !(cause instanceof TimeoutFailure) && (cause as { cause?: unknown }).cause) cause = (cause as { cause?: unknown }).cause;
+  while (cause && !(cause instanceof ApplicationFailure) && !(cause instanceof TimeoutFailure) && (cause as { cause?: unknown }).cause)
+    cause = (cause as { cause?: unknown }).cause;
   if (cause instanceof TimeoutFailure) return new WeftError('action_timed_out', 'The action did not finish in time.', 504);
   if (!(cause instanceof ApplicationFailure)) return new WeftError('action_failed', err.message, 500);
   const info = (cause.details?.[0] ?? {}) as Partial<FailureInfo>;

@@ -14,7 +14,10 @@ import type { integrationCredentialsSchema } from '../schemas/integrations';
 export function validateClientCredentials(provider: ProviderDefinition, credentials: z.infer<typeof integrationCredentialsSchema>): void {
   const modes = supportedAuthModes(provider);
   if (!modes.includes(credentials.type)) {
-    throw new BadRequestError('invalid_credentials_type', `Provider "${provider.name}" supports ${modes.join(' or ')}; credentials of type ${credentials.type} do not apply.`);
+    throw new BadRequestError(
+      'invalid_credentials_type',
+      `Provider "${provider.name}" supports ${modes.join(' or ')}; credentials of type ${credentials.type} do not apply.`,
+    );
   }
   if (credentials.type === 'APP') {
     readAppPrivateKey(credentials.private_key); // throws invalid_private_key with what was expected
@@ -23,8 +26,10 @@ export function validateClientCredentials(provider: ProviderDefinition, credenti
   const rules = provider.oauth?.registration;
   if (!rules) return;
   const problems: string[] = [];
-  if (!credentials.app_name) problems.push('app_name is required (the OAuth app\'s name as registered)');
-  else if (credentials.app_name.length > rules.appNameMaxLength) problems.push(`app_name must be at most ${rules.appNameMaxLength} characters (got ${credentials.app_name.length})`);
+  if (!credentials.app_name) problems.push("app_name is required (the OAuth app's name as registered)");
+  else if (credentials.app_name.length > rules.appNameMaxLength)
+    problems.push(`app_name must be at most ${rules.appNameMaxLength} characters (got ${credentials.app_name.length})`);
   if (rules.homepageUrlRequired && !credentials.homepage_url) problems.push('homepage_url is required');
-  if (problems.length) throw new BadRequestError('invalid_app_registration', `The ${provider.displayName} OAuth app registration is not valid: ${problems.join('; ')}.`);
+  if (problems.length)
+    throw new BadRequestError('invalid_app_registration', `The ${provider.displayName} OAuth app registration is not valid: ${problems.join('; ')}.`);
 }

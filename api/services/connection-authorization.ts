@@ -26,12 +26,22 @@ export interface AuthorizedConnection {
  * auto-start syncs of a new connection and tells the app with the `auth` webhook. A new
  * connection never overwrites one that exists, and a reconnect never creates one.
  */
-export async function storeAuthorizedConnection(deps: ApiDeps, input: AuthorizedConnection): Promise<{ connection: ConnectionDoc; operation: 'creation' | 'override' }> {
-  const existing = await deps.stores.connections.find({ environment: input.environment, providerConfigKey: input.integration.unique_key, connectionId: input.connectionId });
+export async function storeAuthorizedConnection(
+  deps: ApiDeps,
+  input: AuthorizedConnection,
+): Promise<{ connection: ConnectionDoc; operation: 'creation' | 'override' }> {
+  const existing = await deps.stores.connections.find({
+    environment: input.environment,
+    providerConfigKey: input.integration.unique_key,
+    connectionId: input.connectionId,
+  });
   // Deleted while the user was at the provider: a reconnect link never creates it again.
   if (!existing && input.reconnect) throw reconnectTargetMissing(input.integration, input.connectionId);
   if (existing && !input.reconnect) {
-    throw new ConflictError('duplicate_connection', `Connection "${input.connectionId}" already exists for integration "${input.integration.unique_key}"; only a reconnect session re-authorizes it.`);
+    throw new ConflictError(
+      'duplicate_connection',
+      `Connection "${input.connectionId}" already exists for integration "${input.integration.unique_key}"; only a reconnect session re-authorizes it.`,
+    );
   }
   // Sealed for the document it goes into: the existing connection's, or the new one's.
   const _id = existing?._id ?? randomUUID();
@@ -66,11 +76,23 @@ export async function storeAuthorizedConnection(deps: ApiDeps, input: Authorized
 /** A flow that ended without a connection still tells the app (success: false). */
 export async function reportFailedAuthorization(
   deps: ApiDeps,
-  input: { environment: string; integration: IntegrationDoc; connectionId: string; reconnect: boolean; authMode: ConnectionDoc['auth_mode']; error: { type: string; description: string } },
+  input: {
+    environment: string;
+    integration: IntegrationDoc;
+    connectionId: string;
+    reconnect: boolean;
+    authMode: ConnectionDoc['auth_mode'];
+    error: { type: string; description: string };
+  },
 ): Promise<void> {
   await queueAuthWebhook(webhookDeps(deps), {
     environment: input.environment,
-    connection: { connection_id: input.connectionId, provider_config_key: input.integration.unique_key, provider: input.integration.provider, auth_mode: input.authMode },
+    connection: {
+      connection_id: input.connectionId,
+      provider_config_key: input.integration.unique_key,
+      provider: input.integration.provider,
+      auth_mode: input.authMode,
+    },
     operation: input.reconnect ? 'override' : 'creation',
     success: false,
     error: input.error,

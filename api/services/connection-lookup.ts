@@ -4,7 +4,12 @@ import type { ConnectionDoc } from '../../store/connections';
 import type { IntegrationDoc } from '../../store/integrations';
 
 /** Finds a connection of this environment; another environment's is simply not found. */
-export async function findConnection(stores: Stores, environment: string, providerConfigKey: string, connectionId: string): Promise<{ integration: IntegrationDoc; connection: ConnectionDoc }> {
+export async function findConnection(
+  stores: Stores,
+  environment: string,
+  providerConfigKey: string,
+  connectionId: string,
+): Promise<{ integration: IntegrationDoc; connection: ConnectionDoc }> {
   // Both by key, independent of each other: read together (an unknown integration still answers first).
   const [integration, connection] = await Promise.all([
     findIntegration(stores, environment, providerConfigKey),

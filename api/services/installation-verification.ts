@@ -42,10 +42,14 @@ export async function verifyInstallationOwner(deps: ApiDeps, claim: Installation
   const listing = provider.definition.app?.userInstallations;
   if (!oauth || !listing) throw new InstallationNotVerified(`${provider.definition.displayName} has no way to list a user's installations.`);
   if (!claim.app.client_id || !claim.app.client_secret) {
-    throw new InstallationNotVerified(`the integration has no OAuth client id and secret of the ${provider.definition.displayName} App, which Weft needs to check who installed it.`);
+    throw new InstallationNotVerified(
+      `the integration has no OAuth client id and secret of the ${provider.definition.displayName} App, which Weft needs to check who installed it.`,
+    );
   }
   if (!claim.code) {
-    throw new InstallationNotVerified(`${provider.definition.displayName} sent no authorization code; the App must request user authorization (OAuth) during installation.`);
+    throw new InstallationNotVerified(
+      `${provider.definition.displayName} sent no authorization code; the App must request user authorization (OAuth) during installation.`,
+    );
   }
 
   const ep = oauthEndpoints(oauth, claim.integration, { type: 'OAUTH2', client_id: claim.app.client_id, client_secret: claim.app.client_secret }, deps.egress);
@@ -53,7 +57,8 @@ export async function verifyInstallationOwner(deps: ApiDeps, claim: Installation
   try {
     userToken = (await exchangeCode(ep, { code: claim.code, state: claim.state, redirectUri: claim.redirectUri })).accessToken;
   } catch (err) {
-    if (err instanceof OAuthProviderError) throw new InstallationNotVerified(`${provider.definition.displayName} refused the authorization code (${err.oauthError}).`);
+    if (err instanceof OAuthProviderError)
+      throw new InstallationNotVerified(`${provider.definition.displayName} refused the authorization code (${err.oauthError}).`);
     if (err instanceof WeftError) throw new InstallationNotVerified(err.message);
     throw err;
   }
@@ -68,13 +73,18 @@ export async function verifyInstallationOwner(deps: ApiDeps, claim: Installation
   });
   try {
     let pages = 0;
-    const listed = paginatePages<{ id?: unknown }>((c) => session.client.request(c), { endpoint: listing.endpoint, paginate: { responsePath: listing.responsePath } }, provider.definition.pagination);
+    const listed = paginatePages<{ id?: unknown }>(
+      (c) => session.client.request(c),
+      { endpoint: listing.endpoint, paginate: { responsePath: listing.responsePath } },
+      provider.definition.pagination,
+    );
     for await (const page of listed) {
       if (page.items.some((i) => String(i.id) === claim.installationId)) return;
       if (++pages >= MAX_INSTALLATION_PAGES) break;
     }
   } catch (err) {
-    if (err instanceof WeftError) throw new InstallationNotVerified(`${provider.definition.displayName} did not list the user's installations (${err.message}).`);
+    if (err instanceof WeftError)
+      throw new InstallationNotVerified(`${provider.definition.displayName} did not list the user's installations (${err.message}).`);
     throw err;
   }
   throw new InstallationNotVerified(`installation ${claim.installationId} is not one the signed-in ${provider.definition.displayName} user can access.`);

@@ -11,7 +11,10 @@ export function publicBaseUrl(deps: ApiDeps, req: Request): string {
   // The Host header is the client's to write: one that is no host name makes no URL.
   const base = `${req.protocol}://${req.get('host') ?? ''}`;
   if (!URL.canParse(base) || new URL(base).pathname !== '/') {
-    throw new BadRequestError('invalid_host', 'The Host header is not a host name Weft can build its links from (set WEFT_PUBLIC_URL when Weft runs behind a proxy).');
+    throw new BadRequestError(
+      'invalid_host',
+      'The Host header is not a host name Weft can build its links from (set WEFT_PUBLIC_URL when Weft runs behind a proxy).',
+    );
   }
   return base;
 }

@@ -11,7 +11,13 @@ const WeftConnectionId = defineSearchAttributeKey('WeftConnectionId', SearchAttr
 const WeftSyncName = defineSearchAttributeKey('WeftSyncName', SearchAttributeType.KEYWORD);
 const WeftOperation = defineSearchAttributeKey('WeftOperation', SearchAttributeType.KEYWORD);
 
-export function searchAttributesFor(a: { environment: string; integration: string; connectionId: string; syncName?: string; operation: string }): TypedSearchAttributes {
+export function searchAttributesFor(a: {
+  environment: string;
+  integration: string;
+  connectionId: string;
+  syncName?: string;
+  operation: string;
+}): TypedSearchAttributes {
   return new TypedSearchAttributes([
     { key: WeftEnvironment, value: a.environment },
     { key: WeftIntegration, value: a.integration },

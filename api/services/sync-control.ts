@@ -25,7 +25,10 @@ export function selectSyncs(deps: ApiDeps, provider: string, requested: Array<st
   return requested.map((r) => {
     const sel = typeof r === 'string' ? { name: r, variant: DEFAULT_VARIANT } : r;
     if (!known.some((s) => s.name === sel.name)) {
-      throw new BadRequestError('unknown_sync', `Integration "${provider}" has no sync "${sel.name}" (available: ${known.map((s) => s.name).join(', ') || 'none'}).`);
+      throw new BadRequestError(
+        'unknown_sync',
+        `Integration "${provider}" has no sync "${sel.name}" (available: ${known.map((s) => s.name).join(', ') || 'none'}).`,
+      );
     }
     return sel;
   });

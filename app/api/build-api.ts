@@ -19,7 +19,14 @@ function apiDeps(core: Core, opts: { logger?: Logger } = {}): ApiDeps {
     temporal: core.temporal,
     logger,
     egress: core.egress,
-    openProviderSession: providerSessionOpener({ stores: core.stores, cipher: core.cipher, registry: core.registry, logger, maxInlineWaitMs: API_MAX_INLINE_WAIT_MS, egress: core.egress }),
+    openProviderSession: providerSessionOpener({
+      stores: core.stores,
+      cipher: core.cipher,
+      registry: core.registry,
+      logger,
+      maxInlineWaitMs: API_MAX_INLINE_WAIT_MS,
+      egress: core.egress,
+    }),
     settings: {
       syncTaskQueue: config.WEFT_SYNC_TASK_QUEUE,
       actionTaskQueue: config.WEFT_ACTION_TASK_QUEUE,

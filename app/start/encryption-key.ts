@@ -25,7 +25,7 @@ export async function resolveEncryptionKey(config: Config, stateDir: string): Pr
     throw new StartError(
       'start_missing_encryption_key',
       'WEFT_ENCRYPTION_KEY is not set. In production Weft does not generate one: set it to 32 random bytes in base64 ' +
-        '(e.g. `node -e "console.log(require(\'crypto\').randomBytes(32).toString(\'base64\'))"`) and keep it safe; ' +
+        "(e.g. `node -e \"console.log(require('crypto').randomBytes(32).toString('base64'))\"`) and keep it safe; " +
         'stored credentials cannot be decrypted without it.',
     );
   }

@@ -60,7 +60,10 @@ export async function runStart(options: StartOptions, env: NodeJS.ProcessEnv): P
     parseAllowList(config.WEFT_EGRESS_ALLOW); // a mistyped entry stops here, before anything starts
     const port = options.port ?? config.PORT;
     if (port !== 0 && !(await isPortFree(port, API_HOST))) {
-      throw new StartError('start_port_busy', `Port ${port} on ${API_HOST}, needed for the API, is already in use (another \`npm start\`?). Use --port <port> or PORT=<port>.`);
+      throw new StartError(
+        'start_port_busy',
+        `Port ${port} on ${API_HOST}, needed for the API, is already in use (another \`npm start\`?). Use --port <port> or PORT=<port>.`,
+      );
     }
     const stateDir = path.resolve(REPO_ROOT, config.WEFT_STATE_DIR);
     const encryption = await resolveEncryptionKey(config, stateDir);
@@ -72,7 +75,9 @@ export async function runStart(options: StartOptions, env: NodeJS.ProcessEnv): P
     const infraEnv = infraOptionsFromEnv(env);
     const needsServers = !infraEnv.external.temporalAddress || !infraEnv.external.mongodbUri;
     if (needsServers) {
-      say(`starting ${[!infraEnv.external.temporalAddress && 'the Temporal dev server', !infraEnv.external.mongodbUri && 'FerretDB'].filter(Boolean).join(' and ')}…`);
+      say(
+        `starting ${[!infraEnv.external.temporalAddress && 'the Temporal dev server', !infraEnv.external.mongodbUri && 'FerretDB'].filter(Boolean).join(' and ')}…`,
+      );
       if (!(await serversCached(infraEnv))) {
         say(`  (first start: unless they are on PATH, the servers are built with Go now — a few minutes, once; kept in ${infraEnv.binaries.cacheDir})`);
       }
@@ -232,12 +237,17 @@ function printSummary(s: { apiUrl: string; infra: Infrastructure; config: Config
     ['API', s.apiUrl],
     [
       'Temporal UI',
-      infra.temporal.uiUrl ? `${infra.temporal.uiUrl}/namespaces/${encodeURIComponent(infra.temporal.namespace)}/workflows` : '(external Temporal: use its own UI)',
+      infra.temporal.uiUrl
+        ? `${infra.temporal.uiUrl}/namespaces/${encodeURIComponent(infra.temporal.namespace)}/workflows`
+        : '(external Temporal: use its own UI)',
     ],
     ['Temporal', `${infra.temporal.address}, namespace ${infra.temporal.namespace} (${infra.temporal.startedHere ? 'dev server started here' : 'external'})`],
     ['MongoDB', `${redactUri(infra.mongodbUri)} db ${s.config.MONGODB_DB} (${infra.mongodbStartedHere ? 'FerretDB started here' : 'external'})`],
     ['Workers', `workflows and syncs on ${s.config.WEFT_SYNC_TASK_QUEUE}, actions on ${s.config.WEFT_ACTION_TASK_QUEUE}`],
-    ['Outbound', `public addresses only${s.egressAllow.length ? `, plus ${s.egressAllow.join(', ')}` : ''} (WEFT_EGRESS_ALLOW${s.sandbox ? ' + sandbox simulators' : ''})`],
+    [
+      'Outbound',
+      `public addresses only${s.egressAllow.length ? `, plus ${s.egressAllow.join(', ')}` : ''} (WEFT_EGRESS_ALLOW${s.sandbox ? ' + sandbox simulators' : ''})`,
+    ],
   ];
   for (const sim of s.sandbox?.simulators ?? []) {
     rows.push([`${sim.id} simulator`, `${sim.url} (${sim.hint}${sim.note ? `; ${sim.note}` : ''})`]);
@@ -246,7 +256,9 @@ function printSummary(s: { apiUrl: string; infra: Infrastructure; config: Config
   say('Weft is running.');
   say(table(rows));
   if (s.sandbox) {
-    const list = s.sandbox.integrations.map((i) => (i.outcome === 'skipped' ? `${i.uniqueKey} (skipped: ${i.reason})` : `${i.uniqueKey} → ${i.baseUrl} (${i.outcome})`));
+    const list = s.sandbox.integrations.map((i) =>
+      i.outcome === 'skipped' ? `${i.uniqueKey} (skipped: ${i.reason})` : `${i.uniqueKey} → ${i.baseUrl} (${i.outcome})`,
+    );
     say(`  sandbox integrations in dev: ${list.length ? list.join(', ') : 'none (no integration has a simulator yet)'}`);
   }
   say(`runtime logs: pino JSON at level ${s.config.LOG_LEVEL} (LOG_LEVEL=info for more). Press Ctrl-C to stop.`);
@@ -259,7 +271,14 @@ async function serversCached(infraEnv: InfraOptionsFromEnv): Promise<boolean> {
   if (!infraEnv.external.temporalAddress) needed.push(['temporal', infraEnv.binaries.temporal]);
   if (!infraEnv.external.mongodbUri) needed.push(['ferretdb', infraEnv.binaries.ferretdb]);
   const present = await Promise.all(
-    needed.map(([name, explicit]) => (explicit ? Promise.resolve(true) : access(path.join(infraEnv.binaries.cacheDir, name), fsConstants.X_OK).then(() => true, () => false))),
+    needed.map(([name, explicit]) =>
+      explicit
+        ? Promise.resolve(true)
+        : access(path.join(infraEnv.binaries.cacheDir, name), fsConstants.X_OK).then(
+            () => true,
+            () => false,
+          ),
+    ),
   );
   return present.every(Boolean);
 }

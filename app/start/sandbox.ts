@@ -126,7 +126,9 @@ function graphWithSignIn(): SimulatorHandle {
     async start(port) {
       const url = await graph.start(port);
       await identity.start(0);
-      const root = (await (await fetch(`${url}/v1.0/sites/root`, { headers: { authorization: `Bearer ${GRAPH_DEFAULT_ACCESS_TOKEN}` } })).json()) as { siteCollection: { hostname: string } };
+      const root = (await (await fetch(`${url}/v1.0/sites/root`, { headers: { authorization: `Bearer ${GRAPH_DEFAULT_ACCESS_TOKEN}` } })).json()) as {
+        siteCollection: { hostname: string };
+      };
       identity.setSharePointHost(root.siteCollection.hostname);
       return url;
     },
@@ -167,7 +169,15 @@ export async function startSandboxSimulators(opts: SandboxSimulatorOptions): Pro
       for (const r of running) {
         const credentials = r.handle.integrationCredentials?.();
         for (const integration of r.available) {
-          integrations.push(await upsertIntegration(stores, environment, integration, r.overrides, credentials ? (id) => cipher.seal(credentials, sealedAt.integrationCredentials(id)) : null));
+          integrations.push(
+            await upsertIntegration(
+              stores,
+              environment,
+              integration,
+              r.overrides,
+              credentials ? (id) => cipher.seal(credentials, sealedAt.integrationCredentials(id)) : null,
+            ),
+          );
         }
       }
       return integrations;
@@ -191,7 +201,8 @@ export async function startSandboxSimulators(opts: SandboxSimulatorOptions): Pro
       running.push({ handle, available, overrides });
       result.simulators.push({ id: spec.id, url, hint: spec.hint, note });
       for (const origin of Object.values(overrides)) {
-        if (typeof origin === 'string' && /^https?:\/\//.test(origin) && !result.egressAllow.includes(allowEntryFor(origin))) result.egressAllow.push(allowEntryFor(origin));
+        if (typeof origin === 'string' && /^https?:\/\//.test(origin) && !result.egressAllow.includes(allowEntryFor(origin)))
+          result.egressAllow.push(allowEntryFor(origin));
       }
     }
   } catch (err) {

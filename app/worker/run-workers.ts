@@ -33,7 +33,14 @@ export async function buildWorkers(core: Core, opts: { logger?: Logger } = {}): 
   const { config } = core;
   const logger = opts.logger ?? core.logger;
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
-  const sessionDeps = { stores: core.stores, cipher: core.cipher, registry: core.registry, logger, maxInlineWaitMs: config.WEFT_MAX_INLINE_WAIT_MS, egress: core.egress };
+  const sessionDeps = {
+    stores: core.stores,
+    cipher: core.cipher,
+    registry: core.registry,
+    logger,
+    maxInlineWaitMs: config.WEFT_MAX_INLINE_WAIT_MS,
+    egress: core.egress,
+  };
   const activityDeps = { stores: core.stores, cipher: core.cipher, registry: core.registry, logger, openProviderSession: providerSessionOpener(sessionDeps) };
   // A compiled worker uses the bundle built with it: webpack at start costs seconds and memory.
   const bundleFile = config.WEFT_WORKFLOW_BUNDLE || prebuiltWorkflowBundle();
@@ -42,14 +49,24 @@ export async function buildWorkers(core: Core, opts: { logger?: Logger } = {}): 
   try {
     // Every workflow (syncs' and actions') on the sync queue; the action queue has activities only.
     const sync = await createWeftWorker({ ...common, workflows: true, taskQueue: config.WEFT_SYNC_TASK_QUEUE, activities: createSyncActivities(activityDeps) });
-    const action = await createWeftWorker({ ...common, workflows: false, taskQueue: config.WEFT_ACTION_TASK_QUEUE, activities: createActionActivities(activityDeps) });
+    const action = await createWeftWorker({
+      ...common,
+      workflows: false,
+      taskQueue: config.WEFT_ACTION_TASK_QUEUE,
+      activities: createActionActivities(activityDeps),
+    });
     return {
       sync,
       action,
       connection,
       async run() {
         // Webhooks left undelivered (failed rounds, or a process that died mid-delivery) go out from here.
-        const webhooks = startWebhookSweeper({ stores: core.stores, cipher: core.cipher, logger: logger.child({ component: 'webhook-sweeper' }), egress: core.egress });
+        const webhooks = startWebhookSweeper({
+          stores: core.stores,
+          cipher: core.cipher,
+          logger: logger.child({ component: 'webhook-sweeper' }),
+          egress: core.egress,
+        });
         const expiry = startExpirySweeper(core.manualExpiry, logger.child({ component: 'expiry-sweeper' }));
         try {
           await Promise.all([sync.run(), action.run()]);

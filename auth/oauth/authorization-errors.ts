@@ -15,7 +15,10 @@ export interface AuthorizationFailure {
   next: string;
 }
 
-export function describeAuthorizationFailure(input: { error: string; description?: string; codes?: number[] }, rules: AuthorizationErrorCodes | undefined): AuthorizationFailure {
+export function describeAuthorizationFailure(
+  input: { error: string; description?: string; codes?: number[] },
+  rules: AuthorizationErrorCodes | undefined,
+): AuthorizationFailure {
   const codes = new Set(input.codes ?? []);
   const prefix = rules?.prefix ?? '';
   if (rules) for (const m of (input.description ?? '').matchAll(new RegExp(`${escapeRegExp(rules.prefix)}(\\d+)`, 'g'))) codes.add(Number(m[1]));

@@ -44,7 +44,13 @@ export class OAuthProviderError extends WeftError {
   }
 }
 
-export function oauthEndpoints(config: OAuthConfig, integration: Pick<StoredIntegration, 'unique_key' | 'provider_overrides'>, app: IntegrationCredentials | null, egress: Egress, tenantOverride?: string): OAuthEndpoints {
+export function oauthEndpoints(
+  config: OAuthConfig,
+  integration: Pick<StoredIntegration, 'unique_key' | 'provider_overrides'>,
+  app: IntegrationCredentials | null,
+  egress: Egress,
+  tenantOverride?: string,
+): OAuthEndpoints {
   if (app?.type !== 'OAUTH2') {
     throw new WeftError('oauth_client_missing', `Integration "${integration.unique_key}" has no OAuth client credentials (client_id, client_secret).`, 400);
   }
@@ -97,7 +103,10 @@ export async function startAuthorization(
 }
 
 /** Redeems an authorization code (with its PKCE verifier) at the token endpoint. */
-export async function exchangeCode(ep: OAuthEndpoints, opts: { code: string; state: string; redirectUri: string; codeVerifier?: string }): Promise<TokenResult> {
+export async function exchangeCode(
+  ep: OAuthEndpoints,
+  opts: { code: string; state: string; redirectUri: string; codeVerifier?: string },
+): Promise<TokenResult> {
   const params = new URLSearchParams({ code: opts.code, state: opts.state });
   const validated = oauth.validateAuthResponse(ep.as, ep.client, params, opts.state);
   return tokenCall(ep, () =>
@@ -125,7 +134,12 @@ async function tokenCall(ep: OAuthEndpoints, send: () => Promise<Response>): Pro
     .json()
     .catch(() => null)) as Record<string, unknown> | null;
   if (body && typeof body.error === 'string') {
-    throw new OAuthProviderError(body.error, String(body.error_description ?? ''), Array.isArray(body.error_codes) ? (body.error_codes as number[]) : [], body.suberror as string | undefined);
+    throw new OAuthProviderError(
+      body.error,
+      String(body.error_description ?? ''),
+      Array.isArray(body.error_codes) ? (body.error_codes as number[]) : [],
+      body.suberror as string | undefined,
+    );
   }
   try {
     const result = await oauth.processGenericTokenEndpointResponse(ep.as, ep.client, response);

@@ -12,7 +12,9 @@ import { grantsScope } from './scopes';
 
 /** The extra tokens a finished code exchange calls for: their scope was both requested and granted. */
 function extraTokensDue(oauth: OAuthConfig, requested: string[], granted: string[]): ExtraTokenDefinition[] {
-  return (oauth.extraTokens ?? []).filter((t) => grantsScope(requested, t.whenScopeGranted, oauth.scopeRules) && grantsScope(granted, t.whenScopeGranted, oauth.scopeRules));
+  return (oauth.extraTokens ?? []).filter(
+    (t) => grantsScope(requested, t.whenScopeGranted, oauth.scopeRules) && grantsScope(granted, t.whenScopeGranted, oauth.scopeRules),
+  );
 }
 
 /**
@@ -20,9 +22,22 @@ function extraTokensDue(oauth: OAuthConfig, requested: string[], granted: string
  * provider API (through the endpoints' egress, like the token calls), then redeems the
  * refresh token for it.
  */
-async function obtainExtraToken(ep: OAuthEndpoints, apiBaseUrl: string, def: ExtraTokenDefinition, accessToken: string, refreshToken: string): Promise<{ token: TokenResult; resource: string }> {
-  const res = await ep.egress.request(new URL(def.resourceHost.endpoint, apiBaseUrl), { headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json' } });
-  const unknown = (why: string) => new WeftError('extra_token_resource_unknown', `The provider did not tell the resource of the ${def.name} token (GET ${def.resourceHost.endpoint} ${why}).`, 424);
+async function obtainExtraToken(
+  ep: OAuthEndpoints,
+  apiBaseUrl: string,
+  def: ExtraTokenDefinition,
+  accessToken: string,
+  refreshToken: string,
+): Promise<{ token: TokenResult; resource: string }> {
+  const res = await ep.egress.request(new URL(def.resourceHost.endpoint, apiBaseUrl), {
+    headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json' },
+  });
+  const unknown = (why: string) =>
+    new WeftError(
+      'extra_token_resource_unknown',
+      `The provider did not tell the resource of the ${def.name} token (GET ${def.resourceHost.endpoint} ${why}).`,
+      424,
+    );
   if (res.status < 200 || res.status >= 300) throw unknown(`answered ${res.status}`);
   const host = valueAt(parseJson(res.body.toString('utf8')), def.resourceHost.path);
   if (typeof host !== 'string' || host === '') throw unknown(`answered without ${def.resourceHost.path}`);
@@ -36,7 +51,12 @@ async function obtainExtraToken(ep: OAuthEndpoints, apiBaseUrl: string, def: Ext
  * asked for: Microsoft reports every scope ever consented, so an organization-wide grant
  * would otherwise give every connection one (spec rule 6).
  */
-export async function obtainExtraTokens(ep: OAuthEndpoints, apiBaseUrl: string, credentials: OAuth2Credentials, scopes: { requested: string[]; granted: string[] }): Promise<OAuth2Credentials> {
+export async function obtainExtraTokens(
+  ep: OAuthEndpoints,
+  apiBaseUrl: string,
+  credentials: OAuth2Credentials,
+  scopes: { requested: string[]; granted: string[] },
+): Promise<OAuth2Credentials> {
   let next = credentials;
   for (const def of extraTokensDue(ep.config, scopes.requested, scopes.granted)) {
     if (!next.refresh_token) break;

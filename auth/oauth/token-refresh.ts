@@ -79,8 +79,19 @@ export async function freshOAuthCredentials(deps: TokenRefreshDeps, connectionRe
 async function refresh(deps: TokenRefreshDeps, connection: StoredConnection, credentials: OAuth2Credentials): Promise<OAuth2Credentials> {
   const integration = await deps.integrations.get(connection.environment, connection.provider_config_key);
   const oauth = deps.registry.get(connection.provider)?.provider.oauth;
-  if (!integration || !oauth) throw new WeftError('oauth_not_configured', `Connection "${connection.connection_id}" cannot be refreshed: its integration has no OAuth configuration.`, 424);
-  if (!credentials.refresh_token) return fail(deps, connection, 'refresh_token_missing', 'The connection has no refresh token (offline_access was not granted); the end user must authorize again.');
+  if (!integration || !oauth)
+    throw new WeftError(
+      'oauth_not_configured',
+      `Connection "${connection.connection_id}" cannot be refreshed: its integration has no OAuth configuration.`,
+      424,
+    );
+  if (!credentials.refresh_token)
+    return fail(
+      deps,
+      connection,
+      'refresh_token_missing',
+      'The connection has no refresh token (offline_access was not granted); the end user must authorize again.',
+    );
 
   const tenant = typeof connection.connection_config.tenant === 'string' ? connection.connection_config.tenant : undefined;
   const ep = oauthEndpoints(oauth, integration, openIntegrationCredentials(deps.cipher, integration), deps.egress, tenant);
@@ -96,11 +107,19 @@ async function refresh(deps: TokenRefreshDeps, connection: StoredConnection, cre
     };
     const withExtras = await refreshExtraTokens(ep, next);
     await deps.connections.updateCredentials(connection._id, deps.cipher.seal(withExtras, sealedAt.connectionCredentials(connection._id)));
-    deps.logger.info({ connectionId: connection.connection_id, integration: connection.provider_config_key, expiresAt: withExtras.expires_at }, 'refreshed OAuth credentials');
+    deps.logger.info(
+      { connectionId: connection.connection_id, integration: connection.provider_config_key, expiresAt: withExtras.expires_at },
+      'refreshed OAuth credentials',
+    );
     return withExtras;
   } catch (err) {
     if (err instanceof OAuthProviderError && REAUTHORIZE_ERRORS.has(err.oauthError)) {
-      return fail(deps, connection, 'refresh_failed', `The provider refused to refresh the token (${err.oauthError}${err.codes.length ? `, ${err.codes.map((c) => `${oauth.errorCodes?.prefix ?? 'code '}${c}`).join('/')}` : ''}); the end user must authorize again.`);
+      return fail(
+        deps,
+        connection,
+        'refresh_failed',
+        `The provider refused to refresh the token (${err.oauthError}${err.codes.length ? `, ${err.codes.map((c) => `${oauth.errorCodes?.prefix ?? 'code '}${c}`).join('/')}` : ''}); the end user must authorize again.`,
+      );
     }
     throw err;
   }

@@ -56,7 +56,17 @@ export function toCommit(c: GitHubCommit, repository: string, pullNumber: number
 
 export function toUnifiedRepository(record: Record<string, unknown>): UnifiedRepository {
   const r = record as unknown as Repository;
-  return { id: r.id, name: r.name, full_name: r.full_name, owner: r.owner, is_private: r.private, default_branch: r.default_branch, description: r.description, web_url: r.html_url, updated_at: r.updated_at };
+  return {
+    id: r.id,
+    name: r.name,
+    full_name: r.full_name,
+    owner: r.owner,
+    is_private: r.private,
+    default_branch: r.default_branch,
+    description: r.description,
+    web_url: r.html_url,
+    updated_at: r.updated_at,
+  };
 }
 
 export function toUnifiedPullRequest(record: Record<string, unknown>): UnifiedPullRequest {
@@ -81,5 +91,15 @@ export function toUnifiedPullRequest(record: Record<string, unknown>): UnifiedPu
 
 export function toUnifiedCommit(record: Record<string, unknown>): UnifiedCommit {
   const c = record as unknown as Commit;
-  return { id: c.id, sha: c.sha, repository: c.repository, message: c.message, author_name: c.author_name, author_email: c.author_email, committed_at: c.committed_at, web_url: c.html_url, parent_shas: c.parents };
+  return {
+    id: c.id,
+    sha: c.sha,
+    repository: c.repository,
+    message: c.message,
+    author_name: c.author_name,
+    author_email: c.author_email,
+    committed_at: c.committed_at,
+    web_url: c.html_url,
+    parent_shas: c.parents,
+  };
 }

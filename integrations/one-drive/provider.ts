@@ -25,7 +25,12 @@ export const oneDriveProvider: ProviderDefinition = {
     scopeRules: {
       neutral: ['openid', 'profile', 'email', 'offline_access'],
       exclusive: { suffix: '.default', meaning: 'the permissions granted organization-wide' },
-      required: [{ scope: 'offline_access', warning: 'offline_access was added: without it Microsoft issues no refresh token and the connection would stop working within the hour.' }],
+      required: [
+        {
+          scope: 'offline_access',
+          warning: 'offline_access was added: without it Microsoft issues no refresh token and the connection would stop working within the hour.',
+        },
+      ],
       implicitPrefix: 'https://graph.microsoft.com/',
     },
     // The SharePoint team-site token for the file picker (spec rules 5–7; providers.md §B9):

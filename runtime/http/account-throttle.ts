@@ -34,7 +34,14 @@ export class AccountThrottle {
    * Reads a response. Returns how long to wait before retrying when the response means
    * "rate limited", or null when it is an ordinary response (success or a real error).
    */
-  onResponse(rule: ThrottleRule | undefined, status: number, headers: Record<string, string>, bodyText: string, fallbackLockoutMs: number, now = Date.now()): number | null {
+  onResponse(
+    rule: ThrottleRule | undefined,
+    status: number,
+    headers: Record<string, string>,
+    bodyText: string,
+    fallbackLockoutMs: number,
+    now = Date.now(),
+  ): number | null {
     if (!rule) return null;
     if (rule.kind === 'rate-limit-headers') return this.onHeaderBudgetResponse(rule, status, headers, bodyText, now);
     if (!rule.statuses.includes(status)) return null;

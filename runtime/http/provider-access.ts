@@ -18,7 +18,11 @@ export function resolveProvider(registry: IntegrationRegistry, integration: Prov
   if (!def) throw new WeftError('unknown_provider', `No pre-built integration for provider "${integration.provider}".`, 400);
   const overrides = integration.provider_overrides ?? {};
   const budget = overrides.rate_limit
-    ? { requests: overrides.rate_limit.requests, windowMs: overrides.rate_limit.window_ms, lockoutMs: overrides.rate_limit.lockout_ms ?? def.provider.requestBudget?.lockoutMs }
+    ? {
+        requests: overrides.rate_limit.requests,
+        windowMs: overrides.rate_limit.window_ms,
+        lockoutMs: overrides.rate_limit.lockout_ms ?? def.provider.requestBudget?.lockoutMs,
+      }
     : (def.provider.requestBudget ?? null);
   return { definition: def.provider, baseUrl: overrides.base_url ?? def.provider.baseUrl, budget };
 }

@@ -110,7 +110,16 @@ export class ProviderClient implements ProviderTransport {
       const text = res.body.toString('utf8');
       await waited.release();
       const status = res.status;
-      this.log({ method, url, status, started, attempt, waitMs: waited.waitedMs + pause, error: status >= 400 ? `HTTP ${status}` : null, requestId: this.requestIdOf(responseHeaders) });
+      this.log({
+        method,
+        url,
+        status,
+        started,
+        attempt,
+        waitMs: waited.waitedMs + pause,
+        error: status >= 400 ? `HTTP ${status}` : null,
+        requestId: this.requestIdOf(responseHeaders),
+      });
 
       const throttleWait = this.deps.throttle.onResponse(definition.throttle, status, responseHeaders, text, this.deps.provider.budget?.lockoutMs ?? 60_000);
       if (throttleWait !== null) {
@@ -141,7 +150,13 @@ export class ProviderClient implements ProviderTransport {
       if (REDIRECT_STATUS.has(status)) {
         // Not followed (egress policy): the error names where it pointed; nothing is sent there.
         const location = responseHeaders.location ? redactUrl(resolveLocation(responseHeaders.location, url)) : '(no Location)';
-        throw new ProviderRedirectError(status, { ...this.upstreamHeaders(responseHeaders), ...(responseHeaders.location ? { location } : {}) }, method, redactUrl(url), location);
+        throw new ProviderRedirectError(
+          status,
+          { ...this.upstreamHeaders(responseHeaders), ...(responseHeaders.location ? { location } : {}) },
+          method,
+          redactUrl(url),
+          location,
+        );
       }
       if (status >= 400) {
         throw new ProviderHttpError(status, scrubBody(data, secrets), this.upstreamHeaders(responseHeaders), method, redactUrl(url));
@@ -186,7 +201,16 @@ export class ProviderClient implements ProviderTransport {
     return Object.fromEntries(Object.entries(headers).filter(([k]) => UPSTREAM_HEADERS.test(k) || k === requestIdHeader));
   }
 
-  private log(e: { method: string; url: string; status: number | null; started: number; attempt: number; waitMs: number; error: string | null; requestId: string | null }): void {
+  private log(e: {
+    method: string;
+    url: string;
+    status: number | null;
+    started: number;
+    attempt: number;
+    waitMs: number;
+    error: string | null;
+    requestId: string | null;
+  }): void {
     this.deps.logRequest({
       method: e.method,
       url: redactUrl(e.url),

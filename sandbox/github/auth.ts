@@ -42,7 +42,7 @@ function fail(status: number, message: string): AuthError {
   return { status, message, documentationUrl: DOCS_REST };
 }
 
-export const JWT_NOT_DECODED = "A JSON web token could not be decoded";
+export const JWT_NOT_DECODED = 'A JSON web token could not be decoded';
 const JWT_EXP_TOO_FAR = "'Expiration time' claim ('exp') is too far in the future";
 const JWT_EXP_PAST = "'Expiration time' claim ('exp') is in the past";
 const JWT_EXP_NOT_NUMERIC = "'Expiration time' claim ('exp') must be a numeric value representing the future time at which the assertion expires";
@@ -67,12 +67,7 @@ function decodeSegment(segment: string): unknown {
  * or string, or client id), check the RS256 signature, then `iat` and `exp` against `nowMs`.
  * Returns null when the JWT is good, else the error GitHub answers with.
  */
-export function verifyAppJwt(
-  jwt: string,
-  app: { id: number; clientId: string },
-  publicKey: crypto.KeyObject,
-  nowMs: number,
-): AuthError | null {
+export function verifyAppJwt(jwt: string, app: { id: number; clientId: string }, publicKey: crypto.KeyObject, nowMs: number): AuthError | null {
   if (!looksLikeJwt(jwt)) return fail(401, JWT_NOT_DECODED);
   const [h, p, s] = jwt.split('.');
   let header: unknown;
@@ -86,8 +81,7 @@ export function verifyAppJwt(
   if (!isObject(header) || !isObject(payload)) return fail(401, JWT_NOT_DECODED);
 
   const iss = payload.iss;
-  const issuerMatches =
-    (typeof iss === 'number' && iss === app.id) || (typeof iss === 'string' && (iss === String(app.id) || iss === app.clientId));
+  const issuerMatches = (typeof iss === 'number' && iss === app.id) || (typeof iss === 'string' && (iss === String(app.id) || iss === app.clientId));
   if (!issuerMatches) return fail(404, INTEGRATION_NOT_FOUND);
 
   // RS256 only: an `alg: none` or HMAC token must never pass.

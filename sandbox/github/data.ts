@@ -54,14 +54,64 @@ export interface Person extends Account {
 }
 
 const FIRST_NAMES: readonly string[] = [
-  'Ada', 'Amara', 'Arjun', 'Beatriz', 'Chen', 'Dario', 'Elif', 'Farah', 'Grace', 'Hiro', 'Ines',
-  'Jonas', 'Kemi', 'Lena', 'Mateo', 'Nadia', 'Omar', 'Priya', 'Quinn', 'Rosa', 'Sami', 'Tomas',
-  'Uma', 'Viktor', 'Wen', 'Yara', 'Zoe', 'Malik', 'Sofia', 'Noah',
+  'Ada',
+  'Amara',
+  'Arjun',
+  'Beatriz',
+  'Chen',
+  'Dario',
+  'Elif',
+  'Farah',
+  'Grace',
+  'Hiro',
+  'Ines',
+  'Jonas',
+  'Kemi',
+  'Lena',
+  'Mateo',
+  'Nadia',
+  'Omar',
+  'Priya',
+  'Quinn',
+  'Rosa',
+  'Sami',
+  'Tomas',
+  'Uma',
+  'Viktor',
+  'Wen',
+  'Yara',
+  'Zoe',
+  'Malik',
+  'Sofia',
+  'Noah',
 ];
 const LAST_NAMES: readonly string[] = [
-  'Adeyemi', 'Bauer', 'Costa', 'Dubois', 'Eriksen', 'Fernandez', 'Gupta', 'Haddad', 'Ito', 'Jensen',
-  'Kim', 'Lindqvist', 'Moreau', 'Nakamura', 'Okafor', 'Park', 'Quispe', 'Rossi', 'Santos', 'Tanaka',
-  'Usman', 'Varga', 'Wright', 'Xu', 'Yilmaz', 'Zhang',
+  'Adeyemi',
+  'Bauer',
+  'Costa',
+  'Dubois',
+  'Eriksen',
+  'Fernandez',
+  'Gupta',
+  'Haddad',
+  'Ito',
+  'Jensen',
+  'Kim',
+  'Lindqvist',
+  'Moreau',
+  'Nakamura',
+  'Okafor',
+  'Park',
+  'Quispe',
+  'Rossi',
+  'Santos',
+  'Tanaka',
+  'Usman',
+  'Varga',
+  'Wright',
+  'Xu',
+  'Yilmaz',
+  'Zhang',
 ];
 const LOGIN_SUFFIXES: readonly string[] = ['', '', '', '-dev', '-gh', '42', '-codes', '-io', '7', '-x'];
 
@@ -96,8 +146,7 @@ export function makeDirectory(seedK: number, reservedLogins: ReadonlySet<string>
     const first = rng.pick(FIRST_NAMES);
     const last = rng.pick(LAST_NAMES);
     const style = rng.int(0, 3);
-    const base =
-      style === 0 ? `${first}${last}` : style === 1 ? `${first[0]}${last}` : style === 2 ? `${first}-${last}` : `${first}${rng.int(1, 99)}`;
+    const base = style === 0 ? `${first}${last}` : style === 1 ? `${first[0]}${last}` : style === 2 ? `${first}-${last}` : `${first}${rng.int(1, 99)}`;
     const login = (base + rng.pick(LOGIN_SUFFIXES)).toLowerCase();
     let id = rng.int(1_000_000, 160_000_000);
     if (logins.has(login)) continue;
@@ -182,26 +231,99 @@ export interface RepoRec {
 }
 
 const REPO_PREFIXES: readonly string[] = [
-  'api', 'web', 'mobile', 'data', 'infra', 'auth', 'billing', 'search', 'docs', 'design', 'platform',
-  'payments', 'notifications', 'analytics', 'ml', 'edge', 'admin', 'checkout', 'identity', 'ledger',
+  'api',
+  'web',
+  'mobile',
+  'data',
+  'infra',
+  'auth',
+  'billing',
+  'search',
+  'docs',
+  'design',
+  'platform',
+  'payments',
+  'notifications',
+  'analytics',
+  'ml',
+  'edge',
+  'admin',
+  'checkout',
+  'identity',
+  'ledger',
 ];
 const REPO_SUFFIXES: readonly string[] = [
-  'service', 'app', 'gateway', 'pipeline', 'worker', 'sdk', 'cli', 'dashboard', 'core', 'tools',
-  'client', 'server', 'infra', 'proto', 'jobs', 'ui', 'scheduler', 'sync', 'store', 'bot',
+  'service',
+  'app',
+  'gateway',
+  'pipeline',
+  'worker',
+  'sdk',
+  'cli',
+  'dashboard',
+  'core',
+  'tools',
+  'client',
+  'server',
+  'infra',
+  'proto',
+  'jobs',
+  'ui',
+  'scheduler',
+  'sync',
+  'store',
+  'bot',
 ];
 const LANGUAGES: ReadonlyArray<readonly [string | null, number]> = [
-  ['TypeScript', 30], ['Go', 15], ['Python', 15], ['JavaScript', 8], ['Rust', 6], ['Java', 5], ['Kotlin', 4],
-  ['Ruby', 4], ['HCL', 4], ['Swift', 3], ['Shell', 3], ['C#', 2], [null, 2],
+  ['TypeScript', 30],
+  ['Go', 15],
+  ['Python', 15],
+  ['JavaScript', 8],
+  ['Rust', 6],
+  ['Java', 5],
+  ['Kotlin', 4],
+  ['Ruby', 4],
+  ['HCL', 4],
+  ['Swift', 3],
+  ['Shell', 3],
+  ['C#', 2],
+  [null, 2],
 ];
 const DESCRIPTIONS: readonly string[] = [
-  'Core service powering the public API', 'Customer-facing web application', 'Shared libraries and tooling',
-  'Infrastructure as code for production and staging', 'Background jobs and queue workers',
-  'Design system components', 'Internal admin dashboard', 'Event ingestion pipeline',
-  'Command-line tools for developers', 'Client SDK', 'Data models and migrations', 'Documentation site',
+  'Core service powering the public API',
+  'Customer-facing web application',
+  'Shared libraries and tooling',
+  'Infrastructure as code for production and staging',
+  'Background jobs and queue workers',
+  'Design system components',
+  'Internal admin dashboard',
+  'Event ingestion pipeline',
+  'Command-line tools for developers',
+  'Client SDK',
+  'Data models and migrations',
+  'Documentation site',
 ];
 const TOPICS: readonly string[] = [
-  'api', 'backend', 'frontend', 'typescript', 'golang', 'python', 'infrastructure', 'terraform', 'kubernetes',
-  'microservice', 'react', 'cli', 'sdk', 'data', 'etl', 'monorepo', 'grpc', 'graphql', 'postgres', 'observability',
+  'api',
+  'backend',
+  'frontend',
+  'typescript',
+  'golang',
+  'python',
+  'infrastructure',
+  'terraform',
+  'kubernetes',
+  'microservice',
+  'react',
+  'cli',
+  'sdk',
+  'data',
+  'etl',
+  'monorepo',
+  'grpc',
+  'graphql',
+  'postgres',
+  'observability',
 ];
 const LICENSES: ReadonlyArray<{ key: string; name: string; spdx_id: string }> = [
   { key: 'mit', name: 'MIT License', spdx_id: 'MIT' },
@@ -253,10 +375,10 @@ export function makeRepo(
   const isPrivate = rng.chance(0.7);
   const createdMs = rng.int(REPO_CREATED_FROM_MS / 1000, REPO_CREATED_TO_MS / 1000) * 1000;
   const end = Math.max(args.activityEndMs, createdMs + DAY_MS);
-  const pushedMs = end - rng.int(0, 20 * DAY_MS / 1000) * 1000;
+  const pushedMs = end - rng.int(0, (20 * DAY_MS) / 1000) * 1000;
   const stars = isPrivate ? rng.int(0, 6) : rng.int(0, 2_500);
   const labels: LabelRec[] = LABELS.filter((l, i) => l[2] || i < 10 || rng.chance(0.5)).map(([name, color, isDefault, description]) => ({
-    id: hash32(key, 'label', name) % 7_000_000_000 + 1_000_000_000,
+    id: (hash32(key, 'label', name) % 7_000_000_000) + 1_000_000_000,
     name,
     color,
     isDefault,
@@ -301,10 +423,19 @@ export function makeRepo(
     language,
     homepage: !isPrivate && rng.chance(0.3) ? `https://${args.name}.example.com` : null,
     license: isPrivate ? null : rng.chance(0.8) ? rng.pick(LICENSES) : null,
-    topics: rng.sample(TOPICS, rng.weighted([[0, 3], [1, 2], [2, 2], [3, 2], [5, 1]] as const)),
+    topics: rng.sample(
+      TOPICS,
+      rng.weighted([
+        [0, 3],
+        [1, 2],
+        [2, 2],
+        [3, 2],
+        [5, 1],
+      ] as const),
+    ),
     defaultBranch: rng.chance(0.85) ? 'main' : 'master',
     createdMs,
-    updatedMs: Math.max(createdMs, pushedMs - rng.int(0, 5 * DAY_MS / 1000) * 1000),
+    updatedMs: Math.max(createdMs, pushedMs - rng.int(0, (5 * DAY_MS) / 1000) * 1000),
     pushedMs,
     sizeKb: rng.int(40, 250_000),
     stars,
@@ -373,34 +504,84 @@ export interface PullRec {
 }
 
 const AREAS: readonly string[] = [
-  'webhook handler', 'token refresh', 'pagination', 'retry logic', 'rate limiter', 'cache layer', 'login flow',
-  'billing export', 'search index', 'CI pipeline', 'Dockerfile', 'logging', 'metrics', 'config loader',
-  'database migrations', 'API client', 'error pages', 'settings screen', 'job scheduler', 'feature flags',
+  'webhook handler',
+  'token refresh',
+  'pagination',
+  'retry logic',
+  'rate limiter',
+  'cache layer',
+  'login flow',
+  'billing export',
+  'search index',
+  'CI pipeline',
+  'Dockerfile',
+  'logging',
+  'metrics',
+  'config loader',
+  'database migrations',
+  'API client',
+  'error pages',
+  'settings screen',
+  'job scheduler',
+  'feature flags',
 ];
 const FIX_VERBS: readonly string[] = ['Fix', 'Handle', 'Guard against', 'Avoid', 'Correct'];
 const FIX_OBJECTS: readonly string[] = [
-  'race in', 'null user in', 'timeout in', 'off-by-one in', 'memory leak in', 'flaky test for', 'crash in',
-  'double submit in', 'stale state in', 'unicode handling in',
+  'race in',
+  'null user in',
+  'timeout in',
+  'off-by-one in',
+  'memory leak in',
+  'flaky test for',
+  'crash in',
+  'double submit in',
+  'stale state in',
+  'unicode handling in',
 ];
 const FEAT_VERBS: readonly string[] = ['Add', 'Support', 'Introduce', 'Implement', 'Enable'];
 const FEAT_OBJECTS: readonly string[] = [
-  'cursor pagination for', 'retries with backoff to', 'dark mode in', 'audit events for', 'bulk export in',
-  'OpenTelemetry spans in', 'structured logs in', 'a health check for', 'tenant isolation in', 'dry-run mode for',
+  'cursor pagination for',
+  'retries with backoff to',
+  'dark mode in',
+  'audit events for',
+  'bulk export in',
+  'OpenTelemetry spans in',
+  'structured logs in',
+  'a health check for',
+  'tenant isolation in',
+  'dry-run mode for',
 ];
 const CHORE_TITLES: readonly string[] = [
-  'Refactor {area} into smaller modules', 'Update README for {area}', 'Remove dead code from {area}',
-  'Tighten types in {area}', 'Speed up {area}', 'Document {area} configuration', 'Clean up {area} tests',
+  'Refactor {area} into smaller modules',
+  'Update README for {area}',
+  'Remove dead code from {area}',
+  'Tighten types in {area}',
+  'Speed up {area}',
+  'Document {area} configuration',
+  'Clean up {area} tests',
 ];
 const PACKAGES: ReadonlyArray<readonly [string, string]> = [
-  ['lodash', 'npm_and_yarn'], ['axios', 'npm_and_yarn'], ['express', 'npm_and_yarn'], ['zod', 'npm_and_yarn'],
-  ['golang.org/x/net', 'go_modules'], ['github.com/stretchr/testify', 'go_modules'], ['requests', 'pip'],
-  ['django', 'pip'], ['actions/checkout', 'github_actions'], ['actions/setup-node', 'github_actions'],
-  ['serde', 'cargo'], ['tokio', 'cargo'],
+  ['lodash', 'npm_and_yarn'],
+  ['axios', 'npm_and_yarn'],
+  ['express', 'npm_and_yarn'],
+  ['zod', 'npm_and_yarn'],
+  ['golang.org/x/net', 'go_modules'],
+  ['github.com/stretchr/testify', 'go_modules'],
+  ['requests', 'pip'],
+  ['django', 'pip'],
+  ['actions/checkout', 'github_actions'],
+  ['actions/setup-node', 'github_actions'],
+  ['serde', 'cargo'],
+  ['tokio', 'cargo'],
 ];
 const BRANCH_PREFIXES: readonly string[] = ['feature', 'fix', 'chore', 'refactor', 'feat', 'bugfix', 'docs'];
 
 function slugify(s: string): string {
-  return s.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '').slice(0, 40);
+  return s
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '')
+    .slice(0, 40);
 }
 
 function version(rng: Rng): [string, string] {
@@ -477,7 +658,9 @@ export function pullBody(pull: PullRec): string | null {
 function headRefFor(pullKey: number, bot: BotKind, defaultBranch: string): string {
   if (bot) {
     const b = botBump(pullKey);
-    return bot === 'dependabot' ? `dependabot/${b.ecosystem}/${b.pkg.replace(/[^A-Za-z0-9._/-]/g, '')}-${b.to}` : `renovate/${slugify(b.pkg)}-${b.to.split('.')[0]}.x`;
+    return bot === 'dependabot'
+      ? `dependabot/${b.ecosystem}/${b.pkg.replace(/[^A-Za-z0-9._/-]/g, '')}-${b.to}`
+      : `renovate/${slugify(b.pkg)}-${b.to.split('.')[0]}.x`;
   }
   const rng = Rng.from(pullKey, 'branch');
   const ref = `${rng.pick(BRANCH_PREFIXES)}/${slugify(rng.pick(AREAS))}-${rng.int(10, 9999)}`;
@@ -514,8 +697,14 @@ export function makePull(seedK: number, a: PullSeedArgs): PullRec {
     : fromFork
       ? rng.pick(['CONTRIBUTOR', 'FIRST_TIME_CONTRIBUTOR', 'NONE'])
       : a.repo.owner.type === 'Organization'
-        ? rng.weighted([['MEMBER', 8], ['COLLABORATOR', 2]] as const)
-        : rng.weighted([['COLLABORATOR', 3], ['CONTRIBUTOR', 1]] as const);
+        ? rng.weighted([
+            ['MEMBER', 8],
+            ['COLLABORATOR', 2],
+          ] as const)
+        : rng.weighted([
+            ['COLLABORATOR', 3],
+            ['CONTRIBUTOR', 1],
+          ] as const);
   const baseRef = !bot && rng.chance(0.1) ? rng.pick(['develop', 'release/2.x', 'next']) : a.repo.defaultBranch;
 
   // Later pull requests are more often still open; bots' ones are merged fast.
@@ -539,10 +728,41 @@ export function makePull(seedK: number, a: PullSeedArgs): PullRec {
   const maintainers = users.filter((u) => u.id !== author.id);
   const draft = open && !bot && rng.chance(0.12);
   const labelPool = bot ? a.repo.labels.filter((l) => l.name === 'dependencies') : a.repo.labels;
-  const labelIds = (bot ? labelPool : rng.sample(labelPool, rng.weighted([[0, 5], [1, 3], [2, 2], [3, 1]] as const))).map((l) => l.id);
+  const labelIds = (
+    bot
+      ? labelPool
+      : rng.sample(
+          labelPool,
+          rng.weighted([
+            [0, 5],
+            [1, 3],
+            [2, 2],
+            [3, 1],
+          ] as const),
+        )
+  ).map((l) => l.id);
   const milestone = !bot && a.repo.milestones.length > 0 && rng.chance(0.2) ? rng.pick(a.repo.milestones).number : null;
-  const assignees = bot ? [] : rng.sample(maintainers, rng.weighted([[0, 6], [1, 3], [2, 1]] as const));
-  const reviewers = open && !draft ? rng.sample(maintainers, rng.weighted([[0, 4], [1, 4], [2, 2]] as const)) : [];
+  const assignees = bot
+    ? []
+    : rng.sample(
+        maintainers,
+        rng.weighted([
+          [0, 6],
+          [1, 3],
+          [2, 1],
+        ] as const),
+      );
+  const reviewers =
+    open && !draft
+      ? rng.sample(
+          maintainers,
+          rng.weighted([
+            [0, 4],
+            [1, 4],
+            [2, 2],
+          ] as const),
+        )
+      : [];
   const teamIds = open && a.repo.teams.length > 0 && rng.chance(0.15) ? [rng.pick(a.repo.teams).id] : [];
   const commitsEnd = closedMs ?? Math.max(a.createdMs, Math.min(updatedMs, a.createdMs + lifetimeMs));
   const files = rng.int(1, bot ? 2 : 40);
@@ -565,14 +785,40 @@ export function makePull(seedK: number, a: PullSeedArgs): PullRec {
     state: open ? 'open' : 'closed',
     draft,
     locked: !open && rng.chance(0.03),
-    comments: a.fresh ? 0 : rng.weighted([[0, 8], [1, 5], [2, 4], [3, 3], [5, 2], [8, 1], [13, 1], [21, 0.5]] as const) + rng.int(0, 1),
-    reviewComments: a.fresh || bot ? 0 : rng.weighted([[0, 6], [1, 3], [3, 2], [7, 1], [15, 0.5]] as const),
+    comments: a.fresh
+      ? 0
+      : rng.weighted([
+          [0, 8],
+          [1, 5],
+          [2, 4],
+          [3, 3],
+          [5, 2],
+          [8, 1],
+          [13, 1],
+          [21, 0.5],
+        ] as const) + rng.int(0, 1),
+    reviewComments:
+      a.fresh || bot
+        ? 0
+        : rng.weighted([
+            [0, 6],
+            [1, 3],
+            [3, 2],
+            [7, 1],
+            [15, 0.5],
+          ] as const),
     labelIds,
     milestoneNumber: milestone,
     assignees,
     reviewers,
     teamIds,
-    mergeable: open ? rng.weighted([[true, 75], [false, 10], [null, 15]] as const) : null,
+    mergeable: open
+      ? rng.weighted([
+          [true, 75],
+          [false, 10],
+          [null, 15],
+        ] as const)
+      : null,
     seededCommits: bot ? a.commitRange[0] : Rng.from(key, 'commit-count').int(a.commitRange[0], a.commitRange[1]),
     seededLastCommitMs: commitsEnd,
     addedCommitMs: [],
@@ -612,10 +858,23 @@ export interface CommitRec {
 }
 
 const COMMIT_MESSAGES: readonly string[] = [
-  'fix: handle empty page', 'feat: add retry with jitter', 'refactor: extract helper', 'test: cover edge cases',
-  'chore: tidy imports', 'docs: explain configuration', 'fix: typo', 'Address review comments', 'WIP',
-  'Apply suggestions from code review', 'perf: avoid extra allocation', 'fix lint', 'Update tests',
-  'feat: wire up new endpoint', 'fix: guard against undefined', 'style: format', 'build: bump node to 20',
+  'fix: handle empty page',
+  'feat: add retry with jitter',
+  'refactor: extract helper',
+  'test: cover edge cases',
+  'chore: tidy imports',
+  'docs: explain configuration',
+  'fix: typo',
+  'Address review comments',
+  'WIP',
+  'Apply suggestions from code review',
+  'perf: avoid extra allocation',
+  'fix lint',
+  'Update tests',
+  'feat: wire up new endpoint',
+  'fix: guard against undefined',
+  'style: format',
+  'build: bump node to 20',
 ];
 
 function sha40(...parts: ReadonlyArray<number | string>): string {
@@ -649,10 +908,7 @@ export function makeCommit(pull: PullRec, index: number, directory: Directory): 
     // The first commit predates the pull request (work on the branch before opening it);
     // the others spread, in order, between its creation and its last seeded activity.
     const span = Math.max(0, pull.seededLastCommitMs - pull.createdMs);
-    ms =
-      index === 0
-        ? pull.createdMs - rng.int(5, 3 * 24 * 60) * MINUTE_MS
-        : pull.createdMs + floor(((index + rng.next() * 0.9) / pull.seededCommits) * span);
+    ms = index === 0 ? pull.createdMs - rng.int(5, 3 * 24 * 60) * MINUTE_MS : pull.createdMs + floor(((index + rng.next() * 0.9) / pull.seededCommits) * span);
   } else {
     ms = pull.addedCommitMs[index - pull.seededCommits];
   }

@@ -317,7 +317,14 @@ export class OAuthState {
     do refresh = 'ghr_' + Rng.from(this.seedK, 'refresh-token', this.tokenCounter++).alnum(76);
     while (this.refreshTokens.has(refresh));
     this.refreshTokens.set(refresh, { login, clientId: app.clientId, expiresAtMs: nowMs + REFRESH_TOKEN_TTL_S * 1000, used: false });
-    return { access_token: token, expires_in: USER_TOKEN_TTL_S, refresh_token: refresh, refresh_token_expires_in: REFRESH_TOKEN_TTL_S, scope: '', token_type: 'bearer' };
+    return {
+      access_token: token,
+      expires_in: USER_TOKEN_TTL_S,
+      refresh_token: refresh,
+      refresh_token_expires_in: REFRESH_TOKEN_TTL_S,
+      scope: '',
+      token_type: 'bearer',
+    };
   }
 
   /** `grant_type=refresh_token`: GitHub App user tokens only; each refresh token works once. */

@@ -97,7 +97,10 @@ export const GitHubSimulatorOptionsSchema = z
          * "User authorization callback URL"s (GitHub allows up to 10): where the App's user
          * authorization sends the browser with a `code`; the first one when no redirect_uri is given.
          */
-        callbackUrls: z.array(z.url({ protocol: /^https?$/ })).max(10).default([]),
+        callbackUrls: z
+          .array(z.url({ protocol: /^https?$/ }))
+          .max(10)
+          .default([]),
         /**
          * "Request user authorization (OAuth) during installation": the install page then sends
          * the browser to the first callback URL (not the Setup URL) with `code`, `installation_id`,
@@ -112,9 +115,7 @@ export const GitHubSimulatorOptionsSchema = z
      * generated at creation (keys are not data: they need not be reproducible).
      */
     privateKeyPem: z.string().min(1).optional(),
-    installations: z
-      .array(GitHubInstallationOptionSchema)
-      .default([{ id: 1001, account: { login: 'sandbox-org', type: 'Organization' }, repositoryCount: 5 }]),
+    installations: z.array(GitHubInstallationOptionSchema).default([{ id: 1001, account: { login: 'sandbox-org', type: 'Organization' }, repositoryCount: 5 }]),
     /** Who can sign in on the web pages (default: DEFAULT_USER). Logins must be unique. */
     users: z.array(GitHubUserOptionSchema).default(() => [{ ...DEFAULT_USER, organizations: [] }]),
     /** OAuth Apps for the web flow (default: DEFAULT_OAUTH_APP). Client ids must be unique. */
@@ -123,7 +124,10 @@ export const GitHubSimulatorOptionsSchema = z
      * The App's "Setup URL": where the install page sends the browser after an install or an
      * update. Null (the default) shows a plain "installed" page instead; see `setAppSetupUrl`.
      */
-    setupUrl: z.url({ protocol: /^https?$/ }).nullable().default(null),
+    setupUrl: z
+      .url({ protocol: /^https?$/ })
+      .nullable()
+      .default(null),
     /**
      * GitHub skips the authorize page when the user already granted the OAuth App every
      * requested scope and redirects with a code at once. False always shows the page.
@@ -181,11 +185,16 @@ export const GitHubSimulatorOptionsSchema = z
       if (orgLogins.has(login)) ctx.addIssue({ code: 'custom', path: ['users', i, 'login'], message: 'login belongs to an Organization installation' });
       userLogins.add(login);
       u.organizations.forEach((org, j) => {
-        if (!orgLogins.has(org.toLowerCase())) ctx.addIssue({ code: 'custom', path: ['users', i, 'organizations', j], message: 'not the account of an Organization installation' });
+        if (!orgLogins.has(org.toLowerCase()))
+          ctx.addIssue({ code: 'custom', path: ['users', i, 'organizations', j], message: 'not the account of an Organization installation' });
       });
     });
     if (o.app.requestOAuthOnInstall && o.app.callbackUrls.length === 0) {
-      ctx.addIssue({ code: 'custom', path: ['app', 'requestOAuthOnInstall'], message: 'requesting user authorization during installation needs a callback URL' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['app', 'requestOAuthOnInstall'],
+        message: 'requesting user authorization during installation needs a callback URL',
+      });
     }
     const clientIds = new Set<string>();
     o.oauthApps.forEach((a, i) => {

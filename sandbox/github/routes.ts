@@ -145,17 +145,10 @@ export function createRoutes(deps: RouteDeps): Route[] {
   }
 
   function installationRepos(installationId: number, token: TokenRec | null): RepoRec[] {
-    return store
-      .visibleRepos(installationId)
-      .filter((r) => token === null || token.repositoryIds === null || token.repositoryIds.has(r.id));
+    return store.visibleRepos(installationId).filter((r) => token === null || token.repositoryIds === null || token.repositoryIds.has(r.id));
   }
 
-  function enumParam<T extends string>(
-    ctx: RequestContext,
-    name: string,
-    allowed: readonly T[],
-    issues: ValidationIssue[],
-  ): T | undefined {
+  function enumParam<T extends string>(ctx: RequestContext, name: string, allowed: readonly T[], issues: ValidationIssue[]): T | undefined {
     const v = ctx.query.get(name);
     if (v === null) return undefined;
     if ((allowed as readonly string[]).includes(v)) return v as T;
@@ -206,7 +199,8 @@ export function createRoutes(deps: RouteDeps): Route[] {
       docs: DOCS.repoInstallation,
       handle: (ctx) => {
         const repo = store.findRepo(ctx.params[0], ctx.params[1]);
-        const inst = repo && repo.installationId !== null && store.installationSees(repo.installationId, repo) ? store.installations.get(repo.installationId) : undefined;
+        const inst =
+          repo && repo.installationId !== null && store.installationSees(repo.installationId, repo) ? store.installations.get(repo.installationId) : undefined;
         return inst ? ok(installationJson(inst, app, ctx.render)) : notFound(DOCS.repoInstallation);
       },
     },
@@ -228,7 +222,11 @@ export function createRoutes(deps: RouteDeps): Route[] {
       docs: DOCS.installationRepos,
       handle: (ctx) => {
         if (ctx.viewer.kind === 'user') {
-          return githubError(403, 'You must authenticate with an installation access token in order to list repositories for an installation.', DOCS.installationRepos);
+          return githubError(
+            403,
+            'You must authenticate with an installation access token in order to list repositories for an installation.',
+            DOCS.installationRepos,
+          );
         }
         if (ctx.viewer.kind !== 'installation') return githubError(401, 'Requires authentication', DOCS.installationRepos);
         const token = ctx.viewer.token;
@@ -352,7 +350,11 @@ export function createRoutes(deps: RouteDeps): Route[] {
         if (ctx.viewer.kind !== 'user') return githubError(401, 'Requires authentication', DOCS.userInstallations);
         // Only the App's own user tokens: an OAuth App token is not "authorized to a GitHub App".
         if (ctx.viewer.via !== 'github-app') {
-          return githubError(403, 'You must authenticate with an access token authorized to a GitHub App in order to list installations', DOCS.userInstallations);
+          return githubError(
+            403,
+            'You must authenticate with an access token authorized to a GitHub App in order to list installations',
+            DOCS.userInstallations,
+          );
         }
         const list = installationsOf(ctx.viewer.user);
         const { page, link } = paginate(list, ctx.query, ctx.render.api, ctx.path);
@@ -408,7 +410,9 @@ export function createRoutes(deps: RouteDeps): Route[] {
     const sort = param('sort', ['created', 'updated', 'pushed', 'full_name'] as const) ?? 'full_name';
     const direction = param('direction', ['asc', 'desc'] as const) ?? (sort === 'full_name' ? 'asc' : 'desc');
     const affiliation = (ctx.query.get('affiliation') ?? 'owner,collaborator,organization_member').split(',');
-    for (const a of affiliation) if (!['owner', 'collaborator', 'organization_member'].includes(a)) issues.push({ resource: 'Repository', field: 'affiliation', code: 'invalid', value: a });
+    for (const a of affiliation)
+      if (!['owner', 'collaborator', 'organization_member'].includes(a))
+        issues.push({ resource: 'Repository', field: 'affiliation', code: 'invalid', value: a });
     if (issues.length) return validationFailed(DOCS.userRepos, issues);
     if (ctx.query.has('type') && (ctx.query.has('visibility') || ctx.query.has('affiliation'))) {
       return validationFailed(DOCS.userRepos, [
@@ -423,7 +427,13 @@ export function createRoutes(deps: RouteDeps): Route[] {
     if (wantPrivate) repos = repos.filter((r) => r.private);
     if (wantPublic) repos = repos.filter((r) => !r.private);
     const key: (r: RepoRec) => number | string =
-      sort === 'created' ? (r) => r.createdMs : sort === 'updated' ? (r) => r.updatedMs : sort === 'pushed' ? (r) => r.pushedMs : (r) => r.fullName.toLowerCase();
+      sort === 'created'
+        ? (r) => r.createdMs
+        : sort === 'updated'
+          ? (r) => r.updatedMs
+          : sort === 'pushed'
+            ? (r) => r.pushedMs
+            : (r) => r.fullName.toLowerCase();
     const sign = direction === 'asc' ? 1 : -1;
     repos = [...repos].sort((a, b) => {
       const ka = key(a);

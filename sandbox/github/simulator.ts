@@ -297,7 +297,7 @@ const SECRET_PARAMS = new Set(['code', 'client_secret', 'code_verifier', 'passwo
 
 function failureBody(status: number): unknown {
   if (status === 503) return { code: 'service_unavailable', message: 'Service Unavailable', documentation_url: DOCS.rest };
-  return { message: status >= 500 ? 'Server Error' : http.STATUS_CODES[status] ?? 'Error', documentation_url: DOCS.rest, status: String(status) };
+  return { message: status >= 500 ? 'Server Error' : (http.STATUS_CODES[status] ?? 'Error'), documentation_url: DOCS.rest, status: String(status) };
 }
 
 export function createGitHubSimulator(options: GitHubSimulatorOptions = {}): GitHubSimulator {
@@ -330,7 +330,13 @@ export function createGitHubSimulator(options: GitHubSimulatorOptions = {}): Git
   let appCallbackUrls = [...opts.app.callbackUrls];
   let requestOAuthOnInstall = opts.app.requestOAuthOnInstall;
   const registerAppOAuth = () =>
-    oauth.registerGitHubApp({ clientId: app.clientId, clientSecret: opts.app.clientSecret, name: app.name, homepageUrl: `https://github.com/apps/${app.slug}`, callbackUrls: appCallbackUrls });
+    oauth.registerGitHubApp({
+      clientId: app.clientId,
+      clientSecret: opts.app.clientSecret,
+      name: app.name,
+      homepageUrl: `https://github.com/apps/${app.slug}`,
+      callbackUrls: appCallbackUrls,
+    });
   registerAppOAuth();
   let setupUrl: string | null = opts.setupUrl;
   const limiter = new RateLimiter({ limit: opts.rateLimit.limit, windowMs: opts.rateLimit.windowMs });
@@ -377,7 +383,7 @@ export function createGitHubSimulator(options: GitHubSimulatorOptions = {}): Git
     store,
     app,
     setupUrl: () => setupUrl,
-    installAuthorizationUrl: () => (requestOAuthOnInstall ? appCallbackUrls[0] ?? null : null),
+    installAuthorizationUrl: () => (requestOAuthOnInstall ? (appCallbackUrls[0] ?? null) : null),
     rememberGrants: () => opts.rememberOAuthGrants,
     events: {
       authorized: () => {
@@ -465,7 +471,10 @@ export function createGitHubSimulator(options: GitHubSimulatorOptions = {}): Git
     const ua = req.headers['user-agent'];
     if (typeof ua !== 'string' || ua.trim() === '') return { ...base, reply: githubError(403, USER_AGENT_MESSAGE, DOCS.userAgent) };
     if (requested !== undefined && requested !== '' && !(API_VERSIONS as readonly string[]).includes(requested)) {
-      const supported = [...API_VERSIONS].reverse().map((v, i) => `"${v}"${i === 0 ? ' (most recent)' : ''}`).join(', ');
+      const supported = [...API_VERSIONS]
+        .reverse()
+        .map((v, i) => `"${v}"${i === 0 ? ' (most recent)' : ''}`)
+        .join(', ');
       return {
         ...base,
         reply: githubError(
@@ -506,8 +515,8 @@ export function createGitHubSimulator(options: GitHubSimulatorOptions = {}): Git
             : viewer.kind === 'user'
               ? `user ID ${viewer.user.account.id}.`
               : viewer.kind === 'app'
-              ? `app ID ${app.id}.`
-              : `127.0.0.1. (But here's the good news: Authenticated requests get a higher rate limit. Check out the documentation for more details.)`;
+                ? `app ID ${app.id}.`
+                : `127.0.0.1. (But here's the good news: Authenticated requests get a higher rate limit. Check out the documentation for more details.)`;
         const status = opts.rateLimit.exhaustedStatus;
         return { ...base, reply: githubError(status, `API rate limit exceeded for ${who}`, DOCS.primaryLimit) };
       }
@@ -582,11 +591,15 @@ export function createGitHubSimulator(options: GitHubSimulatorOptions = {}): Git
     const failStatus = host.takeFailure();
     let reply: WebReply;
     if (failStatus !== null) {
-      const title = failStatus >= 500 ? 'Server Error' : http.STATUS_CODES[failStatus] ?? 'Error';
+      const title = failStatus >= 500 ? 'Server Error' : (http.STATUS_CODES[failStatus] ?? 'Error');
       reply =
         url.pathname === '/login/oauth/access_token'
           ? { status: failStatus, headers: { 'content-type': 'application/json; charset=utf-8' }, body: JSON.stringify(failureBody(failStatus)) }
-          : { status: failStatus, headers: { 'content-type': 'text/html; charset=utf-8' }, body: messagePage({ title, text: 'Something went wrong (injected failure).' }) };
+          : {
+              status: failStatus,
+              headers: { 'content-type': 'text/html; charset=utf-8' },
+              body: messagePage({ title, text: 'Something went wrong (injected failure).' }),
+            };
     } else {
       reply = web.handle({ method, url, headers: req.headers, body, nowMs: now, base: host.url ?? 'http://127.0.0.1' });
     }
@@ -700,7 +713,8 @@ export function createGitHubSimulator(options: GitHubSimulatorOptions = {}): Git
     triggerSecondaryLimit(n, o = {}) {
       nonNegativeInt(n, 'triggerSecondaryLimit: n');
       const retry = o.retryAfterSeconds === undefined ? 60 : o.retryAfterSeconds;
-      if (retry !== null && (!Number.isInteger(retry) || retry < 0)) throw new Error('triggerSecondaryLimit: retryAfterSeconds must be a non-negative integer or null');
+      if (retry !== null && (!Number.isInteger(retry) || retry < 0))
+        throw new Error('triggerSecondaryLimit: retryAfterSeconds must be a non-negative integer or null');
       const status = o.status ?? 403;
       if (status !== 403 && status !== 429) throw new Error('triggerSecondaryLimit: status must be 403 or 429');
       secondaryRemaining = n;
@@ -755,7 +769,8 @@ export function createGitHubSimulator(options: GitHubSimulatorOptions = {}): Git
       if (existing && existing.account.type !== 'User') throw new Error(`addUser: ${u.login} is an Organization`);
       if (!existing && store.loginTaken(u.login)) throw new Error(`addUser: login ${u.login} is taken by a generated user`);
       for (const org of u.organizations) {
-        if (store.owner(org)?.account.type !== 'Organization' || store.owner(org)?.installationId == null) throw new Error(`addUser: ${org} is not the account of an Organization installation`);
+        if (store.owner(org)?.account.type !== 'Organization' || store.owner(org)?.installationId == null)
+          throw new Error(`addUser: ${org} is not the account of an Organization installation`);
       }
       const owner = store.addUserAccount(u.login, u.repositoryCount);
       users.add(u, owner.account);

@@ -337,8 +337,7 @@ export class GitHubStore {
       const monthAgo = q.nowMs - 30 * DAY_MS;
       list = list.filter((p) => p.createdMs <= monthAgo && (p.closedMs ?? q.nowMs) - p.createdMs > 30 * DAY_MS && p.updatedMs >= monthAgo);
     }
-    const key: (p: PullRec) => number =
-      q.sort === 'updated' ? (p) => p.updatedMs : q.sort === 'popularity' ? (p) => p.comments : (p) => p.createdMs;
+    const key: (p: PullRec) => number = q.sort === 'updated' ? (p) => p.updatedMs : q.sort === 'popularity' ? (p) => p.comments : (p) => p.createdMs;
     const sign = q.direction === 'asc' ? 1 : -1;
     // Ties (same second, same comment count) fall back to the number, in the same direction,
     // so pages are stable between requests.

@@ -86,48 +86,169 @@ export type DriveType = 'personal' | 'business' | 'documentLibrary';
 // ---------------------------------------------------------------------------------------
 
 const TENANTS: readonly string[] = [
-  'contoso', 'fabrikam', 'northwind', 'adatum', 'tailspintoys', 'wingtiptoys', 'litware',
-  'proseware', 'woodgrove', 'alpineskihouse', 'lucernepublishing', 'relecloud',
+  'contoso',
+  'fabrikam',
+  'northwind',
+  'adatum',
+  'tailspintoys',
+  'wingtiptoys',
+  'litware',
+  'proseware',
+  'woodgrove',
+  'alpineskihouse',
+  'lucernepublishing',
+  'relecloud',
 ];
 
 const FIRST_NAMES: readonly string[] = [
-  'Adele', 'Alex', 'Diego', 'Grady', 'Henrietta', 'Isaiah', 'Johanna', 'Joni', 'Lee', 'Lidia',
-  'Lynne', 'Megan', 'Miriam', 'Nestor', 'Patti', 'Pradeep', 'Amara', 'Chen', 'Farah', 'Hiro',
-  'Ines', 'Mateo', 'Priya', 'Tomas', 'Yara',
+  'Adele',
+  'Alex',
+  'Diego',
+  'Grady',
+  'Henrietta',
+  'Isaiah',
+  'Johanna',
+  'Joni',
+  'Lee',
+  'Lidia',
+  'Lynne',
+  'Megan',
+  'Miriam',
+  'Nestor',
+  'Patti',
+  'Pradeep',
+  'Amara',
+  'Chen',
+  'Farah',
+  'Hiro',
+  'Ines',
+  'Mateo',
+  'Priya',
+  'Tomas',
+  'Yara',
 ];
 
 const LAST_NAMES: readonly string[] = [
-  'Vance', 'Wilber', 'Siciliani', 'Archie', 'Mueller', 'Langer', 'Lauer', 'Sherman', 'Gu',
-  'Holloway', 'Robbins', 'Bowen', 'Hunter', 'Wilke', 'Fernandez', 'Gupta', 'Okafor', 'Tanaka',
-  'Lindqvist', 'Moreau', 'Santos', 'Haddad', 'Kim',
+  'Vance',
+  'Wilber',
+  'Siciliani',
+  'Archie',
+  'Mueller',
+  'Langer',
+  'Lauer',
+  'Sherman',
+  'Gu',
+  'Holloway',
+  'Robbins',
+  'Bowen',
+  'Hunter',
+  'Wilke',
+  'Fernandez',
+  'Gupta',
+  'Okafor',
+  'Tanaka',
+  'Lindqvist',
+  'Moreau',
+  'Santos',
+  'Haddad',
+  'Kim',
 ];
 
 const JOB_TITLES: readonly string[] = [
-  'Product Manager', 'Marketing Manager', 'Retail Manager', 'Designer', 'Developer',
-  'Finance Lead', 'Legal Counsel', 'HR Manager', 'Sales Representative', 'Engineering Lead',
+  'Product Manager',
+  'Marketing Manager',
+  'Retail Manager',
+  'Designer',
+  'Developer',
+  'Finance Lead',
+  'Legal Counsel',
+  'HR Manager',
+  'Sales Representative',
+  'Engineering Lead',
 ];
 
 const OFFICES: readonly string[] = ['18/2111', '20/1101', '12/1110', '131/1104', '19/3123', '24/1106'];
 
 const SITE_NAMES: readonly string[] = [
-  'Marketing', 'Finance', 'Engineering', 'HumanResources', 'Legal', 'Sales', 'Operations',
-  'ProjectAtlas', 'Design', 'Research',
+  'Marketing',
+  'Finance',
+  'Engineering',
+  'HumanResources',
+  'Legal',
+  'Sales',
+  'Operations',
+  'ProjectAtlas',
+  'Design',
+  'Research',
 ];
 
 /** Top-level folders (directly under the root). */
 const TOP_FOLDERS: readonly string[] = [
-  'Documents', 'Projects', 'Finance', 'Marketing', 'Clients', 'Photos', 'Shared', 'Templates',
-  'Reports', 'Archive', 'Engineering', 'Legal', 'HR', 'Sales', 'Research', 'Design',
-  'Meeting Notes', 'Presentations', 'Invoices', 'Travel', 'Desktop', 'Pictures', 'Recordings',
+  'Documents',
+  'Projects',
+  'Finance',
+  'Marketing',
+  'Clients',
+  'Photos',
+  'Shared',
+  'Templates',
+  'Reports',
+  'Archive',
+  'Engineering',
+  'Legal',
+  'HR',
+  'Sales',
+  'Research',
+  'Design',
+  'Meeting Notes',
+  'Presentations',
+  'Invoices',
+  'Travel',
+  'Desktop',
+  'Pictures',
+  'Recordings',
 ];
 
 /** Deeper folders. */
 const SUB_FOLDERS: readonly string[] = [
-  '2021', '2022', '2023', '2024', 'Q1', 'Q2', 'Q3', 'Q4', 'Drafts', 'Final', 'Archive', 'Old',
-  'Contracts', 'Budgets', 'Assets', 'Screenshots', 'Exports', 'Specs', 'Planning', 'Reviews',
-  'Onboarding', 'Vendors', 'Receipts', 'Campaigns', 'Logos', 'Prototypes', 'Minutes',
-  'Client - Acme', 'Client - Globex', 'Client - Initech', 'Client - Umbrella', 'Team Offsite',
-  'Board', 'Hiring', 'Research Notes', 'Working Files', 'Backups', 'Data',
+  '2021',
+  '2022',
+  '2023',
+  '2024',
+  'Q1',
+  'Q2',
+  'Q3',
+  'Q4',
+  'Drafts',
+  'Final',
+  'Archive',
+  'Old',
+  'Contracts',
+  'Budgets',
+  'Assets',
+  'Screenshots',
+  'Exports',
+  'Specs',
+  'Planning',
+  'Reviews',
+  'Onboarding',
+  'Vendors',
+  'Receipts',
+  'Campaigns',
+  'Logos',
+  'Prototypes',
+  'Minutes',
+  'Client - Acme',
+  'Client - Globex',
+  'Client - Initech',
+  'Client - Umbrella',
+  'Team Offsite',
+  'Board',
+  'Hiring',
+  'Research Notes',
+  'Working Files',
+  'Backups',
+  'Data',
 ];
 
 interface FileKind {
@@ -140,21 +261,59 @@ interface FileKind {
 }
 
 const DOC_STEMS: readonly string[] = [
-  'Quarterly Report', 'Meeting Notes', 'Project Proposal', 'Statement of Work', 'Contract',
-  'Onboarding Guide', 'Design Review', 'Product Requirements', 'Retrospective', 'Policy',
-  'Press Release', 'Cover Letter', 'Roadmap', 'Strategy', 'Brief', 'Memo', 'Agenda',
+  'Quarterly Report',
+  'Meeting Notes',
+  'Project Proposal',
+  'Statement of Work',
+  'Contract',
+  'Onboarding Guide',
+  'Design Review',
+  'Product Requirements',
+  'Retrospective',
+  'Policy',
+  'Press Release',
+  'Cover Letter',
+  'Roadmap',
+  'Strategy',
+  'Brief',
+  'Memo',
+  'Agenda',
 ];
 const SHEET_STEMS: readonly string[] = [
-  'Budget', 'Sales Forecast', 'Expense Report', 'Inventory', 'Headcount Plan', 'Pipeline',
-  'Timesheet', 'KPI Dashboard', 'Pricing Model', 'Vendor List', 'Invoice Tracker',
+  'Budget',
+  'Sales Forecast',
+  'Expense Report',
+  'Inventory',
+  'Headcount Plan',
+  'Pipeline',
+  'Timesheet',
+  'KPI Dashboard',
+  'Pricing Model',
+  'Vendor List',
+  'Invoice Tracker',
 ];
 const DECK_STEMS: readonly string[] = [
-  'All Hands', 'Board Update', 'Kickoff', 'Pitch Deck', 'Training', 'QBR', 'Launch Plan',
-  'Customer Presentation', 'Workshop',
+  'All Hands',
+  'Board Update',
+  'Kickoff',
+  'Pitch Deck',
+  'Training',
+  'QBR',
+  'Launch Plan',
+  'Customer Presentation',
+  'Workshop',
 ];
 const PDF_STEMS: readonly string[] = [
-  'Invoice', 'Receipt', 'Signed Contract', 'Brochure', 'Whitepaper', 'Datasheet', 'Manual',
-  'Boarding Pass', 'Statement', 'NDA',
+  'Invoice',
+  'Receipt',
+  'Signed Contract',
+  'Brochure',
+  'Whitepaper',
+  'Datasheet',
+  'Manual',
+  'Boarding Pass',
+  'Statement',
+  'NDA',
 ];
 const TEXT_STEMS: readonly string[] = ['notes', 'README', 'todo', 'changelog', 'log', 'draft', 'ideas', 'export'];
 const DATA_STEMS: readonly string[] = ['export', 'data', 'contacts', 'orders', 'metrics', 'survey results', 'config'];
@@ -186,7 +345,13 @@ const FILE_KINDS: ReadonlyArray<readonly [FileKind, number]> = [
 
 const KIND_TABLE = new Weighted(FILE_KINDS);
 
-export const CONTENT_VERSIONS = new Weighted<number>([[1, 6], [2, 3], [3, 2], [4, 1], [7, 0.5]]);
+export const CONTENT_VERSIONS = new Weighted<number>([
+  [1, 6],
+  [2, 3],
+  [3, 2],
+  [4, 1],
+  [7, 0.5],
+]);
 
 const MIME_BY_EXT = new Map<string, string>(FILE_KINDS.map(([k]) => [k.ext, k.mime]));
 MIME_BY_EXT.set('doc', 'application/msword');
@@ -199,8 +364,25 @@ MIME_BY_EXT.set('xml', 'application/xml');
 const KIND_BY_EXT = new Map<string, FileKind>(FILE_KINDS.map(([k]) => [k.ext, k]));
 
 const QUALIFIERS: readonly string[] = [
-  '', '', '', ' 2023', ' 2024', ' Q1', ' Q2', ' Q3', ' Q4', ' v2', ' v3', ' - Final', ' (Draft)',
-  ' - Copy', ' FINAL', ' - Review', ' EMEA', ' APAC', ' Americas',
+  '',
+  '',
+  '',
+  ' 2023',
+  ' 2024',
+  ' Q1',
+  ' Q2',
+  ' Q3',
+  ' Q4',
+  ' v2',
+  ' v3',
+  ' - Final',
+  ' (Draft)',
+  ' - Copy',
+  ' FINAL',
+  ' - Review',
+  ' EMEA',
+  ' APAC',
+  ' Americas',
 ];
 
 /** MIME type for a file name (what Graph derives from the extension). */
@@ -319,13 +501,7 @@ export interface DriveIdentity {
   quotaTotal: number;
 }
 
-export function makeDriveIdentity(
-  seedK: number,
-  t: Tenant,
-  index: number,
-  driveType: DriveType,
-  name: string | undefined,
-): DriveIdentity {
+export function makeDriveIdentity(seedK: number, t: Tenant, index: number, driveType: DriveType, name: string | undefined): DriveIdentity {
   const rng = Rng.from(seedK, 'drive', index);
   const owner = index === 0 ? t.people[0] : t.people[rng.int(0, t.people.length - 1)];
   const createdMs = t.siteCreatedMs + rng.int(30, 900) * 86_400_000 + rng.int(0, 86_399) * 1000;
@@ -514,4 +690,3 @@ export function isoSeconds(ms: number): string {
   const sod = s - day * DAY_S;
   return `${date}T${TWO_DIGITS[floor(sod / 3600)]}:${TWO_DIGITS[floor(sod / 60) % 60]}:${TWO_DIGITS[sod % 60]}Z`;
 }
-

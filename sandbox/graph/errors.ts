@@ -95,7 +95,10 @@ export function injectedFailure(status: number): { code: string; message: string
     case 502:
       return { code: 'BadGateway', message: 'The server received an invalid response from an upstream server.' };
     case 503:
-      return { code: 'serviceNotAvailable', message: 'The service is temporarily unavailable for maintenance or is overloaded. You may repeat the request after a delay.' };
+      return {
+        code: 'serviceNotAvailable',
+        message: 'The service is temporarily unavailable for maintenance or is overloaded. You may repeat the request after a delay.',
+      };
     case 504:
       return { code: 'GatewayTimeout', message: 'The server did not receive a timely response from an upstream server.' };
     case 507:

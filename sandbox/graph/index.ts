@@ -8,13 +8,5 @@ export type {
   ThrottleOptions,
 } from './simulator';
 export type { DriveType } from './data';
-export type {
-  GraphDrive,
-  GraphDriveItem,
-  GraphDeletedItem,
-  GraphIdentity,
-  GraphIdentitySet,
-  GraphItemReference,
-  GraphUser,
-} from './serialize';
+export type { GraphDrive, GraphDriveItem, GraphDeletedItem, GraphIdentity, GraphIdentitySet, GraphItemReference, GraphUser } from './serialize';
 export { quickXorHash } from './quickxor';

@@ -14,18 +14,7 @@
 import { GraphError, RESYNC_MESSAGE } from './errors';
 import type { Tenant } from './data';
 import { takePage, type DeltaListing, type DeltaListings } from './delta';
-import {
-  cTag,
-  driveItemJson,
-  driveJson,
-  eTag,
-  hasCTag,
-  librarySiteJson,
-  siteJson,
-  tombstoneJson,
-  userJson,
-  type PathMode,
-} from './serialize';
+import { cTag, driveItemJson, driveJson, eTag, hasCTag, librarySiteJson, siteJson, tombstoneJson, userJson, type PathMode } from './serialize';
 import { KIND_FILE, upperBound, type DriveStore } from './store';
 import { TOKEN, type TokenCodec } from './tokens';
 
@@ -121,7 +110,10 @@ function parseTarget(raw: string): Target | null {
   let item: ItemRef;
   let tail: string;
   if ((m = /^\/root:(\/[^:]*)?(?::(.*))?$/.exec(rest))) {
-    const segments = (m[1] ?? '').split('/').filter((s) => s !== '').map(dec);
+    const segments = (m[1] ?? '')
+      .split('/')
+      .filter((s) => s !== '')
+      .map(dec);
     item = segments.length ? { kind: 'path', segments } : { kind: 'root' };
     tail = m[2] ?? '';
   } else if ((m = /^\/root(\/.*)?$/.exec(rest))) {
@@ -187,25 +179,84 @@ function parseTop(ctx: RequestContext, state: GraphState): number {
 }
 
 const ITEM_PROPERTIES = new Set([
-  'id', 'name', 'description', 'eTag', 'createdBy', 'createdDateTime', 'lastModifiedBy', 'lastModifiedDateTime',
-  'parentReference', 'webUrl', 'audio', 'bundle', 'content', 'cTag', 'deleted', 'file', 'fileSystemInfo', 'folder',
-  'image', 'location', 'malware', 'package', 'pendingOperations', 'photo', 'publication', 'remoteItem', 'root',
-  'searchResult', 'shared', 'sharepointIds', 'size', 'specialFolder', 'video', 'webDavUrl', 'children', 'listItem',
-  'permissions', 'thumbnails', 'versions', 'analytics', 'retentionLabel', 'subscriptions', 'workbook',
+  'id',
+  'name',
+  'description',
+  'eTag',
+  'createdBy',
+  'createdDateTime',
+  'lastModifiedBy',
+  'lastModifiedDateTime',
+  'parentReference',
+  'webUrl',
+  'audio',
+  'bundle',
+  'content',
+  'cTag',
+  'deleted',
+  'file',
+  'fileSystemInfo',
+  'folder',
+  'image',
+  'location',
+  'malware',
+  'package',
+  'pendingOperations',
+  'photo',
+  'publication',
+  'remoteItem',
+  'root',
+  'searchResult',
+  'shared',
+  'sharepointIds',
+  'size',
+  'specialFolder',
+  'video',
+  'webDavUrl',
+  'children',
+  'listItem',
+  'permissions',
+  'thumbnails',
+  'versions',
+  'analytics',
+  'retentionLabel',
+  'subscriptions',
+  'workbook',
   '@microsoft.graph.downloadUrl',
 ]);
 
 const DRIVE_PROPERTIES = new Set([
-  'id', 'name', 'description', 'eTag', 'createdBy', 'createdDateTime', 'lastModifiedBy', 'lastModifiedDateTime',
-  'parentReference', 'webUrl', 'driveType', 'owner', 'quota', 'sharePointIds', 'system', 'root', 'items', 'special',
-  'list', 'following', 'bundles',
+  'id',
+  'name',
+  'description',
+  'eTag',
+  'createdBy',
+  'createdDateTime',
+  'lastModifiedBy',
+  'lastModifiedDateTime',
+  'parentReference',
+  'webUrl',
+  'driveType',
+  'owner',
+  'quota',
+  'sharePointIds',
+  'system',
+  'root',
+  'items',
+  'special',
+  'list',
+  'following',
+  'bundles',
 ]);
 
 /** Parsed `$select` (property names as Graph spells them), or null for all properties. */
 function parseSelect(ctx: RequestContext, allowed: Set<string>, typeName: string): string[] | null {
   const raw = option(ctx, 'select');
   if (raw === undefined) return null;
-  const fields = raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const fields = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   if (fields.length === 0 || fields.includes('*')) return null;
   const lower = new Map([...allowed].map((p) => [p.toLowerCase(), p]));
   return fields.map((f) => {
@@ -393,13 +444,7 @@ function getContent(state: GraphState, ctx: RequestContext, store: DriveStore, i
 
 const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
 
-function delta(
-  state: GraphState,
-  ctx: RequestContext,
-  store: DriveStore,
-  i: number,
-  target: { pathToken?: string; linkPath: string },
-): Reply {
+function delta(state: GraphState, ctx: RequestContext, store: DriveStore, i: number, target: { pathToken?: string; linkPath: string }): Reply {
   if (i !== 0) {
     throw new GraphError(400, 'invalidRequest', 'Delta is only supported on the root folder of a drive.');
   }
@@ -416,9 +461,7 @@ function delta(
     link(ctx, target.linkPath, dropParams, ['token', state.codec.encode(TOKEN.deltaLink, [store.driveIndex, seq, state.epoch()])]);
   const resync = (): GraphError => {
     // Location: where to start over (a fresh enumeration with the same options).
-    const kept = ctx.rawQuery
-      .split('&')
-      .filter((p) => p !== '' && !dropParams.includes(p.split('=')[0].toLowerCase()));
+    const kept = ctx.rawQuery.split('&').filter((p) => p !== '' && !dropParams.includes(p.split('=')[0].toLowerCase()));
     const location = `${ctx.base}/${ctx.version}${target.linkPath}${kept.length ? '?' + kept.join('&') : ''}`;
     return new GraphError(410, 'resyncRequired', RESYNC_MESSAGE, { location }, { code: 'resyncChangesApplyDifferences' });
   };

@@ -89,77 +89,396 @@ interface City {
 }
 
 const CITIES: readonly City[] = [
-  { city: 'San Francisco', region: 'California', country: 'United States', timezone: 'America/Los_Angeles', lat: 37.7749, lng: -122.4194, streets: ['Market St', 'Mission St', 'Valencia St', 'Howard St', 'Folsom St'], venues: ['The Commons', 'Founders Loft', 'Mission Hall', 'Shack15', 'Pier 70 Studio'] },
-  { city: 'New York', region: 'New York', country: 'United States', timezone: 'America/New_York', lat: 40.7128, lng: -74.006, streets: ['Broadway', 'W 26th St', 'Bowery', 'Lafayette St', 'Kent Ave'], venues: ['Betaworks', 'The Yard', 'Brooklyn Navy Yard Bldg 77', 'Flatiron Studio', 'Neuehouse'] },
-  { city: 'Austin', region: 'Texas', country: 'United States', timezone: 'America/Chicago', lat: 30.2672, lng: -97.7431, streets: ['Congress Ave', 'E 6th St', 'S Lamar Blvd', 'Red River St'], venues: ['Capital Factory', 'The Riveter', 'Eastside Loft'] },
-  { city: 'Seattle', region: 'Washington', country: 'United States', timezone: 'America/Los_Angeles', lat: 47.6062, lng: -122.3321, streets: ['Pike St', 'Westlake Ave N', '1st Ave', 'Boren Ave N'], venues: ['Impact Hub', 'South Lake Union Commons', 'Pioneer Collective'] },
-  { city: 'Toronto', region: 'Ontario', country: 'Canada', timezone: 'America/Toronto', lat: 43.6532, lng: -79.3832, streets: ['King St W', 'Queen St W', 'Spadina Ave', 'Front St E'], venues: ['MaRS Discovery District', 'Hub Collective', 'Spadina Works'] },
-  { city: 'Mexico City', region: 'CDMX', country: 'Mexico', timezone: 'America/Mexico_City', lat: 19.4326, lng: -99.1332, streets: ['Av. Álvaro Obregón', 'Calle Colima', 'Av. Reforma', 'Calle Durango'], venues: ['Casa Roma', 'Condesa Lab', 'WeWork Reforma'] },
-  { city: 'São Paulo', region: 'São Paulo', country: 'Brazil', timezone: 'America/Sao_Paulo', lat: -23.5505, lng: -46.6333, streets: ['Av. Paulista', 'Rua Augusta', 'Rua Oscar Freire', 'Av. Faria Lima'], venues: ['Cubo Itaú', 'Pinheiros Hub', 'Casa Paulista'] },
-  { city: 'London', region: 'England', country: 'United Kingdom', timezone: 'Europe/London', lat: 51.5074, lng: -0.1278, streets: ['Old Street', 'Shoreditch High St', 'Great Eastern St', 'Kingsland Rd', 'Southwark St'], venues: ['Second Home', 'Google for Startups Campus', 'The Trampery', 'Somerset House Studios'] },
-  { city: 'Berlin', region: 'Berlin', country: 'Germany', timezone: 'Europe/Berlin', lat: 52.52, lng: 13.405, streets: ['Torstraße', 'Oranienstraße', 'Friedrichstraße', 'Skalitzer Str.'], venues: ['Factory Berlin', 'betahaus', 'Spreewerk Loft'] },
-  { city: 'Paris', region: 'Île-de-France', country: 'France', timezone: 'Europe/Paris', lat: 48.8566, lng: 2.3522, streets: ['Rue de Rivoli', 'Rue Oberkampf', 'Boulevard Voltaire', 'Rue du Faubourg Saint-Antoine'], venues: ['Station F', 'Le Comptoir', 'Atelier Voltaire'] },
-  { city: 'Amsterdam', region: 'North Holland', country: 'Netherlands', timezone: 'Europe/Amsterdam', lat: 52.3676, lng: 4.9041, streets: ['Prinsengracht', 'Keizersgracht', 'Overhoeksplein', 'Wibautstraat'], venues: ['B. Amsterdam', 'A Lab', 'Startup Village'] },
-  { city: 'Lisbon', region: 'Lisbon', country: 'Portugal', timezone: 'Europe/Lisbon', lat: 38.7223, lng: -9.1393, streets: ['Rua da Prata', 'Avenida da Liberdade', 'Rua Rodrigues de Faria'], venues: ['LX Factory', 'Second Home Lisboa', 'Hub Criativo do Beato'] },
-  { city: 'Lagos', region: 'Lagos', country: 'Nigeria', timezone: 'Africa/Lagos', lat: 6.5244, lng: 3.3792, streets: ['Herbert Macaulay Way', 'Admiralty Way', 'Awolowo Rd'], venues: ['Co-Creation Hub', 'Workstation Lekki', 'Zone Tech Park'] },
-  { city: 'Nairobi', region: 'Nairobi County', country: 'Kenya', timezone: 'Africa/Nairobi', lat: -1.2921, lng: 36.8219, streets: ['Ngong Rd', 'Waiyaki Way', 'Kenyatta Ave'], venues: ['iHub', 'Nairobi Garage', 'The Alchemist'] },
-  { city: 'Dubai', region: 'Dubai', country: 'United Arab Emirates', timezone: 'Asia/Dubai', lat: 25.2048, lng: 55.2708, streets: ['Sheikh Zayed Rd', 'Al Wasl Rd', 'Alserkal Ave'], venues: ['Area 2071', 'DIFC Innovation Hub', 'Alserkal Warehouse 4'] },
-  { city: 'Bengaluru', region: 'Karnataka', country: 'India', timezone: 'Asia/Kolkata', lat: 12.9716, lng: 77.5946, streets: ['100 Feet Rd', 'MG Road', 'Outer Ring Rd', '80 Feet Rd'], venues: ['91springboard', 'NUMA Koramangala', 'Bhive Workspace'] },
-  { city: 'Singapore', region: 'Singapore', country: 'Singapore', timezone: 'Asia/Singapore', lat: 1.3521, lng: 103.8198, streets: ['Ayer Rajah Crescent', 'Robinson Rd', 'Telok Ayer St'], venues: ['Block71', 'The Hive Lavender', 'Lattice80'] },
-  { city: 'Seoul', region: 'Seoul', country: 'South Korea', timezone: 'Asia/Seoul', lat: 37.5665, lng: 126.978, streets: ['Teheran-ro', 'Gangnam-daero', 'Yanghwa-ro'], venues: ['D.Camp', 'Maru180', 'Fast Five Seongsu'] },
-  { city: 'Tokyo', region: 'Tokyo', country: 'Japan', timezone: 'Asia/Tokyo', lat: 35.6762, lng: 139.6503, streets: ['Shibuya', 'Roppongi', 'Marunouchi', 'Ebisu'], venues: ['CIC Tokyo', 'Shibuya QWS', 'Tokyo Midtown Lounge'] },
-  { city: 'Sydney', region: 'New South Wales', country: 'Australia', timezone: 'Australia/Sydney', lat: -33.8688, lng: 151.2093, streets: ['George St', 'Harris St', 'Kent St', 'Crown St'], venues: ['Stone & Chalk', 'Fishburners', 'Tank Stream Labs'] },
+  {
+    city: 'San Francisco',
+    region: 'California',
+    country: 'United States',
+    timezone: 'America/Los_Angeles',
+    lat: 37.7749,
+    lng: -122.4194,
+    streets: ['Market St', 'Mission St', 'Valencia St', 'Howard St', 'Folsom St'],
+    venues: ['The Commons', 'Founders Loft', 'Mission Hall', 'Shack15', 'Pier 70 Studio'],
+  },
+  {
+    city: 'New York',
+    region: 'New York',
+    country: 'United States',
+    timezone: 'America/New_York',
+    lat: 40.7128,
+    lng: -74.006,
+    streets: ['Broadway', 'W 26th St', 'Bowery', 'Lafayette St', 'Kent Ave'],
+    venues: ['Betaworks', 'The Yard', 'Brooklyn Navy Yard Bldg 77', 'Flatiron Studio', 'Neuehouse'],
+  },
+  {
+    city: 'Austin',
+    region: 'Texas',
+    country: 'United States',
+    timezone: 'America/Chicago',
+    lat: 30.2672,
+    lng: -97.7431,
+    streets: ['Congress Ave', 'E 6th St', 'S Lamar Blvd', 'Red River St'],
+    venues: ['Capital Factory', 'The Riveter', 'Eastside Loft'],
+  },
+  {
+    city: 'Seattle',
+    region: 'Washington',
+    country: 'United States',
+    timezone: 'America/Los_Angeles',
+    lat: 47.6062,
+    lng: -122.3321,
+    streets: ['Pike St', 'Westlake Ave N', '1st Ave', 'Boren Ave N'],
+    venues: ['Impact Hub', 'South Lake Union Commons', 'Pioneer Collective'],
+  },
+  {
+    city: 'Toronto',
+    region: 'Ontario',
+    country: 'Canada',
+    timezone: 'America/Toronto',
+    lat: 43.6532,
+    lng: -79.3832,
+    streets: ['King St W', 'Queen St W', 'Spadina Ave', 'Front St E'],
+    venues: ['MaRS Discovery District', 'Hub Collective', 'Spadina Works'],
+  },
+  {
+    city: 'Mexico City',
+    region: 'CDMX',
+    country: 'Mexico',
+    timezone: 'America/Mexico_City',
+    lat: 19.4326,
+    lng: -99.1332,
+    streets: ['Av. Álvaro Obregón', 'Calle Colima', 'Av. Reforma', 'Calle Durango'],
+    venues: ['Casa Roma', 'Condesa Lab', 'WeWork Reforma'],
+  },
+  {
+    city: 'São Paulo',
+    region: 'São Paulo',
+    country: 'Brazil',
+    timezone: 'America/Sao_Paulo',
+    lat: -23.5505,
+    lng: -46.6333,
+    streets: ['Av. Paulista', 'Rua Augusta', 'Rua Oscar Freire', 'Av. Faria Lima'],
+    venues: ['Cubo Itaú', 'Pinheiros Hub', 'Casa Paulista'],
+  },
+  {
+    city: 'London',
+    region: 'England',
+    country: 'United Kingdom',
+    timezone: 'Europe/London',
+    lat: 51.5074,
+    lng: -0.1278,
+    streets: ['Old Street', 'Shoreditch High St', 'Great Eastern St', 'Kingsland Rd', 'Southwark St'],
+    venues: ['Second Home', 'Google for Startups Campus', 'The Trampery', 'Somerset House Studios'],
+  },
+  {
+    city: 'Berlin',
+    region: 'Berlin',
+    country: 'Germany',
+    timezone: 'Europe/Berlin',
+    lat: 52.52,
+    lng: 13.405,
+    streets: ['Torstraße', 'Oranienstraße', 'Friedrichstraße', 'Skalitzer Str.'],
+    venues: ['Factory Berlin', 'betahaus', 'Spreewerk Loft'],
+  },
+  {
+    city: 'Paris',
+    region: 'Île-de-France',
+    country: 'France',
+    timezone: 'Europe/Paris',
+    lat: 48.8566,
+    lng: 2.3522,
+    streets: ['Rue de Rivoli', 'Rue Oberkampf', 'Boulevard Voltaire', 'Rue du Faubourg Saint-Antoine'],
+    venues: ['Station F', 'Le Comptoir', 'Atelier Voltaire'],
+  },
+  {
+    city: 'Amsterdam',
+    region: 'North Holland',
+    country: 'Netherlands',
+    timezone: 'Europe/Amsterdam',
+    lat: 52.3676,
+    lng: 4.9041,
+    streets: ['Prinsengracht', 'Keizersgracht', 'Overhoeksplein', 'Wibautstraat'],
+    venues: ['B. Amsterdam', 'A Lab', 'Startup Village'],
+  },
+  {
+    city: 'Lisbon',
+    region: 'Lisbon',
+    country: 'Portugal',
+    timezone: 'Europe/Lisbon',
+    lat: 38.7223,
+    lng: -9.1393,
+    streets: ['Rua da Prata', 'Avenida da Liberdade', 'Rua Rodrigues de Faria'],
+    venues: ['LX Factory', 'Second Home Lisboa', 'Hub Criativo do Beato'],
+  },
+  {
+    city: 'Lagos',
+    region: 'Lagos',
+    country: 'Nigeria',
+    timezone: 'Africa/Lagos',
+    lat: 6.5244,
+    lng: 3.3792,
+    streets: ['Herbert Macaulay Way', 'Admiralty Way', 'Awolowo Rd'],
+    venues: ['Co-Creation Hub', 'Workstation Lekki', 'Zone Tech Park'],
+  },
+  {
+    city: 'Nairobi',
+    region: 'Nairobi County',
+    country: 'Kenya',
+    timezone: 'Africa/Nairobi',
+    lat: -1.2921,
+    lng: 36.8219,
+    streets: ['Ngong Rd', 'Waiyaki Way', 'Kenyatta Ave'],
+    venues: ['iHub', 'Nairobi Garage', 'The Alchemist'],
+  },
+  {
+    city: 'Dubai',
+    region: 'Dubai',
+    country: 'United Arab Emirates',
+    timezone: 'Asia/Dubai',
+    lat: 25.2048,
+    lng: 55.2708,
+    streets: ['Sheikh Zayed Rd', 'Al Wasl Rd', 'Alserkal Ave'],
+    venues: ['Area 2071', 'DIFC Innovation Hub', 'Alserkal Warehouse 4'],
+  },
+  {
+    city: 'Bengaluru',
+    region: 'Karnataka',
+    country: 'India',
+    timezone: 'Asia/Kolkata',
+    lat: 12.9716,
+    lng: 77.5946,
+    streets: ['100 Feet Rd', 'MG Road', 'Outer Ring Rd', '80 Feet Rd'],
+    venues: ['91springboard', 'NUMA Koramangala', 'Bhive Workspace'],
+  },
+  {
+    city: 'Singapore',
+    region: 'Singapore',
+    country: 'Singapore',
+    timezone: 'Asia/Singapore',
+    lat: 1.3521,
+    lng: 103.8198,
+    streets: ['Ayer Rajah Crescent', 'Robinson Rd', 'Telok Ayer St'],
+    venues: ['Block71', 'The Hive Lavender', 'Lattice80'],
+  },
+  {
+    city: 'Seoul',
+    region: 'Seoul',
+    country: 'South Korea',
+    timezone: 'Asia/Seoul',
+    lat: 37.5665,
+    lng: 126.978,
+    streets: ['Teheran-ro', 'Gangnam-daero', 'Yanghwa-ro'],
+    venues: ['D.Camp', 'Maru180', 'Fast Five Seongsu'],
+  },
+  {
+    city: 'Tokyo',
+    region: 'Tokyo',
+    country: 'Japan',
+    timezone: 'Asia/Tokyo',
+    lat: 35.6762,
+    lng: 139.6503,
+    streets: ['Shibuya', 'Roppongi', 'Marunouchi', 'Ebisu'],
+    venues: ['CIC Tokyo', 'Shibuya QWS', 'Tokyo Midtown Lounge'],
+  },
+  {
+    city: 'Sydney',
+    region: 'New South Wales',
+    country: 'Australia',
+    timezone: 'Australia/Sydney',
+    lat: -33.8688,
+    lng: 151.2093,
+    streets: ['George St', 'Harris St', 'Kent St', 'Crown St'],
+    venues: ['Stone & Chalk', 'Fishburners', 'Tank Stream Labs'],
+  },
 ];
 
 const ONLINE_TIMEZONES: readonly string[] = [
-  'America/Los_Angeles', 'America/Denver', 'America/Chicago', 'America/New_York', 'America/Sao_Paulo',
-  'Europe/London', 'Europe/Berlin', 'Europe/Paris', 'Europe/Madrid', 'Africa/Johannesburg',
-  'Asia/Kolkata', 'Asia/Singapore', 'Asia/Tokyo', 'Australia/Sydney', 'Etc/UTC',
+  'America/Los_Angeles',
+  'America/Denver',
+  'America/Chicago',
+  'America/New_York',
+  'America/Sao_Paulo',
+  'Europe/London',
+  'Europe/Berlin',
+  'Europe/Paris',
+  'Europe/Madrid',
+  'Africa/Johannesburg',
+  'Asia/Kolkata',
+  'Asia/Singapore',
+  'Asia/Tokyo',
+  'Australia/Sydney',
+  'Etc/UTC',
 ];
 
 const TOPICS: readonly string[] = [
-  'AI', 'Generative AI', 'Rust', 'TypeScript', 'Python', 'Climate Tech', 'Web3', 'Design Systems',
-  'Product Management', 'Founders', 'Indie Hackers', 'Open Source', 'Data Engineering', 'DevRel',
-  'Robotics', 'Biotech', 'Fintech', 'Creators', 'Photography', 'Running Club', 'Book Club',
-  'Ceramics', 'Women in Tech', 'UX Research', 'Security', 'Kubernetes', 'LLM Agents', 'Hardware',
-  'Game Dev', 'Impact Investing', 'Mobile Dev', 'Growth Marketing', 'Remote Work', 'Quantum Computing',
+  'AI',
+  'Generative AI',
+  'Rust',
+  'TypeScript',
+  'Python',
+  'Climate Tech',
+  'Web3',
+  'Design Systems',
+  'Product Management',
+  'Founders',
+  'Indie Hackers',
+  'Open Source',
+  'Data Engineering',
+  'DevRel',
+  'Robotics',
+  'Biotech',
+  'Fintech',
+  'Creators',
+  'Photography',
+  'Running Club',
+  'Book Club',
+  'Ceramics',
+  'Women in Tech',
+  'UX Research',
+  'Security',
+  'Kubernetes',
+  'LLM Agents',
+  'Hardware',
+  'Game Dev',
+  'Impact Investing',
+  'Mobile Dev',
+  'Growth Marketing',
+  'Remote Work',
+  'Quantum Computing',
 ];
 
 const IN_PERSON_FORMATS: readonly string[] = [
-  'Meetup', 'Workshop', 'Happy Hour', 'Breakfast', 'Hack Night', 'Demo Day', 'Fireside Chat',
-  'Panel', 'Summit', 'Coworking Day', 'Dinner', 'Mixer', 'Hackathon', 'Brunch', 'Social',
+  'Meetup',
+  'Workshop',
+  'Happy Hour',
+  'Breakfast',
+  'Hack Night',
+  'Demo Day',
+  'Fireside Chat',
+  'Panel',
+  'Summit',
+  'Coworking Day',
+  'Dinner',
+  'Mixer',
+  'Hackathon',
+  'Brunch',
+  'Social',
 ];
 
 const ONLINE_FORMATS: readonly string[] = [
-  'Webinar', 'AMA', 'Office Hours', 'Study Group', 'Livestream', 'Virtual Meetup', 'Workshop',
-  'Panel', 'Fireside Chat', 'Reading Group', 'Demo Day',
+  'Webinar',
+  'AMA',
+  'Office Hours',
+  'Study Group',
+  'Livestream',
+  'Virtual Meetup',
+  'Workshop',
+  'Panel',
+  'Fireside Chat',
+  'Reading Group',
+  'Demo Day',
 ];
 
 const ADJECTIVES: readonly string[] = [
-  'Monthly', 'Weekly', 'Quarterly', 'Spring', 'Summer', 'Autumn', 'Winter', 'Annual', 'Beginner',
-  'Advanced', 'Intro to', 'Hands-on', 'Community', 'Open', 'Late Night', 'Sunday',
+  'Monthly',
+  'Weekly',
+  'Quarterly',
+  'Spring',
+  'Summer',
+  'Autumn',
+  'Winter',
+  'Annual',
+  'Beginner',
+  'Advanced',
+  'Intro to',
+  'Hands-on',
+  'Community',
+  'Open',
+  'Late Night',
+  'Sunday',
 ];
 
 const FIRST_NAMES: readonly string[] = [
-  'Ada', 'Amara', 'Arjun', 'Beatriz', 'Chen', 'Dario', 'Elif', 'Farah', 'Grace', 'Hiro', 'Ines',
-  'Jonas', 'Kemi', 'Lena', 'Mateo', 'Nadia', 'Omar', 'Priya', 'Quinn', 'Rosa', 'Sami', 'Tomás',
-  'Uma', 'Viktor', 'Wen', 'Yara', 'Zoe',
+  'Ada',
+  'Amara',
+  'Arjun',
+  'Beatriz',
+  'Chen',
+  'Dario',
+  'Elif',
+  'Farah',
+  'Grace',
+  'Hiro',
+  'Ines',
+  'Jonas',
+  'Kemi',
+  'Lena',
+  'Mateo',
+  'Nadia',
+  'Omar',
+  'Priya',
+  'Quinn',
+  'Rosa',
+  'Sami',
+  'Tomás',
+  'Uma',
+  'Viktor',
+  'Wen',
+  'Yara',
+  'Zoe',
 ];
 
 const LAST_NAMES: readonly string[] = [
-  'Adeyemi', 'Bauer', 'Costa', 'Dubois', 'Eriksen', 'Fernández', 'Gupta', 'Haddad', 'Ito', 'Jensen',
-  'Kim', 'Lindqvist', 'Moreau', 'Nakamura', 'Okafor', 'Park', 'Quispe', 'Rossi', 'Santos', 'Tanaka',
-  'Usman', 'Varga', 'Wright', 'Xu', 'Yilmaz', 'Zhang',
+  'Adeyemi',
+  'Bauer',
+  'Costa',
+  'Dubois',
+  'Eriksen',
+  'Fernández',
+  'Gupta',
+  'Haddad',
+  'Ito',
+  'Jensen',
+  'Kim',
+  'Lindqvist',
+  'Moreau',
+  'Nakamura',
+  'Okafor',
+  'Park',
+  'Quispe',
+  'Rossi',
+  'Santos',
+  'Tanaka',
+  'Usman',
+  'Varga',
+  'Wright',
+  'Xu',
+  'Yilmaz',
+  'Zhang',
 ];
 
 const CALENDAR_NAMES: readonly string[] = [
-  'Weft Community', 'Builders Collective', 'Open Source Circle', 'Product People', 'Tech Tuesdays',
-  'Makers Guild', 'Founder Forum',
+  'Weft Community',
+  'Builders Collective',
+  'Open Source Circle',
+  'Product People',
+  'Tech Tuesdays',
+  'Makers Guild',
+  'Founder Forum',
 ];
 
 const TAG_NAMES: readonly string[] = [
-  'Meetup', 'Workshop', 'Online', 'In person', 'Community', 'Partner', 'Featured',
-  'Beginner friendly', 'Hackathon', 'Social', 'Members only', 'Talks',
+  'Meetup',
+  'Workshop',
+  'Online',
+  'In person',
+  'Community',
+  'Partner',
+  'Featured',
+  'Beginner friendly',
+  'Hackathon',
+  'Social',
+  'Members only',
+  'Talks',
 ];
 
 const HOOKS: readonly string[] = [
@@ -173,9 +492,18 @@ const HOOKS: readonly string[] = [
 ];
 
 const AGENDA_ITEMS: readonly string[] = [
-  'Doors open and introductions', 'Lightning talks (5 minutes each)', 'Keynote and Q&A',
-  'Live demo', 'Breakout discussions', 'Networking', 'Hands-on exercise', 'Open mic',
-  'Panel discussion', 'Wrap-up and next steps', 'Pizza and drinks', 'Coffee and pastries',
+  'Doors open and introductions',
+  'Lightning talks (5 minutes each)',
+  'Keynote and Q&A',
+  'Live demo',
+  'Breakout discussions',
+  'Networking',
+  'Hands-on exercise',
+  'Open mic',
+  'Panel discussion',
+  'Wrap-up and next steps',
+  'Pizza and drinks',
+  'Coffee and pastries',
 ];
 
 const DETAILS: readonly string[] = [
@@ -201,23 +529,79 @@ const MINUTE_MS = 60_000;
 
 /** Durations in minutes, weighted towards typical event lengths. */
 const DURATIONS: ReadonlyArray<readonly [number, number]> = [
-  [30, 3], [45, 2], [60, 10], [90, 10], [120, 12], [150, 4], [180, 8], [240, 4], [360, 2],
-  [480, 2], [1440, 1], [2880, 1], [4320, 0.5],
+  [30, 3],
+  [45, 2],
+  [60, 10],
+  [90, 10],
+  [120, 12],
+  [150, 4],
+  [180, 8],
+  [240, 4],
+  [360, 2],
+  [480, 2],
+  [1440, 1],
+  [2880, 1],
+  [4320, 0.5],
 ];
 
 /** UTC hours at which events start (weighted, so most start in the afternoon/evening UTC). */
 const START_HOURS: ReadonlyArray<readonly [number, number]> = [
-  [0, 3], [1, 3], [2, 2], [3, 1], [8, 1], [9, 2], [10, 2], [11, 2], [12, 3], [13, 3], [14, 4],
-  [15, 4], [16, 5], [17, 5], [18, 4], [19, 3], [20, 3], [21, 2], [22, 2], [23, 3],
+  [0, 3],
+  [1, 3],
+  [2, 2],
+  [3, 1],
+  [8, 1],
+  [9, 2],
+  [10, 2],
+  [11, 2],
+  [12, 3],
+  [13, 3],
+  [14, 4],
+  [15, 4],
+  [16, 5],
+  [17, 5],
+  [18, 4],
+  [19, 3],
+  [20, 3],
+  [21, 2],
+  [22, 2],
+  [23, 3],
 ];
 
-const START_MINUTES: ReadonlyArray<readonly [number, number]> = [[0, 6], [30, 3], [15, 1], [45, 1]];
-const MODES: ReadonlyArray<readonly ['offline' | 'online' | 'hybrid', number]> = [['offline', 55], ['online', 35], ['hybrid', 10]];
-const PROVIDERS: ReadonlyArray<readonly ['zoom' | 'meet' | 'youtube', number]> = [['zoom', 5], ['meet', 3], ['youtube', 1]];
-const VISIBILITIES: ReadonlyArray<readonly [LumaVisibility, number]> = [['public', 80], ['members-only', 10], ['private', 10]];
+const START_MINUTES: ReadonlyArray<readonly [number, number]> = [
+  [0, 6],
+  [30, 3],
+  [15, 1],
+  [45, 1],
+];
+const MODES: ReadonlyArray<readonly ['offline' | 'online' | 'hybrid', number]> = [
+  ['offline', 55],
+  ['online', 35],
+  ['hybrid', 10],
+];
+const PROVIDERS: ReadonlyArray<readonly ['zoom' | 'meet' | 'youtube', number]> = [
+  ['zoom', 5],
+  ['meet', 3],
+  ['youtube', 1],
+];
+const VISIBILITIES: ReadonlyArray<readonly [LumaVisibility, number]> = [
+  ['public', 80],
+  ['members-only', 10],
+  ['private', 10],
+];
 /** Index into `Directory.hosts`: the API key's own user hosts most events. */
-const HOST_WEIGHTS: ReadonlyArray<readonly [number, number]> = [[0, 5], [1, 1], [2, 1], [3, 1]];
-const TAG_COUNTS: ReadonlyArray<readonly [number, number]> = [[0, 3], [1, 4], [2, 3], [3, 2]];
+const HOST_WEIGHTS: ReadonlyArray<readonly [number, number]> = [
+  [0, 5],
+  [1, 1],
+  [2, 1],
+  [3, 1],
+];
+const TAG_COUNTS: ReadonlyArray<readonly [number, number]> = [
+  [0, 3],
+  [1, 4],
+  [2, 3],
+  [3, 2],
+];
 
 /** Formats minutes as an ISO 8601 duration: 90 → "PT1H30M", 1440 → "P1D", 1530 → "P1DT1H30M". */
 export function isoDuration(minutes: number): string {
@@ -285,10 +669,7 @@ function makeUser(seedK: number, n: number): LumaUser {
   };
 }
 
-export function makeDirectory(
-  seedK: number,
-  overrides: { calendar?: Partial<LumaCalendar>; user?: Partial<LumaUser> } = {},
-): Directory {
+export function makeDirectory(seedK: number, overrides: { calendar?: Partial<LumaCalendar>; user?: Partial<LumaUser> } = {}): Directory {
   const rng = Rng.from(seedK, 'directory');
   const calendar: LumaCalendar = {
     api_id: overrides.calendar?.api_id ?? 'cal-' + rng.alnum(14),
@@ -443,14 +824,7 @@ export function buildEntry(seedK: number, dir: Directory, skel: EventSkeleton, v
   };
 }
 
-function editableFields(
-  seedK: number,
-  index: number,
-  version: number,
-  city: City | null,
-  online: boolean,
-  geo: LumaGeoAddress | null,
-): EditableFields {
+function editableFields(seedK: number, index: number, version: number, city: City | null, online: boolean, geo: LumaGeoAddress | null): EditableFields {
   const rng = Rng.from(seedK, 'content', index, version);
   let name = makeName(rng, city, online);
   if (version > 0) {
@@ -459,11 +833,7 @@ function editableFields(
     if (name === previous) name = `${name} (Updated)`;
     if (name === previous) name = `${name} (v${version + 1})`;
   }
-  const where = geo
-    ? online
-      ? `${geo.full_address} — and online for remote guests`
-      : geo.full_address
-    : 'Online — the link is shared with registered guests';
+  const where = geo ? (online ? `${geo.full_address} — and online for remote guests` : geo.full_address) : 'Online — the link is shared with registered guests';
   const md = makeDescriptionMd(rng, name, where);
   return { name, description: mdToText(md), description_md: md, cover_url: makeCover(rng) };
 }

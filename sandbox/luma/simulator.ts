@@ -591,7 +591,13 @@ export function createLumaSimulator(options: LumaSimulatorOptions = {}): LumaSim
       let max = 0;
       for (const ts of keyTimestamps.values()) {
         // The default clock is monotonic; a custom `now` might not be, so sort a copy.
-        max = Math.max(max, maxInAnyWindow([...ts].sort((a, b) => a - b), opts.rateLimit.windowMs));
+        max = Math.max(
+          max,
+          maxInAnyWindow(
+            [...ts].sort((a, b) => a - b),
+            opts.rateLimit.windowMs,
+          ),
+        );
       }
       return {
         requests: log.length,

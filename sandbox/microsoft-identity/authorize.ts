@@ -47,9 +47,7 @@ function redirect(target: RedirectTarget, params: Array<[string, string]>, error
   if (target.responseMode === 'form_post') return htmlOutcome(200, formPostPage(target.redirectUri, all), error);
   const encoded = new URLSearchParams(all).toString();
   const location =
-    target.responseMode === 'fragment'
-      ? `${target.redirectUri}#${encoded}`
-      : `${target.redirectUri}${target.redirectUri.includes('?') ? '&' : '?'}${encoded}`;
+    target.responseMode === 'fragment' ? `${target.redirectUri}#${encoded}` : `${target.redirectUri}${target.redirectUri.includes('?') ? '&' : '?'}${encoded}`;
   return redirectOutcome(location, error);
 }
 
@@ -232,7 +230,12 @@ function requestedScopes(state: IdentityState, flow: Flow, user: UserRecord): Gr
 }
 
 function adminOnlyKeys(state: IdentityState): Set<string> {
-  return new Set(state.settings.adminConsentScopes.map(configScope).filter((g): g is GrantScope => g !== null).map((g) => g.key));
+  return new Set(
+    state.settings.adminConsentScopes
+      .map(configScope)
+      .filter((g): g is GrantScope => g !== null)
+      .map((g) => g.key),
+  );
 }
 
 function showSignIn(flow: Flow, error?: string, username?: string): Outcome {
@@ -295,7 +298,13 @@ function showAdminApproval(flow: Flow, user: UserRecord, scopes: GrantScope[]): 
   flow.stage = 'admin-approval';
   return htmlOutcome(
     200,
-    adminApprovalPage({ action: formAction(flow, 'consent'), flowToken: flow.id, appName: flow.app.displayName, username: user.username, scopes: scopeLines(scopes) }),
+    adminApprovalPage({
+      action: formAction(flow, 'consent'),
+      flowToken: flow.id,
+      appName: flow.app.displayName,
+      username: user.username,
+      scopes: scopeLines(scopes),
+    }),
   );
 }
 
@@ -413,4 +422,3 @@ export function handleLogout(state: IdentityState, query: URLSearchParams, req: 
   if (after && /^https?:\/\//i.test(after)) out = redirectOutcome(after);
   return withHeader(out, 'set-cookie', clearedSessionCookie());
 }
-

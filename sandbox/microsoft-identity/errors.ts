@@ -88,11 +88,9 @@ export const AAD = {
     ),
   tenantMalformed: (tenant: string) =>
     new AadError(900023, 'invalid_request', `Specified tenant identifier '${tenant}' is neither a valid DNS name, nor a valid external domain.`),
-  missingParameter: (name: string) =>
-    new AadError(900144, 'invalid_request', `The request body must contain the following parameter: '${name}'.`),
+  missingParameter: (name: string) => new AadError(900144, 'invalid_request', `The request body must contain the following parameter: '${name}'.`),
   malformed: () => new AadError(9002313, 'invalid_request', 'Invalid request. Request is malformed or invalid.'),
-  postOnly: (method: string) =>
-    new AadError(900561, 'invalid_request', `The endpoint only accepts POST, OPTIONS requests. Received a ${method} request.`),
+  postOnly: (method: string) => new AadError(900561, 'invalid_request', `The endpoint only accepts POST, OPTIONS requests. Received a ${method} request.`),
   appNotFound: (clientId: string, tenantName: string) =>
     new AadError(
       700016,
@@ -111,23 +109,23 @@ export const AAD = {
       'invalid_client',
       `Invalid client secret provided. Ensure the secret being sent in the request is the client secret value, not the client secret ID, for a secret added to app '${clientId}'.`,
     ),
-  missingSecret: () =>
-    new AadError(7000218, 'invalid_client', "The request body must contain the following parameter: 'client_assertion' or 'client_secret'."),
+  missingSecret: () => new AadError(7000218, 'invalid_client', "The request body must contain the following parameter: 'client_assertion' or 'client_secret'."),
   secretExpired: (clientId: string) =>
     new AadError(
       7000222,
       'invalid_client',
       `The provided client secret keys for app '${clientId}' are expired. Visit the Azure portal to create new keys for your app: https://aka.ms/NewClientSecret, or consider using certificate credentials for added security: https://aka.ms/certCreds.`,
     ),
-  publicClientSecret: () =>
-    new AadError(700025, 'invalid_client', "Client is public so neither 'client_assertion' nor 'client_secret' should be presented."),
-  unsupportedGrantType: (grantType: string) =>
-    new AadError(70003, 'unsupported_grant_type', `The app requested an unsupported grant type '${grantType}'.`),
+  publicClientSecret: () => new AadError(700025, 'invalid_client', "Client is public so neither 'client_assertion' nor 'client_secret' should be presented."),
+  unsupportedGrantType: (grantType: string) => new AadError(70003, 'unsupported_grant_type', `The app requested an unsupported grant type '${grantType}'.`),
   responseTypeToken: () => new AadError(700051, 'unsupported_response_type', "response_type 'token' is not enabled for the application."),
-  responseTypeIdToken: () =>
-    new AadError(700054, 'unsupported_response_type', "response_type 'id_token' is not enabled for the application."),
+  responseTypeIdToken: () => new AadError(700054, 'unsupported_response_type', "response_type 'id_token' is not enabled for the application."),
   staticScopeLimit: (scope: string) =>
-    new AadError(70011, 'invalid_scope', `The provided value for the input parameter 'scope' is not valid. The scope ${scope} is not valid. static scope limit exceeded.`),
+    new AadError(
+      70011,
+      'invalid_scope',
+      `The provided value for the input parameter 'scope' is not valid. The scope ${scope} is not valid. static scope limit exceeded.`,
+    ),
   multipleResources: (scope: string) =>
     new AadError(
       700022,
@@ -164,7 +162,11 @@ export const AAD = {
   challengeSize: () => new AadError(501491, 'invalid_request', 'Invalid size of Code_Challenge parameter.'),
   invalidGrant: () => new AadError(70000, 'invalid_grant', 'Provided grant is invalid or malformed.'),
   codeRedeemed: () =>
-    new AadError(54005, 'invalid_grant', 'OAuth2 Authorization code was already redeemed, please retry with a new valid code or use an existing refresh token.'),
+    new AadError(
+      54005,
+      'invalid_grant',
+      'OAuth2 Authorization code was already redeemed, please retry with a new valid code or use an existing refresh token.',
+    ),
   expiredGrant: () =>
     new AadError(
       70008,
@@ -172,9 +174,12 @@ export const AAD = {
       'The provided authorization code or refresh token has expired due to inactivity. Send a new interactive authorization request for this user and resource.',
     ),
   replyAddressMismatch: (given: string, expected: string) =>
-    new AadError(500112, 'invalid_grant', `The reply address '${given}' does not match the reply address '${expected}' provided when requesting Authorization code.`),
-  pkceMismatch: () =>
-    new AadError(501481, 'invalid_grant', 'The Code_Verifier does not match the code_challenge supplied in the authorization request.'),
+    new AadError(
+      500112,
+      'invalid_grant',
+      `The reply address '${given}' does not match the reply address '${expected}' provided when requesting Authorization code.`,
+    ),
+  pkceMismatch: () => new AadError(501481, 'invalid_grant', 'The Code_Verifier does not match the code_challenge supplied in the authorization request.'),
   refreshMalformed: () => new AadError(9002313, 'invalid_grant', 'Invalid request. Request is malformed or invalid.'),
   revoked: (issuedAt: string, validFrom: string) =>
     new AadError(

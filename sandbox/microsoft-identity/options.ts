@@ -33,8 +33,7 @@ function isAbsoluteUrl(s: string): boolean {
   }
 }
 
-const fn = <T extends (...args: never[]) => unknown>(name: string) =>
-  z.custom<T>((v) => typeof v === 'function', { message: `${name} must be a function` });
+const fn = <T extends (...args: never[]) => unknown>(name: string) => z.custom<T>((v) => typeof v === 'function', { message: `${name} must be a function` });
 
 export const AppRegistrationSchema = z
   .object({
@@ -59,7 +58,10 @@ export type ResolvedAppRegistration = z.output<typeof AppRegistrationSchema>;
 export const UserSchema = z
   .object({
     /** Sign-in name (UPN), e.g. `adele@contoso.onmicrosoft.com`; matched case-insensitively. */
-    username: z.string().min(3).regex(/^[^\s@]+@[^\s@]+$/, 'username must look like name@domain'),
+    username: z
+      .string()
+      .min(3)
+      .regex(/^[^\s@]+@[^\s@]+$/, 'username must look like name@domain'),
     password: z.string().min(1),
     /** Admins can consent to admin-only scopes, on behalf of the organization too. */
     isAdmin: z.boolean().default(false),
@@ -129,11 +131,20 @@ export const MicrosoftIdentitySimulatorOptionsSchema = z
      */
     adminConsentScopes: z.array(z.string().min(1)).default(['Sites.Read.All', 'User.Read.All']),
     /** `expires_in` / `ext_expires_in` of access tokens (see also setAccessTokenLifetime). */
-    accessTokenLifetimeSeconds: z.number().int().min(1).max(86_400 * 2).default(3600),
+    accessTokenLifetimeSeconds: z
+      .number()
+      .int()
+      .min(1)
+      .max(86_400 * 2)
+      .default(3600),
     /** Authorization codes live this long (Microsoft: about 10 minutes). */
     codeLifetimeMs: z.number().int().positive().default(600_000),
     /** A refresh token unused for this long answers AADSTS70008 (Microsoft: 90 days). */
-    refreshTokenInactivityMs: z.number().int().positive().default(90 * 86_400_000),
+    refreshTokenInactivityMs: z
+      .number()
+      .int()
+      .positive()
+      .default(90 * 86_400_000),
     /** Artificial delay (ms) before every response; see also `setLatency`. */
     latencyMs: z.number().min(0).default(0),
     /**

@@ -94,9 +94,7 @@ export function consentPage(p: ConsentPageInput): string {
     ? `<p><input type="checkbox" id="consent_on_behalf" name="consent_on_behalf" value="true">
 <label for="consent_on_behalf" style="display:inline">Consent on behalf of your organization</label></p>\n`
     : '';
-  const intro = p.forOrganization
-    ? `<p>This app would like to (for everyone in your organization):</p>`
-    : `<p>This app would like to:</p>`;
+  const intro = p.forOrganization ? `<p>This app would like to (for everyone in your organization):</p>` : `<p>This app would like to:</p>`;
   return layout(
     'Permissions requested',
     `<form method="post" action="${escapeHtml(p.action)}" aria-labelledby="title">

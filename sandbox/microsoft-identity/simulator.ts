@@ -52,16 +52,7 @@ import { AccessTokenStore, CodeStore, RefreshTokenStore, type AccessTokenEvent, 
 // Public types
 // ---------------------------------------------------------------------------------------
 
-export type MicrosoftIdentityEndpoint =
-  | 'authorize'
-  | 'token'
-  | 'adminconsent'
-  | 'login'
-  | 'consent'
-  | 'logout'
-  | 'openid-configuration'
-  | 'keys'
-  | 'unknown';
+export type MicrosoftIdentityEndpoint = 'authorize' | 'token' | 'adminconsent' | 'login' | 'consent' | 'logout' | 'openid-configuration' | 'keys' | 'unknown';
 
 export interface MicrosoftIdentityRequestLogEntry {
   /** Arrival time, epoch ms from the simulator clock. */
@@ -291,11 +282,14 @@ export function createMicrosoftIdentitySimulator(options: MicrosoftIdentitySimul
     if (opts.now !== undefined || host.url === null) return;
     const next = accessTokens.nextExpiry();
     if (next === null) return;
-    expiryTimer = setTimeout(() => {
-      expiryTimer = null;
-      sweep();
-      armExpiryTimer();
-    }, Math.max(0, next - Date.now()) + 1);
+    expiryTimer = setTimeout(
+      () => {
+        expiryTimer = null;
+        sweep();
+        armExpiryTimer();
+      },
+      Math.max(0, next - Date.now()) + 1,
+    );
     expiryTimer.unref();
   }
 
@@ -321,10 +315,11 @@ export function createMicrosoftIdentitySimulator(options: MicrosoftIdentitySimul
     for (const s of list) {
       const g = configScope(s);
       if (g) out.push(g);
-      else for (const p of app.permissions) {
-        const pg = configScope(p);
-        if (pg) out.push(pg);
-      }
+      else
+        for (const p of app.permissions) {
+          const pg = configScope(p);
+          if (pg) out.push(pg);
+        }
     }
     return out;
   }

@@ -188,7 +188,10 @@ async function redeemRefreshToken(state: IdentityState, app: AppRecord, form: UR
 }
 
 function stamp(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z').replace('T', ' ');
+  return new Date(ms)
+    .toISOString()
+    .replace(/\.\d{3}Z$/, 'Z')
+    .replace('T', ' ');
 }
 
 // ---------------------------------------------------------------------------------------

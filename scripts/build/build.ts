@@ -23,13 +23,17 @@ const ASSETS = ['scripts/infra/supervisor.js', 'scripts/infra/ferretdb-patches']
 
 async function main(): Promise<void> {
   const outDir = path.resolve(REPO, outDirArgument(process.argv.slice(2)));
-  if (outDir === REPO || !outDir.startsWith(REPO + path.sep)) throw new Error(`--out-dir must be a directory inside ${REPO} (node_modules is found from there)`);
+  if (outDir === REPO || !outDir.startsWith(REPO + path.sep))
+    throw new Error(`--out-dir must be a directory inside ${REPO} (node_modules is found from there)`);
   const started = Date.now();
   // From scratch: a file deleted from the sources must not live on in the build.
   rmSync(outDir, { recursive: true, force: true });
   mkdirSync(outDir, { recursive: true });
 
-  const tsc = spawnSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', path.join(REPO, 'tsconfig.build.json'), '--outDir', outDir], { cwd: REPO, stdio: 'inherit' });
+  const tsc = spawnSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', path.join(REPO, 'tsconfig.build.json'), '--outDir', outDir], {
+    cwd: REPO,
+    stdio: 'inherit',
+  });
   if (tsc.status !== 0) throw new Error(`tsc failed (exit ${tsc.status ?? tsc.signal})`);
 
   for (const asset of ASSETS) cpSync(path.join(REPO, asset), path.join(outDir, asset), { recursive: true });
@@ -40,7 +44,9 @@ async function main(): Promise<void> {
     logger: { trace() {}, debug() {}, info() {}, warn: (m: string) => console.warn(m), error: (m: string) => console.error(m), log() {} } as never,
   });
   writeFileSync(path.join(outDir, WORKFLOW_BUNDLE_FILE), latin1Only(code));
-  console.log(`built ${path.relative(REPO, outDir)}/ in ${((Date.now() - started) / 1000).toFixed(1)} s (workflow bundle ${(code.length / 1024).toFixed(0)} KB)`);
+  console.log(
+    `built ${path.relative(REPO, outDir)}/ in ${((Date.now() - started) / 1000).toFixed(1)} s (workflow bundle ${(code.length / 1024).toFixed(0)} KB)`,
+  );
 }
 
 /**

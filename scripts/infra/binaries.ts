@@ -105,7 +105,7 @@ const FERRETDB_PATCHES: SourcePatch[] = [
     // statement loop, so every statement keeps a pooled SQLite connection until the whole
     // command ends. A command of more than ~100 statements then waits forever for a
     // connection (the pool's size). Closing each query when its statement ends fixes it.
-    name: 'update releases each statement\'s connection',
+    name: "update releases each statement's connection",
     file: path.join('internal', 'handler', 'msg_update.go'),
     from: '\t\tcloser := iterator.NewMultiCloser()\n\t\tdefer closer.Close()\n\n\t\tcloser.Add(res.Iter)\n\n\t\titer := common.FilterIterator(res.Iter, closer, u.Filter)\n\n\t\tif !u.Multi {\n\t\t\titer = common.LimitIterator(iter, closer, 1)\n\t\t}\n\n\t\tresult, err := common.UpdateDocument(ctx, c, "update", iter, &u)\n',
     to: '\t\tcloser := iterator.NewMultiCloser()\n\t\tcloser.Add(res.Iter)\n\n\t\titer := common.FilterIterator(res.Iter, closer, u.Filter)\n\n\t\tif !u.Multi {\n\t\t\titer = common.LimitIterator(iter, closer, 1)\n\t\t}\n\n\t\tresult, err := common.UpdateDocument(ctx, c, "update", iter, &u)\n\t\tcloser.Close()\n',
@@ -170,7 +170,7 @@ const FERRETDB_PATCHES: SourcePatch[] = [
     name: '_id ranges read through the _id index (query parameter)',
     file: path.join('internal', 'backends', 'collection.go'),
     from: '\tOnlyRecordIDs bool\n\tComment       string\n}\n',
-    to: '\tOnlyRecordIDs bool\n\tComment       string\n\n\t// WeftIDRange, if set, is the filter\'s _id range over strings (see types.WeftIDRange).\n\tWeftIDRange *types.WeftIDRange\n}\n',
+    to: "\tOnlyRecordIDs bool\n\tComment       string\n\n\t// WeftIDRange, if set, is the filter's _id range over strings (see types.WeftIDRange).\n\tWeftIDRange *types.WeftIDRange\n}\n",
   },
   {
     name: '_id ranges read through the _id index (explain parameter)',
@@ -319,10 +319,11 @@ export const BINARY_SPECS: Record<BinaryName, BinarySpec> = {
       // stamps the real version so `temporal --version` says 1.5.1 instead of 0.0.0-DEV.
       const gobin = path.join(workDir, 'bin');
       await mkdir(gobin, { recursive: true });
-      await runGo(
-        ['install', '-ldflags', '-X github.com/temporalio/cli/temporalcli.Version=1.5.1', 'github.com/temporalio/cli/cmd/temporal@v1.5.1'],
-        { cwd: workDir, env: { GOBIN: gobin }, output },
-      );
+      await runGo(['install', '-ldflags', '-X github.com/temporalio/cli/temporalcli.Version=1.5.1', 'github.com/temporalio/cli/cmd/temporal@v1.5.1'], {
+        cwd: workDir,
+        env: { GOBIN: gobin },
+        output,
+      });
       await rename(path.join(gobin, 'temporal'), outFile);
     },
   },
@@ -371,11 +372,9 @@ export async function resolveBinary(name: BinaryName, opts: ResolveBinaryOptions
   if (opts.explicitPath) {
     const explicit = path.resolve(opts.explicitPath);
     if (!(await isExecutable(explicit))) {
-      throw new InfraError(
-        'infra_binary_unavailable',
-        `${name}: the explicit path ${explicit} (${spec.explicitEnv}) does not exist or is not executable.`,
-        { tried: [`${spec.explicitEnv}=${explicit}: missing`] },
-      );
+      throw new InfraError('infra_binary_unavailable', `${name}: the explicit path ${explicit} (${spec.explicitEnv}) does not exist or is not executable.`, {
+        tried: [`${spec.explicitEnv}=${explicit}: missing`],
+      });
     }
     // An explicit choice is honoured even at another version (it is the escape hatch), but say so.
     const check = await checkVersion(explicit, spec);
@@ -442,7 +441,11 @@ async function buildIntoCache(name: BinaryName, spec: BinarySpec, cacheDir: stri
       }
       const check = await checkVersion(outFile, spec);
       if (!check.ok) {
-        throw new InfraError('infra_binary_unavailable', `Built ${name} reports version ${check.found}, expected ${spec.version}.\nTried:\n  ${tried.join('\n  ')}`, { tried });
+        throw new InfraError(
+          'infra_binary_unavailable',
+          `Built ${name} reports version ${check.found}, expected ${spec.version}.\nTried:\n  ${tried.join('\n  ')}`,
+          { tried },
+        );
       }
       await chmod(outFile, 0o755);
       // Atomic: a concurrent reader sees either no binary or the complete one.
@@ -576,11 +579,7 @@ interface RunResult {
   output: string;
 }
 
-function run(
-  cmd: string,
-  args: string[],
-  opts: { cwd?: string; env?: Record<string, string>; timeoutMs: number; output?: OutputSink },
-): Promise<RunResult> {
+function run(cmd: string, args: string[], opts: { cwd?: string; env?: Record<string, string>; timeoutMs: number; output?: OutputSink }): Promise<RunResult> {
   return new Promise((resolve, reject) => {
     // Children inherit the environment (PATH, GOPATH, GOPROXY...) plus the given overrides.
     const child = spawn(cmd, args, {

@@ -26,7 +26,10 @@ export const devConfigSchema = z.strictObject({
   logLevel: z.enum(['debug', 'info', 'warn', 'error', 'never']),
   searchAttributes: z.record(identifier, searchAttributeTypeSchema).default({}),
   // Dynamic config values are JSON values on the command line; keep to scalars.
-  dynamicConfig: z.record(z.string().min(1), z.union([z.string(), z.number(), z.boolean()])).nullish().transform((v) => v ?? {}),
+  dynamicConfig: z
+    .record(z.string().min(1), z.union([z.string(), z.number(), z.boolean()]))
+    .nullish()
+    .transform((v) => v ?? {}),
 });
 
 export type DevConfig = z.infer<typeof devConfigSchema>;

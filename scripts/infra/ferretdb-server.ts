@@ -76,7 +76,13 @@ async function waitUntilMongoReady(proc: SupervisedProcess, uri: string, timeout
   const deadline = Date.now() + timeoutMs;
   let lastError = 'no attempt yet';
   while (Date.now() < deadline && !proc.hasExited()) {
-    const outcome = await Promise.race([pingMongo(uri).then(() => 'ready' as const, (err: Error) => err), proc.exited.then(() => 'exited' as const)]);
+    const outcome = await Promise.race([
+      pingMongo(uri).then(
+        () => 'ready' as const,
+        (err: Error) => err,
+      ),
+      proc.exited.then(() => 'exited' as const),
+    ]);
     if (outcome === 'ready') return;
     if (outcome === 'exited') break;
     lastError = outcome.message;
@@ -84,9 +90,15 @@ async function waitUntilMongoReady(proc: SupervisedProcess, uri: string, timeout
   }
   if (proc.hasExited()) {
     const exit = await proc.exited;
-    throw new InfraError('infra_start_failed', `FerretDB exited during start-up (code ${exit.code}, signal ${exit.signal}). Output:\n${tail(proc.recentOutput())}`);
+    throw new InfraError(
+      'infra_start_failed',
+      `FerretDB exited during start-up (code ${exit.code}, signal ${exit.signal}). Output:\n${tail(proc.recentOutput())}`,
+    );
   }
-  throw new InfraError('infra_start_timeout', `FerretDB at ${uri} was not ready within ${Math.round(timeoutMs / 1000)} s (last error: ${lastError}). Output:\n${tail(proc.recentOutput())}`);
+  throw new InfraError(
+    'infra_start_timeout',
+    `FerretDB at ${uri} was not ready within ${Math.round(timeoutMs / 1000)} s (last error: ${lastError}). Output:\n${tail(proc.recentOutput())}`,
+  );
 }
 
 async function pingMongo(uri: string): Promise<void> {

@@ -10,10 +10,7 @@ import { InfraError } from './errors';
 
 // An exported-but-empty variable (`FOO= npm test`) means "unset", not "the empty string".
 const optionalString = z.preprocess((v) => (v === '' ? undefined : v), z.string().min(1).optional());
-const optionalPort = z.preprocess(
-  (v) => (v === '' ? undefined : v),
-  z.coerce.number().int().min(1).max(65535).optional(),
-);
+const optionalPort = z.preprocess((v) => (v === '' ? undefined : v), z.coerce.number().int().min(1).max(65535).optional());
 
 const infraEnvSchema = z.object({
   /** An external Temporal frontend (host:port); when set no dev server is started. */
@@ -86,11 +83,7 @@ export function executableSearchPath(env: NodeJS.ProcessEnv = process.env): stri
  * child would misread as its own configuration (e.g. FERRETDB_LISTEN_ADDR or TEMPORAL_ADDRESS
  * left in a developer's shell), plus explicit overrides.
  */
-export function childProcessEnv(
-  overrides: Record<string, string> = {},
-  dropPrefixes: string[] = [],
-  env: NodeJS.ProcessEnv = process.env,
-): NodeJS.ProcessEnv {
+export function childProcessEnv(overrides: Record<string, string> = {}, dropPrefixes: string[] = [], env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
   const result: NodeJS.ProcessEnv = {};
   for (const [key, value] of Object.entries(env)) {
     if (value !== undefined && !dropPrefixes.some((p) => key.startsWith(p))) result[key] = value;

@@ -148,8 +148,14 @@ async function planDev(opts: StartInfrastructureOptions, config: DevConfig | und
   if (needTemporal && config) {
     const port = opts.ports?.temporal ?? config.port;
     const uiPort = config.ui.enabled ? (opts.ports?.temporalUi ?? config.ui.port) : null;
-    await assertPortFree(port, 'the Temporal frontend (gRPC)', PORT_ENV.temporal, 'TEMPORAL_ADDRESS=<host:port> to use a Temporal server that is already running');
-    if (uiPort !== null) await assertPortFree(uiPort, 'the Temporal web UI', PORT_ENV.temporalUi, 'ui.enabled: false in temporal-dev.yaml to run without the UI');
+    await assertPortFree(
+      port,
+      'the Temporal frontend (gRPC)',
+      PORT_ENV.temporal,
+      'TEMPORAL_ADDRESS=<host:port> to use a Temporal server that is already running',
+    );
+    if (uiPort !== null)
+      await assertPortFree(uiPort, 'the Temporal web UI', PORT_ENV.temporalUi, 'ui.enabled: false in temporal-dev.yaml to run without the UI');
     plan.temporal = {
       port,
       uiPort,

@@ -87,7 +87,13 @@ async function waitUntilTemporalReady(proc: SupervisedProcess, address: string, 
   while (Date.now() < deadline) {
     if (proc.hasExited()) break;
     const attempt = probeTemporal(address, namespace, Math.min(3_000, Math.max(deadline - Date.now(), 100)));
-    const outcome = await Promise.race([attempt.then(() => 'ready' as const, (err: Error) => err), proc.exited.then(() => 'exited' as const)]);
+    const outcome = await Promise.race([
+      attempt.then(
+        () => 'ready' as const,
+        (err: Error) => err,
+      ),
+      proc.exited.then(() => 'exited' as const),
+    ]);
     if (outcome === 'ready') return;
     if (outcome === 'exited') break;
     lastError = outcome.message;

@@ -62,7 +62,10 @@ describe('activity failures carry the retry decision of the error that caused th
 
   test('the detail travels with the failure (the API answers an action with it)', () => {
     const err = new ProviderHttpError(409, { message: 'conflict' }, { 'x-request-id': 'r1' }, 'POST', 'https://api.example.com/x');
-    expect(failureOf(err).details?.[0]).toEqual({ status: 424, detail: { upstream: { status: 409, headers: { 'x-request-id': 'r1' }, body: { message: 'conflict' } } } });
+    expect(failureOf(err).details?.[0]).toEqual({
+      status: 424,
+      detail: { upstream: { status: 409, headers: { 'x-request-id': 'r1' }, body: { message: 'conflict' } } },
+    });
   });
 
   test('errors that are not Weft errors, and failures made already, pass through unchanged', () => {

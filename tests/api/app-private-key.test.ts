@@ -24,17 +24,26 @@ describe('GitHub App private keys', () => {
   });
 
   const register = (uniqueKey: string, privateKey: string) =>
-    stack.api('POST', '/integrations', { body: { unique_key: uniqueKey, provider: 'github', credentials: { type: 'APP', app_id: '123', app_link: 'https://github.com/apps/weft-test', private_key: privateKey } } });
+    stack.api('POST', '/integrations', {
+      body: {
+        unique_key: uniqueKey,
+        provider: 'github',
+        credentials: { type: 'APP', app_id: '123', app_link: 'https://github.com/apps/weft-test', private_key: privateKey },
+      },
+    });
 
   test('a crafted ~2 MB key is refused with 400 in well under a second, and the server keeps answering meanwhile', async () => {
     const key = crafted(1_900_000);
     const started = performance.now();
-    const [res, health] = await Promise.all([register('crafted', key), (async () => {
-      await new Promise((r) => setTimeout(r, 20));
-      const t = performance.now();
-      await fetch(`${stack.apiUrl}/health`);
-      return performance.now() - t;
-    })()]);
+    const [res, health] = await Promise.all([
+      register('crafted', key),
+      (async () => {
+        await new Promise((r) => setTimeout(r, 20));
+        const t = performance.now();
+        await fetch(`${stack.apiUrl}/health`);
+        return performance.now() - t;
+      })(),
+    ]);
     const ms = performance.now() - started;
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe('private_key_too_large');

@@ -61,7 +61,13 @@ describe('free-form objects (metadata, connection_config, tags)', () => {
   });
 
   test('tags: $, dotted, NUL and empty keys, more than 64 tags, are refused', async () => {
-    for (const tags of [{ $x: 'a' }, { 'a.b': 'a' }, { 'a\u0000': 'a' }, { '': 'a' }, Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`t${i}`, 'v']))]) {
+    for (const tags of [
+      { $x: 'a' },
+      { 'a.b': 'a' },
+      { 'a\u0000': 'a' },
+      { '': 'a' },
+      Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`t${i}`, 'v'])),
+    ]) {
       const res = await createConnection({ tags });
       expect(res.status).toBe(400);
       expect(res.body.error.code).toBe('invalid_body');
@@ -70,7 +76,12 @@ describe('free-form objects (metadata, connection_config, tags)', () => {
 
   test('what both servers store is accepted as given: nested objects, arrays of objects, unicode keys, 32 levels', async () => {
     const metadata = { plan: 'pro', seats: 3, nested: { list: [{ a: 1 }, { b: [1, 2] }], 'clé-é': 'v', '0': 'zero' }, deep: deep(31) };
-    const res = await createConnection({ connection_id: 'accepted', metadata, connection_config: { tenant: 'contoso' }, tags: { 'end-user': 'u1', 'org:id': 'o1' } });
+    const res = await createConnection({
+      connection_id: 'accepted',
+      metadata,
+      connection_config: { tenant: 'contoso' },
+      tags: { 'end-user': 'u1', 'org:id': 'o1' },
+    });
     expect(res.status).toBe(201);
     const stored = await db().collection('connections').findOne({ connection_id: 'accepted' });
     expect(stored?.metadata).toEqual(metadata);
@@ -92,26 +103,35 @@ describe('free-form objects (metadata, connection_config, tags)', () => {
     });
 
     test('PATCH {"a.b":1} is refused and writes nothing into a nested object', async () => {
-      const res = await stack.api('PATCH', '/connections/metadata', { body: { connection_id: 'meta', provider_config_key: 'luma', metadata: { 'nested.x': 99 } } });
+      const res = await stack.api('PATCH', '/connections/metadata', {
+        body: { connection_id: 'meta', provider_config_key: 'luma', metadata: { 'nested.x': 99 } },
+      });
       expect(res.status).toBe(400);
       expect((await metadataOf()).nested).toEqual({ x: 1, y: 2 });
     });
 
     test('PATCH merges one level: given keys replace their whole value, other keys stay', async () => {
-      const res = await stack.api('PATCH', '/connections/metadata', { body: { connection_id: 'meta', provider_config_key: 'luma', metadata: { nested: { z: 3 }, added: true } } });
+      const res = await stack.api('PATCH', '/connections/metadata', {
+        body: { connection_id: 'meta', provider_config_key: 'luma', metadata: { nested: { z: 3 }, added: true } },
+      });
       expect(res.status).toBe(200);
       expect(await metadataOf()).toEqual({ keep: 1, nested: { z: 3 }, added: true });
     });
 
     test('POST replaces the whole object', async () => {
-      const res = await stack.api('POST', '/connections/metadata', { body: { connection_id: 'meta', provider_config_key: 'luma', metadata: { only: 'this' } } });
+      const res = await stack.api('POST', '/connections/metadata', {
+        body: { connection_id: 'meta', provider_config_key: 'luma', metadata: { only: 'this' } },
+      });
       expect(res.status).toBe(200);
       expect(await metadataOf()).toEqual({ only: 'this' });
     });
 
     test('the store refuses a dotted merge key itself, should a caller skip the API schema', async () => {
       const doc = await db().collection('connections').findOne({ connection_id: 'meta' });
-      await expect(stack.core.stores.connections.updateMetadata(String(doc!._id), { 'only.x': 1 }, 'merge')).rejects.toMatchObject({ code: 'invalid_metadata_key', status: 400 });
+      await expect(stack.core.stores.connections.updateMetadata(String(doc!._id), { 'only.x': 1 }, 'merge')).rejects.toMatchObject({
+        code: 'invalid_metadata_key',
+        status: 400,
+      });
       expect(await metadataOf()).toEqual({ only: 'this' });
     });
   });
@@ -120,7 +140,10 @@ describe('free-form objects (metadata, connection_config, tags)', () => {
     const sessions = async () => (await db().collection('connect_sessions').find({}).toArray()).length;
 
     test('defaults for an integration whose key has a dot (allowed in unique keys) are stored and read back', async () => {
-      expect((await stack.api('POST', '/integrations', { body: { unique_key: 'my.luma', provider: 'luma', provider_overrides: { base_url: stack.luma.url } } })).status).toBe(201);
+      expect(
+        (await stack.api('POST', '/integrations', { body: { unique_key: 'my.luma', provider: 'luma', provider_overrides: { base_url: stack.luma.url } } }))
+          .status,
+      ).toBe(201);
       const defaults = { 'my.luma': { connection_config: { region: 'eu' } }, luma: { authorization_params: { prompt: 'consent' } } };
       const res = await stack.api('POST', '/connect/sessions', { body: { allowed_integrations: ['my.luma', 'luma'], integrations_config_defaults: defaults } });
       expect(res.status).toBe(201);
@@ -130,8 +153,16 @@ describe('free-form objects (metadata, connection_config, tags)', () => {
     test.each([
       ['tags with a $ key', { tags: { $ne: 'x' } }, 'tags.$ne'],
       ['tags with a dotted key', { tags: { 'a.b': 'x' } }, 'tags.a.b'],
-      ['connection_config defaults with a $ key', { integrations_config_defaults: { luma: { connection_config: { a: { $gt: 1 } } } } }, 'integrations_config_defaults.luma.connection_config.a.$gt'],
-      ['connection_config defaults with nested arrays', { integrations_config_defaults: { luma: { connection_config: { a: [[1]] } } } }, 'integrations_config_defaults.luma.connection_config.a.0'],
+      [
+        'connection_config defaults with a $ key',
+        { integrations_config_defaults: { luma: { connection_config: { a: { $gt: 1 } } } } },
+        'integrations_config_defaults.luma.connection_config.a.$gt',
+      ],
+      [
+        'connection_config defaults with nested arrays',
+        { integrations_config_defaults: { luma: { connection_config: { a: [[1]] } } } },
+        'integrations_config_defaults.luma.connection_config.a.0',
+      ],
       ['connection_config defaults past the depth limit', { integrations_config_defaults: { luma: { connection_config: { d: deep(40) } } } }, undefined],
     ])('%s: 400 with the path, no session stored', async (_name, body, path) => {
       const before = await sessions();

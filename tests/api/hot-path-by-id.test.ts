@@ -62,9 +62,13 @@ describe('the hot path reads by _id', () => {
   test('connect, read, update and check a connection; create a reconnect session', async () => {
     expect(
       await lookupsNotById(async () => {
-        const created = await stack.api('POST', '/connections', { body: { provider_config_key: 'luma', connection_id: 'user-1', credentials: { type: 'API_KEY', apiKey: API_KEY } } });
+        const created = await stack.api('POST', '/connections', {
+          body: { provider_config_key: 'luma', connection_id: 'user-1', credentials: { type: 'API_KEY', apiKey: API_KEY } },
+        });
         expect(created.status).toBe(201);
-        const dup = await stack.api('POST', '/connections', { body: { provider_config_key: 'luma', connection_id: 'user-1', credentials: { type: 'API_KEY', apiKey: API_KEY } } });
+        const dup = await stack.api('POST', '/connections', {
+          body: { provider_config_key: 'luma', connection_id: 'user-1', credentials: { type: 'API_KEY', apiKey: API_KEY } },
+        });
         expect(dup.status).toBe(409);
         expect(dup.body.error.code).toBe('duplicate_connection');
         const got = await stack.api('GET', '/connections/user-1?provider_config_key=luma');
@@ -73,7 +77,10 @@ describe('the hot path reads by _id', () => {
         expect((await stack.api('GET', '/connections/nobody?provider_config_key=luma')).status).toBe(404);
         // Another environment's key does not see it.
         expect((await stack.api('GET', '/connections/user-1?provider_config_key=luma', { key: stack.keys.prod })).status).toBe(404);
-        expect((await stack.api('PATCH', '/connections/metadata', { body: { provider_config_key: 'luma', connection_id: 'user-1', metadata: { plan: 'pro' } } })).status).toBe(200);
+        expect(
+          (await stack.api('PATCH', '/connections/metadata', { body: { provider_config_key: 'luma', connection_id: 'user-1', metadata: { plan: 'pro' } } }))
+            .status,
+        ).toBe(200);
         const listed = await stack.api('GET', '/connections?connectionId=user-1');
         expect(listed.body.connections.map((c: { id: string }) => c.id)).toEqual([created.body.id]);
         expect((await stack.api('GET', '/connections?connectionId=user-1&integrationId=luma')).body.connections).toHaveLength(1);
@@ -106,7 +113,9 @@ describe('the hot path reads by _id', () => {
   test('deleting a connection frees its key for a new one', async () => {
     expect((await stack.api('DELETE', '/connections/user-1?provider_config_key=luma')).status).toBe(200);
     expect((await stack.api('GET', '/connections/user-1?provider_config_key=luma')).status).toBe(404);
-    const again = await stack.api('POST', '/connections', { body: { provider_config_key: 'luma', connection_id: 'user-1', credentials: { type: 'API_KEY', apiKey: API_KEY } } });
+    const again = await stack.api('POST', '/connections', {
+      body: { provider_config_key: 'luma', connection_id: 'user-1', credentials: { type: 'API_KEY', apiKey: API_KEY } },
+    });
     expect(again.status).toBe(201);
     expect((await stack.api('GET', '/connections/user-1?provider_config_key=luma')).body.id).toBe(again.body.id);
   });

@@ -44,14 +44,24 @@ describe('reading requests', () => {
   describe('charsets', () => {
     test('a JSON body in a charset the parser does not take answers 415 unsupported_charset and changes nothing', async () => {
       const before = await environment();
-      const res = await send({ method: 'PATCH', path: '/environment', headers: { ...auth, 'content-type': 'application/json; charset=latin1' }, body: '{"send_auth_webhooks":false}' });
+      const res = await send({
+        method: 'PATCH',
+        path: '/environment',
+        headers: { ...auth, 'content-type': 'application/json; charset=latin1' },
+        body: '{"send_auth_webhooks":false}',
+      });
       expect(res.status).toBe(415);
       expect(res.json.error.code).toBe('unsupported_charset');
       expect(await environment()).toEqual(before);
     });
 
     test('utf-8 given explicitly is fine', async () => {
-      const res = await send({ method: 'PATCH', path: '/environment', headers: { ...auth, 'content-type': 'application/json; charset=UTF-8' }, body: '{"send_sync_completion_always":false}' });
+      const res = await send({
+        method: 'PATCH',
+        path: '/environment',
+        headers: { ...auth, 'content-type': 'application/json; charset=UTF-8' },
+        body: '{"send_sync_completion_always":false}',
+      });
       expect(res.status).toBe(200);
     });
   });
@@ -59,7 +69,12 @@ describe('reading requests', () => {
   describe('content encodings', () => {
     test.each(['gzip', 'deflate', 'br'])('Content-Encoding: %s on a body that is not compressed answers 400 invalid_content_encoding', async (encoding) => {
       const before = await environment();
-      const res = await send({ method: 'PATCH', path: '/environment', headers: { ...auth, 'content-type': 'application/json', 'content-encoding': encoding }, body: '{"send_auth_webhooks":false}' });
+      const res = await send({
+        method: 'PATCH',
+        path: '/environment',
+        headers: { ...auth, 'content-type': 'application/json', 'content-encoding': encoding },
+        body: '{"send_auth_webhooks":false}',
+      });
       expect(res.status).toBe(400);
       expect(res.json.error.code).toBe('invalid_content_encoding');
       expect(await environment()).toEqual(before);
@@ -67,19 +82,34 @@ describe('reading requests', () => {
 
     test('a truncated gzip body answers 400 invalid_content_encoding', async () => {
       const gz = zlib.gzipSync('{"send_auth_webhooks":false}');
-      const res = await send({ method: 'PATCH', path: '/environment', headers: { ...auth, 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: gz.subarray(0, gz.length - 6) });
+      const res = await send({
+        method: 'PATCH',
+        path: '/environment',
+        headers: { ...auth, 'content-type': 'application/json', 'content-encoding': 'gzip' },
+        body: gz.subarray(0, gz.length - 6),
+      });
       expect(res.status).toBe(400);
       expect(res.json.error.code).toBe('invalid_content_encoding');
     });
 
     test.each(['compress', 'x-custom', 'gzip, br'])('an unsupported Content-Encoding (%s) answers 415 unsupported_content_encoding', async (encoding) => {
-      const res = await send({ method: 'PATCH', path: '/environment', headers: { ...auth, 'content-type': 'application/json', 'content-encoding': encoding }, body: '{}' });
+      const res = await send({
+        method: 'PATCH',
+        path: '/environment',
+        headers: { ...auth, 'content-type': 'application/json', 'content-encoding': encoding },
+        body: '{}',
+      });
       expect(res.status).toBe(415);
       expect(res.json.error.code).toBe('unsupported_content_encoding');
     });
 
     test('a body that really is gzip-compressed is read', async () => {
-      const res = await send({ method: 'PATCH', path: '/environment', headers: { ...auth, 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: zlib.gzipSync('{"send_sync_error_webhooks":false}') });
+      const res = await send({
+        method: 'PATCH',
+        path: '/environment',
+        headers: { ...auth, 'content-type': 'application/json', 'content-encoding': 'gzip' },
+        body: zlib.gzipSync('{"send_sync_error_webhooks":false}'),
+      });
       expect(res.status).toBe(200);
       expect(res.json.data.send_sync_error_webhooks).toBe(false);
       await stack.api('PATCH', '/environment', { body: { send_sync_error_webhooks: true } });
@@ -87,19 +117,16 @@ describe('reading requests', () => {
   });
 
   describe('media types', () => {
-    test.each([
-      ['text/plain'],
-      ['application/x-www-form-urlencoded'],
-      ['application/xml'],
-      ['multipart/form-data; boundary=x'],
-      ['application/json-patch'],
-    ])('a %s body on a JSON route answers 415 unsupported_media_type and changes nothing', async (type) => {
-      const before = await environment();
-      const res = await send({ method: 'PATCH', path: '/environment', headers: { ...auth, 'content-type': type }, body: '{"send_auth_webhooks":false}' });
-      expect(res.status).toBe(415);
-      expect(res.json.error.code).toBe('unsupported_media_type');
-      expect(await environment()).toEqual(before);
-    });
+    test.each([['text/plain'], ['application/x-www-form-urlencoded'], ['application/xml'], ['multipart/form-data; boundary=x'], ['application/json-patch']])(
+      'a %s body on a JSON route answers 415 unsupported_media_type and changes nothing',
+      async (type) => {
+        const before = await environment();
+        const res = await send({ method: 'PATCH', path: '/environment', headers: { ...auth, 'content-type': type }, body: '{"send_auth_webhooks":false}' });
+        expect(res.status).toBe(415);
+        expect(res.json.error.code).toBe('unsupported_media_type');
+        expect(await environment()).toEqual(before);
+      },
+    );
 
     test('a body without any Content-Type answers 415', async () => {
       const res = await send({ method: 'POST', path: '/connect/sessions', headers: auth, body: '{}' });
@@ -113,7 +140,12 @@ describe('reading requests', () => {
     });
 
     test('invalid JSON answers 400 invalid_json without quoting the body', async () => {
-      const res = await send({ method: 'PATCH', path: '/environment', headers: { ...auth, 'content-type': 'application/json' }, body: '{"webhook_url": "secret-looking-value' });
+      const res = await send({
+        method: 'PATCH',
+        path: '/environment',
+        headers: { ...auth, 'content-type': 'application/json' },
+        body: '{"webhook_url": "secret-looking-value',
+      });
       expect(res.status).toBe(400);
       expect(res.json.error.code).toBe('invalid_json');
       expect(res.text).not.toContain('secret-looking-value');
@@ -121,7 +153,8 @@ describe('reading requests', () => {
   });
 
   describe('the Connect page form', () => {
-    const form = (body: string) => send({ method: 'POST', path: '/connect/api-key/luma', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body });
+    const form = (body: string) =>
+      send({ method: 'POST', path: '/connect/api-key/luma', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body });
 
     test('more than 1,000 form parameters answers 413 too_many_parameters', async () => {
       const res = await form(Array.from({ length: 1_001 }, (_, i) => `f${i}=1`).join('&'));
@@ -142,12 +175,22 @@ describe('reading requests', () => {
     });
 
     test('a JSON body on the form route answers 415', async () => {
-      const res = await send({ method: 'POST', path: '/connect/api-key/luma', headers: { 'content-type': 'application/json' }, body: '{"connect_session_token":"x","apiKey":"y"}' });
+      const res = await send({
+        method: 'POST',
+        path: '/connect/api-key/luma',
+        headers: { 'content-type': 'application/json' },
+        body: '{"connect_session_token":"x","apiKey":"y"}',
+      });
       expect(res.status).toBe(415);
     });
 
     test('a form body in an unsupported charset answers 415', async () => {
-      const res = await send({ method: 'POST', path: '/connect/api-key/luma', headers: { 'content-type': 'application/x-www-form-urlencoded; charset=koi8-r' }, body: 'connect_session_token=x&apiKey=y' });
+      const res = await send({
+        method: 'POST',
+        path: '/connect/api-key/luma',
+        headers: { 'content-type': 'application/x-www-form-urlencoded; charset=koi8-r' },
+        body: 'connect_session_token=x&apiKey=y',
+      });
       expect(res.status).toBe(415);
     });
   });
@@ -164,14 +207,18 @@ describe('reading requests', () => {
   });
 
   describe('POST /api-auth/api-key/:key', () => {
-    test.each([
-      ['?connect_session_token[a]=1'],
-      ['?connect_session_token=a&connect_session_token=b'],
-      ['?connect_session_token[]=a'],
-    ])('a connect_session_token that is not a string (%s) answers 401', async (query) => {
-      const res = await send({ method: 'POST', path: `/api-auth/api-key/luma${query}`, headers: { 'content-type': 'application/json' }, body: '{"apiKey":"x"}' });
-      expect(res.status).toBe(401);
-      expect(res.json.error.code).toBe('invalid_connect_session');
-    });
+    test.each([['?connect_session_token[a]=1'], ['?connect_session_token=a&connect_session_token=b'], ['?connect_session_token[]=a']])(
+      'a connect_session_token that is not a string (%s) answers 401',
+      async (query) => {
+        const res = await send({
+          method: 'POST',
+          path: `/api-auth/api-key/luma${query}`,
+          headers: { 'content-type': 'application/json' },
+          body: '{"apiKey":"x"}',
+        });
+        expect(res.status).toBe(401);
+        expect(res.json.error.code).toBe('invalid_connect_session');
+      },
+    );
   });
 });

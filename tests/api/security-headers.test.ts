@@ -18,14 +18,20 @@ describe('security headers', () => {
       body: { unique_key: 'one-drive', provider: 'one-drive', credentials: { type: 'OAUTH2', client_id: 'client-abc', client_secret: 'secret-xyz' } },
     });
     expect(created.status).toBe(201);
-    const conn = await stack.api('POST', '/connections', { body: { provider_config_key: 'luma', connection_id: 'u1', credentials: { type: 'API_KEY', apiKey: LUMA_DEFAULT_API_KEY } } });
+    const conn = await stack.api('POST', '/connections', {
+      body: { provider_config_key: 'luma', connection_id: 'u1', credentials: { type: 'API_KEY', apiKey: LUMA_DEFAULT_API_KEY } },
+    });
     expect(conn.status).toBe(201);
   });
   afterAll(async () => {
     await stack?.shutdown();
   });
 
-  async function call(method: string, path: string, opts: { body?: unknown; form?: Record<string, string>; key?: string | null } = {}): Promise<{ res: Response; text: string }> {
+  async function call(
+    method: string,
+    path: string,
+    opts: { body?: unknown; form?: Record<string, string>; key?: string | null } = {},
+  ): Promise<{ res: Response; text: string }> {
     const headers: Record<string, string> = {};
     if (opts.key !== null) headers.authorization = `Bearer ${opts.key ?? stack.keys.dev}`;
     let body: string | undefined;
@@ -103,7 +109,10 @@ describe('security headers', () => {
     expect(rotated.res.status).toBe(200);
     expectHardened(rotated.res);
 
-    const apiKeyJson = await call('POST', `/api-auth/api-key/luma?connect_session_token=${encodeURIComponent(await newSessionToken())}`, { key: null, body: { apiKey: LUMA_DEFAULT_API_KEY } });
+    const apiKeyJson = await call('POST', `/api-auth/api-key/luma?connect_session_token=${encodeURIComponent(await newSessionToken())}`, {
+      key: null,
+      body: { apiKey: LUMA_DEFAULT_API_KEY },
+    });
     expect(apiKeyJson.res.status).toBe(201);
     expectHardened(apiKeyJson.res);
   });
@@ -143,7 +152,11 @@ describe('security headers', () => {
       expectHardened(res);
     }
     // A body the parser refuses is answered before any router: it is hardened too.
-    const refused = await fetch(`${stack.apiUrl}/integrations`, { method: 'POST', headers: { authorization: `Bearer ${stack.keys.dev}`, 'content-type': 'application/json' }, body: '{not json' });
+    const refused = await fetch(`${stack.apiUrl}/integrations`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${stack.keys.dev}`, 'content-type': 'application/json' },
+      body: '{not json',
+    });
     expect(refused.status).toBe(400);
     expectHardened(refused);
   });

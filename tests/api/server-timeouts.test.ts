@@ -60,12 +60,19 @@ describe('HTTP server timeouts', () => {
   });
   afterAll(async () => {
     await api?.close();
-    await core?.mongo.db(dbName).dropDatabase().catch(() => undefined);
+    await core?.mongo
+      .db(dbName)
+      .dropDatabase()
+      .catch(() => undefined);
     await core?.close();
   });
 
   test('a body announced and never sent: 408 and the socket closed once the request timeout passes', async () => {
-    const out = await stall(api.url, 'POST /connect/sessions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"tags":', 10_000);
+    const out = await stall(
+      api.url,
+      'POST /connect/sessions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"tags":',
+      10_000,
+    );
     expect(out.received).toMatch(/^HTTP\/1\.1 408/);
     expect(out.received).toContain('"code":"request_timeout"');
     expect(out.closedAfterMs).toBeGreaterThanOrEqual(1_400);

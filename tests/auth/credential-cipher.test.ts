@@ -45,19 +45,39 @@ describe('CredentialCipher', () => {
   test('a shortened tag is refused (GCM would otherwise check only the bytes given)', () => {
     const sealed = cipher.seal(secret, atA);
     for (const length of [15, 12, 8, 4, 0]) {
-      expect(refusal(() => cipher.open(withTag(sealed, (t) => t.subarray(0, length)), atA)).code).toBe('credentials_unreadable');
+      expect(
+        refusal(() =>
+          cipher.open(
+            withTag(sealed, (t) => t.subarray(0, length)),
+            atA,
+          ),
+        ).code,
+      ).toBe('credentials_unreadable');
     }
     // The same holds for values in the old format.
     const legacy = sealV1(key, secret);
     expect(cipher.open(legacy, atA)).toEqual(secret);
-    expect(refusal(() => cipher.open(withTag(legacy, (t) => t.subarray(0, 4)), atA)).code).toBe('credentials_unreadable');
+    expect(
+      refusal(() =>
+        cipher.open(
+          withTag(legacy, (t) => t.subarray(0, 4)),
+          atA,
+        ),
+      ).code,
+    ).toBe('credentials_unreadable');
   });
 
   test('a damaged value, a wrong key or another format is credentials_unreadable, never a raw crypto error', () => {
     const sealed = cipher.seal(secret, atA);
     const flipped = withTag(sealed, (t) => Buffer.from(t.map((b, i) => (i === 0 ? b ^ 1 : b))));
     const other = new CredentialCipher(CredentialCipher.generateKey());
-    for (const attempt of [() => cipher.open(flipped, atA), () => other.open(sealed, atA), () => cipher.open(`v3${sealed.slice(2)}`, atA), () => cipher.open(`${sealed}.x`, atA), () => cipher.open('', atA)]) {
+    for (const attempt of [
+      () => cipher.open(flipped, atA),
+      () => other.open(sealed, atA),
+      () => cipher.open(`v3${sealed.slice(2)}`, atA),
+      () => cipher.open(`${sealed}.x`, atA),
+      () => cipher.open('', atA),
+    ]) {
       expect(refusal(attempt)).toMatchObject({ code: 'credentials_unreadable' });
     }
   });

@@ -16,11 +16,18 @@ describe('sealed credentials bound to their documents', () => {
     stack = await startWeftStack({ worker: false });
     await createLumaIntegration(stack);
     for (const id of ['alice', 'bob']) {
-      const res = await stack.api('POST', '/connections', { body: { provider_config_key: 'luma', connection_id: id, credentials: { type: 'API_KEY', apiKey: LUMA_DEFAULT_API_KEY } } });
+      const res = await stack.api('POST', '/connections', {
+        body: { provider_config_key: 'luma', connection_id: id, credentials: { type: 'API_KEY', apiKey: LUMA_DEFAULT_API_KEY } },
+      });
       expect(res.status).toBe(201);
     }
-    for (const [key, secret] of [['drive-a', 'secret-a'], ['drive-b', 'secret-b']]) {
-      const res = await stack.api('POST', '/integrations', { body: { unique_key: key, provider: 'one-drive', credentials: { type: 'OAUTH2', client_id: `client-${key}`, client_secret: secret } } });
+    for (const [key, secret] of [
+      ['drive-a', 'secret-a'],
+      ['drive-b', 'secret-b'],
+    ]) {
+      const res = await stack.api('POST', '/integrations', {
+        body: { unique_key: key, provider: 'one-drive', credentials: { type: 'OAUTH2', client_id: `client-${key}`, client_secret: secret } },
+      });
       expect(res.status).toBe(201);
     }
   });
@@ -33,7 +40,10 @@ describe('sealed credentials bound to their documents', () => {
   const connectionDoc = (id: string) => connections().findOne({ connection_id: id, provider_config_key: 'luma' });
 
   test('a connection whose sealed credentials were copied from another connection does not open', async () => {
-    expect((await stack.api('GET', '/connections/bob?provider_config_key=luma')).body.credentials).toMatchObject({ type: 'API_KEY', apiKey: LUMA_DEFAULT_API_KEY });
+    expect((await stack.api('GET', '/connections/bob?provider_config_key=luma')).body.credentials).toMatchObject({
+      type: 'API_KEY',
+      apiKey: LUMA_DEFAULT_API_KEY,
+    });
     const alice = await connectionDoc('alice');
     const bob = await connectionDoc('bob');
     await connections().updateOne({ _id: bob._id }, { $set: { credentials_encrypted: alice.credentials_encrypted } });
@@ -60,12 +70,18 @@ describe('sealed credentials bound to their documents', () => {
     const alice = await connectionDoc('alice');
     const legacy = sealV1(stack.env.WEFT_ENCRYPTION_KEY, { type: 'API_KEY', apiKey: 'from-an-older-weft' });
     await connections().updateOne({ _id: alice._id }, { $set: { credentials_encrypted: legacy } });
-    expect((await stack.api('GET', '/connections/alice?provider_config_key=luma')).body.credentials).toMatchObject({ type: 'API_KEY', apiKey: 'from-an-older-weft' });
+    expect((await stack.api('GET', '/connections/alice?provider_config_key=luma')).body.credentials).toMatchObject({
+      type: 'API_KEY',
+      apiKey: 'from-an-older-weft',
+    });
 
     await resealWithCurrentKey(stack.core.stores.db, stack.core.cipher).catch(() => undefined); // drive-b was left broken above
     const migrated = (await connectionDoc('alice')).credentials_encrypted;
     expect(migrated).toMatch(/^v2\./);
     expect(stack.core.cipher.open(migrated, sealedAt.connectionCredentials(alice._id))).toEqual({ type: 'API_KEY', apiKey: 'from-an-older-weft' });
-    expect((await stack.api('GET', '/connections/alice?provider_config_key=luma')).body.credentials).toMatchObject({ type: 'API_KEY', apiKey: 'from-an-older-weft' });
+    expect((await stack.api('GET', '/connections/alice?provider_config_key=luma')).body.credentials).toMatchObject({
+      type: 'API_KEY',
+      apiKey: 'from-an-older-weft',
+    });
   });
 });

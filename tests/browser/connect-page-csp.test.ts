@@ -41,11 +41,16 @@ describe('Connect page under its Content-Security-Policy, in Chromium', () => {
     try {
       const app = await context.newPage();
       await app.goto('about:blank');
-      const [popup] = await Promise.all([context.waitForEvent('page'), app.evaluate((url) => void (globalThis as any).open(url, 'weft-connect'), await connectLink())]);
+      const [popup] = await Promise.all([
+        context.waitForEvent('page'),
+        app.evaluate((url) => void (globalThis as any).open(url, 'weft-connect'), await connectLink()),
+      ]);
       watchRefusals(popup, refusals);
       await popup.waitForSelector('main[data-page="connect"]');
       // The inline stylesheet applied (the button is blue, not the browser's grey).
-      const background = await popup.locator('section[data-integration="luma"] button').evaluate((b) => (globalThis as any).getComputedStyle(b).backgroundColor as string);
+      const background = await popup
+        .locator('section[data-integration="luma"] button')
+        .evaluate((b) => (globalThis as any).getComputedStyle(b).backgroundColor as string);
       expect(background).toBe('rgb(26, 86, 219)');
 
       await popup.fill('input[name="apiKey"]', LUMA_DEFAULT_API_KEY);
@@ -77,7 +82,12 @@ describe('Connect page under its Content-Security-Policy, in Chromium', () => {
       while (!refusals.some((r) => /frame-ancestors/.test(r)) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
       expect(refusals.filter((r) => /frame-ancestors 'none'/.test(r))).toHaveLength(1);
       const framed = site.frames().find((f) => f !== site.mainFrame());
-      const rendered = framed ? await framed.locator('main[data-page="connect"]').count().catch(() => 0) : 0;
+      const rendered = framed
+        ? await framed
+            .locator('main[data-page="connect"]')
+            .count()
+            .catch(() => 0)
+        : 0;
       expect(rendered).toBe(0);
     } finally {
       await context.close();

@@ -114,7 +114,12 @@ describe('Connect: GitHub App install and Luma API key in a browser', () => {
     const connectionId = done.connectionId as string;
     installedConnectionId = connectionId;
     // The code came back with the installation and bought a user token that lists it.
-    expect(stack.github.requestLog().filter((e) => e.path === '/user/installations').map((e) => e.status)).toEqual([200]);
+    expect(
+      stack.github
+        .requestLog()
+        .filter((e) => e.path === '/user/installations')
+        .map((e) => e.status),
+    ).toEqual([200]);
     expect(stack.github.stats().oauthTokenExchanges).toBe(1);
 
     const conn = await stack.api('GET', `/connections/${connectionId}?provider_config_key=github`);
@@ -130,7 +135,7 @@ describe('Connect: GitHub App install and Luma API key in a browser', () => {
     expect(hook.body).toMatchObject({ operation: 'creation', success: true, authMode: 'APP', provider: 'github' });
   });
 
-  test('GitHub: an installation_id swapped on the way back (someone else\'s installation) is refused; nothing is stored', async () => {
+  test("GitHub: an installation_id swapped on the way back (someone else's installation) is refused; nothing is stored", async () => {
     const page = await (await browser.newContext()).newPage();
     const before = await connectionIds('github');
     // GitHub sends the browser back with this user's installation; the address bar says 1001
@@ -153,14 +158,18 @@ describe('Connect: GitHub App install and Luma API key in a browser', () => {
     const before = await connectionIds('github');
     // A connect URL naming a connection is refused before anything happens.
     const link = new URL(await connectLink('github'));
-    await page.goto(`${stack.apiUrl}/oauth/connect/github?connect_session_token=${link.searchParams.get('session_token')}&connection_id=${installedConnectionId}`);
+    await page.goto(
+      `${stack.apiUrl}/oauth/connect/github?connect_session_token=${link.searchParams.get('session_token')}&connection_id=${installedConnectionId}`,
+    );
     expect(await result(page)).toMatchObject({ result: 'error', code: 'connection_id_not_allowed' });
 
     // The app's reconnect session for the installed connection: same id, new credentials.
     await installFromConnectPage(page, await connectLink('github', { connection_id: installedConnectionId }));
     expect(await result(page)).toMatchObject({ result: 'success', connectionId: installedConnectionId });
     expect(await connectionIds('github')).toEqual(before);
-    await hooks.waitFor((w) => w.body.type === 'auth' && w.body.connectionId === installedConnectionId && w.body.operation === 'override' && w.body.success === true);
+    await hooks.waitFor(
+      (w) => w.body.type === 'auth' && w.body.connectionId === installedConnectionId && w.body.operation === 'override' && w.body.success === true,
+    );
   });
 
   test('GitHub: a callback whose state was not issued by Weft creates nothing', async () => {
@@ -173,11 +182,15 @@ describe('Connect: GitHub App install and Luma API key in a browser', () => {
 
   test('GitHub OAuth App registrations are checked: name length, homepage, App ID and private key', async () => {
     const oauth = (extra: Record<string, unknown>) => ({ type: 'OAUTH2', client_id: 'x', client_secret: 'y', ...extra });
-    const create = (credentials: Record<string, unknown>) => stack.api('POST', '/integrations', { body: { unique_key: `gh-${Math.random().toString(36).slice(2, 8)}`, provider: 'github', credentials } });
+    const create = (credentials: Record<string, unknown>) =>
+      stack.api('POST', '/integrations', { body: { unique_key: `gh-${Math.random().toString(36).slice(2, 8)}`, provider: 'github', credentials } });
     const tooLong = await create(oauth({ app_name: 'x'.repeat(35), homepage_url: 'https://example.com' }));
     expect(tooLong.status).toBe(400);
     expect(tooLong.body.error).toMatchObject({ code: 'invalid_app_registration', message: expect.stringMatching(/at most 34 characters/) });
-    expect((await create(oauth({ app_name: 'Fine name' }))).body.error).toMatchObject({ code: 'invalid_app_registration', message: expect.stringMatching(/homepage_url is required/) });
+    expect((await create(oauth({ app_name: 'Fine name' }))).body.error).toMatchObject({
+      code: 'invalid_app_registration',
+      message: expect.stringMatching(/homepage_url is required/),
+    });
     const app = { type: 'APP', app_id: String(stack.github.app.id), app_link: stack.github.app.publicLink };
     expect((await create({ ...app, private_key: 'not a key' })).body.error.code).toBe('invalid_private_key');
     expect((await create({ ...app, app_id: 'abc', private_key: stack.github.appPrivateKeyPem })).body.error.code).toBe('invalid_body');
@@ -186,17 +199,34 @@ describe('Connect: GitHub App install and Luma API key in a browser', () => {
 
   test('GitHub OAuth App mode: authorize in the browser, the user token syncs repositories; a token error sent with HTTP 200 ends cleanly', async () => {
     const body = (secret: string) => ({
-      credentials: { type: 'OAUTH2', client_id: DEFAULT_OAUTH_APP.clientId, client_secret: secret, app_name: DEFAULT_OAUTH_APP.name, homepage_url: DEFAULT_OAUTH_APP.homepageUrl },
+      credentials: {
+        type: 'OAUTH2',
+        client_id: DEFAULT_OAUTH_APP.clientId,
+        client_secret: secret,
+        app_name: DEFAULT_OAUTH_APP.name,
+        homepage_url: DEFAULT_OAUTH_APP.homepageUrl,
+      },
     });
     const created = await stack.api('POST', '/integrations', {
-      body: { unique_key: 'github-oauth', provider: 'github', display_name: 'GitHub OAuth', ...body('wrong-secret'), provider_overrides: { base_url: stack.github.url, auth_base_url: stack.github.url } },
+      body: {
+        unique_key: 'github-oauth',
+        provider: 'github',
+        display_name: 'GitHub OAuth',
+        ...body('wrong-secret'),
+        provider_overrides: { base_url: stack.github.url, auth_base_url: stack.github.url },
+      },
     });
     expect(created.status).toBe(201);
     const page = await (await browser.newContext()).newPage();
     const authorize = async () => {
       await page.goto(await connectLink('github-oauth'));
       await page.getByRole('link', { name: 'Connect GitHub OAuth' }).click();
-      if (await page.getByLabel('Username or email address').isVisible().catch(() => false)) {
+      if (
+        await page
+          .getByLabel('Username or email address')
+          .isVisible()
+          .catch(() => false)
+      ) {
         await page.getByLabel('Username or email address').fill(DEFAULT_USER.login);
         await page.getByLabel('Password').fill(DEFAULT_USER.password);
         await page.getByRole('button', { name: 'Sign in' }).click();

@@ -31,7 +31,10 @@ describe('Connect: OneDrive (Microsoft OAuth 2.0 + PKCE) in a browser', () => {
     await identity.start();
     hooks = await startWebhookReceiver();
     // Weft may call the sign-in simulator and the webhook receiver (exact host:port each), nothing else on loopback.
-    stack = await startWeftStack({ graph: { seed: 4, drives: [{ fileCount: 40 }], defaultPageSize: 5, maxPageSize: 5 }, egressAllow: [identity.url as string, hooks.url] });
+    stack = await startWeftStack({
+      graph: { seed: 4, drives: [{ fileCount: 40 }], defaultPageSize: 5, maxPageSize: 5 },
+      egressAllow: [identity.url as string, hooks.url],
+    });
     identity.addRedirectUri(MS_IDENTITY_DEFAULT_CLIENT_ID, `${stack.apiUrl}/oauth/callback`);
     // The Graph simulator accepts exactly the tokens the identity simulator issues.
     identity.onAccessToken((e) => void (e.resource === 'graph' && stack.graph.addAccessToken(e.token)));
@@ -61,7 +64,9 @@ describe('Connect: OneDrive (Microsoft OAuth 2.0 + PKCE) in a browser', () => {
   });
 
   async function connectLink(defaults: Record<string, unknown> = {}): Promise<string> {
-    const res = await stack.api('POST', '/connect/sessions', { body: { allowed_integrations: ['one-drive'], integrations_config_defaults: { 'one-drive': defaults } } });
+    const res = await stack.api('POST', '/connect/sessions', {
+      body: { allowed_integrations: ['one-drive'], integrations_config_defaults: { 'one-drive': defaults } },
+    });
     expect(res.status).toBe(201);
     return res.body.data.connect_link;
   }
@@ -74,7 +79,6 @@ describe('Connect: OneDrive (Microsoft OAuth 2.0 + PKCE) in a browser', () => {
     await page.getByLabel('Password').fill(password);
     await page.getByRole('button', { name: 'Sign in' }).click();
   }
-
 
   async function connectionCount(): Promise<number> {
     return (await stack.api('GET', '/connections?integrationId=one-drive')).body.connections.length;
@@ -123,7 +127,12 @@ describe('Connect: OneDrive (Microsoft OAuth 2.0 + PKCE) in a browser', () => {
   test('an admin grants Sites.Read.All for the organization: the team-site token is stored with the connection', async () => {
     const context = await browser.newContext();
     const page = await context.newPage();
-    await signIn(page, await connectLink({ user_scopes: ['offline_access', 'Files.Read.All', 'User.Read', 'Sites.Read.All'], authorization_params: { prompt: 'consent' } }), ADMIN, MS_IDENTITY_DEFAULT_ADMIN_PASSWORD);
+    await signIn(
+      page,
+      await connectLink({ user_scopes: ['offline_access', 'Files.Read.All', 'User.Read', 'Sites.Read.All'], authorization_params: { prompt: 'consent' } }),
+      ADMIN,
+      MS_IDENTITY_DEFAULT_ADMIN_PASSWORD,
+    );
     await page.getByLabel('Consent on behalf of your organization').check();
     await page.getByRole('button', { name: 'Accept' }).click();
     const done = await result(page);
@@ -134,7 +143,9 @@ describe('Connect: OneDrive (Microsoft OAuth 2.0 + PKCE) in a browser', () => {
     // prompt=consent reached Microsoft (spec rule 4).
     expect(identity.requestLog().some((e) => e.path.endsWith('/authorize') && e.query.prompt === 'consent')).toBe(true);
     // The picker's token is also an operation of the integration.
-    const token = await stack.api('GET', '/v1/team-site-token', { headers: { 'connection-id': done.connectionId as string, 'provider-config-key': 'one-drive' } });
+    const token = await stack.api('GET', '/v1/team-site-token', {
+      headers: { 'connection-id': done.connectionId as string, 'provider-config-key': 'one-drive' },
+    });
     expect(token.status).toBe(200);
     expect(token.body.access_token).toBe(conn.body.connection_config.teamsiteAccessToken);
     // The team-site token is refreshed together with the main one.
@@ -249,7 +260,9 @@ describe('Connect: OneDrive (Microsoft OAuth 2.0 + PKCE) in a browser', () => {
     const refreshes = identity.stats().tokenRequests.refresh_token;
 
     stack.graph.setLatency(100);
-    const trigger = await stack.api('POST', '/sync/trigger', { body: { provider_config_key: 'one-drive', connection_id: connectionId, syncs: ['user-files'], opts: { reset: true, emptyCache: true } } });
+    const trigger = await stack.api('POST', '/sync/trigger', {
+      body: { provider_config_key: 'one-drive', connection_id: connectionId, syncs: ['user-files'], opts: { reset: true, emptyCache: true } },
+    });
     expect(trigger.status).toBe(200);
     // Once the run is a few pages in, every access token dies (Graph answers 401 from then on).
     const startedAt = stack.graph.stats().requests;
@@ -272,7 +285,15 @@ describe('Connect: OneDrive (Microsoft OAuth 2.0 + PKCE) in a browser', () => {
     const stale = await storedAccessToken(connectionId);
     const refreshes = identity.stats().tokenRequests.refresh_token;
     // Two independent refreshers (as two worker processes would be): only the database is shared.
-    const worker = () => tokenRefreshDeps({ stores: stack.core.stores, cipher: stack.core.cipher, registry: stack.core.registry, logger: { info() {}, warn() {}, error() {}, debug() {} } as any, egress: stack.egress, pollMs: 20 });
+    const worker = () =>
+      tokenRefreshDeps({
+        stores: stack.core.stores,
+        cipher: stack.core.cipher,
+        registry: stack.core.registry,
+        logger: { info() {}, warn() {}, error() {}, debug() {} } as any,
+        egress: stack.egress,
+        pollMs: 20,
+      });
     const [a, b] = await Promise.all([
       freshOAuthCredentials(worker(), conn!._id, { force: true, staleAccessToken: stale }),
       freshOAuthCredentials(worker(), conn!._id, { force: true, staleAccessToken: stale }),

@@ -51,7 +51,14 @@ describe('the production build', () => {
   });
 
   test('compiles to JavaScript with a prebuilt workflow bundle and the files the code reads beside itself', () => {
-    for (const file of ['cli/weft.js', 'app/worker/main.js', 'app/worker/main.js.map', 'workflow-bundle.js', 'scripts/infra/supervisor.js', 'scripts/infra/ferretdb-patches/types_weft_id_range.go']) {
+    for (const file of [
+      'cli/weft.js',
+      'app/worker/main.js',
+      'app/worker/main.js.map',
+      'workflow-bundle.js',
+      'scripts/infra/supervisor.js',
+      'scripts/infra/ferretdb-patches/types_weft_id_range.go',
+    ]) {
       expect(existsSync(path.join(buildDir, file))).toBe(true);
     }
     expect(existsSync(path.join(buildDir, 'tests'))).toBe(false);
@@ -72,16 +79,27 @@ describe('the production build', () => {
     children.push(api.child);
     const apiUrl = JSON.parse(api.readyLine).url as string;
     const call = async (method: string, route: string, body?: unknown, headers: Record<string, string> = {}) => {
-      const res = await fetch(`${apiUrl}${route}`, { method, headers: { authorization: `Bearer ${stack.keys.dev}`, 'content-type': 'application/json', ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const res = await fetch(`${apiUrl}${route}`, {
+        method,
+        headers: { authorization: `Bearer ${stack.keys.dev}`, 'content-type': 'application/json', ...headers },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
       return { status: res.status, body: (await res.json()) as any };
     };
 
-    const created = await call('POST', '/connections', { provider_config_key: 'luma', connection_id: 'compiled-user', credentials: { type: 'API_KEY', apiKey: 'sandbox-luma-api-key' } });
+    const created = await call('POST', '/connections', {
+      provider_config_key: 'luma',
+      connection_id: 'compiled-user',
+      credentials: { type: 'API_KEY', apiKey: 'sandbox-luma-api-key' },
+    });
     expect(created.status).toBe(201);
     const summary: any = await stack.waitForSync('compiled-user', 'list-events');
     expect(summary.result.CalendarEvent).toEqual({ added: EVENTS, updated: 0, deleted: 0 });
 
-    const records = await call('GET', '/records?model=CalendarEvent&limit=1000', undefined, { 'connection-id': 'compiled-user', 'provider-config-key': 'luma' });
+    const records = await call('GET', '/records?model=CalendarEvent&limit=1000', undefined, {
+      'connection-id': 'compiled-user',
+      'provider-config-key': 'luma',
+    });
     expect(records.status).toBe(200);
     expect(records.body.records.map((r: { id: string }) => r.id).sort()).toEqual(stack.luma.eventIds().sort());
 

@@ -35,17 +35,23 @@ describe('a custom integration from an integrations folder, end to end', () => {
   });
 
   test('create, connect with an API key, sync, read the records; the key is in no log, the request ids are', async () => {
-    const created = await stack.api('POST', '/integrations', { body: { unique_key: 'acme', provider: 'acme-tasks', provider_overrides: { base_url: acme.url } } });
+    const created = await stack.api('POST', '/integrations', {
+      body: { unique_key: 'acme', provider: 'acme-tasks', provider_overrides: { base_url: acme.url } },
+    });
     expect(created.status).toBe(201);
 
     // A wrong key is refused before anything is stored (the simulator echoes it in its 401 body).
-    const refused = await stack.api('POST', '/connections', { body: { provider_config_key: 'acme', connection_id: 'user-1', credentials: { type: 'API_KEY', apiKey: WRONG_KEY } } });
+    const refused = await stack.api('POST', '/connections', {
+      body: { provider_config_key: 'acme', connection_id: 'user-1', credentials: { type: 'API_KEY', apiKey: WRONG_KEY } },
+    });
     expect(refused.status).toBe(400);
     expect(refused.body.error.code).toBe('invalid_credentials');
     expect(JSON.stringify(refused.body)).not.toContain(WRONG_KEY);
     expect(await stack.core.stores.connections.find({ environment: 'dev', providerConfigKey: 'acme', connectionId: 'user-1' })).toBeNull();
 
-    const connected = await stack.api('POST', '/connections', { body: { provider_config_key: 'acme', connection_id: 'user-1', credentials: { type: 'API_KEY', apiKey: API_KEY } } });
+    const connected = await stack.api('POST', '/connections', {
+      body: { provider_config_key: 'acme', connection_id: 'user-1', credentials: { type: 'API_KEY', apiKey: API_KEY } },
+    });
     expect(connected.status).toBe(201);
     expect(JSON.stringify(connected.body)).not.toContain(API_KEY);
 

@@ -71,10 +71,15 @@ describe('weft api: the API as a process of its own', () => {
 
   test('serves the API on its own, re-seals stored secrets at start, and with `weft worker` runs a sync; SIGTERM stops it cleanly', async () => {
     // A value an older Weft stored (v1): every long-running process moves it to the current format at start.
-    const created = await stack.api('POST', '/connections', { body: { provider_config_key: 'luma', connection_id: 'older', credentials: { type: 'API_KEY', apiKey: LUMA_DEFAULT_API_KEY } } });
+    const created = await stack.api('POST', '/connections', {
+      body: { provider_config_key: 'luma', connection_id: 'older', credentials: { type: 'API_KEY', apiKey: LUMA_DEFAULT_API_KEY } },
+    });
     expect(created.status).toBe(201);
     const connections = stack.core.stores.db.collection<{ _id: string; connection_id: string; credentials_encrypted: string }>('connections');
-    await connections.updateOne({ connection_id: 'older' }, { $set: { credentials_encrypted: sealV1(stack.env.WEFT_ENCRYPTION_KEY, { type: 'API_KEY', apiKey: 'from-an-older-weft' }) } });
+    await connections.updateOne(
+      { connection_id: 'older' },
+      { $set: { credentials_encrypted: sealV1(stack.env.WEFT_ENCRYPTION_KEY, { type: 'API_KEY', apiKey: 'from-an-older-weft' }) } },
+    );
     expect((await connections.findOne({ connection_id: 'older' }))!.credentials_encrypted).not.toMatch(/^v2\./);
 
     const api = spawnWeft('api', { ...process.env, ...stack.env, PORT: '0' });
@@ -84,7 +89,11 @@ describe('weft api: the API as a process of its own', () => {
 
     const health = await fetch(`${url}/health`);
     expect(health.status).toBe(200);
-    await waitFor(async () => /^v2\./.test((await connections.findOne({ connection_id: 'older' }))!.credentials_encrypted), 20_000, 'the API process to re-seal the v1 value');
+    await waitFor(
+      async () => /^v2\./.test((await connections.findOne({ connection_id: 'older' }))!.credentials_encrypted),
+      20_000,
+      'the API process to re-seal the v1 value',
+    );
 
     const worker = spawnWeft('worker', { ...process.env, ...stack.env });
     processes.push(worker);
@@ -99,7 +108,9 @@ describe('weft api: the API as a process of its own', () => {
     });
     expect(connect.status).toBe(201);
     await stack.waitForSync('standalone-user', 'list-events');
-    const records = await fetch(`${url}/records?model=CalendarEvent&limit=1000`, { headers: { ...auth, 'connection-id': 'standalone-user', 'provider-config-key': 'luma' } });
+    const records = await fetch(`${url}/records?model=CalendarEvent&limit=1000`, {
+      headers: { ...auth, 'connection-id': 'standalone-user', 'provider-config-key': 'luma' },
+    });
     expect(records.status).toBe(200);
     const ids = ((await records.json()) as { records: Array<{ id: string }> }).records.map((r) => r.id);
     expect(ids.sort()).toEqual(stack.luma.eventIds().sort());

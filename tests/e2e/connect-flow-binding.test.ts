@@ -10,7 +10,13 @@ import { connectGitHub, createLumaIntegration, startWeftStack, type WeftStack } 
 import { Browser, type Page } from '../support/form-browser';
 
 /** Connect link → install page (signing in when needed) → Install; returns GitHub's redirect to Weft, not followed. */
-async function installThroughGitHub(urls: { api: string; github: string }, browser: Browser, token: string, integration: string, user: { login: string; password: string }): Promise<URL> {
+async function installThroughGitHub(
+  urls: { api: string; github: string },
+  browser: Browser,
+  token: string,
+  integration: string,
+  user: { login: string; password: string },
+): Promise<URL> {
   const start = await browser.request(`${urls.api}/oauth/connect/${integration}?connect_session_token=${token}`);
   expect(start.status).toBe(302);
   let page = await browser.follow(start, urls.github);
@@ -78,12 +84,17 @@ describe('connect flows are bound to the person connecting', () => {
     return (await stack.api('GET', `/connections?integrationId=${integration}`)).body.connections;
   }
 
-  function installUntilCallback(browser: Browser, token: string, integration = 'github', user: { login: string; password: string } = DEFAULT_USER): Promise<URL> {
+  function installUntilCallback(
+    browser: Browser,
+    token: string,
+    integration = 'github',
+    user: { login: string; password: string } = DEFAULT_USER,
+  ): Promise<URL> {
     return installThroughGitHub({ api: stack.apiUrl, github: stack.github.url as string }, browser, token, integration, user);
   }
 
   describe('GitHub App installations are proven by the installing user', () => {
-    test('the user\'s own installation is listed for them (on the second page): it is stored, and the app told', async () => {
+    test("the user's own installation is listed for them (on the second page): it is stored, and the app told", async () => {
       stack.github.resetStats();
       const browser = new Browser();
       const callback = await installUntilCallback(browser, await session());
@@ -123,7 +134,7 @@ describe('connect flows are bound to the person connecting', () => {
       expect(await connections('github')).toHaveLength(before.length);
     });
 
-    test('a member of the organization may connect the organization\'s installation', async () => {
+    test("a member of the organization may connect the organization's installation", async () => {
       const browser = new Browser();
       const callback = await installUntilCallback(browser, await session(), 'github', { login: 'org-member', password: 'member-password' });
       callback.searchParams.set('installation_id', '1001');
@@ -206,7 +217,8 @@ describe('connect flows are bound to the person connecting', () => {
         const secure = res.headers.getSetCookie()[0];
         expect(secure).toMatch(/^__Host-weft_flow=[A-Za-z0-9_-]{43}; Max-Age=600; Path=\/; Expires=[^;]+; HttpOnly; Secure; SameSite=Lax$/);
         const { hash } = (await res.json()) as { hash: string };
-        const check = async (cookieHeader?: string) => ((await (await fetch(`${base}/check/${hash}`, { headers: cookieHeader ? { cookie: cookieHeader } : {} })).json()) as { same: boolean }).same;
+        const check = async (cookieHeader?: string) =>
+          ((await (await fetch(`${base}/check/${hash}`, { headers: cookieHeader ? { cookie: cookieHeader } : {} })).json()) as { same: boolean }).same;
         expect(await check(secure.split(';')[0])).toBe(true);
         expect(await check()).toBe(false);
         expect(await check(`__Host-weft_flow=${'A'.repeat(43)}`)).toBe(false);
@@ -217,7 +229,7 @@ describe('connect flows are bound to the person connecting', () => {
   });
 
   describe('the browser never chooses the connection', () => {
-    test('connection_id in the connect URL is refused; the other user\'s connection is untouched', async () => {
+    test("connection_id in the connect URL is refused; the other user's connection is untouched", async () => {
       const before = await stack.api('GET', '/connections/victim?provider_config_key=github');
       const res = await new Browser().request(`${stack.apiUrl}/oauth/connect/github?connect_session_token=${await session()}&connection_id=victim`);
       expect(res.status).toBe(400);
@@ -240,7 +252,9 @@ describe('connect flows are bound to the person connecting', () => {
     });
 
     test('a reconnect session re-authorizes its own connection and no other', async () => {
-      const created = await stack.api('POST', '/connections', { body: { provider_config_key: 'luma', connection_id: 'luma-user', credentials: { type: 'API_KEY', apiKey: LUMA_DEFAULT_API_KEY } } });
+      const created = await stack.api('POST', '/connections', {
+        body: { provider_config_key: 'luma', connection_id: 'luma-user', credentials: { type: 'API_KEY', apiKey: LUMA_DEFAULT_API_KEY } },
+      });
       expect(created.status).toBe(201);
       const token = await session({ connection_id: 'luma-user', allowed_integrations: ['luma'] });
       const count = (await connections('luma')).length;
@@ -263,10 +277,20 @@ describe('connect flows are bound to the person connecting', () => {
       const elsewhere = await stack.api('POST', '/connect/sessions', { body: { connection_id: 'victim', allowed_integrations: ['luma'] } });
       expect(elsewhere.status).toBe(404);
 
-      expect((await stack.api('POST', '/connections', { body: { provider_config_key: 'luma', connection_id: 'short-lived', credentials: { type: 'API_KEY', apiKey: LUMA_DEFAULT_API_KEY } } })).status).toBe(201);
+      expect(
+        (
+          await stack.api('POST', '/connections', {
+            body: { provider_config_key: 'luma', connection_id: 'short-lived', credentials: { type: 'API_KEY', apiKey: LUMA_DEFAULT_API_KEY } },
+          })
+        ).status,
+      ).toBe(201);
       const token = await session({ connection_id: 'short-lived' });
       expect((await stack.api('DELETE', '/connections/short-lived?provider_config_key=luma')).status).toBe(200);
-      const res = await fetch(`${stack.apiUrl}/api-auth/api-key/luma?connect_session_token=${token}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ apiKey: LUMA_DEFAULT_API_KEY }) });
+      const res = await fetch(`${stack.apiUrl}/api-auth/api-key/luma?connect_session_token=${token}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ apiKey: LUMA_DEFAULT_API_KEY }),
+      });
       expect(res.status).toBe(404);
       expect(((await res.json()) as any).error.code).toBe('reconnect_connection_not_found');
       expect((await connections('luma')).map((c) => c.connection_id)).not.toContain('short-lived');
@@ -276,7 +300,9 @@ describe('connect flows are bound to the person connecting', () => {
   describe('a connect session allows a bounded number of attempts', () => {
     test(`${CONNECT_SESSION_MAX_ATTEMPTS} flow starts, then 429 with a page, also under concurrency`, async () => {
       const token = await session();
-      const results = await Promise.all(Array.from({ length: 25 }, () => new Browser().request(`${stack.apiUrl}/oauth/connect/github?connect_session_token=${token}`)));
+      const results = await Promise.all(
+        Array.from({ length: 25 }, () => new Browser().request(`${stack.apiUrl}/oauth/connect/github?connect_session_token=${token}`)),
+      );
       const statuses = results.map((r) => r.status);
       expect(statuses.filter((s) => s === 302)).toHaveLength(CONNECT_SESSION_MAX_ATTEMPTS);
       expect(statuses.filter((s) => s === 429)).toHaveLength(25 - CONNECT_SESSION_MAX_ATTEMPTS);
@@ -296,7 +322,11 @@ describe('connect flows are bound to the person connecting', () => {
       const form = await new Browser().request(`${stack.apiUrl}/connect/api-key/luma`, { connect_session_token: token, apiKey: LUMA_DEFAULT_API_KEY });
       expect(form.status).toBe(429);
       expect(errorCode(form)).toBe('too_many_attempts');
-      const json = await fetch(`${stack.apiUrl}/api-auth/api-key/luma?connect_session_token=${token}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ apiKey: LUMA_DEFAULT_API_KEY }) });
+      const json = await fetch(`${stack.apiUrl}/api-auth/api-key/luma?connect_session_token=${token}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ apiKey: LUMA_DEFAULT_API_KEY }),
+      });
       expect(json.status).toBe(429);
       expect(((await json.json()) as any).error.code).toBe('too_many_attempts');
       // The right key came too late: nothing was stored with it.
@@ -306,7 +336,7 @@ describe('connect flows are bound to the person connecting', () => {
 });
 
 describe('npm start -- --sandbox: the sandbox GitHub App connects through its install page', () => {
-  test('its integration carries the App\'s OAuth client and the App comes back with a code: the install is verified and stored', async () => {
+  test("its integration carries the App's OAuth client and the App comes back with a code: the install is verified and stored", async () => {
     // The sandbox simulator's port is known up front, so the stack's egress can allow exactly it.
     const port = await new Promise<number>((resolve) => {
       const probe = net.createServer().listen(0, '127.0.0.1', () => {
@@ -315,17 +345,33 @@ describe('npm start -- --sandbox: the sandbox GitHub App connects through its in
       });
     });
     const stack = await startWeftStack({ egressAllow: [`127.0.0.1:${port}`], worker: false });
-    const sandbox = await startSandbox({ stores: stack.core.stores, cipher: stack.core.cipher, registry: stack.core.registry, ports: { github: port }, specs: SANDBOX_SIMULATORS.filter((s) => s.id === 'github') });
+    const sandbox = await startSandbox({
+      stores: stack.core.stores,
+      cipher: stack.core.cipher,
+      registry: stack.core.registry,
+      ports: { github: port },
+      specs: SANDBOX_SIMULATORS.filter((s) => s.id === 'github'),
+    });
     try {
       sandbox.apiReady(stack.apiUrl);
       expect(sandbox.integrations).toMatchObject([{ uniqueKey: 'github', outcome: 'created' }]);
       const created = await stack.api('POST', '/connect/sessions', { body: { allowed_integrations: ['github'] } });
       const browser = new Browser();
-      const callback = await installThroughGitHub({ api: stack.apiUrl, github: `http://127.0.0.1:${port}` }, browser, created.body.data.token, 'github', DEFAULT_USER);
+      const callback = await installThroughGitHub(
+        { api: stack.apiUrl, github: `http://127.0.0.1:${port}` },
+        browser,
+        created.body.data.token,
+        'github',
+        DEFAULT_USER,
+      );
       const page = await browser.request(callback.href);
       expect(page.status).toBe(200);
       const conn = await stack.api('GET', `/connections/${connectionOf(page)}?provider_config_key=github`);
-      expect(conn.body.credentials).toMatchObject({ type: 'APP', installation_id: callback.searchParams.get('installation_id'), access_token: expect.stringMatching(/^ghs_/) });
+      expect(conn.body.credentials).toMatchObject({
+        type: 'APP',
+        installation_id: callback.searchParams.get('installation_id'),
+        access_token: expect.stringMatching(/^ghs_/),
+      });
     } finally {
       await sandbox.stop();
       await stack.shutdown();

@@ -39,7 +39,11 @@ function startReceiver() {
 }
 
 function headersOf(r: Received): Record<string, string> {
-  return { 'webhook-id': String(r.headers['webhook-id']), 'webhook-timestamp': String(r.headers['webhook-timestamp']), 'webhook-signature': String(r.headers['webhook-signature']) };
+  return {
+    'webhook-id': String(r.headers['webhook-id']),
+    'webhook-timestamp': String(r.headers['webhook-timestamp']),
+    'webhook-signature': String(r.headers['webhook-signature']),
+  };
 }
 
 function verifies(key: string, r: Received): boolean {
@@ -95,11 +99,26 @@ describe('environment settings and signed webhooks', () => {
   });
 
   test('documents written before the settings existed read with the defaults', async () => {
-    await stack.core.stores.db
-      .collection('environments')
-      .updateOne({ _id: 'prod' as never }, { $unset: { send_auth_webhooks: '', send_sync_completion_always: '', send_sync_error_webhooks: '', webhook_signing_key_encrypted: '', webhook_signing_key_hint: '' } });
+    await stack.core.stores.db.collection('environments').updateOne(
+      { _id: 'prod' as never },
+      {
+        $unset: {
+          send_auth_webhooks: '',
+          send_sync_completion_always: '',
+          send_sync_error_webhooks: '',
+          webhook_signing_key_encrypted: '',
+          webhook_signing_key_hint: '',
+        },
+      },
+    );
     const res = await stack.api('GET', '/environment', { key: stack.keys.prod });
-    expect(res.body.data).toMatchObject({ name: 'prod', send_auth_webhooks: true, send_sync_completion_always: false, send_sync_error_webhooks: true, webhook_signing_key_hint: null });
+    expect(res.body.data).toMatchObject({
+      name: 'prod',
+      send_auth_webhooks: true,
+      send_sync_completion_always: false,
+      send_sync_error_webhooks: true,
+      webhook_signing_key_hint: null,
+    });
   });
 
   test('PATCH /environment rejects bad input and changes nothing', async () => {
@@ -225,10 +244,18 @@ describe('environment settings and signed webhooks', () => {
 
   test('a 4xx answer is not retried; a receiver that keeps failing gets 1 + 3 attempts', async () => {
     receiver.statuses.push(400);
-    expect(await sendAuthWebhook(deps, { environment: 'dev', connection, operation: 'creation', success: true })).toMatchObject({ delivered: false, attempts: 1, status: 400 });
+    expect(await sendAuthWebhook(deps, { environment: 'dev', connection, operation: 'creation', success: true })).toMatchObject({
+      delivered: false,
+      attempts: 1,
+      status: 400,
+    });
     receiver.received.length = 0;
     receiver.statuses.push(503, 503, 503, 503);
-    expect(await sendAuthWebhook(deps, { environment: 'dev', connection, operation: 'creation', success: true })).toMatchObject({ delivered: false, attempts: 4, status: 503 });
+    expect(await sendAuthWebhook(deps, { environment: 'dev', connection, operation: 'creation', success: true })).toMatchObject({
+      delivered: false,
+      attempts: 4,
+      status: 503,
+    });
     expect(receiver.received).toHaveLength(4);
   });
 

@@ -8,7 +8,13 @@ describe('GitHub (App installation), end to end', () => {
 
   beforeAll(async () => {
     stack = await startWeftStack({
-      github: { seed: 21, installations: [{ id: INSTALLATION, account: { login: 'acme', type: 'Organization' }, repositoryCount: 4 }], pullsPerRepo: 120, commitsPerPull: [1, 4], oversizedPulls: 1 },
+      github: {
+        seed: 21,
+        installations: [{ id: INSTALLATION, account: { login: 'acme', type: 'Organization' }, repositoryCount: 4 }],
+        pullsPerRepo: 120,
+        commitsPerPull: [1, 4],
+        oversizedPulls: 1,
+      },
     });
     await createGitHubIntegration(stack);
     const res = await connectGitHub(stack, 'gh-user');
@@ -45,7 +51,9 @@ describe('GitHub (App installation), end to end', () => {
     const pullPages = stack.github.requestLog().filter((e) => /\/pulls$/.test(e.path));
     expect(pullPages).toHaveLength(repos.length);
 
-    const byNumber = new Map((await readAllRecords(stack, 'gh-user', 'PullRequest', {}, 'github')).filter((p) => p.repository === repo).map((p) => [p.number, p]));
+    const byNumber = new Map(
+      (await readAllRecords(stack, 'gh-user', 'PullRequest', {}, 'github')).filter((p) => p.repository === repo).map((p) => [p.number, p]),
+    );
     for (const n of [...updated, ...added]) {
       const sim = stack.github.pullRequests(repo).find((p: any) => p.number === n) as any;
       expect(byNumber.get(n)).toMatchObject({ title: sim.title, state: sim.state, updated_at: sim.updated_at, head_ref: sim.head.ref, author: sim.user.login });
@@ -53,7 +61,13 @@ describe('GitHub (App installation), end to end', () => {
   });
 
   test('commits: pull commits with the 250 cap noted, incremental on the next run', async () => {
-    await stack.api('POST', '/connections/metadata', { body: { connection_id: 'gh-user', provider_config_key: 'github', metadata: { repositories: stack.github.repositories(INSTALLATION).map((r) => r.full_name) } } });
+    await stack.api('POST', '/connections/metadata', {
+      body: {
+        connection_id: 'gh-user',
+        provider_config_key: 'github',
+        metadata: { repositories: stack.github.repositories(INSTALLATION).map((r) => r.full_name) },
+      },
+    });
     const first = await runSync(stack, 'github', 'gh-user', 'commits');
     const records = await readAllRecords(stack, 'gh-user', 'Commit', {}, 'github');
     expect(records.length).toBe(first.result.Commit.added);
@@ -64,7 +78,11 @@ describe('GitHub (App installation), end to end', () => {
     expect(stack.logs.some((l) => l.includes('250-commit listing cap'))).toBe(true);
     const anyCommit = records[0];
     const simCommit = stack.github.commits(anyCommit.repository, anyCommit.pull_number).find((c: any) => c.sha === anyCommit.sha) as any;
-    expect(anyCommit).toMatchObject({ message: simCommit.commit.message, author_email: simCommit.commit.author.email, parents: simCommit.parents.map((p: any) => p.sha) });
+    expect(anyCommit).toMatchObject({
+      message: simCommit.commit.message,
+      author_email: simCommit.commit.author.email,
+      parents: simCommit.parents.map((p: any) => p.sha),
+    });
 
     const repo = stack.github.repositories(INSTALLATION)[1].full_name as string;
     // Pushing to an open pull request (GitHub refuses commits on closed ones).
@@ -75,12 +93,21 @@ describe('GitHub (App installation), end to end', () => {
   });
 
   test('repositories: every repository of the installation; one removed from it is deleted', async () => {
-    const expected = stack.github.repositories(INSTALLATION).map((r) => r.full_name).sort();
+    const expected = stack.github
+      .repositories(INSTALLATION)
+      .map((r) => r.full_name)
+      .sort();
     let records = await readAllRecords(stack, 'gh-user', 'Repository', {}, 'github');
     expect(records.map((r) => r.full_name).sort()).toEqual(expected);
     const sample = stack.github.repositories(INSTALLATION)[0] as any;
     const record = records.find((r) => r.full_name === sample.full_name);
-    expect(record).toMatchObject({ id: String(sample.id), owner: sample.owner.login, private: sample.private, html_url: sample.html_url, default_branch: sample.default_branch });
+    expect(record).toMatchObject({
+      id: String(sample.id),
+      owner: sample.owner.login,
+      private: sample.private,
+      html_url: sample.html_url,
+      default_branch: sample.default_branch,
+    });
 
     stack.github.removeRepository(expected[0]);
     const second = await runSync(stack, 'github', 'gh-user', 'repositories');
@@ -88,8 +115,21 @@ describe('GitHub (App installation), end to end', () => {
     records = await readAllRecords(stack, 'gh-user', 'Repository', { filter: 'deleted' }, 'github');
     expect(records.map((r) => r.full_name)).toEqual([expected[0]]);
     // Unified shape of the same records.
-    const unified = await stack.api('GET', '/records?model=UnifiedRepository&limit=1', { headers: { 'connection-id': 'gh-user', 'provider-config-key': 'github' } });
-    expect(Object.keys(unified.body.records[0]).sort()).toEqual(['_weft_metadata', 'default_branch', 'description', 'full_name', 'id', 'is_private', 'name', 'owner', 'updated_at', 'web_url']);
+    const unified = await stack.api('GET', '/records?model=UnifiedRepository&limit=1', {
+      headers: { 'connection-id': 'gh-user', 'provider-config-key': 'github' },
+    });
+    expect(Object.keys(unified.body.records[0]).sort()).toEqual([
+      '_weft_metadata',
+      'default_branch',
+      'description',
+      'full_name',
+      'id',
+      'is_private',
+      'name',
+      'owner',
+      'updated_at',
+      'web_url',
+    ]);
   });
 });
 
@@ -99,7 +139,13 @@ describe('GitHub rate limits', () => {
   beforeAll(async () => {
     stack = await startWeftStack({
       maxInlineWaitMs: 1_000,
-      github: { seed: 5, installations: [{ id: INSTALLATION, account: { login: 'tight', type: 'Organization' }, repositoryCount: 3 }], pullsPerRepo: 12, commitsPerPull: [1, 2], rateLimit: { limit: 15, windowMs: 2_500 } },
+      github: {
+        seed: 5,
+        installations: [{ id: INSTALLATION, account: { login: 'tight', type: 'Organization' }, repositoryCount: 3 }],
+        pullsPerRepo: 12,
+        commitsPerPull: [1, 2],
+        rateLimit: { limit: 15, windowMs: 2_500 },
+      },
     });
     await createGitHubIntegration(stack);
     expect((await connectGitHub(stack, 'gh-tight')).status).toBe(201);
@@ -110,7 +156,13 @@ describe('GitHub rate limits', () => {
   test('a run needing several windows paces itself and never sends while the budget is exhausted', async () => {
     stack.github.resetStats();
     const summary = await runSync(stack, 'github', 'gh-tight', 'commits');
-    const expected = stack.github.repositories(INSTALLATION).reduce((n, r) => n + stack.github.pullRequests(r.full_name as string).reduce((m, p: any) => m + stack.github.commits(r.full_name as string, p.number).length, 0), 0);
+    const expected = stack.github
+      .repositories(INSTALLATION)
+      .reduce(
+        (n, r) =>
+          n + stack.github.pullRequests(r.full_name as string).reduce((m, p: any) => m + stack.github.commits(r.full_name as string, p.number).length, 0),
+        0,
+      );
     expect(summary.result.Commit.added).toBe(expected);
     const stats = stack.github.stats();
     expect(stats.requests).toBeGreaterThan(2 * 15); // it really needed more than two windows

@@ -11,7 +11,9 @@ describe('an invalid record from the provider', () => {
   beforeAll(async () => {
     stack = await startWeftStack({ luma: { seed: 3, eventCount: 120, maxPageSize: 50 } });
     await createLumaIntegration(stack);
-    const created = await stack.api('POST', '/connections', { body: { provider_config_key: 'luma', connection_id: 'v-user', credentials: { type: 'API_KEY', apiKey: API_KEY } } });
+    const created = await stack.api('POST', '/connections', {
+      body: { provider_config_key: 'luma', connection_id: 'v-user', credentials: { type: 'API_KEY', apiKey: API_KEY } },
+    });
     expect(created.status).toBe(201);
     await stack.waitForSync('v-user', 'list-events');
   });

@@ -21,7 +21,9 @@ describe('Luma rate limit pacing', () => {
 
   test('a sync of more pages than one window allows never triggers the lockout', async () => {
     const started = Date.now();
-    const res = await stack.api('POST', '/connections', { body: { provider_config_key: 'luma', connection_id: 'pace-1', credentials: { type: 'API_KEY', apiKey: 'sandbox-luma-api-key' } } });
+    const res = await stack.api('POST', '/connections', {
+      body: { provider_config_key: 'luma', connection_id: 'pace-1', credentials: { type: 'API_KEY', apiKey: 'sandbox-luma-api-key' } },
+    });
     expect(res.status).toBe(201);
     const summary: any = await stack.waitForSync('pace-1', 'list-events');
     expect(summary.result.CalendarEvent.added).toBe(1_500);
@@ -39,7 +41,9 @@ describe('Luma rate limit pacing', () => {
     stack.luma.resetStats();
     const ids = ['pace-a', 'pace-b'];
     for (const id of ids) {
-      const res = await stack.api('POST', '/connections', { body: { provider_config_key: 'luma', connection_id: id, credentials: { type: 'API_KEY', apiKey: 'sandbox-luma-api-key' } } });
+      const res = await stack.api('POST', '/connections', {
+        body: { provider_config_key: 'luma', connection_id: id, credentials: { type: 'API_KEY', apiKey: 'sandbox-luma-api-key' } },
+      });
       expect(res.status).toBe(201);
     }
     await Promise.all(ids.map((id) => stack.waitForSync(id, 'list-events')));

@@ -52,12 +52,18 @@ describe('Luma list-events, end to end', () => {
   });
 
   test('a second run over unchanged data writes nothing', async () => {
-    const before = await stack.core.stores.db.collection('records').find({}, { projection: { id: 1, seq: 1, last_modified_at: 1 } }).toArray();
+    const before = await stack.core.stores.db
+      .collection('records')
+      .find({}, { projection: { id: 1, seq: 1, last_modified_at: 1 } })
+      .toArray();
     await stack.api('POST', '/sync/trigger', { body: { provider_config_key: 'luma', connection_id: 'user-1', syncs: [] } });
     const summary: any = await stack.waitForSync('user-1', 'list-events');
     expect(summary.result.CalendarEvent).toEqual({ added: 0, updated: 0, deleted: 0 });
     expect(summary.changed).toBe(false);
-    const after = await stack.core.stores.db.collection('records').find({}, { projection: { id: 1, seq: 1, last_modified_at: 1 } }).toArray();
+    const after = await stack.core.stores.db
+      .collection('records')
+      .find({}, { projection: { id: 1, seq: 1, last_modified_at: 1 } })
+      .toArray();
     const key = (d: any) => `${d.id}|${d.seq}|${d.last_modified_at.toISOString()}`;
     expect(after.map(key).sort()).toEqual(before.map(key).sort());
   });
@@ -74,7 +80,11 @@ describe('Luma list-events, end to end', () => {
     expect(summary.result.CalendarEvent).toEqual({ added: added.length, updated: editedAlive.length, deleted: deleted.length });
 
     const changed = await readAllRecords(stack, 'user-1', 'CalendarEvent', { modified_after: runStart });
-    const ids = (action: string) => changed.filter((r) => r._weft_metadata.last_action === action).map((r) => r.id).sort();
+    const ids = (action: string) =>
+      changed
+        .filter((r) => r._weft_metadata.last_action === action)
+        .map((r) => r.id)
+        .sort();
     expect(ids('UPDATED')).toEqual([...editedAlive].sort());
     expect(ids('DELETED')).toEqual([...deleted].sort());
     expect(ids('ADDED')).toEqual([...added].sort());
@@ -109,10 +119,16 @@ describe('Luma list-events, end to end', () => {
 
   test('ids= takes up to 1,000 repeated ids (more than the query parser allowed by default: 20) and answers exactly those records', async () => {
     const headers = { 'connection-id': 'user-1', 'provider-config-key': 'luma' };
-    const stored = await stack.core.stores.db.collection('records').find({ connection: { $exists: true }, deleted_at: null }).project({ id: 1 }).toArray();
+    const stored = await stack.core.stores.db
+      .collection('records')
+      .find({ connection: { $exists: true }, deleted_at: null })
+      .project({ id: 1 })
+      .toArray();
     const wanted = stored.slice(0, 100).map((d) => d.id as string);
     expect(wanted).toHaveLength(100);
-    const qs = new URLSearchParams([['model', 'CalendarEvent'], ['limit', '1000'], ...wanted.map((id) => ['ids', id]), ['ids', 'no-such-event']] as Array<[string, string]>);
+    const qs = new URLSearchParams([['model', 'CalendarEvent'], ['limit', '1000'], ...wanted.map((id) => ['ids', id]), ['ids', 'no-such-event']] as Array<
+      [string, string]
+    >);
     const res = await stack.api('GET', `/records?${qs}`, { headers });
     expect(res.status).toBe(200);
     expect(res.body.records.map((r: any) => r.id).sort()).toEqual([...wanted].sort());
@@ -144,7 +160,9 @@ describe('Luma list-events, end to end', () => {
   });
 
   test('a run that fails midway deletes nothing and reports the error', async () => {
-    await stack.api('POST', '/connections', { body: { provider_config_key: 'luma', connection_id: 'user-fail', credentials: { type: 'API_KEY', apiKey: API_KEY } } });
+    await stack.api('POST', '/connections', {
+      body: { provider_config_key: 'luma', connection_id: 'user-fail', credentials: { type: 'API_KEY', apiKey: API_KEY } },
+    });
     await stack.waitForSync('user-fail', 'list-events');
     const liveBefore = (await readAllRecords(stack, 'user-fail', 'CalendarEvent', { filter: 'added,updated' })).length;
 
@@ -178,7 +196,9 @@ describe('API auth, isolation and input errors', () => {
     stack = await startWeftStack({ luma: { seed: 3, eventCount: 20 } });
     await createLumaIntegration(stack);
     await createLumaIntegration(stack, { key: stack.keys.prod });
-    const res = await stack.api('POST', '/connections', { body: { provider_config_key: 'luma', connection_id: 'dev-user', credentials: { type: 'API_KEY', apiKey: API_KEY } } });
+    const res = await stack.api('POST', '/connections', {
+      body: { provider_config_key: 'luma', connection_id: 'dev-user', credentials: { type: 'API_KEY', apiKey: API_KEY } },
+    });
     expect(res.status).toBe(201);
     await stack.waitForSync('dev-user', 'list-events');
   });
@@ -214,9 +234,13 @@ describe('API auth, isolation and input errors', () => {
     const missing = await stack.api('POST', '/connections', { body: { provider_config_key: 'luma', connection_id: 'x' } });
     expect(missing.status).toBe(400);
     expect(missing.body.error.code).toBe('invalid_body');
-    expect(missing.body.error.errors).toEqual(expect.arrayContaining([expect.objectContaining({ path: 'credentials', code: expect.any(String), message: expect.any(String) })]));
+    expect(missing.body.error.errors).toEqual(
+      expect.arrayContaining([expect.objectContaining({ path: 'credentials', code: expect.any(String), message: expect.any(String) })]),
+    );
 
-    const wrongType = await stack.api('POST', '/connections', { body: { provider_config_key: 'luma', connection_id: 'x', credentials: { type: 'API_KEY', apiKey: 42 } } });
+    const wrongType = await stack.api('POST', '/connections', {
+      body: { provider_config_key: 'luma', connection_id: 'x', credentials: { type: 'API_KEY', apiKey: 42 } },
+    });
     expect(wrongType.status).toBe(400);
     expect(wrongType.body.error.errors[0].path).toBe('credentials.apiKey');
 
@@ -237,7 +261,9 @@ describe('API auth, isolation and input errors', () => {
     expect(noHeaders.status).toBe(400);
     expect(noHeaders.body.error.code).toBe('invalid_headers');
 
-    const badCursor = await stack.api('GET', '/records?model=CalendarEvent&cursor=garbage', { headers: { 'connection-id': 'dev-user', 'provider-config-key': 'luma' } });
+    const badCursor = await stack.api('GET', '/records?model=CalendarEvent&cursor=garbage', {
+      headers: { 'connection-id': 'dev-user', 'provider-config-key': 'luma' },
+    });
     expect(badCursor.status).toBe(400);
     expect(badCursor.body.error.code).toBe('invalid_cursor');
 
@@ -250,7 +276,9 @@ describe('API auth, isolation and input errors', () => {
   });
 
   test('a key the provider refuses is not stored', async () => {
-    const res = await stack.api('POST', '/connections', { body: { provider_config_key: 'luma', connection_id: 'bad-key', credentials: { type: 'API_KEY', apiKey: 'not-a-valid-luma-key' } } });
+    const res = await stack.api('POST', '/connections', {
+      body: { provider_config_key: 'luma', connection_id: 'bad-key', credentials: { type: 'API_KEY', apiKey: 'not-a-valid-luma-key' } },
+    });
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe('invalid_credentials');
     expect(JSON.stringify(res.body)).not.toContain('not-a-valid-luma-key');

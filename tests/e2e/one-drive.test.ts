@@ -11,7 +11,12 @@ function expectedFiles(sim: GraphSimulator): Map<string, { path: string; is_fold
     for (const item of sim.items(drive.id as string) as any[]) {
       if (item.root) continue;
       const parent = String(item.parentReference.path);
-      out.set(item.id, { path: `${decodeURIComponent(parent.slice(parent.indexOf(':') + 1))}/${item.name}`, is_folder: item.folder !== undefined, size: item.size ?? null, drive_id: drive.id as string });
+      out.set(item.id, {
+        path: `${decodeURIComponent(parent.slice(parent.indexOf(':') + 1))}/${item.name}`,
+        is_folder: item.folder !== undefined,
+        size: item.size ?? null,
+        drive_id: drive.id as string,
+      });
     }
   }
   return out;
@@ -33,7 +38,9 @@ describe('OneDrive (Microsoft Graph), end to end', () => {
   let stack: WeftStack;
 
   beforeAll(async () => {
-    stack = await startWeftStack({ graph: { seed: 17, drives: [{ fileCount: 300 }, { fileCount: 60, driveType: 'documentLibrary', name: 'Team Documents' }] } });
+    stack = await startWeftStack({
+      graph: { seed: 17, drives: [{ fileCount: 300 }, { fileCount: 60, driveType: 'documentLibrary', name: 'Team Documents' }] },
+    });
     await createOneDriveIntegration(stack);
     const res = await connectOneDrive(stack, CONN);
     expect(res.status).toBe(201);
@@ -50,7 +57,12 @@ describe('OneDrive (Microsoft Graph), end to end', () => {
   test('list-drives answers at POST /action/trigger and at GET /v1/list-drives', async () => {
     const viaTrigger = await stack.api('POST', '/action/trigger', { headers: HEADERS, body: { action_name: 'list-drives', input: {} } });
     expect(viaTrigger.status).toBe(200);
-    expect(viaTrigger.body.drives.map((d: any) => d.id).sort()).toEqual(stack.graph.drives().map((d) => d.id).sort());
+    expect(viaTrigger.body.drives.map((d: any) => d.id).sort()).toEqual(
+      stack.graph
+        .drives()
+        .map((d) => d.id)
+        .sort(),
+    );
     const team = viaTrigger.body.drives.find((d: any) => d.name === 'Team Documents');
     expect(team).toMatchObject({ driveType: 'documentLibrary' });
     const viaEndpoint = await stack.api('GET', '/v1/list-drives', { headers: HEADERS });
@@ -74,7 +86,10 @@ describe('OneDrive (Microsoft Graph), end to end', () => {
     expect(isFolder.status).toBe(400);
     expect(isFolder.body.error.code).toBe('not_a_file');
 
-    const gone = await stack.api('POST', '/action/trigger', { headers: HEADERS, body: { action_name: 'fetch-file', input: { driveId: drive, itemId: 'NOPE0000000000000000' } } });
+    const gone = await stack.api('POST', '/action/trigger', {
+      headers: HEADERS,
+      body: { action_name: 'fetch-file', input: { driveId: drive, itemId: 'NOPE0000000000000000' } },
+    });
     expect(gone.status).toBe(404);
     expect(gone.body.error.code).toBe('file_not_found');
 
@@ -91,7 +106,10 @@ describe('OneDrive (Microsoft Graph), end to end', () => {
     const drive = stack.graph.drives()[0].id as string;
     const file = (stack.graph.items(drive) as any[]).find((i) => i.file);
     stack.graph.setLatency(400);
-    const started = await stack.api('POST', '/action/trigger', { headers: { ...HEADERS, 'x-async': 'true' }, body: { action_name: 'fetch-file', input: { driveId: drive, itemId: file.id } } });
+    const started = await stack.api('POST', '/action/trigger', {
+      headers: { ...HEADERS, 'x-async': 'true' },
+      body: { action_name: 'fetch-file', input: { driveId: drive, itemId: file.id } },
+    });
     expect(started.status).toBe(202);
     expect(started.body.statusUrl).toBe(`/action/${started.body.id}`);
     const pending = await stack.api('GET', started.body.statusUrl);
@@ -117,7 +135,20 @@ describe('OneDrive (Microsoft Graph), end to end', () => {
     expect(page.body.records).toHaveLength(5);
     expect(page.body.next_cursor).toEqual(expect.any(String));
     const unified = await stack.api('GET', '/records?model=UnifiedFile&limit=1', { headers: HEADERS });
-    expect(Object.keys(unified.body.records[0]).sort()).toEqual(['_weft_metadata', 'container_id', 'created_at', 'id', 'is_folder', 'mime_type', 'name', 'parent_id', 'path', 'size', 'updated_at', 'web_url']);
+    expect(Object.keys(unified.body.records[0]).sort()).toEqual([
+      '_weft_metadata',
+      'container_id',
+      'created_at',
+      'id',
+      'is_folder',
+      'mime_type',
+      'name',
+      'parent_id',
+      'path',
+      'size',
+      'updated_at',
+      'web_url',
+    ]);
   });
 
   test('user-files: a later run follows the delta links and applies only the changes', async () => {
@@ -182,7 +213,11 @@ describe('OneDrive (Microsoft Graph), end to end', () => {
     const inside = new Set(under(folder.id));
     const outside = items.find((i) => i.file && !inside.has(i.id));
     await stack.api('POST', '/connections/metadata', {
-      body: { connection_id: CONN, provider_config_key: 'one-drive', metadata: { pickedFiles: [{ driveId: drive, fileIds: [folder.id, outside.id, 'NOPE0000000000000000'] }] } },
+      body: {
+        connection_id: CONN,
+        provider_config_key: 'one-drive',
+        metadata: { pickedFiles: [{ driveId: drive, fileIds: [folder.id, outside.id, 'NOPE0000000000000000'] }] },
+      },
     });
     await runSync(stack, 'one-drive', CONN, 'user-files/selected');
     const expected = [folder.id, outside.id, ...under(folder.id)].sort();

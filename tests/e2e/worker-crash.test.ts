@@ -81,9 +81,7 @@ describe('a worker killed in the middle of a sync', () => {
     expect(firstPageRequests).toHaveLength(1);
 
     const history = await stack.temporal.workflow.getHandle(syncWorkflowId('dev', 'luma', 'crash-user', 'list-events', 'base')).fetchHistory();
-    const attempts = (history.events ?? [])
-      .filter((e) => e.activityTaskStartedEventAttributes)
-      .map((e) => e.activityTaskStartedEventAttributes!.attempt ?? 1);
+    const attempts = (history.events ?? []).filter((e) => e.activityTaskStartedEventAttributes).map((e) => e.activityTaskStartedEventAttributes!.attempt ?? 1);
     expect(Math.max(...attempts)).toBeGreaterThanOrEqual(2);
   });
 });

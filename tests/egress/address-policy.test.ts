@@ -45,10 +45,13 @@ describe('egress address policy', () => {
     expect(refusal!.range.rule).toBe(rule);
   });
 
-  test.each(['93.184.215.14', '20.190.160.1', '140.82.112.6', '2606:4700::6810:84e5', '::ffff:140.82.112.6', '172.32.0.1', '100.128.0.1'])('%s (public unicast) passes', (address) => {
-    expect(check(address)).toBeNull();
-    expect(refusedRangeOf(address)).toBeNull();
-  });
+  test.each(['93.184.215.14', '20.190.160.1', '140.82.112.6', '2606:4700::6810:84e5', '::ffff:140.82.112.6', '172.32.0.1', '100.128.0.1'])(
+    '%s (public unicast) passes',
+    (address) => {
+      expect(check(address)).toBeNull();
+      expect(refusedRangeOf(address)).toBeNull();
+    },
+  );
 
   test('host:port entries allow exactly that address and port', () => {
     const p = AddressPolicy.fromEntries(['127.0.0.1:3010', '[::1]:3011']);
@@ -88,7 +91,10 @@ describe('egress address policy', () => {
     expect(AddressPolicy.fromEntries(['169.254.169.254:80']).check({ host: 'x', address: '169.254.169.254', port: 80 })).toBeNull();
   });
 
-  test.each(['localhost', '127.0.0.1:0', '127.0.0.1:70000', '10.0.0.0/33', 'not a host:80', ':80', '[nothost]:80', 'http://127.0.0.1:80'])('"%s" is not a valid allow entry', (entry) => {
-    expect(() => AddressPolicy.fromEntries([entry])).toThrow(InvalidAllowEntryError);
-  });
+  test.each(['localhost', '127.0.0.1:0', '127.0.0.1:70000', '10.0.0.0/33', 'not a host:80', ':80', '[nothost]:80', 'http://127.0.0.1:80'])(
+    '"%s" is not a valid allow entry',
+    (entry) => {
+      expect(() => AddressPolicy.fromEntries([entry])).toThrow(InvalidAllowEntryError);
+    },
+  );
 });

@@ -83,7 +83,14 @@ describe('egress', () => {
   });
 
   test('metadata, link-local and private literals are refused', async () => {
-    for (const url of ['http://169.254.169.254/latest/meta-data', 'http://[::ffff:169.254.169.254]/', 'http://10.0.0.1/', 'http://[fe80::1]/', 'http://[fc00::1]/', 'http://224.0.0.1/']) {
+    for (const url of [
+      'http://169.254.169.254/latest/meta-data',
+      'http://[::ffff:169.254.169.254]/',
+      'http://10.0.0.1/',
+      'http://[fe80::1]/',
+      'http://[fc00::1]/',
+      'http://224.0.0.1/',
+    ]) {
       await expect(egress.request(url)).rejects.toBeInstanceOf(EgressRefusedError);
     }
   });
@@ -130,7 +137,13 @@ describe('egress', () => {
   });
 
   test('registration check: literal refused addresses are refused with 400, names and allowed literals pass', () => {
-    for (const url of ['http://10.0.0.5/hook', 'http://[::ffff:169.254.169.254]/', 'http://0.0.0.0:8080/', 'https://[fd00::1]/', `http://127.0.0.1:${forbidden.port}/`]) {
+    for (const url of [
+      'http://10.0.0.5/hook',
+      'http://[::ffff:169.254.169.254]/',
+      'http://0.0.0.0:8080/',
+      'https://[fd00::1]/',
+      `http://127.0.0.1:${forbidden.port}/`,
+    ]) {
       let thrown: unknown;
       try {
         egress.checkUrl(url, 'webhook_url');
@@ -147,6 +160,8 @@ describe('egress', () => {
   });
 
   test('an invalid allow-list entry stops start-up with a clear message', () => {
-    expect(() => createEgress(egressSettings(loadConfig({ WEFT_EGRESS_ALLOW: '127.0.0.1:3010, localhost' })))).toThrow(/WEFT_EGRESS_ALLOW: "localhost" is not a CIDR/);
+    expect(() => createEgress(egressSettings(loadConfig({ WEFT_EGRESS_ALLOW: '127.0.0.1:3010, localhost' })))).toThrow(
+      /WEFT_EGRESS_ALLOW: "localhost" is not a CIDR/,
+    );
   });
 });

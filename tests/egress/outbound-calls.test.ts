@@ -57,8 +57,11 @@ describe('outbound calls go through the egress policy', () => {
     expect(res.status).toBe(201);
   };
   const connectLuma = (uniqueKey: string, connectionId: string) =>
-    stack.api('POST', '/connections', { body: { provider_config_key: uniqueKey, connection_id: connectionId, credentials: { type: 'API_KEY', apiKey: LUMA_DEFAULT_API_KEY } } });
-  const storedConnection = (uniqueKey: string, connectionId: string) => stack.core.stores.connections.find({ environment: 'dev', providerConfigKey: uniqueKey, connectionId });
+    stack.api('POST', '/connections', {
+      body: { provider_config_key: uniqueKey, connection_id: connectionId, credentials: { type: 'API_KEY', apiKey: LUMA_DEFAULT_API_KEY } },
+    });
+  const storedConnection = (uniqueKey: string, connectionId: string) =>
+    stack.core.stores.connections.find({ environment: 'dev', providerConfigKey: uniqueKey, connectionId });
 
   test('a provider base_url whose name resolves to 127.0.0.1 is refused when called; nothing connects; the request log shows it', async () => {
     await createLuma('luma-localhost', `http://localhost:${forbidden.port}`);
@@ -131,7 +134,11 @@ describe('outbound calls go through the egress policy', () => {
     const integrations = [
       { unique_key: 'bad-base', provider: 'luma', provider_overrides: { base_url: 'http://169.254.169.254/latest' } },
       { unique_key: 'bad-auth', provider: 'one-drive', provider_overrides: { auth_base_url: 'http://[fe80::1]/' } },
-      { unique_key: 'bad-link', provider: 'github', credentials: { type: 'APP', app_id: '1', app_link: 'http://192.168.0.1/apps/x', private_key: 'not checked before the URL' } },
+      {
+        unique_key: 'bad-link',
+        provider: 'github',
+        credentials: { type: 'APP', app_id: '1', app_link: 'http://192.168.0.1/apps/x', private_key: 'not checked before the URL' },
+      },
     ];
     for (const body of integrations) {
       const res = await stack.api('POST', '/integrations', { body });
@@ -146,7 +153,13 @@ describe('outbound calls go through the egress policy', () => {
     expect((await stack.api('GET', '/integrations/luma-patched')).body.data.provider_overrides.base_url).toBe(hanging.url);
 
     // An allowed host:port and a public name are accepted.
-    expect((await stack.api('PATCH', '/environment', { body: { secondary_webhook_url: `${followTarget.url}/hooks`, alert_webhook_url: 'https://hooks.example.com/alerts' } })).status).toBe(200);
+    expect(
+      (
+        await stack.api('PATCH', '/environment', {
+          body: { secondary_webhook_url: `${followTarget.url}/hooks`, alert_webhook_url: 'https://hooks.example.com/alerts' },
+        })
+      ).status,
+    ).toBe(200);
     expect((await stack.api('PATCH', '/environment', { body: { secondary_webhook_url: null, alert_webhook_url: null } })).status).toBe(200);
   });
 
@@ -155,7 +168,12 @@ describe('outbound calls go through the egress policy', () => {
     const logger = pino({ level: 'silent' });
     const summary = await sendAuthWebhook(
       { stores: stack.core.stores, cipher: stack.core.cipher, logger, egress: stack.egress, retryDelaysMs: [10, 10, 10] },
-      { environment: 'dev', connection: { connection_id: 'c', provider_config_key: 'luma', provider: 'luma', auth_mode: 'API_KEY' }, operation: 'creation', success: true },
+      {
+        environment: 'dev',
+        connection: { connection_id: 'c', provider_config_key: 'luma', provider: 'luma', auth_mode: 'API_KEY' },
+        operation: 'creation',
+        success: true,
+      },
     );
     expect(summary).toMatchObject({ delivered: false, attempts: 1 });
     const attempts = await stack.core.stores.webhookDeliveries.listForEvent('dev', summary.id);
@@ -176,7 +194,9 @@ describe('outbound calls go through the egress policy', () => {
       },
     });
     expect(created.status).toBe(201);
-    const res = await stack.api('POST', '/connections', { body: { provider_config_key: 'github-local', connection_id: 'gh-user', credentials: { type: 'APP', app_id: '4242', installation_id: '1001' } } });
+    const res = await stack.api('POST', '/connections', {
+      body: { provider_config_key: 'github-local', connection_id: 'gh-user', credentials: { type: 'APP', app_id: '4242', installation_id: '1001' } },
+    });
     expect(res.status).toBe(424);
     expect(res.body.error.code).toBe('egress_refused');
     expect(forbidden.connections).toBe(0);
@@ -202,7 +222,10 @@ describe('outbound calls go through the egress policy', () => {
 
   test('the OAuth token endpoint is called through egress', async () => {
     const ep = await localOneDrive('one-drive-token');
-    await expect(refreshGrant(ep, 'a-refresh-token')).rejects.toMatchObject({ code: 'egress_refused', message: expect.stringMatching(/refused by the "loopback" rule/) });
+    await expect(refreshGrant(ep, 'a-refresh-token')).rejects.toMatchObject({
+      code: 'egress_refused',
+      message: expect.stringMatching(/refused by the "loopback" rule/),
+    });
     expect(forbidden.connections).toBe(0);
   });
 

@@ -15,7 +15,9 @@ export interface RecordingServer {
   close(): Promise<void>;
 }
 
-export async function startRecordingServer(handler: (req: http.IncomingMessage, res: http.ServerResponse) => void = (_req, res) => res.end('ok')): Promise<RecordingServer> {
+export async function startRecordingServer(
+  handler: (req: http.IncomingMessage, res: http.ServerResponse) => void = (_req, res) => res.end('ok'),
+): Promise<RecordingServer> {
   const server = http.createServer((req, res) => {
     rec.requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers });
     handler(req, res);

@@ -63,9 +63,19 @@ export async function startFuzzFixture(): Promise<FuzzFixture> {
       const res = await stack.api('POST', '/connections', { body });
       if (res.status !== 201) throw new Error(`seeding connection: ${res.status} ${JSON.stringify(res.body)}`);
     };
-    await connect({ provider_config_key: 'luma', connection_id: ids.luma, credentials: { type: 'API_KEY', apiKey: lumaKey }, metadata: { plan: 'fz' }, tags: { user: 'fz' } });
+    await connect({
+      provider_config_key: 'luma',
+      connection_id: ids.luma,
+      credentials: { type: 'API_KEY', apiKey: lumaKey },
+      metadata: { plan: 'fz' },
+      tags: { user: 'fz' },
+    });
     await connect({ provider_config_key: 'one-drive', connection_id: ids.oneDrive, credentials: { type: 'OAUTH2', access_token: graphToken } });
-    await connect({ provider_config_key: 'github', connection_id: ids.github, credentials: { type: 'APP', app_id: String(stack.github.app.id), installation_id: '1001' } });
+    await connect({
+      provider_config_key: 'github',
+      connection_id: ids.github,
+      credentials: { type: 'APP', app_id: String(stack.github.app.id), installation_id: '1001' },
+    });
 
     const fixture: FuzzFixture = {
       stack,
@@ -78,14 +88,22 @@ export async function startFuzzFixture(): Promise<FuzzFixture> {
         { name: 'stored Graph access token', value: graphToken, allowedIn: (route, status) => status < 300 && credentialRoutes(route) },
         { name: 'OAuth client secret', value: oauthClientSecret, allowedIn: (route, status) => status < 300 && integrationRoutes(route) },
         // The PEM body without its markers: any quoted part of the key would contain this line.
-        { name: 'GitHub App private key', value: stack.github.appPrivateKeyPem.split('\n')[5], allowedIn: (route, status) => status < 300 && integrationRoutes(route) },
+        {
+          name: 'GitHub App private key',
+          value: stack.github.appPrivateKeyPem.split('\n')[5],
+          allowedIn: (route, status) => status < 300 && integrationRoutes(route),
+        },
       ],
       async rotateSession() {
         const res = await stack.api('POST', '/connect/sessions', { body: { allowed_integrations: ['luma', 'one-drive', 'github'], tags: { user: 'fz' } } });
         if (res.status !== 201) throw new Error(`connect session: ${res.status} ${JSON.stringify(res.body)}`);
         fixture.sessionToken = res.body.data.token;
         // The Connect page shows the user their own link's token; nothing else may.
-        fixture.secrets.push({ name: 'connect session token', value: fixture.sessionToken, allowedIn: (route, status) => status < 300 && route === 'GET /connect' });
+        fixture.secrets.push({
+          name: 'connect session token',
+          value: fixture.sessionToken,
+          allowedIn: (route, status) => status < 300 && route === 'GET /connect',
+        });
       },
       async quiesce(timeoutMs = 60_000) {
         const queues = [stack.taskQueue, stack.env.WEFT_ACTION_TASK_QUEUE];

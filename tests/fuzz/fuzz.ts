@@ -63,7 +63,22 @@ export async function runFuzz(f: FuzzFixture, opts: FuzzOptions): Promise<FuzzRe
   const timeoutMs = opts.timeoutMs ?? 10_000;
   const db = f.stack.core.mongo.db(f.stack.env.MONGODB_DB);
   const prng = new Prng(opts.seed);
-  const report: FuzzReport = { seed: opts.seed, requests: 0, replayed: 0, byClass: {}, byStatus: {}, byRoute: {}, errorCodes: {}, stateChecked: 0, stateUnchecked: 0, slowestMs: 0, durationMs: 0, msByFamily: {}, timeMs: { sending: 0, snapshots: 0, settling: 0 }, failures: [] };
+  const report: FuzzReport = {
+    seed: opts.seed,
+    requests: 0,
+    replayed: 0,
+    byClass: {},
+    byStatus: {},
+    byRoute: {},
+    errorCodes: {},
+    stateChecked: 0,
+    stateUnchecked: 0,
+    slowestMs: 0,
+    durationMs: 0,
+    msByFamily: {},
+    timeMs: { sending: 0, snapshots: 0, settling: 0 },
+    failures: [],
+  };
   const timed = async <T>(what: keyof FuzzReport['timeMs'], work: () => Promise<T>): Promise<T> => {
     const t = performance.now();
     try {
@@ -72,7 +87,8 @@ export async function runFuzz(f: FuzzFixture, opts: FuzzOptions): Promise<FuzzRe
       report.timeMs[what] += performance.now() - t;
     }
   };
-  const describe = (req: FuzzRequest) => `${req.method} ${req.path.length > 160 ? `${req.path.slice(0, 160)}…` : req.path} [${req.route}; ${req.families.join(', ')}]`;
+  const describe = (req: FuzzRequest) =>
+    `${req.method} ${req.path.length > 160 ? `${req.path.slice(0, 160)}…` : req.path} [${req.route}; ${req.families.join(', ')}]`;
 
   const send = (batch: FuzzRequest[], replay: boolean) => timed('sending', () => sendBatch(batch, replay));
   const sendBatch = async (batch: FuzzRequest[], replay: boolean): Promise<Outcome[]> => {
@@ -84,7 +100,11 @@ export async function runFuzz(f: FuzzFixture, opts: FuzzOptions): Promise<FuzzRe
         try {
           o.res = await rawRequest(f.stack.apiUrl, o.req, { timeoutMs });
         } catch (err) {
-          report.failures.push({ kind: err instanceof RequestTimeout ? 'hang' : 'transport', detail: err instanceof Error ? err.message : String(err), request: describe(o.req) });
+          report.failures.push({
+            kind: err instanceof RequestTimeout ? 'hang' : 'transport',
+            detail: err instanceof Error ? err.message : String(err),
+            request: describe(o.req),
+          });
         }
         if (replay) report.replayed++;
         else report.requests++;
@@ -100,7 +120,8 @@ export async function runFuzz(f: FuzzFixture, opts: FuzzOptions): Promise<FuzzRe
         if (o.res.status >= 400) report.errorCodes[label] = (report.errorCodes[label] ?? 0) + 1;
         report.slowestMs = Math.max(report.slowestMs, o.res.ms);
         for (const fam of o.req.families) report.msByFamily[fam] = (report.msByFamily[fam] ?? 0) + o.res.ms;
-        for (const problem of answerProblems(o.req.method, o.req.route, o.res, f.secrets)) report.failures.push({ kind: 'answer', detail: problem, request: describe(o.req) });
+        for (const problem of answerProblems(o.req.method, o.req.route, o.res, f.secrets))
+          report.failures.push({ kind: 'answer', detail: problem, request: describe(o.req) });
       }
     };
     await Promise.all(Array.from({ length: Math.min(concurrency, batch.length) }, worker));
@@ -133,7 +154,9 @@ export async function runFuzz(f: FuzzFixture, opts: FuzzOptions): Promise<FuzzRe
       baseline = null;
     }
     baseline ??= await freshBaseline();
-    const batch = Array.from({ length: Math.min(batchSize, opts.requests - start) }, (_, i) => malformedRequest(ROUTES[(start + i) % ROUTES.length], f, prng, start + i));
+    const batch = Array.from({ length: Math.min(batchSize, opts.requests - start) }, (_, i) =>
+      malformedRequest(ROUTES[(start + i) % ROUTES.length], f, prng, start + i),
+    );
     const outcomes = await send(batch, false);
 
     if (!outcomes.some(acceptedWrite)) {
@@ -157,7 +180,8 @@ export async function runFuzz(f: FuzzFixture, opts: FuzzOptions): Promise<FuzzRe
         baseline = after;
       }
     }
-    if (batchNo % 10 === 9) opts.progress?.(`  ${report.requests} requests, ${report.failures.length} failures, ${((performance.now() - started) / 1000).toFixed(0)} s`);
+    if (batchNo % 10 === 9)
+      opts.progress?.(`  ${report.requests} requests, ${report.failures.length} failures, ${((performance.now() - started) / 1000).toFixed(0)} s`);
   }
 
   // Still answering, still intact.
@@ -176,12 +200,24 @@ export function formatReport(r: FuzzReport): string {
   const lines = [
     `fuzz seed ${r.seed}: ${r.requests} malformed requests (+${r.replayed} refused ones replayed for the state check) in ${(r.durationMs / 1000).toFixed(1)} s, slowest answer ${r.slowestMs.toFixed(0)} ms`,
     `  time: sending ${(r.timeMs.sending / 1000).toFixed(1)} s, database snapshots ${(r.timeMs.snapshots / 1000).toFixed(1)} s, waiting for accepted work ${(r.timeMs.settling / 1000).toFixed(1)} s`,
-    `  answer time by mutation: ${sorted(r.msByFamily).slice(0, 8).map(([k, v]) => `${k} ${(v / 1000).toFixed(1)} s`).join(', ')}`,
-    `  by class: ${sorted(r.byClass).map(([k, v]) => `${k} ${v}`).join(', ')}`,
-    `  by status: ${sorted(r.byStatus).map(([k, v]) => `${k} ${v}`).join(', ')}`,
+    `  answer time by mutation: ${sorted(r.msByFamily)
+      .slice(0, 8)
+      .map(([k, v]) => `${k} ${(v / 1000).toFixed(1)} s`)
+      .join(', ')}`,
+    `  by class: ${sorted(r.byClass)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}`,
+    `  by status: ${sorted(r.byStatus)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}`,
     `  state checked after ${r.stateChecked} refused requests (${r.stateUnchecked} accepted or unattributable)`,
     '  by route:',
-    ...Object.entries(r.byRoute).map(([route, classes]) => `    ${route.padEnd(46)} ${sorted(classes).map(([k, v]) => `${k} ${v}`).join(', ')}`),
+    ...Object.entries(r.byRoute).map(
+      ([route, classes]) =>
+        `    ${route.padEnd(46)} ${sorted(classes)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', ')}`,
+    ),
     '  answers (status code):',
     ...sorted(r.errorCodes).map(([k, v]) => `    ${String(v).padStart(6)}  ${k}`),
     `  failures: ${r.failures.length}`,

@@ -29,7 +29,15 @@ export function answerProblems(method: string, route: string, res: RawResponse, 
  * there (the third-party request log, a failed-auth webhook delivery, a claimed connect
  * attempt, the API rate counters, Luma's request budget, a token-refresh lease).
  */
-const UNCHECKED_COLLECTIONS = [/^request_logs$/, /^webhook_deliveries$/, /^connect_session_attempts$/, /^api_rate/, /^rate_budget/, /^connection_refresh_leases$/, /^system\./];
+const UNCHECKED_COLLECTIONS = [
+  /^request_logs$/,
+  /^webhook_deliveries$/,
+  /^connect_session_attempts$/,
+  /^api_rate/,
+  /^rate_budget/,
+  /^connection_refresh_leases$/,
+  /^system\./,
+];
 
 /** A digest of every document of every checked collection, by collection and `_id`. */
 export type Snapshot = Map<string, Map<string, string>>;
@@ -40,7 +48,12 @@ export async function snapshot(db: Db): Promise<Snapshot> {
   for (const name of names.sort()) {
     const docs = new Map<string, string>();
     for (const doc of await db.collection(name).find({}).toArray()) {
-      docs.set(String(doc._id), createHash('sha256').update(stringify(doc) ?? '').digest('hex'));
+      docs.set(
+        String(doc._id),
+        createHash('sha256')
+          .update(stringify(doc) ?? '')
+          .digest('hex'),
+      );
     }
     out.set(name, docs);
   }

@@ -40,7 +40,9 @@ function enc(value: string): string {
 }
 
 function baseDraft(route: RouteSpec, f: FuzzFixture, n: number): Draft {
-  const params = Object.fromEntries(Object.entries(route.params?.(f) ?? {}).map(([k, v]) => [k, route.template.includes(`*${k}`) ? v.split('/').map(enc).join('/') : enc(v)]));
+  const params = Object.fromEntries(
+    Object.entries(route.params?.(f) ?? {}).map(([k, v]) => [k, route.template.includes(`*${k}`) ? v.split('/').map(enc).join('/') : enc(v)]),
+  );
   const query = Object.entries(route.query?.(f) ?? {}).map(([k, v]) => [enc(k), enc(v)] as [string, string]);
   const headers: Record<string, string | string[]> = { ...route.headers?.(f) };
   if (route.auth === 'secret-key') headers.authorization = `Bearer ${f.stack.keys.dev}`;
@@ -62,7 +64,15 @@ function serialize(d: Draft): FuzzRequest {
   if (d.body?.kind === 'json') body = jsonOrDeepText(d.body.value);
   else if (d.body?.kind === 'form') body = d.body.pairs.map(([k, v]) => `${enc(k)}=${enc(v)}`).join('&');
   else if (d.body?.kind === 'raw') body = d.body.bytes;
-  return { method: d.method, path: qs ? `${path}?${qs}` : path, headers: d.headers, body, route: d.route.name, families: d.families, readOnly: d.route.readOnly };
+  return {
+    method: d.method,
+    path: qs ? `${path}?${qs}` : path,
+    headers: d.headers,
+    body,
+    route: d.route.name,
+    families: d.families,
+    readOnly: d.route.readOnly,
+  };
 }
 
 type Mutation = (d: Draft, r: Prng, f: FuzzFixture) => void;
@@ -79,7 +89,25 @@ function jsonOrDeepText(value: unknown): string {
 // ---------------------------------------------------------------------------- values
 
 const BAD_ESCAPES = ['%zz', '%', '%%', '%E0%A4%A', '%C0%AF', '%FF%FE', '%u0041', '%2', 'a%'];
-const ODD_SEGMENTS = ['%2F', '..', '%2e%2e', '%00', '.', '$where', 'a.b', '__proto__', 'constructor', '%F0%9F%92%A9', '%EF%BF%BF', '%20', '+', '~', ';x=1', 'a%2Fb', ''];
+const ODD_SEGMENTS = [
+  '%2F',
+  '..',
+  '%2e%2e',
+  '%00',
+  '.',
+  '$where',
+  'a.b',
+  '__proto__',
+  'constructor',
+  '%F0%9F%92%A9',
+  '%EF%BF%BF',
+  '%20',
+  '+',
+  '~',
+  ';x=1',
+  'a%2Fb',
+  '',
+];
 
 function oddString(r: Prng): string {
   return r.pick([
@@ -161,7 +189,18 @@ const pathMutations: Mutation[] = [
   },
   (d, r) => {
     const path = fillTemplate(d.route.template, d.params);
-    d.rawPath = r.pick([`/${path}`, `${path}/`, `${path}//`, path.toUpperCase(), `${path}/../${path}`, `${path}/fz-extra`, `${path}.json`, `${path}%2F`, `${path};jsessionid=1`, `/./${path.slice(1)}`]);
+    d.rawPath = r.pick([
+      `/${path}`,
+      `${path}/`,
+      `${path}//`,
+      path.toUpperCase(),
+      `${path}/../${path}`,
+      `${path}/fz-extra`,
+      `${path}.json`,
+      `${path}%2F`,
+      `${path};jsessionid=1`,
+      `/./${path.slice(1)}`,
+    ]);
   },
   (d, r) => {
     // Bytes Node's client would not send: a raw socket carries them.
@@ -190,7 +229,24 @@ const queryMutations: Mutation[] = [
     d.query.push(...Array.from({ length: r.pick([50, 1_001, 3_000]) }, (_, i) => [`p${i}`, '1'] as [string, string]));
   },
   (d, r) => {
-    d.query.push(r.pick([['__proto__[polluted]', '1'], ['constructor[prototype][polluted]', '1'], ['%zz', '1'], ['', 'x'], ['&&&', ''], ['a=b=c', 'd'], ['limit', '-1'], ['limit', '1e400'], ['limit', 'NaN'], ['page', '99999999999999999999'], ['cursor', 'not-a-cursor'], ['modified_after', 'yesterday'], ['filter', 'added,updated,deleted'], ['ids[]', 'x']] as [string, string][]));
+    d.query.push(
+      r.pick([
+        ['__proto__[polluted]', '1'],
+        ['constructor[prototype][polluted]', '1'],
+        ['%zz', '1'],
+        ['', 'x'],
+        ['&&&', ''],
+        ['a=b=c', 'd'],
+        ['limit', '-1'],
+        ['limit', '1e400'],
+        ['limit', 'NaN'],
+        ['page', '99999999999999999999'],
+        ['cursor', 'not-a-cursor'],
+        ['modified_after', 'yesterday'],
+        ['filter', 'added,updated,deleted'],
+        ['ids[]', 'x'],
+      ] as [string, string][]),
+    );
   },
   (d) => {
     d.query = [];
@@ -268,10 +324,26 @@ const headerMutations: Mutation[] = [
   },
   (d, r) => {
     const name = r.pick(['connection-id', 'provider-config-key', 'x-async', 'x-max-retries']);
-    d.headers[name] = r.pick<string | string[]>(['', ' ', 'fz-missing', ['a', 'b'], '$ne', 'x'.repeat(4_000), '-1', '999', 'maybe', 'true', 'a\u0001b', 'é', '../luma']);
+    d.headers[name] = r.pick<string | string[]>([
+      '',
+      ' ',
+      'fz-missing',
+      ['a', 'b'],
+      '$ne',
+      'x'.repeat(4_000),
+      '-1',
+      '999',
+      'maybe',
+      'true',
+      'a\u0001b',
+      'é',
+      '../luma',
+    ]);
   },
   (d, r) => {
-    d.headers[r.pick(['accept', 'accept-charset', 'accept-encoding', 'origin', 'cookie', 'x-forwarded-host', 'x-forwarded-proto', 'host', 'range', 'if-none-match'])] = r.pick([
+    d.headers[
+      r.pick(['accept', 'accept-charset', 'accept-encoding', 'origin', 'cookie', 'x-forwarded-host', 'x-forwarded-proto', 'host', 'range', 'if-none-match'])
+    ] = r.pick([
       'text/html',
       '*/*;q=0',
       'x'.repeat(2_000),
@@ -416,7 +488,8 @@ const bodyShapeMutations: Mutation[] = [
     const target = r.pick(objects);
     let at: unknown = value;
     for (const k of target) at = (at as Record<string | number, unknown>)[k];
-    (at as Record<string, unknown>)[r.pick(['$set', '$where', 'a.b', '', 'k\u0000', '__proto__', 'constructor', 'prototype', 'unexpected', 'x'.repeat(300)])] = oddValue(r);
+    (at as Record<string, unknown>)[r.pick(['$set', '$where', 'a.b', '', 'k\u0000', '__proto__', 'constructor', 'prototype', 'unexpected', 'x'.repeat(300)])] =
+      oddValue(r);
     d.body = { kind: 'json', value };
   },
   (d, r) => {

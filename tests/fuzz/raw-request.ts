@@ -23,7 +23,10 @@ export interface RawResponse {
 }
 
 export class RequestTimeout extends Error {
-  constructor(readonly request: RawRequest, readonly timeoutMs: number) {
+  constructor(
+    readonly request: RawRequest,
+    readonly timeoutMs: number,
+  ) {
     super(`${request.method} ${request.path.slice(0, 200)} got no complete answer within ${timeoutMs} ms`);
   }
 }
@@ -100,7 +103,10 @@ function rawSocketRequest(url: URL, req: RawRequest, headers: http.OutgoingHttpH
       clearTimeout(timer);
       const raw = Buffer.concat(chunks);
       const split = raw.indexOf('\r\n\r\n');
-      const head = raw.subarray(0, split < 0 ? raw.length : split).toString('latin1').split('\r\n');
+      const head = raw
+        .subarray(0, split < 0 ? raw.length : split)
+        .toString('latin1')
+        .split('\r\n');
       const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(head[0] ?? '')?.[1] ?? 0);
       if (!status) return reject(new Error(`no HTTP answer to ${req.method} ${req.path.slice(0, 100)} (connection closed)`));
       const resHeaders: http.IncomingHttpHeaders = {};

@@ -25,7 +25,13 @@ async function main(): Promise<number> {
     .opts<{ requests: number; seed: number; concurrency: number }>();
 
   const env = infraOptionsFromEnv();
-  const infra = await startInfrastructure({ mode: 'test', repoRoot: path.resolve(__dirname, '..', '..'), external: env.external, binaries: env.binaries, log: (m) => process.stderr.write(`[infra] ${m}\n`) });
+  const infra = await startInfrastructure({
+    mode: 'test',
+    repoRoot: path.resolve(__dirname, '..', '..'),
+    external: env.external,
+    binaries: env.binaries,
+    log: (m) => process.stderr.write(`[infra] ${m}\n`),
+  });
   try {
     process.env.WEFT_TEST_TEMPORAL_ADDRESS = infra.temporal.address;
     process.env.WEFT_TEST_TEMPORAL_NAMESPACE = infra.temporal.namespace;
@@ -34,7 +40,9 @@ async function main(): Promise<number> {
     await bundleWorkflowsTo(bundle);
     process.env.WEFT_TEST_WORKFLOW_BUNDLE = bundle;
 
-    console.log(`fuzzing ${opts.requests} requests, seed ${opts.seed}, ${opts.concurrency} in flight (Temporal ${infra.temporal.address}, MongoDB ${infra.mongodbUri})`);
+    console.log(
+      `fuzzing ${opts.requests} requests, seed ${opts.seed}, ${opts.concurrency} in flight (Temporal ${infra.temporal.address}, MongoDB ${infra.mongodbUri})`,
+    );
     const fixture = await startFuzzFixture();
     try {
       const report = await runFuzz(fixture, { seed: opts.seed, requests: opts.requests, concurrency: opts.concurrency, progress: (line) => console.log(line) });

@@ -39,12 +39,21 @@ describe('the deadline of a sync-mode action', () => {
     }
   }
 
-  const expectedDrives = () => stack.graph.drives().map((d) => d.id).sort();
+  const expectedDrives = () =>
+    stack.graph
+      .drives()
+      .map((d) => d.id)
+      .sort();
 
   test('POST /action/trigger past X-Action-Timeout: 504 action_timeout with the id; the action finishes and its output is read later', async () => {
     const res = await timed('POST', '/action/trigger', { headers: { ...HEADERS, 'x-action-timeout': '1' }, body: { action_name: 'list-drives', input: {} } });
     expect(res.status).toBe(504);
-    expect(res.body.error).toEqual({ code: 'action_timeout', message: expect.stringContaining('keeps running'), id: expect.any(String), statusUrl: `/action/${res.body.error.id}` });
+    expect(res.body.error).toEqual({
+      code: 'action_timeout',
+      message: expect.stringContaining('keeps running'),
+      id: expect.any(String),
+      statusUrl: `/action/${res.body.error.id}`,
+    });
     expect(res.ms).toBeGreaterThanOrEqual(1_000);
     expect(res.ms).toBeLessThan(GRAPH_LATENCY_MS);
 
@@ -73,7 +82,10 @@ describe('the deadline of a sync-mode action', () => {
     expect(byDefault.ms).toBeGreaterThanOrEqual(1_500);
     expect(byDefault.ms).toBeLessThan(GRAPH_LATENCY_MS);
 
-    const patient = await timed('POST', '/action/trigger', { headers: { ...HEADERS, 'x-action-timeout': '20' }, body: { action_name: 'list-drives', input: {} } });
+    const patient = await timed('POST', '/action/trigger', {
+      headers: { ...HEADERS, 'x-action-timeout': '20' },
+      body: { action_name: 'list-drives', input: {} },
+    });
     expect(patient.status).toBe(200);
     expect(patient.body.drives.map((d: any) => d.id).sort()).toEqual(expectedDrives());
     expect(patient.ms).toBeGreaterThanOrEqual(GRAPH_LATENCY_MS);
@@ -83,7 +95,10 @@ describe('the deadline of a sync-mode action', () => {
     stack.graph.setLatency(0);
     stack.graph.resetStats();
     for (const value of ['0', '301', 'soon', '1.5', '-3']) {
-      const res = await stack.api('POST', '/action/trigger', { headers: { ...HEADERS, 'x-action-timeout': value }, body: { action_name: 'list-drives', input: {} } });
+      const res = await stack.api('POST', '/action/trigger', {
+        headers: { ...HEADERS, 'x-action-timeout': value },
+        body: { action_name: 'list-drives', input: {} },
+      });
       expect(res.status).toBe(400);
       expect(res.body.error.code).toBe('invalid_headers');
       expect(res.body.error.errors.map((e: any) => e.path)).toContain('x-action-timeout');

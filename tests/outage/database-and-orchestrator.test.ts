@@ -26,7 +26,9 @@ describe('outages of MongoDB and Temporal', () => {
     expect((await stack.api('PATCH', '/environment', { body: { webhook_url: hooks.url } })).status).toBe(200);
     await createLumaIntegration(stack);
     await createOneDriveIntegration(stack);
-    const created = await stack.api('POST', '/connections', { body: { provider_config_key: 'luma', connection_id: 'user-1', credentials: { type: 'API_KEY', apiKey: 'sandbox-luma-api-key' } } });
+    const created = await stack.api('POST', '/connections', {
+      body: { provider_config_key: 'luma', connection_id: 'user-1', credentials: { type: 'API_KEY', apiKey: 'sandbox-luma-api-key' } },
+    });
     expect(created.status).toBe(201);
     expect(((await stack.waitForSync('user-1', 'list-events')) as any).result.CalendarEvent.added).toBe(EVENTS);
     expect((await connectOneDrive(stack, 'drive-user')).status).toBe(201);
@@ -55,7 +57,13 @@ describe('outages of MongoDB and Temporal', () => {
   async function timedRaw(path: string) {
     const started = Date.now();
     const res = await fetch(`${stack.apiUrl}${path}`, { headers: { accept: 'text/html' } });
-    return { status: res.status, retryAfter: res.headers.get('retry-after'), type: res.headers.get('content-type'), text: await res.text(), ms: Date.now() - started };
+    return {
+      status: res.status,
+      retryAfter: res.headers.get('retry-after'),
+      type: res.headers.get('content-type'),
+      text: await res.text(),
+      ms: Date.now() - started,
+    };
   }
 
   /** GET /health, with the Retry-After header. */
@@ -89,13 +97,20 @@ describe('outages of MongoDB and Temporal', () => {
     stack.luma.resetStats();
     expect((await timed('POST', '/sync/trigger', { body: { provider_config_key: 'luma', connection_id: 'user-1', syncs: ['list-events'] } })).status).toBe(200);
     const run = stack.waitForSync('user-1', 'list-events');
-    await until(async () => stack.luma.requestLog().some((e) => e.path.endsWith('/list-events')), (seen) => seen, 15_000);
+    await until(
+      async () => stack.luma.requestLog().some((e) => e.path.endsWith('/list-events')),
+      (seen) => seen,
+      15_000,
+    );
     await servers.stopMongo();
 
     const requests = [
       () => timed('GET', '/connections'),
       () => timed('GET', '/records?model=CalendarEvent', { headers: connectionHeaders }),
-      () => timed('POST', '/connections', { body: { provider_config_key: 'luma', connection_id: 'user-2', credentials: { type: 'API_KEY', apiKey: 'sandbox-luma-api-key' } } }),
+      () =>
+        timed('POST', '/connections', {
+          body: { provider_config_key: 'luma', connection_id: 'user-2', credentials: { type: 'API_KEY', apiKey: 'sandbox-luma-api-key' } },
+        }),
       () => timed('POST', '/sync/trigger', { body: { provider_config_key: 'luma', connection_id: 'user-1', syncs: ['list-events'] } }),
       () => timed('GET', '/v1/list-drives', { headers: actionHeaders }),
       () => timed('GET', '/environment'),
@@ -118,7 +133,11 @@ describe('outages of MongoDB and Temporal', () => {
     expect(page.ms).toBeLessThanOrEqual(OUTAGE_ANSWER_MS);
 
     const down = await health();
-    expect(down).toMatchObject({ status: 503, retryAfter: expect.stringMatching(/^\d+$/), body: { status: 'unavailable', database: 'unavailable', orchestrator: 'ok' } });
+    expect(down).toMatchObject({
+      status: 503,
+      retryAfter: expect.stringMatching(/^\d+$/),
+      body: { status: 'unavailable', database: 'unavailable', orchestrator: 'ok' },
+    });
     expect(down.ms).toBeLessThanOrEqual(OUTAGE_ANSWER_MS);
     expect(stack.logs.join('\n')).not.toMatch(/"level":50[^\n]*unhandled API error/);
 
@@ -128,8 +147,19 @@ describe('outages of MongoDB and Temporal', () => {
 
     // No restart of anything: the next requests succeed.
     // At once, normally; at most the watch's 15 s if the driver's monitor stalled (see store/database-watch.ts).
-    const back = await until(() => timed('GET', '/connections'), (r) => r.status === 200, 25_000);
-    if (back.status !== 200) console.error('outage test: still unavailable after the restart:', stack.logs.filter((l) => l.includes('"dependency":"database"')).slice(-4).join('\n'));
+    const back = await until(
+      () => timed('GET', '/connections'),
+      (r) => r.status === 200,
+      25_000,
+    );
+    if (back.status !== 200)
+      console.error(
+        'outage test: still unavailable after the restart:',
+        stack.logs
+          .filter((l) => l.includes('"dependency":"database"'))
+          .slice(-4)
+          .join('\n'),
+      );
     expect(back.status).toBe(200);
     expect(back.body.connections.map((c: any) => c.connection_id).sort()).toEqual(['drive-user', 'user-1']);
     expect((await health()).body).toEqual({ status: 'ok', database: 'ok', orchestrator: 'ok' });
@@ -140,7 +170,9 @@ describe('outages of MongoDB and Temporal', () => {
     const attempts = history.events!.map((e) => e.activityTaskStartedEventAttributes?.attempt ?? 0);
     expect(Math.max(...attempts)).toBeGreaterThanOrEqual(2);
     expect(await readAllRecords(stack, 'user-1', 'CalendarEvent')).toHaveLength(EVENTS);
-    const created = await timed('POST', '/connections', { body: { provider_config_key: 'luma', connection_id: 'user-2', credentials: { type: 'API_KEY', apiKey: 'sandbox-luma-api-key' } } });
+    const created = await timed('POST', '/connections', {
+      body: { provider_config_key: 'luma', connection_id: 'user-2', credentials: { type: 'API_KEY', apiKey: 'sandbox-luma-api-key' } },
+    });
     expect(created.status).toBe(201);
     expect(((await stack.waitForSync('user-2', 'list-events')) as any).result.CalendarEvent.added).toBe(EVENTS);
   }, 180_000);
@@ -170,9 +202,13 @@ describe('outages of MongoDB and Temporal', () => {
     expect(Number(raw.headers.get('retry-after'))).toBeGreaterThan(0);
     // A connection stored while Temporal is away (its first sync cannot start: 503) is still
     // reported to the app, from POST /connections and from a connect flow alike.
-    const imported = await timed('POST', '/connections', { body: { provider_config_key: 'luma', connection_id: 'while-temporal-down', credentials: { type: 'API_KEY', apiKey: 'sandbox-luma-api-key' } } });
+    const imported = await timed('POST', '/connections', {
+      body: { provider_config_key: 'luma', connection_id: 'while-temporal-down', credentials: { type: 'API_KEY', apiKey: 'sandbox-luma-api-key' } },
+    });
     expect(imported).toMatchObject({ status: 503, body: { error: { code: 'orchestrator_unavailable' } } });
-    await hooks.waitFor((w) => w.body.type === 'auth' && w.body.connectionId === 'while-temporal-down' && w.body.operation === 'creation' && w.body.success === true);
+    await hooks.waitFor(
+      (w) => w.body.type === 'auth' && w.body.connectionId === 'while-temporal-down' && w.body.operation === 'creation' && w.body.success === true,
+    );
     const session = await stack.api('POST', '/connect/sessions', { body: { allowed_integrations: ['luma'] } });
     const viaFlow = await fetch(`${stack.apiUrl}/api-auth/api-key/luma?connect_session_token=${session.body.data.token}`, {
       method: 'POST',
@@ -180,7 +216,9 @@ describe('outages of MongoDB and Temporal', () => {
       body: JSON.stringify({ apiKey: 'sandbox-luma-api-key' }),
     });
     expect(viaFlow.status).toBe(503);
-    const [stored] = (await stack.api('GET', '/connections?integrationId=luma')).body.connections.filter((c: any) => !['user-1', 'user-2', 'while-temporal-down'].includes(c.connection_id));
+    const [stored] = (await stack.api('GET', '/connections?integrationId=luma')).body.connections.filter(
+      (c: any) => !['user-1', 'user-2', 'while-temporal-down'].includes(c.connection_id),
+    );
     await hooks.waitFor((w) => w.body.type === 'auth' && w.body.connectionId === stored.connection_id && w.body.success === true);
     // Deleting a connection would leave its syncs running: refused, nothing deleted.
     const deleting = await timed('DELETE', '/connections/user-1?provider_config_key=luma');
@@ -204,7 +242,12 @@ describe('outages of MongoDB and Temporal', () => {
     expect(((await stack.waitForSync('user-1', 'list-events')) as any).result.CalendarEvent).toEqual({ added: 0, updated: 0, deleted: 0 });
     const action = await timed('POST', '/action/trigger', { headers: actionHeaders, body: { action_name: 'list-drives', input: {} } });
     expect(action.status).toBe(200);
-    expect(action.body.drives.map((d: any) => d.id).sort()).toEqual(stack.graph.drives().map((d) => d.id).sort());
+    expect(action.body.drives.map((d: any) => d.id).sort()).toEqual(
+      stack.graph
+        .drives()
+        .map((d) => d.id)
+        .sort(),
+    );
     expect((await health()).body).toEqual({ status: 'ok', database: 'ok', orchestrator: 'ok' });
   }, 180_000);
 });

@@ -34,7 +34,14 @@ export async function startRestartableServers(): Promise<RestartableServers> {
     resolveBinary('temporal', { explicitPath: binaries.temporal, cacheDir: binaries.cacheDir }),
     loadDevConfig(repoRoot),
   ]);
-  const ferretdbOptions = { binary: ferretdbBinary, port: mongoPort, debugPort, dataDir: path.join(dir, 'ferretdb', 'data'), stateDir: path.join(dir, 'ferretdb', 'state'), logLevel: 'error' };
+  const ferretdbOptions = {
+    binary: ferretdbBinary,
+    port: mongoPort,
+    debugPort,
+    dataDir: path.join(dir, 'ferretdb', 'data'),
+    stateDir: path.join(dir, 'ferretdb', 'state'),
+    logLevel: 'error',
+  };
   const temporalOptions = {
     binary: temporalBinary,
     port: temporalPort,

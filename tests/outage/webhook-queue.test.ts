@@ -93,12 +93,22 @@ describe('auth webhooks are queued, never waited on', () => {
       body: {
         unique_key: 'github',
         provider: 'github',
-        credentials: { type: 'APP', app_id: String(github.app.id), app_link: github.app.publicLink, private_key: github.appPrivateKeyPem, client_id: github.app.clientId, client_secret: github.app.clientSecret },
+        credentials: {
+          type: 'APP',
+          app_id: String(github.app.id),
+          app_link: github.app.publicLink,
+          private_key: github.appPrivateKeyPem,
+          client_id: github.app.clientId,
+          client_secret: github.app.clientSecret,
+        },
         provider_overrides: { base_url: github.url, auth_base_url: github.url },
       },
     });
     expect(res.status).toBe(201);
-    sweeper = startWebhookSweeper({ stores: stack.core.stores, cipher: stack.core.cipher, logger: pinoSink(stack), egress: stack.egress }, { intervalMs: 60 * 60_000 });
+    sweeper = startWebhookSweeper(
+      { stores: stack.core.stores, cipher: stack.core.cipher, logger: pinoSink(stack), egress: stack.egress },
+      { intervalMs: 60 * 60_000 },
+    );
   });
   afterAll(async () => {
     sweeper?.stop();
@@ -114,7 +124,11 @@ describe('auth webhooks are queued, never waited on', () => {
   }
 
   function verified(r: Received): unknown {
-    return new Webhook(signingKey).verify(r.raw, { 'webhook-id': String(r.headers['webhook-id']), 'webhook-timestamp': String(r.headers['webhook-timestamp']), 'webhook-signature': String(r.headers['webhook-signature']) });
+    return new Webhook(signingKey).verify(r.raw, {
+      'webhook-id': String(r.headers['webhook-id']),
+      'webhook-timestamp': String(r.headers['webhook-timestamp']),
+      'webhook-signature': String(r.headers['webhook-signature']),
+    });
   }
 
   async function connectSession(): Promise<string> {
@@ -125,26 +139,50 @@ describe('auth webhooks are queued, never waited on', () => {
 
   test('POST /connections answers at once; the auth webhook (creation) arrives later, signed', async () => {
     const { value: res, ms } = await timed(() =>
-      stack.api('POST', '/connections', { body: { provider_config_key: 'luma', connection_id: 'imported', credentials: { type: 'API_KEY', apiKey: 'sandbox-luma-api-key' } } }),
+      stack.api('POST', '/connections', {
+        body: { provider_config_key: 'luma', connection_id: 'imported', credentials: { type: 'API_KEY', apiKey: 'sandbox-luma-api-key' } },
+      }),
     );
     const answeredAt = Date.now();
     expect(res.status).toBe(201);
     expect(ms).toBeLessThan(ANSWER_MS);
     const hook = await app.waitFor((r) => r.body.connectionId === 'imported');
     expect(hook.at).toBeGreaterThan(answeredAt);
-    expect(hook.body).toEqual({ from: 'weft', type: 'auth', connectionId: 'imported', providerConfigKey: 'luma', provider: 'luma', authMode: 'API_KEY', environment: 'dev', operation: 'creation', success: true });
+    expect(hook.body).toEqual({
+      from: 'weft',
+      type: 'auth',
+      connectionId: 'imported',
+      providerConfigKey: 'luma',
+      provider: 'luma',
+      authMode: 'API_KEY',
+      environment: 'dev',
+      operation: 'creation',
+      success: true,
+    });
     expect(verified(hook)).toEqual(hook.body);
     expect(String(hook.headers['webhook-id'])).toMatch(/^msg_/);
   });
 
   test('the API-key connect answers at once, for a refused key too; both webhooks arrive later', async () => {
     const token = await connectSession();
-    const ok = await timed(() => fetch(`${stack.apiUrl}/api-auth/api-key/luma?connect_session_token=${token}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ apiKey: 'sandbox-luma-api-key' }) }));
+    const ok = await timed(() =>
+      fetch(`${stack.apiUrl}/api-auth/api-key/luma?connect_session_token=${token}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ apiKey: 'sandbox-luma-api-key' }),
+      }),
+    );
     expect(ok.value.status).toBe(201);
     expect(ok.ms).toBeLessThan(ANSWER_MS);
     const { connection_id: connectionId } = ((await ok.value.json()) as { data: { connection_id: string } }).data;
 
-    const refused = await timed(() => fetch(`${stack.apiUrl}/api-auth/api-key/luma?connect_session_token=${token}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ apiKey: 'not-a-luma-key' }) }));
+    const refused = await timed(() =>
+      fetch(`${stack.apiUrl}/api-auth/api-key/luma?connect_session_token=${token}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ apiKey: 'not-a-luma-key' }),
+      }),
+    );
     expect(refused.value.status).toBeGreaterThanOrEqual(400);
     expect(refused.ms).toBeLessThan(ANSWER_MS);
 
@@ -161,7 +199,8 @@ describe('auth webhooks are queued, never waited on', () => {
     const start = await browser.request(`${stack.apiUrl}/oauth/connect/github?connect_session_token=${await connectSession()}`);
     expect(start.status).toBe(302);
     let page = await browser.follow(start, githubUrl);
-    if (page.url.includes('/login?')) page = await browser.follow(await browser.submit(page, /^\/session$/, { login: DEFAULT_USER.login, password: DEFAULT_USER.password }), githubUrl);
+    if (page.url.includes('/login?'))
+      page = await browser.follow(await browser.submit(page, /^\/session$/, { login: DEFAULT_USER.login, password: DEFAULT_USER.password }), githubUrl);
     const installed = await browser.submit(page, /\/installations$/, { repository_selection: 'all', action: 'install' });
     expect(installed.location).toMatch(new RegExp(`^${stack.apiUrl}/app-auth/connect\\?`));
 
@@ -178,7 +217,9 @@ describe('auth webhooks are queued, never waited on', () => {
   test('an app that never answers holds nobody: the answer comes at once, the event waits in the outbox', async () => {
     app.setMood({ kind: 'silent' });
     const { value: res, ms } = await timed(() =>
-      stack.api('POST', '/connections', { body: { provider_config_key: 'luma', connection_id: 'while-silent', credentials: { type: 'API_KEY', apiKey: 'sandbox-luma-api-key' } } }),
+      stack.api('POST', '/connections', {
+        body: { provider_config_key: 'luma', connection_id: 'while-silent', credentials: { type: 'API_KEY', apiKey: 'sandbox-luma-api-key' } },
+      }),
     );
     expect(res.status).toBe(201);
     expect(ms).toBeLessThan(ANSWER_MS);
@@ -197,10 +238,14 @@ describe('auth webhooks are queued, never waited on', () => {
 
   test('an app that is down gets the event from a later round, under the same webhook-id', async () => {
     app.setMood({ kind: 'status', status: 503 });
-    const res = await stack.api('POST', '/connections', { body: { provider_config_key: 'luma', connection_id: 'while-down', credentials: { type: 'API_KEY', apiKey: 'sandbox-luma-api-key' } } });
+    const res = await stack.api('POST', '/connections', {
+      body: { provider_config_key: 'luma', connection_id: 'while-down', credentials: { type: 'API_KEY', apiKey: 'sandbox-luma-api-key' } },
+    });
     expect(res.status).toBe(201);
     // The first round (1 + 3 quick tries) fails; the next is scheduled about 30 s out.
-    await waitUntil(async () => (await stack.core.stores.db.collection('webhook_outbox').countDocuments({ 'payload.connectionId': 'while-down', rounds: 1 })) === 1);
+    await waitUntil(
+      async () => (await stack.core.stores.db.collection('webhook_outbox').countDocuments({ 'payload.connectionId': 'while-down', rounds: 1 })) === 1,
+    );
     const [queued] = await stack.core.stores.db.collection('webhook_outbox').find({ 'payload.connectionId': 'while-down' }).toArray();
     const tries = app.received.filter((r) => r.body.connectionId === 'while-down');
     expect(tries).toHaveLength(4);
@@ -227,9 +272,28 @@ describe('auth webhooks are queued, never waited on', () => {
     app.setMood({ kind: 'status', status: 200 });
     // What a crash between storing and delivering leaves: the event, its lease run out.
     const id = newWebhookId();
-    const payload = { from: 'weft', type: 'auth', connectionId: 'orphan', providerConfigKey: 'luma', provider: 'luma', authMode: 'API_KEY', environment: 'dev', operation: 'creation', success: true };
+    const payload = {
+      from: 'weft',
+      type: 'auth',
+      connectionId: 'orphan',
+      providerConfigKey: 'luma',
+      provider: 'luma',
+      authMode: 'API_KEY',
+      environment: 'dev',
+      operation: 'creation',
+      success: true,
+    };
     const past = new Date(Date.now() - 5 * 60_000);
-    await stack.core.stores.webhookOutbox.add({ _id: id, environment: 'dev', type: 'auth', payload, gate: 'send_auth_webhooks', created_at: past, next_attempt_at: past, lease_until: past });
+    await stack.core.stores.webhookOutbox.add({
+      _id: id,
+      environment: 'dev',
+      type: 'auth',
+      payload,
+      gate: 'send_auth_webhooks',
+      created_at: past,
+      next_attempt_at: past,
+      lease_until: past,
+    });
     expect(await sweeper.sweep()).toBe(1);
     const hook = await app.waitFor((r) => r.body.connectionId === 'orphan');
     expect(hook.headers['webhook-id']).toBe(id);
@@ -242,10 +306,14 @@ describe('auth webhooks are queued, never waited on', () => {
 
   test('an event the app refuses (4xx) is dropped, not retried', async () => {
     app.setMood({ kind: 'status', status: 410 });
-    const res = await stack.api('POST', '/connections', { body: { provider_config_key: 'luma', connection_id: 'refused', credentials: { type: 'API_KEY', apiKey: 'sandbox-luma-api-key' } } });
+    const res = await stack.api('POST', '/connections', {
+      body: { provider_config_key: 'luma', connection_id: 'refused', credentials: { type: 'API_KEY', apiKey: 'sandbox-luma-api-key' } },
+    });
     expect(res.status).toBe(201);
     await app.waitFor((r) => r.body.connectionId === 'refused');
-    await waitUntil(async () => (await stack.core.stores.db.collection('webhook_outbox').countDocuments({ 'payload.connectionId': 'refused', status: 'failed' })) === 1);
+    await waitUntil(
+      async () => (await stack.core.stores.db.collection('webhook_outbox').countDocuments({ 'payload.connectionId': 'refused', status: 'failed' })) === 1,
+    );
     expect(app.received.filter((r) => r.body.connectionId === 'refused')).toHaveLength(1);
   });
 });

@@ -43,7 +43,9 @@ describe('AccountThrottle', () => {
 
   test('GitHub: 403 with remaining 0 is the primary limit; with budget left it is secondary or a real error', () => {
     const primary = new AccountThrottle();
-    expect(primary.onResponse(github, 403, ghHeaders(0, 20_000), '{"message":"API rate limit exceeded for installation ID 1."}', 0, NOW)).toBeGreaterThanOrEqual(20_000);
+    expect(
+      primary.onResponse(github, 403, ghHeaders(0, 20_000), '{"message":"API rate limit exceeded for installation ID 1."}', 0, NOW),
+    ).toBeGreaterThanOrEqual(20_000);
 
     const secondary = new AccountThrottle();
     const body = '{"message":"You have exceeded a secondary rate limit. Please wait a few minutes before you try again."}';

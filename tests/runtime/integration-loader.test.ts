@@ -46,7 +46,9 @@ describe('loading an integrations folder', () => {
 
   test('an export that is not a definition says what is wrong: integration_invalid', () => {
     folder('bad', definition('Not A Name'));
-    expect(() => loadIntegrationsDir(root)).toThrow(expect.objectContaining({ code: 'integration_invalid', message: expect.stringContaining('provider.name') }));
+    expect(() => loadIntegrationsDir(root)).toThrow(
+      expect.objectContaining({ code: 'integration_invalid', message: expect.stringContaining('provider.name') }),
+    );
   });
 
   test('an index that throws: integration_unloadable', () => {

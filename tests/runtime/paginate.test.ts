@@ -20,7 +20,11 @@ describe('pagination styles', () => {
         ? { status: 200, headers: {}, data: { value: [{ id: 'a' }], '@odata.nextLink': 'https://graph.example/v1.0/drives/d/root/delta?token=p2' } }
         : { status: 200, headers: {}, data: { value: [{ id: 'b' }], '@odata.deltaLink': 'https://graph.example/v1.0/drives/d/root/delta?token=next' } },
     );
-    const listing = plainListing<{ id: string }>(t, { endpoint: '/v1.0/drives/d/root/delta' }, { type: 'link', linkPathInResponseBody: '@odata.nextLink', responsePath: 'value' });
+    const listing = plainListing<{ id: string }>(
+      t,
+      { endpoint: '/v1.0/drives/d/root/delta' },
+      { type: 'link', linkPathInResponseBody: '@odata.nextLink', responsePath: 'value' },
+    );
     const pages: string[][] = [];
     expect(listing.end).toBeNull();
     for await (const page of listing) pages.push(page.map((i) => i.id));
@@ -32,31 +36,65 @@ describe('pagination styles', () => {
   test('Link header rel="next" with per_page from the provider default', async () => {
     const t = transport((c) =>
       c.endpoint === '/repos/o/r/pulls'
-        ? { status: 200, headers: { link: '<https://api.example/repos/o/r/pulls?page=2&per_page=100>; rel="next", <https://api.example/repos/o/r/pulls?page=2&per_page=100>; rel="last"' }, data: [1, 2] }
+        ? {
+            status: 200,
+            headers: {
+              link: '<https://api.example/repos/o/r/pulls?page=2&per_page=100>; rel="next", <https://api.example/repos/o/r/pulls?page=2&per_page=100>; rel="last"',
+            },
+            data: [1, 2],
+          }
         : { status: 200, headers: { link: '<https://api.example/repos/o/r/pulls?page=1&per_page=100>; rel="prev"' }, data: [3] },
     );
     const items: number[] = [];
-    for await (const page of paginatePages<number>((c) => t.request(c), { endpoint: '/repos/o/r/pulls', params: { state: 'all' } }, { type: 'link', linkRelInResponseHeader: 'next', limitNameInRequest: 'per_page', limit: 100 })) items.push(...page.items);
+    for await (const page of paginatePages<number>(
+      (c) => t.request(c),
+      { endpoint: '/repos/o/r/pulls', params: { state: 'all' } },
+      { type: 'link', linkRelInResponseHeader: 'next', limitNameInRequest: 'per_page', limit: 100 },
+    ))
+      items.push(...page.items);
     expect(items).toEqual([1, 2, 3]);
     expect(t.seen[0].params).toEqual({ state: 'all', per_page: 100 });
     expect(t.seen).toHaveLength(2);
   });
 
   test('cursor with has_more, and offset until a short page', async () => {
-    const cursor = transport((c) => (c.params?.pagination_cursor ? { status: 200, headers: {}, data: { entries: ['y'], has_more: false, next_cursor: 'ignored' } } : { status: 200, headers: {}, data: { entries: ['x'], has_more: true, next_cursor: 'c2' } }));
+    const cursor = transport((c) =>
+      c.params?.pagination_cursor
+        ? { status: 200, headers: {}, data: { entries: ['y'], has_more: false, next_cursor: 'ignored' } }
+        : { status: 200, headers: {}, data: { entries: ['x'], has_more: true, next_cursor: 'c2' } },
+    );
     const got: string[] = [];
-    for await (const page of plainListing<string>(cursor, { endpoint: '/e' }, { type: 'cursor', cursorPathInResponse: 'next_cursor', cursorNameInRequest: 'pagination_cursor', hasMorePathInResponse: 'has_more', responsePath: 'entries' })) got.push(...page);
+    for await (const page of plainListing<string>(
+      cursor,
+      { endpoint: '/e' },
+      {
+        type: 'cursor',
+        cursorPathInResponse: 'next_cursor',
+        cursorNameInRequest: 'pagination_cursor',
+        hasMorePathInResponse: 'has_more',
+        responsePath: 'entries',
+      },
+    ))
+      got.push(...page);
     expect(got).toEqual(['x', 'y']);
 
     const offset = transport((c) => ({ status: 200, headers: {}, data: Number(c.params?.offset ?? 0) < 4 ? [0, 1] : [2] }));
     let n = 0;
-    for await (const page of plainListing<number>(offset, { endpoint: '/o', paginate: { type: 'offset', offsetNameInRequest: 'offset', limitNameInRequest: 'limit', limit: 2 } }, undefined)) n += page.length;
+    for await (const page of plainListing<number>(
+      offset,
+      { endpoint: '/o', paginate: { type: 'offset', offsetNameInRequest: 'offset', limitNameInRequest: 'limit', limit: 2 } },
+      undefined,
+    ))
+      n += page.length;
     expect(n).toBe(5);
     expect(offset.seen.map((c) => c.params?.offset)).toEqual([undefined, 2, 4]);
   });
 
   test('parseLinkHeader keeps every rel', () => {
-    expect(parseLinkHeader('<https://a/x?page=2>; rel="next", <https://a/x?page=5>; rel="last"')).toEqual({ next: 'https://a/x?page=2', last: 'https://a/x?page=5' });
+    expect(parseLinkHeader('<https://a/x?page=2>; rel="next", <https://a/x?page=5>; rel="last"')).toEqual({
+      next: 'https://a/x?page=2',
+      last: 'https://a/x?page=5',
+    });
     expect(parseLinkHeader(undefined)).toEqual({});
   });
 });

@@ -1,13 +1,7 @@
 import crypto from 'node:crypto';
 import http from 'node:http';
 import { SignJWT } from 'jose';
-import {
-  createGitHubSimulator,
-  DATA_END_MS,
-  GitHubSimulatorOptionsSchema,
-  type GitHubSimulator,
-  type GitHubSimulatorOptions,
-} from '../../sandbox/github';
+import { createGitHubSimulator, DATA_END_MS, GitHubSimulatorOptionsSchema, type GitHubSimulator, type GitHubSimulatorOptions } from '../../sandbox/github';
 
 type Json = Record<string, any>;
 
@@ -152,8 +146,18 @@ describe('GitHub simulator: App JWT', () => {
     const cases: Array<[string, string, number, string]> = [
       ['exp too far', await mintJwt(sim, clock.t, { iat: nowS, exp: nowS + 601 }), 401, "'Expiration time' claim ('exp') is too far in the future"],
       ['exp past', await mintJwt(sim, clock.t, { iat: nowS - 700, exp: nowS - 1 }), 401, "'Expiration time' claim ('exp') is in the past"],
-      ['iat not integer', await mintJwt(sim, clock.t, { iat: nowS - 59.5 }), 401, "'Issued at' claim ('iat') must be an Integer representing the time that the assertion was issued"],
-      ['iat in the future', await mintJwt(sim, clock.t, { iat: nowS + 30 }), 401, "'Issued at' claim ('iat') must be an Integer representing the time that the assertion was issued"],
+      [
+        'iat not integer',
+        await mintJwt(sim, clock.t, { iat: nowS - 59.5 }),
+        401,
+        "'Issued at' claim ('iat') must be an Integer representing the time that the assertion was issued",
+      ],
+      [
+        'iat in the future',
+        await mintJwt(sim, clock.t, { iat: nowS + 30 }),
+        401,
+        "'Issued at' claim ('iat') must be an Integer representing the time that the assertion was issued",
+      ],
       ['garbage', 'not.a.jwt', 401, 'A JSON web token could not be decoded'],
       ['wrong key', await mintJwt(sim, clock.t, {}, { key: other }), 401, 'A JSON web token could not be decoded'],
       ['HS256', await mintJwt(sim, clock.t, {}, { key: new TextEncoder().encode('x'.repeat(32)), alg: 'HS256' }), 401, 'A JSON web token could not be decoded'],
@@ -223,8 +227,7 @@ describe('GitHub simulator: installation tokens', () => {
     expect((await call(base, `/repos/${b.full_name}`, { auth: `Bearer ${token}` })).status).toBe(404);
 
     const jwt = await mintJwt(sim, clock.t);
-    const post = (body: unknown) =>
-      call(base, '/app/installations/1001/access_tokens', { method: 'POST', auth: `Bearer ${jwt}`, body: JSON.stringify(body) });
+    const post = (body: unknown) => call(base, '/app/installations/1001/access_tokens', { method: 'POST', auth: `Bearer ${jwt}`, body: JSON.stringify(body) });
     const notThere = await post({ repositories: ['no-such-repo'] });
     expect(notThere.status).toBe(422);
     const tooMuch = await post({ permissions: { contents: 'write' } });
@@ -336,13 +339,35 @@ describe('GitHub simulator: pagination', () => {
       url: `${base}/repos/acme/${repo.name}`,
       html_url: `https://github.com/acme/${repo.name}`,
     });
-    for (const field of ['id', 'node_id', 'default_branch', 'created_at', 'updated_at', 'pushed_at', 'clone_url', 'ssh_url', 'topics', 'license', 'has_issues', 'archived', 'disabled', 'size', 'stargazers_count', 'open_issues_count', 'pulls_url', 'commits_url']) {
+    for (const field of [
+      'id',
+      'node_id',
+      'default_branch',
+      'created_at',
+      'updated_at',
+      'pushed_at',
+      'clone_url',
+      'ssh_url',
+      'topics',
+      'license',
+      'has_issues',
+      'archived',
+      'disabled',
+      'size',
+      'stargazers_count',
+      'open_issues_count',
+      'pulls_url',
+      'commits_url',
+    ]) {
       expect(repo).toHaveProperty(field);
     }
   });
 
   it('walks every pull request exactly once and caps per_page at 100', async () => {
-    const { sim, base, clock } = await startSim({ installations: [{ id: 1001, account: { login: 'sandbox-org', type: 'Organization' }, repositoryCount: 1 }], pullsPerRepo: 237 });
+    const { sim, base, clock } = await startSim({
+      installations: [{ id: 1001, account: { login: 'sandbox-org', type: 'Organization' }, repositoryCount: 1 }],
+      pullsPerRepo: 237,
+    });
     const token = await mintToken(sim, base, clock.t);
     const repo = sim.repositories()[0].full_name as string;
     const { items, rels } = await walk(base, `/repos/${repo}/pulls?state=all&per_page=40`, `Bearer ${token}`);
@@ -410,7 +435,12 @@ describe('GitHub simulator: pull requests', () => {
     expect((await list(`state=all&head=${encodeURIComponent(sample.head.ref)}`)).length).toBe(all.length);
     const baseRef = sample.base.ref as string;
     expect(nums(await list(`state=all&base=${encodeURIComponent(baseRef)}`))).toEqual(
-      nums([...all].filter((p) => p.base.ref === baseRef).sort(byCreated).reverse()),
+      nums(
+        [...all]
+          .filter((p) => p.base.ref === baseRef)
+          .sort(byCreated)
+          .reverse(),
+      ),
     );
   });
 
@@ -436,13 +466,45 @@ describe('GitHub simulator: pull requests', () => {
     expect(res.status).toBe(200);
     const full = (await res.json()) as Json;
     expect(full).toMatchObject({ ...simple, merged: true, mergeable: null, merged_by: expect.objectContaining({ login: expect.any(String) }) });
-    for (const f of ['comments', 'review_comments', 'commits', 'additions', 'deletions', 'changed_files', 'rebaseable', 'mergeable_state', 'maintainer_can_modify']) {
+    for (const f of [
+      'comments',
+      'review_comments',
+      'commits',
+      'additions',
+      'deletions',
+      'changed_files',
+      'rebaseable',
+      'mergeable_state',
+      'maintainer_can_modify',
+    ]) {
       expect(full).toHaveProperty(f);
     }
     expect(full.commits).toBe(sim.commits(repo, simple.number).length);
     expect(full.head.sha).toBe(sim.commits(repo, simple.number).at(-1)!.sha);
     expect(full.head.repo).toMatchObject({ name: repo.split('/')[1] });
-    for (const f of ['id', 'node_id', 'html_url', 'diff_url', 'patch_url', 'issue_url', 'commits_url', 'locked', 'title', 'user', 'body', 'labels', 'milestone', 'assignees', 'requested_reviewers', 'requested_teams', '_links', 'author_association', 'auto_merge', 'draft', 'merge_commit_sha']) {
+    for (const f of [
+      'id',
+      'node_id',
+      'html_url',
+      'diff_url',
+      'patch_url',
+      'issue_url',
+      'commits_url',
+      'locked',
+      'title',
+      'user',
+      'body',
+      'labels',
+      'milestone',
+      'assignees',
+      'requested_reviewers',
+      'requested_teams',
+      '_links',
+      'author_association',
+      'auto_merge',
+      'draft',
+      'merge_commit_sha',
+    ]) {
       expect(simple).toHaveProperty(f);
     }
     expect((await call(base, `/repos/${repo}/pulls/99999`, { auth: `Bearer ${token}` })).status).toBe(404);
@@ -451,7 +513,11 @@ describe('GitHub simulator: pull requests', () => {
 
   it('answers 422 validation errors for invalid list parameters', async () => {
     const { base, token, repo } = await setup({ pullsPerRepo: 3 });
-    for (const [param, value] of [['state', 'merged'], ['sort', 'name'], ['direction', 'sideways']]) {
+    for (const [param, value] of [
+      ['state', 'merged'],
+      ['sort', 'name'],
+      ['direction', 'sideways'],
+    ]) {
       const res = await call(base, `/repos/${repo}/pulls?${param}=${value}`, { auth: `Bearer ${token}` });
       expect(res.status).toBe(422);
       expect(res.headers.get('x-ratelimit-remaining')).not.toBeNull();
@@ -470,7 +536,11 @@ describe('GitHub simulator: pull requests', () => {
     const all = sim.commits(repo, big.number);
     expect(all).toHaveLength(300);
     const { items, rels } = await walk(base, `/repos/${repo}/pulls/${big.number}/commits?per_page=100`, `Bearer ${token}`);
-    expect(rels).toEqual([['last', 'next'], ['first', 'last', 'next', 'prev'], ['first', 'prev']]);
+    expect(rels).toEqual([
+      ['last', 'next'],
+      ['first', 'last', 'next', 'prev'],
+      ['first', 'prev'],
+    ]);
     expect(items).toHaveLength(250);
     expect(items).toEqual(all.slice(0, 250));
     const page3 = await call(base, `/repos/${repo}/pulls/${big.number}/commits?per_page=100&page=3`, { auth: `Bearer ${token}` });

@@ -1,13 +1,6 @@
 import crypto from 'node:crypto';
 import { SignJWT } from 'jose';
-import {
-  CODE_TTL_MS,
-  createGitHubSimulator,
-  DEFAULT_OAUTH_APP,
-  DEFAULT_USER,
-  type GitHubSimulator,
-  type GitHubSimulatorOptions,
-} from '../../sandbox/github';
+import { CODE_TTL_MS, createGitHubSimulator, DEFAULT_OAUTH_APP, DEFAULT_USER, type GitHubSimulator, type GitHubSimulatorOptions } from '../../sandbox/github';
 
 type Json = Record<string, any>;
 
@@ -96,7 +89,12 @@ class Browser {
 }
 
 function decodeEntities(s: string): string {
-  return s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+  return s
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
 }
 
 function forms(html: string): Array<{ action: string; hidden: Record<string, string>; buttons: string[] }> {
@@ -355,7 +353,7 @@ describe('GitHub simulator: OAuth App web flow', () => {
     const seen = async (t: string) => ((await (await api(base, '/user/repos', `Bearer ${t}`)).json()) as Json[]).length;
     expect(await seen(withRepo)).toBe(all);
     expect(await seen(publicOnly)).toBeLessThanOrEqual(all);
-    const privates = ((await (await api(base, '/user/repos?visibility=private', `Bearer ${withRepo}`)).json()) as Json[]);
+    const privates = (await (await api(base, '/user/repos?visibility=private', `Bearer ${withRepo}`)).json()) as Json[];
     expect(await seen(publicOnly)).toBe(all - privates.length);
     expect(privates.every((r) => r.private && r.permissions.admin === true)).toBe(true);
 
@@ -374,9 +372,18 @@ describe('GitHub simulator: OAuth App web flow', () => {
 
   it('registers OAuth apps and users at runtime', async () => {
     const { sim, base } = await startSim({ users: [{ login: 'alice', password: 'pw-alice', repositoryCount: 1 }] });
-    sim.registerOAuthApp({ clientId: 'Ov23liOther', clientSecret: 's3cret', name: 'Other App', homepageUrl: 'https://other.example.com', callbackUrl: 'https://other.example.com/cb' });
+    sim.registerOAuthApp({
+      clientId: 'Ov23liOther',
+      clientSecret: 's3cret',
+      name: 'Other App',
+      homepageUrl: 'https://other.example.com',
+      callbackUrl: 'https://other.example.com/cb',
+    });
     const bob = sim.addUser({ login: 'bob', password: 'pw-bob', repositoryCount: 2 });
-    expect(sim.users().map((u) => [u.login, u.repositories.length])).toEqual([['alice', 1], ['bob', 2]]);
+    expect(sim.users().map((u) => [u.login, u.repositories.length])).toEqual([
+      ['alice', 1],
+      ['bob', 2],
+    ]);
     expect(() => sim.addUser({ login: 'bob', password: 'x' })).toThrow(/already exists/);
 
     const browser = new Browser(base);
@@ -404,7 +411,14 @@ describe('GitHub simulator: OAuth App web flow', () => {
     expect(asAlice.html).toContain('wants to access your <strong>alice</strong> account');
 
     expect(() => sim.addUser({ login: 'sandbox-org', password: 'x' })).toThrow(/Organization/);
-    expect(() => createGitHubSimulator({ users: [{ login: 'a', password: 'x' }, { login: 'A', password: 'y' }] })).toThrow();
+    expect(() =>
+      createGitHubSimulator({
+        users: [
+          { login: 'a', password: 'x' },
+          { login: 'A', password: 'y' },
+        ],
+      }),
+    ).toThrow();
     expect(() => createGitHubSimulator({ users: [{ login: 'sandbox-org', password: 'x' }] })).toThrow();
     expect(() => createGitHubSimulator({ oauthApps: [{ ...DEFAULT_OAUTH_APP, callbackUrl: 'javascript:alert(1)' }] })).toThrow();
   });
@@ -455,8 +469,14 @@ describe('GitHub simulator: App installation page', () => {
     expect(invalid.status).toBe(422);
     expect(invalid.html).toContain('Select at least one repository.');
     const updated = await browser.submit(invalid, { repository_selection: 'selected', repository_ids: String(one.id), action: 'install' });
-    expect(Object.fromEntries(new URL(updated.location!).searchParams)).toEqual({ from: 'sim', installation_id: String(installationId), setup_action: 'update' });
-    const after = (await (await api(base, '/installation/repositories', `token ${await installationToken(sim, base, clock.t, installationId)}`)).json()) as Json;
+    expect(Object.fromEntries(new URL(updated.location!).searchParams)).toEqual({
+      from: 'sim',
+      installation_id: String(installationId),
+      setup_action: 'update',
+    });
+    const after = (await (
+      await api(base, '/installation/repositories', `token ${await installationToken(sim, base, clock.t, installationId)}`)
+    ).json()) as Json;
     expect(after).toMatchObject({ total_count: 1, repository_selection: 'selected' });
     expect(after.repositories[0].full_name).toBe(one.full_name);
 
@@ -482,7 +502,7 @@ describe('GitHub simulator: App installation page', () => {
     expect((await browser.submit(page, { repository_selection: 'all', action: 'install' })).status).toBe(422);
   });
 
-  it('treats a User installation from the options as the signed-in user\'s (setup_action=update)', async () => {
+  it("treats a User installation from the options as the signed-in user's (setup_action=update)", async () => {
     const { sim, base } = await startSim({
       installations: [{ id: 1001, account: { login: 'sandbox-user', type: 'User' }, repositoryCount: 2 }],
       setupUrl: 'https://weft.example.com/setup',
@@ -533,7 +553,10 @@ describe('GitHub simulator: user authorization during installation, and GET /use
   }
 
   it('sends the browser to the callback URL with code, installation_id, setup_action and state; the code gives a ghu_ user token', async () => {
-    const { sim, base, clock } = await startSim({ app: { callbackUrls: [APP_CALLBACK], requestOAuthOnInstall: true }, setupUrl: 'https://weft.example.com/setup' });
+    const { sim, base, clock } = await startSim({
+      app: { callbackUrls: [APP_CALLBACK], requestOAuthOnInstall: true },
+      setupUrl: 'https://weft.example.com/setup',
+    });
     const browser = new Browser(base);
     const q = await installWithCode(browser, sim);
     const installationId = Number(q.get('installation_id'));
@@ -568,7 +591,12 @@ describe('GitHub simulator: user authorization during installation, and GET /use
     // Only the installation on the user's own account: 1001 (sandbox-org) is not theirs to see.
     expect(body.total_count).toBe(1);
     expect(body.installations).toHaveLength(1);
-    expect(body.installations[0]).toMatchObject({ id: installationId, app_id: sim.app.id, account: { login: DEFAULT_USER.login, type: 'User' }, target_type: 'User' });
+    expect(body.installations[0]).toMatchObject({
+      id: installationId,
+      app_id: sim.app.id,
+      account: { login: DEFAULT_USER.login, type: 'User' },
+      target_type: 'User',
+    });
     expect(res.headers.get('link')).toBeNull();
 
     // 8 hours later the user token is dead; its refresh token gives a new pair, once.
@@ -586,7 +614,10 @@ describe('GitHub simulator: user authorization during installation, and GET /use
     const orgs = ['org-a', 'org-b', 'org-c', 'org-d'];
     const { sim, base } = await startSim({
       installations: orgs.map((login, i) => ({ id: 2001 + i, account: { login, type: 'Organization' as const }, repositoryCount: 0 })),
-      users: [{ ...DEFAULT_USER, organizations: ['org-a', 'org-c', 'org-d'] }, { login: 'outsider', password: 'pw' }],
+      users: [
+        { ...DEFAULT_USER, organizations: ['org-a', 'org-c', 'org-d'] },
+        { login: 'outsider', password: 'pw' },
+      ],
       app: { callbackUrls: [APP_CALLBACK], requestOAuthOnInstall: true },
     });
     const browser = new Browser(base);
@@ -640,9 +671,14 @@ describe('GitHub simulator: user authorization during installation, and GET /use
     expect(new URL(done.location!).searchParams.has('code')).toBe(false);
     expect(() => sim.configureAppUserAuthorization({ callbackUrls: [], requestOAuthOnInstall: true })).toThrow(/needs a callback URL/);
     expect(() => createGitHubSimulator({ privateKeyPem: PRIVATE_KEY_PEM, app: { requestOAuthOnInstall: true } })).toThrow(/callback URL/);
-    expect(() => createGitHubSimulator({ privateKeyPem: PRIVATE_KEY_PEM, users: [{ ...DEFAULT_USER, organizations: ['nowhere'] }] })).toThrow(/Organization installation/);
+    expect(() => createGitHubSimulator({ privateKeyPem: PRIVATE_KEY_PEM, users: [{ ...DEFAULT_USER, organizations: ['nowhere'] }] })).toThrow(
+      /Organization installation/,
+    );
     sim.configureAppUserAuthorization({ requestOAuthOnInstall: true });
-    const again = await browser.submit(await browser.open(`${sim.app.publicLink}/installations/new?state=t`), { repository_selection: 'all', action: 'install' });
+    const again = await browser.submit(await browser.open(`${sim.app.publicLink}/installations/new?state=t`), {
+      repository_selection: 'all',
+      action: 'install',
+    });
     expect(new URL(again.location!).searchParams.get('code')).toMatch(/^[0-9a-f]{20}$/);
   });
 });

@@ -604,7 +604,12 @@ describe('Graph simulator: delta', () => {
       const seen = new Set(originalIds.slice(0, 600));
       const files = original.filter((i) => i.file);
       edited = sim.editFiles([...files.filter((f) => seen.has(f.id)).slice(0, 3), ...files.filter((f) => !seen.has(f.id)).slice(0, 3)].map((f) => f.id));
-      deletedUnseen = sim.deleteItems(files.filter((f) => !seen.has(f.id) && !edited.includes(f.id)).slice(5, 10).map((f) => f.id));
+      deletedUnseen = sim.deleteItems(
+        files
+          .filter((f) => !seen.has(f.id) && !edited.includes(f.id))
+          .slice(5, 10)
+          .map((f) => f.id),
+      );
       added = sim.addFiles(7);
       const rootNames = new Set(original.filter((i) => i.parentReference.id === original[0].id).map((i) => (i.name as string).toLowerCase()));
       const folders = original.filter(

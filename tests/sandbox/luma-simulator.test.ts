@@ -90,9 +90,7 @@ describe('Luma simulator: data and determinism', () => {
     expect(pa2).toBe(pb2);
 
     expect(JSON.stringify(a.sim.events())).toBe(JSON.stringify(b.sim.events()));
-    expect(await (await get(a.base, '/public/v1/user/get-self')).text()).toBe(
-      await (await get(b.base, '/public/v1/user/get-self')).text(),
-    );
+    expect(await (await get(a.base, '/public/v1/user/get-self')).text()).toBe(await (await get(b.base, '/public/v1/user/get-self')).text());
 
     // Same operations in the same order give the same results.
     expect(a.sim.editEvents(7)).toEqual(b.sim.editEvents(7));
@@ -278,9 +276,7 @@ describe('Luma simulator: pagination', () => {
       const pos = original.indexOf(lastSeen);
       // Delete the cursor's own entry, a few already-seen ones and a few not yet seen ones
       // (including the one right after the cursor).
-      const unseen = [original[pos + 1], original[pos + 2], original[pos + 75]].filter(
-        (id): id is string => id !== undefined && sim.eventIds().includes(id),
-      );
+      const unseen = [original[pos + 1], original[pos + 2], original[pos + 75]].filter((id): id is string => id !== undefined && sim.eventIds().includes(id));
       unseen.forEach((id) => deletedUnseen.add(id));
       sim.deleteEvents([lastSeen, seen[0], seen[10], ...unseen]);
     });

@@ -50,7 +50,12 @@ async function startSim(options: MicrosoftIdentitySimulatorOptions = {}) {
 // ---------------------------------------------------------------------------------------
 
 function unescapeHtml(s: string): string {
-  return s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+  return s
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
 }
 
 interface Page {
@@ -197,7 +202,10 @@ function expectAadError(r: { status: number; body: Json }, status: number, error
   expect(r.body.error).toBe(error);
   expect(r.body.error_codes).toEqual([code]);
   expect(r.body.error_description).toMatch(
-    new RegExp(`^AADSTS${code}: .+\\r\\nTrace ID: [0-9a-f-]{36}\\r\\nCorrelation ID: [0-9a-f-]{36}\\r\\nTimestamp: \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\dZ$`, 's'),
+    new RegExp(
+      `^AADSTS${code}: .+\\r\\nTrace ID: [0-9a-f-]{36}\\r\\nCorrelation ID: [0-9a-f-]{36}\\r\\nTimestamp: \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\dZ$`,
+      's',
+    ),
   );
   expect(r.body.timestamp).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ$/);
   expect(r.body.trace_id).toMatch(GUID);
@@ -264,7 +272,14 @@ describe('Microsoft identity simulator', () => {
     await expect(jwtVerify(r.body.id_token, await importJWK(jwks.keys[0], 'RS256'), { currentDate: new Date(T0) })).resolves.toBeDefined();
 
     expect(issued).toHaveLength(1);
-    expect(issued[0]).toMatchObject({ token: r.body.access_token, resource: 'graph', scopes: ['Files.Read.All', 'User.Read'], userId: admin.id, clientId: CLIENT_ID, expiresAt: T0 + 3_600_000 });
+    expect(issued[0]).toMatchObject({
+      token: r.body.access_token,
+      resource: 'graph',
+      scopes: ['Files.Read.All', 'User.Read'],
+      userId: admin.id,
+      clientId: CLIENT_ID,
+      expiresAt: T0 + 3_600_000,
+    });
     expect(issued[0].host).toBeUndefined();
 
     const stats = sim.stats();
@@ -328,7 +343,12 @@ describe('Microsoft identity simulator', () => {
     for (const t of [sim.tenant.id, 'contoso.onmicrosoft.com', 'common', 'consumers']) {
       expect(pageKind(await new Browser().open(authorizeUrl(sim, { scope: 'User.Read', tenant: t })))).toBe('sign-in');
     }
-    expectAadError(await token(sim, { grant_type: 'refresh_token', refresh_token: 'x' }, { tenant: 'fabrikam.onmicrosoft.com' }), 400, 'invalid_request', 90002);
+    expectAadError(
+      await token(sim, { grant_type: 'refresh_token', refresh_token: 'x' }, { tenant: 'fabrikam.onmicrosoft.com' }),
+      400,
+      'invalid_request',
+      90002,
+    );
   });
 
   test('.default mixed with named scopes is AADSTS70011; one resource per token request (AADSTS700022)', async () => {
@@ -347,12 +367,7 @@ describe('Microsoft identity simulator', () => {
     expect(r.body.scope).toBe('Files.Read.All Sites.Read.All User.Read openid profile offline_access');
 
     expectAadError(await refresh(sim, r.body.refresh_token, { scope: 'https://graph.microsoft.com/.default User.Read' }), 400, 'invalid_scope', 70011);
-    expectAadError(
-      await refresh(sim, r.body.refresh_token, { scope: 'User.Read https://contoso.sharepoint.com/AllSites.Read' }),
-      400,
-      'invalid_scope',
-      700022,
-    );
+    expectAadError(await refresh(sim, r.body.refresh_token, { scope: 'User.Read https://contoso.sharepoint.com/AllSites.Read' }), 400, 'invalid_scope', 700022);
     expectAadError(await refresh(sim, r.body.refresh_token, { scope: 'https://unknown.example.com/.default' }), 400, 'invalid_resource', 500011);
   });
 

@@ -32,13 +32,22 @@ describe('ApiRateCounterStore', () => {
   }
 
   afterAll(async () => {
-    await inspect.db(dbName).dropDatabase().catch(() => undefined);
+    await inspect
+      .db(dbName)
+      .dropDatabase()
+      .catch(() => undefined);
     await Promise.all([inspect, ...clients].map((c) => c.close()));
   });
 
   test('its expired blocks are swept where the server has no TTL index (the worker sweeps the rules ensureIndexes returns)', async () => {
     const db = inspect.db(dbName);
-    const native = await db.collection('ttl_probe').createIndex({ at: 1 }, { expireAfterSeconds: 1 }).then(() => true, () => false);
+    const native = await db
+      .collection('ttl_probe')
+      .createIndex({ at: 1 }, { expireAfterSeconds: 1 })
+      .then(
+        () => true,
+        () => false,
+      );
     const rules = await ensureIndexes(createStores(db));
     expect(rules.some((r) => r.collection.collectionName === 'api_rate_blocks')).toBe(!native);
   });
@@ -115,8 +124,7 @@ describe('ApiRateCounterStore', () => {
     const ours = commands.filter((c) => commandCollection(c) === 'api_rate_blocks');
     expect(ours.map((c) => c.commandName)).toEqual(expect.arrayContaining(['insert', 'delete', 'find']));
     for (const c of ours) {
-      const filters: Document[] =
-        c.commandName === 'find' ? [c.command.filter] : c.commandName === 'delete' ? c.command.deletes.map((d: Document) => d.q) : [];
+      const filters: Document[] = c.commandName === 'find' ? [c.command.filter] : c.commandName === 'delete' ? c.command.deletes.map((d: Document) => d.q) : [];
       for (const f of filters) expect(Object.keys(f)).toEqual(['_id']);
     }
   });

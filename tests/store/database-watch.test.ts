@@ -33,7 +33,13 @@ describe('database watch', () => {
   async function readableWithin(coll: { findOne(f: object): Promise<unknown> }, ms: number): Promise<boolean> {
     const deadline = Date.now() + ms;
     while (Date.now() < deadline) {
-      if (await coll.findOne({}).then(() => true, () => false)) return true;
+      if (
+        await coll.findOne({}).then(
+          () => true,
+          () => false,
+        )
+      )
+        return true;
       await new Promise((r) => setTimeout(r, 200));
     }
     return false;
@@ -66,7 +72,9 @@ describe('database watch', () => {
       await servers.startMongo();
       expect(await readableWithin(coll, 10_000)).toBe(true);
       expect(await coll.findOne({ n: 1 })).toMatchObject({ n: 1 });
-      expect(lines.map((l) => l.msg)).toEqual(expect.arrayContaining(['database unreachable', 'database monitor stalled: reconnecting the client', 'database reachable again']));
+      expect(lines.map((l) => l.msg)).toEqual(
+        expect.arrayContaining(['database unreachable', 'database monitor stalled: reconnecting the client', 'database reachable again']),
+      );
     } finally {
       watch.stop();
       await client.close();

@@ -123,7 +123,13 @@ describe('hot lookups by _id', () => {
     test('a connection without a key entry (lost in a race) is refused as a duplicate and listed again', async () => {
       const store = new ConnectionStore(db);
       await store.ensureIndexes(); // the backfill is done: it will not list this one
-      const unlisted = { ...newConnection({ connection_id: 'unlisted' }), auth_status: 'ok', last_auth_error: null, created_at: new Date(), updated_at: new Date() };
+      const unlisted = {
+        ...newConnection({ connection_id: 'unlisted' }),
+        auth_status: 'ok',
+        last_auth_error: null,
+        created_at: new Date(),
+        updated_at: new Date(),
+      };
       await db.collection<any>('connections').insertOne(unlisted);
       await expect(store.create(newConnection({ connection_id: 'unlisted' }))).rejects.toMatchObject({ code: 'duplicate_connection' });
       expect((await store.find({ environment: 'dev', providerConfigKey: 'luma', connectionId: 'unlisted' }))?._id).toBe(unlisted._id);
@@ -174,7 +180,13 @@ describe('hot lookups by _id', () => {
     });
 
     test('integrations of an earlier version are found after start-up', async () => {
-      const old = { ...newIntegration({ unique_key: 'legacy-int' }), credentials_encrypted: null, provider_overrides: {}, created_at: new Date(), updated_at: new Date() };
+      const old = {
+        ...newIntegration({ unique_key: 'legacy-int' }),
+        credentials_encrypted: null,
+        provider_overrides: {},
+        created_at: new Date(),
+        updated_at: new Date(),
+      };
       await db.collection<any>('integrations').insertOne(old);
       await db.collection<any>('store_migrations').deleteOne({ _id: 'integration_keys' });
       const store = new IntegrationStore(db);
@@ -212,7 +224,13 @@ describe('hot lookups by _id', () => {
     });
 
     test('environments of an earlier version authenticate after start-up, by _id only', async () => {
-      await db.collection<any>('environments').insertOne({ _id: 'legacy-env', secret_key_hash: hashSecretKey('weft_sk_legacy'), secret_key_hint: 'gacy', created_at: new Date(), updated_at: new Date() });
+      await db.collection<any>('environments').insertOne({
+        _id: 'legacy-env',
+        secret_key_hash: hashSecretKey('weft_sk_legacy'),
+        secret_key_hint: 'gacy',
+        created_at: new Date(),
+        updated_at: new Date(),
+      });
       await db.collection<any>('store_migrations').deleteOne({ _id: 'environment_keys' });
       const store = new EnvironmentStore(db);
       await store.ensureIndexes();
@@ -221,7 +239,14 @@ describe('hot lookups by _id', () => {
   });
 
   describe('sync states', () => {
-    const input = (connection: string, name = 'list-events', variant = 'base') => ({ environment: 'dev', connection, connection_id: 'c', provider_config_key: 'luma', name, variant });
+    const input = (connection: string, name = 'list-events', variant = 'base') => ({
+      environment: 'dev',
+      connection,
+      connection_id: 'c',
+      provider_config_key: 'luma',
+      name,
+      variant,
+    });
 
     test('ensure is idempotent under concurrency; a connection lists its own syncs only, by name and variant', async () => {
       const store = new SyncStore(db);
@@ -244,7 +269,17 @@ describe('hot lookups by _id', () => {
     test('states stored by an earlier version (random _id, unique index) keep their settings after start-up', async () => {
       const col = db.collection<any>('syncs');
       await col.createIndex({ connection: 1, name: 1, variant: 1 }, { unique: true });
-      await col.insertOne({ ...input('conn-old'), _id: randomUUID(), paused: true, frequency: '1h', last_success_started_at: null, last_run: null, record_count: { Event: 3 }, created_at: new Date(), updated_at: new Date() });
+      await col.insertOne({
+        ...input('conn-old'),
+        _id: randomUUID(),
+        paused: true,
+        frequency: '1h',
+        last_success_started_at: null,
+        last_run: null,
+        record_count: { Event: 3 },
+        created_at: new Date(),
+        updated_at: new Date(),
+      });
       await db.collection<any>('store_migrations').deleteOne({ _id: 'syncs_by_key' });
       const store = new SyncStore(db);
       await Promise.all([store.ensureIndexes(), new SyncStore(db).ensureIndexes()]);
@@ -287,7 +322,9 @@ describe('hot lookups by _id', () => {
 
     test('a log written by an earlier version (no heads) keeps counting where it was', async () => {
       const now = Date.now();
-      await db.collection<any>('rate_budget_log').insertMany(Array.from({ length: 5 }, (_, i) => ({ _id: `acct-old#${100 + i}`, key: 'acct-old', n: 100 + i, at: new Date(now - 1000) })));
+      await db
+        .collection<any>('rate_budget_log')
+        .insertMany(Array.from({ length: 5 }, (_, i) => ({ _id: `acct-old#${100 + i}`, key: 'acct-old', n: 100 + i, at: new Date(now - 1000) })));
       await db.collection<any>('store_migrations').deleteOne({ _id: 'rate_budget_heads' });
       const store = new RateBudgetStore(db);
       await store.ensureIndexes();

@@ -13,7 +13,10 @@ describe('RateBudgetStore', () => {
     await client.connect();
   });
   afterAll(async () => {
-    await client.db(dbName).dropDatabase().catch(() => undefined);
+    await client
+      .db(dbName)
+      .dropDatabase()
+      .catch(() => undefined);
     await client.close();
   });
 
@@ -25,7 +28,7 @@ describe('RateBudgetStore', () => {
     await a.ensureIndexes();
     const granted: number[] = [];
     const run = async (store: RateBudgetStore, n: number) => {
-      for (let i = 0; i < n; ) {
+      for (let i = 0; i < n;) {
         const g = await store.tryAcquire('luma:acct', LIMIT, WINDOW);
         if (g.acquired) {
           granted.push(Date.now());

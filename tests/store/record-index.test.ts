@@ -87,7 +87,10 @@ describe('RecordStore index', () => {
 
   test('a scope stored before the index existed is indexed by its next writer', async () => {
     const { store, s, firstSeen } = await seeded('c-legacy');
-    await testDb.db().collection('record_counters').updateOne({ connection: 'c-legacy' }, { $unset: { indexed: '', index: '', index_base: '' } });
+    await testDb
+      .db()
+      .collection('record_counters')
+      .updateOne({ connection: 'c-legacy' }, { $unset: { indexed: '', index: '', index_base: '' } });
     await testDb.db().collection('record_index').deleteMany({ connection: 'c-legacy' });
 
     const w = await store.openWriter(s, 'run-2');

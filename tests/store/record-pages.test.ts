@@ -33,7 +33,10 @@ describe('RecordStore pages', () => {
 
   /** Feed entries stored under a key prefix (entries are kept in packs: see store/record-feed.ts). */
   async function feedEntries(prefix: string): Promise<number> {
-    const packs = await db().collection('record_feed').find({ _id: { $gte: prefix, $lt: `${prefix.slice(0, -1)}}` } } as Document).toArray();
+    const packs = await db()
+      .collection('record_feed')
+      .find({ _id: { $gte: prefix, $lt: `${prefix.slice(0, -1)}}` } } as Document)
+      .toArray();
     return packs.reduce((n, p) => n + (p.s as string[]).length, 0);
   }
 
@@ -62,7 +65,8 @@ describe('RecordStore pages', () => {
     expect(pages.slice(0, -1).every((p) => p.records.length === 40)).toBe(true);
     // Strictly increasing positions: nothing comes twice in one version, the order is the change order.
     const positions = records.map((r) => [r.seq, r.id] as const);
-    for (let i = 1; i < positions.length; i++) expect(positions[i][0] > positions[i - 1][0] || (positions[i][0] === positions[i - 1][0] && positions[i][1] > positions[i - 1][1])).toBe(true);
+    for (let i = 1; i < positions.length; i++)
+      expect(positions[i][0] > positions[i - 1][0] || (positions[i][0] === positions[i - 1][0] && positions[i][1] > positions[i - 1][1])).toBe(true);
     // Every record's final version was read; an id read twice was changed in between.
     const last = new Map(records.map((r) => [r.id, r]));
     const now = await stored(s);
@@ -117,15 +121,27 @@ describe('RecordStore pages', () => {
     const other = scopeOf('c-filters', 'archive');
     const t = (min: number) => new Date(Date.UTC(2026, 0, 1, 0, min));
     const w = await store.openWriter(s, 'run-1');
-    await w.saveBatch(ids(60).map((id) => rec(id)), t(0));
-    await w.saveBatch(ids(10, 5).map((id) => rec(id, { v: 2 })), t(10));
+    await w.saveBatch(
+      ids(60).map((id) => rec(id)),
+      t(0),
+    );
+    await w.saveBatch(
+      ids(10, 5).map((id) => rec(id, { v: 2 })),
+      t(10),
+    );
     await w.deleteByIds(ids(5, 40), t(20));
-    await w.saveBatch(ids(3, 100).map((id) => rec(id)), t(30));
+    await w.saveBatch(
+      ids(3, 100).map((id) => rec(id)),
+      t(30),
+    );
     // The clock went back: the record says t(25), and the feed still never goes backwards.
     await w.saveBatch([rec('f00050', { v: 2 })], t(25));
     await store.finishScope(s, 'run-1', false);
     const wo = await store.openWriter(other, 'run-o');
-    await wo.saveBatch(ids(4).map((id) => rec(id, { archived: true })), t(40));
+    await wo.saveBatch(
+      ids(4).map((id) => rec(id, { archived: true })),
+      t(40),
+    );
     await store.finishScope(other, 'run-o', false);
 
     const all = await stored(s);
@@ -158,17 +174,28 @@ describe('RecordStore pages', () => {
     await store.finishScope(s, 'run-1', false);
     // As the code before the feed left it: no entries, no flag.
     await db().collection('record_feed').deleteMany({});
-    await db().collection('record_counters').updateMany({ connection: s.connection }, { $unset: { feed: '', last_at: '' } });
+    await db()
+      .collection('record_counters')
+      .updateMany({ connection: s.connection }, { $unset: { feed: '', last_at: '' } });
     expect((await store.list(s, { limit: 10 })).records.length).toBe(10); // no empty pages for old scopes
     await db().collection('record_feed').deleteMany({});
-    await db().collection('record_counters').updateMany({ connection: s.connection }, { $unset: { feed: '', last_at: '' } });
+    await db()
+      .collection('record_counters')
+      .updateMany({ connection: s.connection }, { $unset: { feed: '', last_at: '' } });
 
     // Readers of two processes build it at once while a writer (which builds it too) changes records.
     const w2 = await store.openWriter(s, 'run-2');
-    await db().collection('record_counters').updateMany({ connection: s.connection }, { $unset: { feed: '' } });
+    await db()
+      .collection('record_counters')
+      .updateMany({ connection: s.connection }, { $unset: { feed: '' } });
     await db().collection('record_feed').deleteMany({});
     const otherProcess = new RecordStore(db());
-    await Promise.all([store.list(s, { limit: 5 }), otherProcess.list(s, { limit: 5 }), store.list(s, { limit: 5 }), w2.saveBatch(ids(20).map((id) => rec(id, { v: 2 })))]);
+    await Promise.all([
+      store.list(s, { limit: 5 }),
+      otherProcess.list(s, { limit: 5 }),
+      store.list(s, { limit: 5 }),
+      w2.saveBatch(ids(20).map((id) => rec(id, { v: 2 }))),
+    ]);
     await store.finishScope(s, 'run-2', false);
 
     expect((await db().collection('record_counters').findOne({ connection: s.connection }))?.feed).toBe(true);
@@ -214,7 +241,12 @@ describe('RecordStore pages', () => {
     expect((await store.list(b, { limit: 100 })).records).toHaveLength(10);
 
     // One scope of a connection, or one variant across its models: the others keep their feed.
-    const scopes = [scopeOf('c-del2'), { ...scopeOf('c-del2'), model: 'Folder' }, scopeOf('c-del2', 'archive'), { ...scopeOf('c-del2', 'archive'), model: 'Folder' }];
+    const scopes = [
+      scopeOf('c-del2'),
+      { ...scopeOf('c-del2'), model: 'Folder' },
+      scopeOf('c-del2', 'archive'),
+      { ...scopeOf('c-del2', 'archive'), model: 'Folder' },
+    ];
     for (const s of scopes) {
       const w = await store.openWriter(s, 'run-1');
       await w.saveBatch(ids(3).map((id) => rec(id)));
@@ -255,7 +287,9 @@ describe('RecordStore pages', () => {
 
       // Forward windows ($gt, $lt, ascending) and the pack straddling a start ($gte, $lte, descending, one).
       const isIdRange = (filter: Document) =>
-        Object.keys(filter).length === 1 && ['$gt,$lt', '$gte,$lte'].includes(Object.keys(filter._id).sort().join()) && Object.values(filter._id).every((b) => typeof b === 'string');
+        Object.keys(filter).length === 1 &&
+        ['$gt,$lt', '$gte,$lte'].includes(Object.keys(filter._id).sort().join()) &&
+        Object.values(filter._id).every((b) => typeof b === 'string');
       const queries = [
         () => store.list(s, { limit: 100, after: { seq: 3000, id: 'f02999' } }),
         () => store.list(s, { limit: 100, after: { seq: 3000, id: 'f02999' }, modifiedAfter: new Date(0) }),
@@ -283,7 +317,9 @@ describe('RecordStore pages', () => {
       }
 
       // The feed's window as a page sends it is read through the _id index with its limit (FerretDB's fifth patch; MongoDB's _id index).
-      const windows = (await commandsOf(() => store.list(s, { limit: 100, after: { seq: 3000, id: 'f02999' } }))).filter((c) => c.name === 'find' && c.collection === 'record_feed');
+      const windows = (await commandsOf(() => store.list(s, { limit: 100, after: { seq: 3000, id: 'f02999' } }))).filter(
+        (c) => c.name === 'find' && c.collection === 'record_feed',
+      );
       expect(windows.length).toBeGreaterThanOrEqual(2);
       for (const window of windows) {
         const explain = await client
@@ -294,7 +330,11 @@ describe('RecordStore pages', () => {
           .limit(Number(window.command.limit))
           .explain();
         if (explain.serverInfo?.ferretdbVersion) {
-          expect({ filter: explain.filterPushdown, sort: explain.sortPushdown, limit: explain.limitPushdown }).toEqual({ filter: true, sort: true, limit: true });
+          expect({ filter: explain.filterPushdown, sort: explain.sortPushdown, limit: explain.limitPushdown }).toEqual({
+            filter: true,
+            sort: true,
+            limit: true,
+          });
         } else expect(JSON.stringify(explain.queryPlanner.winningPlan)).toContain('IXSCAN');
       }
 
@@ -312,7 +352,8 @@ describe('RecordStore pages', () => {
       // (each one-entry read: the pack straddling the probe, and the next one if that holds nothing after it)
       expect(feedReads.length).toBeLessThanOrEqual(2 * (Math.ceil(Math.log2(5000)) + 3));
       // ... and on later pages, whose cursor is past the start already, one one-entry read more than without the filter.
-      const feedFinds = async (q: ListRecordsQuery) => (await commandsOf(() => store.list(s, q))).filter((c) => c.name === 'find' && c.collection === 'record_feed').length;
+      const feedFinds = async (q: ListRecordsQuery) =>
+        (await commandsOf(() => store.list(s, q))).filter((c) => c.name === 'find' && c.collection === 'record_feed').length;
       const plain = await feedFinds({ limit: 10, after: { seq: 4000, id: 'f03999' } });
       expect(await feedFinds({ limit: 10, after: { seq: 4000, id: 'f03999' }, modifiedAfter: new Date(0) })).toBeLessThanOrEqual(plain + 2);
     });

@@ -7,7 +7,6 @@ describe('RecordStore', () => {
   const scope = { environment: 'dev', connection: 'c1', model: 'File', variant: 'base' };
   const rec = (id: string, extra: Record<string, unknown> = {}) => ({ id, data: { id, ...extra } });
 
-
   /** What the run wrote, straight from the collection. */
   async function writtenBy(runId: string) {
     const docs = await testDb.db().collection('records').find({ run_id: runId }).toArray();

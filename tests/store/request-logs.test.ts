@@ -79,7 +79,9 @@ describe('RequestLogStore', () => {
 
   test('connection, integration, operation and time filters', async () => {
     const conn = await walk({ environment: 'dev', connectionId: 'user|1', limit: 7 });
-    expect(conn.entries.map((e) => e.duration_ms).sort((a, b) => a - b)).toEqual(written.filter((e) => e.environment === 'dev' && e.connection_id === 'user|1').map((e) => e.duration_ms));
+    expect(conn.entries.map((e) => e.duration_ms).sort((a, b) => a - b)).toEqual(
+      written.filter((e) => e.environment === 'dev' && e.connection_id === 'user|1').map((e) => e.duration_ms),
+    );
     // `user|1` is not a prefix scope of `user|10`-like ids: only exact connection ids match.
     expect(conn.entries.every((e) => e.connection_id === 'user|1')).toBe(true);
 
@@ -88,7 +90,9 @@ describe('RequestLogStore', () => {
     expect(luma.entries.every((e) => e.integration === 'luma')).toBe(true);
 
     const both = await walk({ environment: 'dev', connectionId: 'user|2', integration: 'github', operation: 'action:create-issue', limit: 3 });
-    const expected = written.filter((e) => e.environment === 'dev' && e.connection_id === 'user|2' && e.integration === 'github' && e.operation === 'action:create-issue');
+    const expected = written.filter(
+      (e) => e.environment === 'dev' && e.connection_id === 'user|2' && e.integration === 'github' && e.operation === 'action:create-issue',
+    );
     expect(expected.length).toBeGreaterThan(3);
     expect(both.entries.map((e) => e.duration_ms).sort((a, b) => a - b)).toEqual(expected.map((e) => e.duration_ms));
 
@@ -114,7 +118,10 @@ describe('RequestLogStore', () => {
   });
 
   test('a cursor that this store did not hand out is refused with a stable code', async () => {
-    await expect(store.range({ environment: 'dev', limit: 5, cursor: Buffer.from('x"}]').toString('base64url') })).rejects.toMatchObject({ code: 'invalid_cursor', status: 400 });
+    await expect(store.range({ environment: 'dev', limit: 5, cursor: Buffer.from('x"}]').toString('base64url') })).rejects.toMatchObject({
+      code: 'invalid_cursor',
+      status: 400,
+    });
     await expect(store.range({ environment: 'dev', limit: 5, cursor: 'not base64 !' })).rejects.toBeInstanceOf(WeftError);
   });
 
@@ -128,7 +135,14 @@ describe('RequestLogStore', () => {
       await client.connect();
       const watched = new RequestLogStore(client.db(testDb.db().databaseName), 14);
       await watched.range({ environment: 'dev', limit: 10 });
-      const second = await watched.range({ environment: 'dev', connectionId: 'user|3', integration: 'luma', from: new Date(T0), to: new Date(T0 + 100_000), limit: 2 });
+      const second = await watched.range({
+        environment: 'dev',
+        connectionId: 'user|3',
+        integration: 'luma',
+        from: new Date(T0),
+        to: new Date(T0 + 100_000),
+        limit: 2,
+      });
       await watched.range({ environment: 'dev', operation: 'sync:issues', cursor: second.nextCursor ?? undefined, direction: 'asc', limit: 30 });
       await watched.sweepExpired(new Date(T0 - 1));
       expect(finds.length).toBeGreaterThanOrEqual(4);
@@ -176,7 +190,10 @@ describe('RequestLogStore', () => {
     try {
       const old = db.collection('request_logs');
       const legacy = { ...entry(7), at: new Date(T0 + 5_000) };
-      await old.insertMany([{ _id: new ObjectId(), ...legacy }, { _id: new ObjectId(), ...entry(8, { connection_id: null }) }]);
+      await old.insertMany([
+        { _id: new ObjectId(), ...legacy },
+        { _id: new ObjectId(), ...entry(8, { connection_id: null }) },
+      ]);
       const a = new RequestLogStore(db, 14);
       const b = new RequestLogStore(db, 14);
       await Promise.all([a.ensureIndexes(), b.ensureIndexes()]); // two processes starting together

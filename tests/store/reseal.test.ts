@@ -21,8 +21,16 @@ describe('resealWithCurrentKey', () => {
       { _id: 'c1', credentials_encrypted: before.seal(secret, sealedAt.connectionCredentials('c1')) },
       { _id: 'c2', credentials_encrypted: before.seal({ ...secret, apiKey: 'k-456' }, sealedAt.connectionCredentials('c2')) },
     ]);
-    await db.collection<any>('integrations').insertOne({ _id: 'i1', credentials_encrypted: before.seal({ type: 'OAUTH2', client_id: 'a', client_secret: 's' }, sealedAt.integrationCredentials('i1')), unique_key: 'x' });
-    await db.collection<any>('environments').insertOne({ _id: 'dev', webhook_signing_key_encrypted: before.seal('whsec_abc', sealedAt.webhookSigningKey('dev')), previous_webhook_signing_key_encrypted: null });
+    await db.collection<any>('integrations').insertOne({
+      _id: 'i1',
+      credentials_encrypted: before.seal({ type: 'OAUTH2', client_id: 'a', client_secret: 's' }, sealedAt.integrationCredentials('i1')),
+      unique_key: 'x',
+    });
+    await db.collection<any>('environments').insertOne({
+      _id: 'dev',
+      webhook_signing_key_encrypted: before.seal('whsec_abc', sealedAt.webhookSigningKey('dev')),
+      previous_webhook_signing_key_encrypted: null,
+    });
 
     const rotating = new CredentialCipher(`${newKey},${oldKey}`);
     expect(await resealWithCurrentKey(db, rotating)).toBe(4);
@@ -44,11 +52,17 @@ describe('resealWithCurrentKey', () => {
     const client = { type: 'OAUTH2', client_id: 'legacy', client_secret: 'legacy-secret' };
     await db.collection<any>('connections').insertOne({ _id: 'legacy-c', credentials_encrypted: sealV1(key, apiKey) });
     await db.collection<any>('integrations').insertOne({ _id: 'legacy-i', credentials_encrypted: sealV1(key, client), unique_key: 'legacy' });
-    await db.collection<any>('environments').insertOne({ _id: 'legacy-env', webhook_signing_key_encrypted: sealV1(key, 'whsec_new'), previous_webhook_signing_key_encrypted: sealV1(key, 'whsec_old') });
+    await db.collection<any>('environments').insertOne({
+      _id: 'legacy-env',
+      webhook_signing_key_encrypted: sealV1(key, 'whsec_new'),
+      previous_webhook_signing_key_encrypted: sealV1(key, 'whsec_old'),
+    });
     await db.collection<any>('auth_states').insertOne({ _id: 'state-1', code_verifier_sealed: sealV1(key, 'verifier-1') });
 
     // Before the re-seal, the old values are read as they are (an upgrade does not lock anyone out).
-    expect(cipher.open((await db.collection<any>('connections').findOne({ _id: 'legacy-c' }))!.credentials_encrypted, sealedAt.connectionCredentials('legacy-c'))).toEqual(apiKey);
+    expect(
+      cipher.open((await db.collection<any>('connections').findOne({ _id: 'legacy-c' }))!.credentials_encrypted, sealedAt.connectionCredentials('legacy-c')),
+    ).toEqual(apiKey);
 
     expect(await resealWithCurrentKey(db, cipher)).toBe(5);
     expect(await resealWithCurrentKey(db, cipher)).toBe(0);
@@ -57,7 +71,13 @@ describe('resealWithCurrentKey', () => {
     const i = await db.collection<any>('integrations').findOne({ _id: 'legacy-i' });
     const e = await db.collection<any>('environments').findOne({ _id: 'legacy-env' });
     const s = await db.collection<any>('auth_states').findOne({ _id: 'state-1' });
-    for (const sealed of [c!.credentials_encrypted, i!.credentials_encrypted, e!.webhook_signing_key_encrypted, e!.previous_webhook_signing_key_encrypted, s!.code_verifier_sealed]) {
+    for (const sealed of [
+      c!.credentials_encrypted,
+      i!.credentials_encrypted,
+      e!.webhook_signing_key_encrypted,
+      e!.previous_webhook_signing_key_encrypted,
+      s!.code_verifier_sealed,
+    ]) {
       expect(sealed).toMatch(/^v2\./);
     }
     expect(cipher.open(c!.credentials_encrypted, sealedAt.connectionCredentials('legacy-c'))).toEqual(apiKey);
@@ -79,7 +99,10 @@ describe('resealWithCurrentKey', () => {
       { _id: 'orphan', credentials_encrypted: orphan },
       { _id: 'fine', credentials_encrypted: sealV1(key, { type: 'API_KEY', apiKey: 'fine' }) },
     ]);
-    await expect(resealWithCurrentKey(db, cipher)).rejects.toMatchObject({ code: 'credentials_unreadable', message: expect.stringContaining('connections/orphan/credentials_encrypted') });
+    await expect(resealWithCurrentKey(db, cipher)).rejects.toMatchObject({
+      code: 'credentials_unreadable',
+      message: expect.stringContaining('connections/orphan/credentials_encrypted'),
+    });
     expect((await db.collection<any>('connections').findOne({ _id: 'orphan' }))!.credentials_encrypted).toBe(orphan);
     const fine = await db.collection<any>('connections').findOne({ _id: 'fine' });
     expect(cipher.open(fine!.credentials_encrypted, sealedAt.connectionCredentials('fine'))).toEqual({ type: 'API_KEY', apiKey: 'fine' });

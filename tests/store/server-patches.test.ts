@@ -139,9 +139,29 @@ describe('an _id range read (sorted by _id, limited) on the MongoDB-wire server'
   test('keeps inclusive and exclusive bounds, a projection and unsorted reads as MongoDB does', async () => {
     const ids = (docs: RangeDoc[]) => docs.map((d) => d._id);
     const at = (n: number) => seqKeys[n];
-    expect(ids(await col.find({ _id: { $gte: at(20), $lte: at(23) } }).sort({ _id: 1 }).limit(10).toArray())).toEqual([at(20), at(21), at(22), at(23)]);
-    expect(ids(await col.find({ _id: { $gt: at(20), $lt: at(23) } }).sort({ _id: -1 }).limit(10).toArray())).toEqual([at(22), at(21)]);
-    const projected = await col.find({ _id: { $gt: at(20) } }, { projection: { name: 1 } }).sort({ _id: 1 }).limit(2).toArray();
+    expect(
+      ids(
+        await col
+          .find({ _id: { $gte: at(20), $lte: at(23) } })
+          .sort({ _id: 1 })
+          .limit(10)
+          .toArray(),
+      ),
+    ).toEqual([at(20), at(21), at(22), at(23)]);
+    expect(
+      ids(
+        await col
+          .find({ _id: { $gt: at(20), $lt: at(23) } })
+          .sort({ _id: -1 })
+          .limit(10)
+          .toArray(),
+      ),
+    ).toEqual([at(22), at(21)]);
+    const projected = await col
+      .find({ _id: { $gt: at(20) } }, { projection: { name: 1 } })
+      .sort({ _id: 1 })
+      .limit(2)
+      .toArray();
     expect(projected).toEqual([
       { _id: at(21), name: 'doc 21' },
       { _id: at(22), name: 'doc 22' },
@@ -149,17 +169,32 @@ describe('an _id range read (sorted by _id, limited) on the MongoDB-wire server'
     // Without a sort every match is returned (in any order); with a skip, the right page.
     const unsorted = ids(await col.find({ _id: { $gte: 'c1|File|', $lt: 'c1|File|000000000070' } }).toArray());
     expect([...unsorted].sort(compareStrings)).toEqual(expected({ $gte: 'c1|File|', $lt: 'c1|File|000000000070' }, 1, 1000));
-    const skipped = ids(await col.find({ _id: { $gte: 'c1|File|' } }).sort({ _id: 1 }).skip(5).limit(3).toArray());
+    const skipped = ids(
+      await col
+        .find({ _id: { $gte: 'c1|File|' } })
+        .sort({ _id: 1 })
+        .skip(5)
+        .limit(3)
+        .toArray(),
+    );
     expect(skipped).toEqual(expected({ $gte: 'c1|File|' }, 1, 8).slice(5));
   });
 
   test('a range beside another condition still answers correctly', async () => {
     const r: IdRange = { $gte: seqKeys[0], $lt: seqKeys[20] };
-    const found = await col.find({ _id: r, n: { $gte: 15 } }).sort({ _id: 1 }).limit(3).toArray();
+    const found = await col
+      .find({ _id: r, n: { $gte: 15 } })
+      .sort({ _id: 1 })
+      .limit(3)
+      .toArray();
     const wanted = expected(r, 1, 1000).filter((id) => allIds.indexOf(id) >= 15);
     expect(found.map((d) => d._id)).toEqual(wanted.slice(0, 3));
     expect(wanted.length).toBeGreaterThan(3);
-    const viaAnd = await col.find({ $and: [{ _id: { $gt: seqKeys[40] } }, { _id: { $lt: 'c2' } }] }).sort({ _id: -1 }).limit(2).toArray();
+    const viaAnd = await col
+      .find({ $and: [{ _id: { $gt: seqKeys[40] } }, { _id: { $lt: 'c2' } }] })
+      .sort({ _id: -1 })
+      .limit(2)
+      .toArray();
     expect(viaAnd.map((d) => d._id)).toEqual(expected({ $gt: seqKeys[40], $lt: 'c2' }, -1, 2));
   });
 
@@ -176,7 +211,11 @@ describe('an _id range read (sorted by _id, limited) on the MongoDB-wire server'
   });
 
   test('is read through the _id index in _id order with the limit (explain)', async () => {
-    const explain = await col.find({ _id: { $gt: seqKeys[10], $lt: seqKeys[50] } }).sort({ _id: -1 }).limit(100).explain();
+    const explain = await col
+      .find({ _id: { $gt: seqKeys[10], $lt: seqKeys[50] } })
+      .sort({ _id: -1 })
+      .limit(100)
+      .explain();
     if (explain.serverInfo?.ferretdbVersion) {
       // FerretDB reports what its SQLite backend was given, and SQLite's own plan.
       expect({ filter: explain.filterPushdown, sort: explain.sortPushdown, limit: explain.limitPushdown }).toEqual({ filter: true, sort: true, limit: true });
@@ -184,7 +223,11 @@ describe('an _id range read (sorted by _id, limited) on the MongoDB-wire server'
       expect(plan).toMatch(/SEARCH \S+ USING INDEX \S+__id_ \(<expr>>\? AND <expr><\?\)/);
       expect(plan).not.toMatch(/USE TEMP B-TREE/); // no sort step: the index gives the order
       // A filter beyond the range is not pushed down (the handler reads and filters as before).
-      const mixed = await col.find({ _id: { $gt: seqKeys[10] }, n: 3 }).sort({ _id: 1 }).limit(5).explain();
+      const mixed = await col
+        .find({ _id: { $gt: seqKeys[10] }, n: 3 })
+        .sort({ _id: 1 })
+        .limit(5)
+        .explain();
       expect({ filter: mixed.filterPushdown, limit: mixed.limitPushdown }).toEqual({ filter: false, limit: false });
     } else {
       expect(JSON.stringify(explain.queryPlanner.winningPlan)).toContain('IXSCAN');

@@ -8,7 +8,6 @@ describe('SyncStore checkpoints', () => {
   const ensure = (store: SyncStore, k = key) =>
     store.ensure({ environment: 'dev', connection: k.connection, connection_id: 'c', provider_config_key: 'one-drive', name: k.name, variant: k.variant });
 
-
   test('saved, read back, kept out of the status document, and cleared by a reset', async () => {
     const store = new SyncStore(testDb.db());
     await ensure(store);
@@ -33,7 +32,10 @@ describe('SyncStore checkpoints', () => {
     const store = new SyncStore(testDb.db());
     const old = { ...key, connection: 'conn-old' };
     await ensure(store, old);
-    await testDb.db().collection('syncs').updateOne({ connection: 'conn-old' }, { $set: { checkpoint: { cursor: 'legacy' } } });
+    await testDb
+      .db()
+      .collection('syncs')
+      .updateOne({ connection: 'conn-old' }, { $set: { checkpoint: { cursor: 'legacy' } } });
     expect(await store.getCheckpoint(old)).toEqual({ cursor: 'legacy' });
     await store.saveCheckpoint(old, { cursor: 'new' });
     expect(await store.getCheckpoint(old)).toEqual({ cursor: 'new' });

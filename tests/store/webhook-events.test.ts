@@ -79,11 +79,22 @@ describe('webhook events', () => {
     test('filters by type, connection id, status and time', async () => {
       expect(ns(await walk({ environment: 'dev', type: 'sync', limit: 7 }))).toEqual(range(0, 120, (n) => n % 3 === 0).reverse());
       expect(ns(await walk({ environment: 'dev', connectionId: 'conn|2', limit: 7 }))).toEqual(range(0, 120, (n) => n % 4 === 2).reverse());
-      expect(ns(await walk({ environment: 'dev', connectionId: 'conn|2', type: 'sync', limit: 3 }))).toEqual(range(0, 120, (n) => n % 4 === 2 && n % 3 === 0).reverse());
+      expect(ns(await walk({ environment: 'dev', connectionId: 'conn|2', type: 'sync', limit: 3 }))).toEqual(
+        range(0, 120, (n) => n % 4 === 2 && n % 3 === 0).reverse(),
+      );
       expect(ns(await walk({ environment: 'dev', status: 'failed', limit: 5 }))).toEqual(range(0, 120, (n) => n % 5 === 2).reverse());
       expect(ns(await walk({ environment: 'dev', status: 'delivered', limit: 5 }))).toEqual(range(0, 120, (n) => n % 5 === 1).reverse());
-      expect(ns(await walk({ environment: 'dev', status: 'pending', type: 'auth', limit: 5 }))).toEqual(range(0, 120, (n) => n % 5 !== 1 && n % 5 !== 2 && n % 3 !== 0).reverse());
-      const failedInWindow = await walk({ environment: 'dev', status: 'failed', from: new Date(T0 + 30_000), to: new Date(T0 + 62_000), limit: 2, direction: 'asc' });
+      expect(ns(await walk({ environment: 'dev', status: 'pending', type: 'auth', limit: 5 }))).toEqual(
+        range(0, 120, (n) => n % 5 !== 1 && n % 5 !== 2 && n % 3 !== 0).reverse(),
+      );
+      const failedInWindow = await walk({
+        environment: 'dev',
+        status: 'failed',
+        from: new Date(T0 + 30_000),
+        to: new Date(T0 + 62_000),
+        limit: 2,
+        direction: 'asc',
+      });
       expect(ns(failedInWindow)).toEqual([32, 37, 42, 47, 52, 57, 62]);
       await expect(outbox.list({ environment: 'dev', limit: 5, cursor: 'bm9wZQ' })).rejects.toMatchObject({ code: 'invalid_cursor' });
     });
@@ -152,7 +163,9 @@ describe('webhook events', () => {
       expect((await ids(at(1001))).filter((id) => id === e._id)).toHaveLength(1);
       expect((await ids(at(1001))).filter((id) => id === e._id)).toHaveLength(1);
       await outbox.due(at(1200), 50);
-      expect(await keys.countDocuments({ _id: { $in: [`#due|${at(1001).toISOString()}|${e._id}`, `#due|${at(1000).toISOString()}|msg_never_written`] } })).toBe(0);
+      expect(await keys.countDocuments({ _id: { $in: [`#due|${at(1001).toISOString()}|${e._id}`, `#due|${at(1000).toISOString()}|msg_never_written`] } })).toBe(
+        0,
+      );
       expect(await ids(at(1200))).toContain(e._id);
     });
   });
@@ -240,7 +253,18 @@ describe('webhook events', () => {
     await outbox.add(old);
     await outbox.add(recent);
     await outbox.settle(old._id, { status: 'failed', error: 'gone' });
-    await deliveries.record({ event_id: old._id, type: 'auth', environment: 'retention', target: 'primary', url: 'u', attempt: 1, status: 410, error: 'HTTP 410', duration_ms: 1, created_at: old.created_at });
+    await deliveries.record({
+      event_id: old._id,
+      type: 'auth',
+      environment: 'retention',
+      target: 'primary',
+      url: 'u',
+      attempt: 1,
+      status: 410,
+      error: 'HTTP 410',
+      duration_ms: 1,
+      created_at: old.created_at,
+    });
     const removed = await sweepExpired(rules, T0 - 5 * 86_400_000);
     expect(removed).toBeGreaterThanOrEqual(2);
     expect(await outbox.get(old._id)).toBeNull();
@@ -258,8 +282,31 @@ describe('webhook events', () => {
       const id = newWebhookId();
       const past = new Date(Date.now() - 60_000);
       // What an earlier version left: a pending event without status, and an ObjectId-keyed attempt.
-      await db.collection<Document & { _id: string }>('webhook_outbox').insertOne({ _id: id, environment: 'dev', type: 'auth', payload: { connectionId: 'c1' }, gate: null, created_at: past, rounds: 1, next_attempt_at: past, lease_until: new Date(0), last_error: 'HTTP 503' });
-      await db.collection('webhook_deliveries').insertOne({ _id: new ObjectId(), event_id: id, type: 'auth', environment: 'dev', target: 'primary', url: 'u', attempt: 1, status: 503, error: 'HTTP 503', duration_ms: 3, created_at: past });
+      await db.collection<Document & { _id: string }>('webhook_outbox').insertOne({
+        _id: id,
+        environment: 'dev',
+        type: 'auth',
+        payload: { connectionId: 'c1' },
+        gate: null,
+        created_at: past,
+        rounds: 1,
+        next_attempt_at: past,
+        lease_until: new Date(0),
+        last_error: 'HTTP 503',
+      });
+      await db.collection('webhook_deliveries').insertOne({
+        _id: new ObjectId(),
+        event_id: id,
+        type: 'auth',
+        environment: 'dev',
+        target: 'primary',
+        url: 'u',
+        attempt: 1,
+        status: 503,
+        error: 'HTTP 503',
+        duration_ms: 3,
+        created_at: past,
+      });
       const a = new WebhookOutboxStore(db);
       const b = new WebhookOutboxStore(db);
       await Promise.all([a.ensureIndexes(), b.ensureIndexes(), new WebhookDeliveryStore(db).ensureIndexes()]);

@@ -25,5 +25,9 @@ export async function launchBrowser(): Promise<Browser> {
 export async function connectResult(page: Page): Promise<{ result: string | null; code: string | null; connectionId: string | null }> {
   const main = page.locator('main[data-page="connect-result"]');
   await main.waitFor();
-  return { result: await main.getAttribute('data-result'), code: await main.getAttribute('data-error-code'), connectionId: await main.getAttribute('data-connection-id') };
+  return {
+    result: await main.getAttribute('data-result'),
+    code: await main.getAttribute('data-error-code'),
+    connectionId: await main.getAttribute('data-connection-id'),
+  };
 }

@@ -38,7 +38,9 @@ export class Browser {
     const origin = new URL(page.url).origin;
     for (const m of page.html.matchAll(/<form method="post" action="([^"]+)">([\s\S]*?)<\/form>/g)) {
       if (!action.test(m[1])) continue;
-      const hidden = Object.fromEntries([...m[2].matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((h) => [h[1], h[2].replace(/&amp;/g, '&')]));
+      const hidden = Object.fromEntries(
+        [...m[2].matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((h) => [h[1], h[2].replace(/&amp;/g, '&')]),
+      );
       return this.request(new URL(m[1].replace(/&amp;/g, '&'), origin).href, { ...hidden, ...fields });
     }
     throw new Error(`no form ${action} on ${page.url}:\n${page.html}`);

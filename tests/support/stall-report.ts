@@ -41,9 +41,16 @@ async function describeTaskQueue(client: Client, name: string): Promise<string> 
   const lines: string[] = [];
   for (const [label, taskQueueType] of Object.entries(types)) {
     try {
-      const res = await client.workflowService.describeTaskQueue({ namespace: client.options.namespace, taskQueue: { name }, taskQueueType, reportStats: true });
+      const res = await client.workflowService.describeTaskQueue({
+        namespace: client.options.namespace,
+        taskQueue: { name },
+        taskQueueType,
+        reportStats: true,
+      });
       const pollers = (res.pollers ?? []).map((p) => `${p.identity} last ${p.lastAccessTime?.seconds?.toString()}`);
-      const stats = res.stats ? `backlog ${res.stats.approximateBacklogCount?.toString()}, age ${res.stats.approximateBacklogAge?.seconds?.toString() ?? 0} s` : 'no stats';
+      const stats = res.stats
+        ? `backlog ${res.stats.approximateBacklogCount?.toString()}, age ${res.stats.approximateBacklogAge?.seconds?.toString() ?? 0} s`
+        : 'no stats';
       lines.push(`${label} queue ${name}: ${pollers.length} pollers [${pollers.join('; ')}], ${stats}`);
     } catch (err) {
       lines.push(`${label} queue ${name}: describe failed: ${(err as Error).message}`);

@@ -14,7 +14,10 @@ export function useTestDatabase(prefix: string): { client: () => MongoClient; db
     await client.connect();
   });
   afterAll(async () => {
-    await client?.db(name).dropDatabase().catch(() => undefined);
+    await client
+      ?.db(name)
+      .dropDatabase()
+      .catch(() => undefined);
     await client?.close();
   });
   const connected = () => {

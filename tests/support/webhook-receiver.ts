@@ -8,7 +8,12 @@ export interface ReceivedWebhook {
 }
 
 /** An app's webhook endpoint on 127.0.0.1: collects what Weft sends. */
-export async function startWebhookReceiver(): Promise<{ url: string; received: ReceivedWebhook[]; waitFor(pred: (w: ReceivedWebhook) => boolean, timeoutMs?: number): Promise<ReceivedWebhook>; close(): Promise<void> }> {
+export async function startWebhookReceiver(): Promise<{
+  url: string;
+  received: ReceivedWebhook[];
+  waitFor(pred: (w: ReceivedWebhook) => boolean, timeoutMs?: number): Promise<ReceivedWebhook>;
+  close(): Promise<void>;
+}> {
   const received: ReceivedWebhook[] = [];
   const server = http.createServer((req, res) => {
     let raw = '';
@@ -28,7 +33,8 @@ export async function startWebhookReceiver(): Promise<{ url: string; received: R
       for (;;) {
         const hit = received.find(pred);
         if (hit) return hit;
-        if (Date.now() > deadline) throw new Error(`no matching webhook within ${timeoutMs} ms (got ${received.length}: ${received.map((r) => r.raw).join(' | ')})`);
+        if (Date.now() > deadline)
+          throw new Error(`no matching webhook within ${timeoutMs} ms (got ${received.length}: ${received.map((r) => r.raw).join(' | ')})`);
         await new Promise((r) => setTimeout(r, 50));
       }
     },

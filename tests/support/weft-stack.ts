@@ -106,7 +106,6 @@ export async function startWeftStack(opts: StackOptions = {}): Promise<WeftStack
   const encryptionKey = CredentialCipher.generateKey();
   const keys = { dev: `weft_sk_dev_${randomBytes(18).toString('base64url')}`, prod: `weft_sk_prod_${randomBytes(18).toString('base64url')}` };
 
-
   const luma = createLumaSimulator(opts.luma ?? {});
   await luma.start();
   const graph = opts.graph ? createGraphSimulator(opts.graph) : null;
@@ -134,7 +133,9 @@ export async function startWeftStack(opts: StackOptions = {}): Promise<WeftStack
     LOG_LEVEL: 'info',
     ...(opts.integrationsDir ? { WEFT_INTEGRATIONS_DIR: opts.integrationsDir } : {}),
     ...(opts.actionTimeoutMs ? { WEFT_ACTION_TIMEOUT_MS: String(opts.actionTimeoutMs) } : {}),
-    ...(opts.apiRateLimit ? { WEFT_API_RATE_LIMIT: String(opts.apiRateLimit.limit), WEFT_API_RATE_LIMIT_WINDOW_S: windowSeconds(opts.apiRateLimit.windowMs) } : {}),
+    ...(opts.apiRateLimit
+      ? { WEFT_API_RATE_LIMIT: String(opts.apiRateLimit.limit), WEFT_API_RATE_LIMIT_WINDOW_S: windowSeconds(opts.apiRateLimit.windowMs) }
+      : {}),
     ...(opts.httpTimeouts?.headersTimeoutMs ? { WEFT_HTTP_HEADERS_TIMEOUT_MS: String(opts.httpTimeouts.headersTimeoutMs) } : {}),
     ...(opts.httpTimeouts?.requestTimeoutMs ? { WEFT_HTTP_REQUEST_TIMEOUT_MS: String(opts.httpTimeouts.requestTimeoutMs) } : {}),
     ...(opts.httpTimeouts?.keepAliveTimeoutMs ? { WEFT_HTTP_KEEP_ALIVE_TIMEOUT_MS: String(opts.httpTimeouts.keepAliveTimeoutMs) } : {}),
@@ -173,7 +174,11 @@ export async function startWeftStack(opts: StackOptions = {}): Promise<WeftStack
       const key = o.key === undefined ? keys.dev : o.key;
       if (key) headers.authorization = `Bearer ${key}`;
       if (o.body !== undefined) headers['content-type'] = 'application/json';
-      const res = await fetch(`${api.url}${path}`, { method, headers, body: o.body === undefined ? undefined : typeof o.body === 'string' ? o.body : JSON.stringify(o.body) });
+      const res = await fetch(`${api.url}${path}`, {
+        method,
+        headers,
+        body: o.body === undefined ? undefined : typeof o.body === 'string' ? o.body : JSON.stringify(o.body),
+      });
       const text = await res.text();
       return { status: res.status, body: text ? JSON.parse(text) : null };
     },
@@ -214,7 +219,10 @@ export async function startWeftStack(opts: StackOptions = {}): Promise<WeftStack
       await luma.stop();
       await graph?.stop();
       await github?.stop();
-      await core.mongo.db(dbName).dropDatabase().catch(() => undefined);
+      await core.mongo
+        .db(dbName)
+        .dropDatabase()
+        .catch(() => undefined);
       await core.close();
     },
   };
@@ -228,7 +236,10 @@ function windowSeconds(windowMs: number): string {
 }
 
 /** Creates the `luma` integration in dev pointing at this stack's simulator. */
-export async function createLumaIntegration(stack: WeftStack, overrides: { rate_limit?: { requests: number; window_ms: number; lockout_ms?: number }; key?: string; unique_key?: string } = {}) {
+export async function createLumaIntegration(
+  stack: WeftStack,
+  overrides: { rate_limit?: { requests: number; window_ms: number; lockout_ms?: number }; key?: string; unique_key?: string } = {},
+) {
   const res = await stack.api('POST', '/integrations', {
     key: overrides.key,
     body: {
@@ -242,7 +253,13 @@ export async function createLumaIntegration(stack: WeftStack, overrides: { rate_
 }
 
 /** Reads every record of a model through the API, following next_cursor. */
-export async function readAllRecords(stack: WeftStack, connectionId: string, model: string, query: Record<string, string> = {}, providerConfigKey = 'luma'): Promise<any[]> {
+export async function readAllRecords(
+  stack: WeftStack,
+  connectionId: string,
+  model: string,
+  query: Record<string, string> = {},
+  providerConfigKey = 'luma',
+): Promise<any[]> {
   const out: any[] = [];
   let cursor: string | null = null;
   do {
@@ -277,7 +294,12 @@ export async function createGitHubIntegration(stack: WeftStack, uniqueKey = 'git
     body: {
       unique_key: uniqueKey,
       provider: 'github',
-      credentials: { type: 'APP', app_id: String(stack.github.app.id), app_link: `https://github.com/apps/${stack.github.app.slug}`, private_key: stack.github.appPrivateKeyPem },
+      credentials: {
+        type: 'APP',
+        app_id: String(stack.github.app.id),
+        app_link: `https://github.com/apps/${stack.github.app.slug}`,
+        private_key: stack.github.appPrivateKeyPem,
+      },
       provider_overrides: { base_url: stack.github.url },
     },
   });
@@ -288,12 +310,22 @@ export async function createGitHubIntegration(stack: WeftStack, uniqueKey = 'git
 /** Connects the App installation `installationId` of the GitHub simulator. */
 export async function connectGitHub(stack: WeftStack, connectionId: string, installationId = 1001) {
   return stack.api('POST', '/connections', {
-    body: { provider_config_key: 'github', connection_id: connectionId, credentials: { type: 'APP', app_id: String(stack.github.app.id), installation_id: String(installationId) } },
+    body: {
+      provider_config_key: 'github',
+      connection_id: connectionId,
+      credentials: { type: 'APP', app_id: String(stack.github.app.id), installation_id: String(installationId) },
+    },
   });
 }
 
 /** Triggers one sync and waits for its run to end; resolves with the run summary or rejects with its failure. */
-export async function runSync(stack: WeftStack, providerConfigKey: string, connectionId: string, syncName: string, opts: { reset?: boolean } = {}): Promise<any> {
+export async function runSync(
+  stack: WeftStack,
+  providerConfigKey: string,
+  connectionId: string,
+  syncName: string,
+  opts: { reset?: boolean } = {},
+): Promise<any> {
   const res = await stack.api('POST', '/sync/trigger', {
     body: { provider_config_key: providerConfigKey, connection_id: connectionId, syncs: [syncName], ...(opts.reset ? { opts: { reset: true } } : {}) },
   });

@@ -26,12 +26,22 @@ export const commits: SyncDefinition = {
       const [owner, name] = repository.split('/');
       for (const pull of pulls) {
         let count = 0;
-        for await (const page of ctx.paginate<GitHubCommit>({ endpoint: `/repos/${encodeURIComponent(owner)}/${encodeURIComponent(name)}/pulls/${pull.number}/commits` })) {
+        for await (const page of ctx.paginate<GitHubCommit>({
+          endpoint: `/repos/${encodeURIComponent(owner)}/${encodeURIComponent(name)}/pulls/${pull.number}/commits`,
+        })) {
           count += page.length;
-          if (page.length) await ctx.batchSave(page.map((c) => toCommit(c, repository, pull.number)), 'Commit');
+          if (page.length)
+            await ctx.batchSave(
+              page.map((c) => toCommit(c, repository, pull.number)),
+              'Commit',
+            );
         }
         if (count >= PULL_COMMITS_CAP) {
-          ctx.log('pull request reached GitHub\'s 250-commit listing cap; older commits are not included', { repository, pull_number: pull.number, listed: count });
+          ctx.log("pull request reached GitHub's 250-commit listing cap; older commits are not included", {
+            repository,
+            pull_number: pull.number,
+            listed: count,
+          });
         }
       }
     });

@@ -20,7 +20,10 @@ export const pullRequests: SyncDefinition = {
   autoStart: true,
   async exec(ctx) {
     await walkUpdatedPulls(ctx, async (repository, pulls) => {
-      await ctx.batchSave(pulls.map((p) => toPullRequest(p, repository)), 'PullRequest');
+      await ctx.batchSave(
+        pulls.map((p) => toPullRequest(p, repository)),
+        'PullRequest',
+      );
     });
   },
 };

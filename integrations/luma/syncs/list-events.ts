@@ -19,7 +19,10 @@ export const listEvents: SyncDefinition = {
   autoStart: true,
   async exec(ctx) {
     for await (const page of ctx.paginate<LumaEventEntry>({ endpoint: '/public/v1/calendar/list-events' })) {
-      await ctx.batchSave(page.map((entry) => toCalendarEvent(entry)), 'CalendarEvent');
+      await ctx.batchSave(
+        page.map((entry) => toCalendarEvent(entry)),
+        'CalendarEvent',
+      );
     }
   },
 };

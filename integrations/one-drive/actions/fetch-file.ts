@@ -30,7 +30,8 @@ export const fetchFileAction = defineAction<z.infer<typeof Input>, z.infer<typeo
         })
       ).data;
     } catch (err) {
-      if (isProviderStatus(err, 404)) throw new ActionError('file_not_found', `Item ${input.itemId} does not exist in drive ${input.driveId} (deleted, or not visible to this user).`, 404);
+      if (isProviderStatus(err, 404))
+        throw new ActionError('file_not_found', `Item ${input.itemId} does not exist in drive ${input.driveId} (deleted, or not visible to this user).`, 404);
       throw err;
     }
     if (item.folder) throw new ActionError('not_a_file', `Item ${input.itemId} is a folder; only files have a download URL.`, 400);

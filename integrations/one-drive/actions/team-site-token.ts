@@ -25,6 +25,9 @@ export const teamSiteTokenAction = defineAction<z.infer<typeof Input>, z.infer<t
         409,
       );
     }
-    return { access_token: config.teamsiteAccessToken, expires_at: typeof config.teamsiteAccessTokenExpiresAt === 'string' ? config.teamsiteAccessTokenExpiresAt : null };
+    return {
+      access_token: config.teamsiteAccessToken,
+      expires_at: typeof config.teamsiteAccessTokenExpiresAt === 'string' ? config.teamsiteAccessTokenExpiresAt : null,
+    };
   },
 });

@@ -13,7 +13,7 @@ import { PickedFilesMetadata, SelectedFile, type GraphDriveItem } from '../model
 export const selectedFiles: SyncDefinition = {
   kind: 'sync',
   name: 'user-files/selected',
-  description: "Fetches the files the user selected (connection metadata pickedFiles) and syncs the metadata of each; folders are expanded.",
+  description: 'Fetches the files the user selected (connection metadata pickedFiles) and syncs the metadata of each; folders are expanded.',
   endpoint: { method: 'GET', path: '/user-files/selected' },
   models: { SelectedFile },
   unified: { SelectedFile: { name: 'UnifiedFile', map: toUnifiedFile } },
@@ -51,7 +51,9 @@ async function getPickedItem(ctx: SyncContext, v: GraphVersion, driveId: string,
 /** Everything under a picked folder, depth first, one page of children at a time. */
 async function saveFolderContents(ctx: SyncContext, v: GraphVersion, driveId: string, folderId: string, folderPath: string): Promise<void> {
   const subfolders: Array<{ id: string; path: string }> = [];
-  for await (const page of ctx.paginate<GraphDriveItem>({ endpoint: `/${v}/drives/${encodeURIComponent(driveId)}/items/${encodeURIComponent(folderId)}/children` })) {
+  for await (const page of ctx.paginate<GraphDriveItem>({
+    endpoint: `/${v}/drives/${encodeURIComponent(driveId)}/items/${encodeURIComponent(folderId)}/children`,
+  })) {
     const files = page.map((child) => toFile(child, driveId, joinPath(folderPath, child.name ?? '')));
     if (files.length) await ctx.batchSave(files, 'SelectedFile');
     for (const child of page) if (child.folder) subfolders.push({ id: child.id, path: joinPath(folderPath, child.name ?? '') });

@@ -75,14 +75,21 @@ function sameDrives(drives: GraphDrive[], saved: Record<string, DriveCursor>): b
 const DELTA_PAGE_SIZE = 1000;
 
 /** Follows one drive's delta (or enumerates it, without a cursor) to its delta link. */
-async function walkDrive(ctx: SyncContext, v: GraphVersion, drive: GraphDrive, cursor: DriveCursor | null): Promise<{ cursor: DriveCursor; foldersMoved: boolean }> {
+async function walkDrive(
+  ctx: SyncContext,
+  v: GraphVersion,
+  drive: GraphDrive,
+  cursor: DriveCursor | null,
+): Promise<{ cursor: DriveCursor; foldersMoved: boolean }> {
   const folders = new FolderPaths(ctx, v, drive.id, { ...(cursor?.folders ?? {}) });
   let foldersMoved = false;
   // Delta takes `$top` (providers.md §B6): big pages mean fewer round trips and bigger
   // batches to write. Graph clamps an oversized value; the links it returns keep the query.
   const listing = ctx.paginate<GraphDriveItem>(
     // A delta is always read to its end: fetch each next page while this one is saved.
-    cursor ? { endpoint: cursor.deltaLink, prefetch: true } : { endpoint: `/${v}/drives/${encodeURIComponent(drive.id)}/root/delta`, params: { $top: DELTA_PAGE_SIZE }, prefetch: true },
+    cursor
+      ? { endpoint: cursor.deltaLink, prefetch: true }
+      : { endpoint: `/${v}/drives/${encodeURIComponent(drive.id)}/root/delta`, params: { $top: DELTA_PAGE_SIZE }, prefetch: true },
   );
   try {
     for await (const page of listing) {
@@ -111,6 +118,7 @@ async function walkDrive(ctx: SyncContext, v: GraphVersion, drive: GraphDrive, c
     throw err;
   }
   const deltaLink = listing.end?.['@odata.deltaLink'];
-  if (typeof deltaLink !== 'string') throw new IntegrationCodeError('delta_link_missing', `Graph ended the delta of drive ${drive.id} without an @odata.deltaLink.`);
+  if (typeof deltaLink !== 'string')
+    throw new IntegrationCodeError('delta_link_missing', `Graph ended the delta of drive ${drive.id} without an @odata.deltaLink.`);
   return { cursor: { deltaLink, folders: folders.paths }, foldersMoved };
 }

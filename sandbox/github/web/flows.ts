@@ -5,14 +5,7 @@
  * on GitHub they live on github.com, not api.github.com. Here both share one host.
  */
 import type http from 'node:http';
-import {
-  AUTHORIZE_ERRORS,
-  CODE_CHALLENGE_RE,
-  parseScopes,
-  redirectUriAllowedByAny,
-  withParams,
-  type OAuthState,
-} from '../oauth';
+import { AUTHORIZE_ERRORS, CODE_CHALLENGE_RE, parseScopes, redirectUriAllowedByAny, withParams, type OAuthState } from '../oauth';
 import type { AppInfo } from '../render';
 import type { GitHubStore } from '../store';
 import type { UserDirectory, UserRec } from '../users';
@@ -192,7 +185,14 @@ export function createWebFlows(deps: WebDeps) {
     const registered = client.callbackUrls[0];
     // A GitHub App without a callback URL cannot authorize users at all.
     if (registered === undefined) {
-      return htmlReply(200, messagePage({ title: 'Redirect URI not set', text: 'This application has no callback URL, so it cannot authorize users.', login: currentUser(req)?.login }));
+      return htmlReply(
+        200,
+        messagePage({
+          title: 'Redirect URI not set',
+          text: 'This application has no callback URL, so it cannot authorize users.',
+          login: currentUser(req)?.login,
+        }),
+      );
     }
     // GitHub answers a bad redirect_uri at the registered callback, never at the given URL.
     if (given !== null && !redirectUriAllowedByAny(client.callbackUrls, given)) {
@@ -248,11 +248,19 @@ export function createWebFlows(deps: WebDeps) {
 
   function postAuthorize(req: WebRequest, form: URLSearchParams): WebReply {
     const user = currentUser(req);
-    if (!user) return htmlReply(403, messagePage({ title: 'Sign in again', text: html`Your session has ended. <a href="/login">Sign in</a> and start again.` }));
+    if (!user)
+      return htmlReply(403, messagePage({ title: 'Sign in again', text: html`Your session has ended. <a href="/login">Sign in</a> and start again.` }));
     const id = form.get('authorize_request');
     const p = pendingAuth.get(id, req.nowMs);
     if (!p || p.login !== user.login) {
-      return htmlReply(422, messagePage({ title: 'Request expired', text: 'This authorization request has expired or was already answered. Start again from the application.', login: user.login }));
+      return htmlReply(
+        422,
+        messagePage({
+          title: 'Request expired',
+          text: 'This authorization request has expired or was already answered. Start again from the application.',
+          login: user.login,
+        }),
+      );
     }
     pendingAuth.delete(id);
     if (form.get('authorize') === '1') return approve(req, p);
@@ -285,11 +293,7 @@ export function createWebFlows(deps: WebDeps) {
     return htmlReply(200, appPage({ appName: app.name, slug: app.slug, installHref, login: currentUser(req)?.login ?? null }));
   }
 
-  function installForm(
-    user: UserRec,
-    pendingId: string,
-    extra: { chosen?: { selection: string; repoIds: ReadonlySet<number> }; error?: string } = {},
-  ): string {
+  function installForm(user: UserRec, pendingId: string, extra: { chosen?: { selection: string; repoIds: ReadonlySet<number> }; error?: string } = {}): string {
     const owner = store.owner(user.login);
     const inst = owner?.installationId != null ? store.installations.get(owner.installationId) : undefined;
     return installPage({
@@ -314,24 +318,43 @@ export function createWebFlows(deps: WebDeps) {
   function postInstall(req: WebRequest, slug: string, form: URLSearchParams): WebReply {
     if (slug.toLowerCase() !== app.slug.toLowerCase()) return notFoundPage(req);
     const user = currentUser(req);
-    if (!user) return htmlReply(403, messagePage({ title: 'Sign in again', text: html`Your session has ended. <a href="/login">Sign in</a> and start again.` }));
+    if (!user)
+      return htmlReply(403, messagePage({ title: 'Sign in again', text: html`Your session has ended. <a href="/login">Sign in</a> and start again.` }));
     const id = form.get('install_request');
     const p = pendingInstall.get(id, req.nowMs);
     if (!p || p.login !== user.login) {
-      return htmlReply(422, messagePage({ title: 'Request expired', text: 'This installation request has expired or was already answered. Start again from the application.', login: user.login }));
+      return htmlReply(
+        422,
+        messagePage({
+          title: 'Request expired',
+          text: 'This installation request has expired or was already answered. Start again from the application.',
+          login: user.login,
+        }),
+      );
     }
     if (form.get('action') === 'cancel') {
       // GitHub has no setup_action for a cancelled install (only install, update, request):
       // the Setup URL is never called, so the browser stays on GitHub and the integration's
       // pending connection is simply never completed.
       pendingInstall.delete(id);
-      return htmlReply(200, messagePage({ title: 'Installation cancelled', text: `${app.name} was not installed. Nothing changed on ${user.login}.`, login: user.login }));
+      return htmlReply(
+        200,
+        messagePage({ title: 'Installation cancelled', text: `${app.name} was not installed. Nothing changed on ${user.login}.`, login: user.login }),
+      );
     }
     const selection = form.get('repository_selection') ?? 'all';
     const owned = new Map(store.ownedRepos(user.login).map((r) => [r.id, r]));
-    const repoIds = new Set(form.getAll('repository_ids').map(Number).filter((n) => owned.has(n)));
+    const repoIds = new Set(
+      form
+        .getAll('repository_ids')
+        .map(Number)
+        .filter((n) => owned.has(n)),
+    );
     if (selection !== 'all' && selection !== 'selected') {
-      return htmlReply(422, installForm(user, id!, { chosen: { selection: 'all', repoIds }, error: 'Choose "All repositories" or "Only select repositories".' }));
+      return htmlReply(
+        422,
+        installForm(user, id!, { chosen: { selection: 'all', repoIds }, error: 'Choose "All repositories" or "Only select repositories".' }),
+      );
     }
     if (selection === 'selected' && repoIds.size === 0) {
       return htmlReply(422, installForm(user, id!, { chosen: { selection, repoIds }, error: 'Select at least one repository.' }));
@@ -373,11 +396,7 @@ export function createWebFlows(deps: WebDeps) {
       }
       if (method === 'POST') {
         return (
-          path === '/session' ||
-          path === '/logout' ||
-          path === '/login/oauth/authorize' ||
-          path === '/login/oauth/access_token' ||
-          INSTALL_POST_PATH.test(path)
+          path === '/session' || path === '/logout' || path === '/login/oauth/authorize' || path === '/login/oauth/access_token' || INSTALL_POST_PATH.test(path)
         );
       }
       return false;
@@ -408,7 +427,8 @@ export function createWebFlows(deps: WebDeps) {
     if (req.method === 'GET') {
       if (path === '/login') return getLogin(req);
       if (path === '/logout') return logout(req);
-      if (path === '/signup') return htmlReply(200, messagePage({ title: 'Join GitHub', text: 'Signing up is not available in the sandbox. Sign in with a configured user.' }));
+      if (path === '/signup')
+        return htmlReply(200, messagePage({ title: 'Join GitHub', text: 'Signing up is not available in the sandbox. Sign in with a configured user.' }));
       if (path === '/login/oauth/authorize') return getAuthorize(req);
       const install = INSTALL_NEW_PATH.exec(path);
       if (install) return getInstallNew(req, decode(install[1]));

@@ -51,10 +51,9 @@ button.primary{background:#1f883d;color:#fff;border-color:#1a7f37}
 
 /** The page frame: `<title>`, a banner naming the signed-in user, one `<main>`. */
 export function page(opts: { title: string; signedInAs?: string | null; body: Html }): string {
-  const who = opts.signedInAs
-    ? html`<span>Signed in as <strong>${opts.signedInAs}</strong> · <a href="/logout">Sign out</a></span>`
-    : html``;
-  return `<!DOCTYPE html>\n${html`<html lang="en">
+  const who = opts.signedInAs ? html`<span>Signed in as <strong>${opts.signedInAs}</strong> · <a href="/logout">Sign out</a></span>` : html``;
+  return `<!DOCTYPE html>\n${
+    html`<html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -68,5 +67,6 @@ ${opts.body}
 </main>
 </body>
 </html>
-`.value}`;
+`.value
+  }`;
 }

@@ -50,9 +50,7 @@ export function authorizePage(o: {
   redirectTo: string;
 }): string {
   const scopes = o.scopes.length
-    ? html`<ul aria-label="Requested scopes">${o.scopes.map(
-        (s) => html`<li data-scope="${s}"><strong>${s}</strong>: ${SCOPE_DESCRIPTIONS[s] ?? s}</li>`,
-      )}</ul>`
+    ? html`<ul aria-label="Requested scopes">${o.scopes.map((s) => html`<li data-scope="${s}"><strong>${s}</strong>: ${SCOPE_DESCRIPTIONS[s] ?? s}</li>`)}</ul>`
     : html`<p data-scope="">Public information (read-only): no scopes requested.</p>`;
   const origin = new URL(o.redirectTo).origin;
   return page({
@@ -103,7 +101,8 @@ export function installPage(o: {
   const picked = o.chosen?.repoIds ?? o.existing?.selectedRepoIds ?? new Set<number>();
   const checked = (on: boolean) => (on ? new Html(' checked') : null);
   const repos = o.repos.map(
-    (r) => html`<div><input type="checkbox" id="repo_${r.id}" name="repository_ids" value="${r.id}"${checked(picked.has(r.id))}><label for="repo_${r.id}">${r.fullName}</label>${r.private ? html` <small>(private)</small>` : null}</div>`,
+    (r) =>
+      html`<div><input type="checkbox" id="repo_${r.id}" name="repository_ids" value="${r.id}"${checked(picked.has(r.id))}><label for="repo_${r.id}">${r.fullName}</label>${r.private ? html` <small>(private)</small>` : null}</div>`,
   );
   return page({
     title: `Install ${o.appName}`,

@@ -21,7 +21,7 @@ export function sessionCookieName(base: string | null): string {
 
 export function parseCookies(header: string | string[] | undefined): Map<string, string> {
   const out = new Map<string, string>();
-  const text = Array.isArray(header) ? header.join('; ') : header ?? '';
+  const text = Array.isArray(header) ? header.join('; ') : (header ?? '');
   for (const part of text.split(';')) {
     const i = part.indexOf('=');
     if (i <= 0) continue;
@@ -39,9 +39,7 @@ export function parseCookies(header: string | string[] | undefined): Map<string,
 
 /** A session cookie (no Max-Age: it ends with the browser), HttpOnly, SameSite=Lax. */
 export function sessionCookie(name: string, value: string | null): string {
-  return value === null
-    ? `${name}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0`
-    : `${name}=${value}; Path=/; HttpOnly; SameSite=Lax`;
+  return value === null ? `${name}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0` : `${name}=${value}; Path=/; HttpOnly; SameSite=Lax`;
 }
 
 export class SessionStore {

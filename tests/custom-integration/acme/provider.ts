@@ -14,6 +14,13 @@ export const acmeProvider: ProviderDefinition = {
   secretHeaders: ['acme-session'],
   requestIdHeader: 'x-acme-request-id',
   verify: { method: 'GET', endpoint: '/v1/me' },
-  pagination: { type: 'cursor', cursorPathInResponse: 'next_cursor', cursorNameInRequest: 'cursor', responsePath: 'data', limitNameInRequest: 'limit', limit: 50 },
+  pagination: {
+    type: 'cursor',
+    cursorPathInResponse: 'next_cursor',
+    cursorNameInRequest: 'cursor',
+    responsePath: 'data',
+    limitNameInRequest: 'limit',
+    limit: 50,
+  },
   retries: 1,
 };
