@@ -23,7 +23,11 @@ async function cruise(files: Record<string, string>): Promise<{ failed: boolean;
     }
     const folders = [...new Set(Object.keys(files).map((p) => p.split('/')[0]))];
     try {
-      const { stdout } = await promisify(execFile)(process.execPath, [depcruise, ...folders, '--config', config, '--output-type', 'err'], { cwd: dir });
+      const { stdout } = await promisify(execFile)(process.execPath, [depcruise, ...folders, '--config', config, '--output-type', 'err'], {
+        cwd: dir,
+        // Plain text to match on: CI=true (as .ci/run sets it) makes depcruise colour its output.
+        env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' },
+      });
       return { failed: false, output: stdout };
     } catch (err) {
       const e = err as { code?: number; stdout?: string; stderr?: string };
