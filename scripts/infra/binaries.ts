@@ -464,7 +464,7 @@ async function buildIntoCache(name: BinaryName, spec: BinarySpec, cacheDir: stri
  * A lock file created with O_EXCL. The holder's pid is written into it so a lock left by a
  * crashed build is recognised and broken instead of blocking every later run.
  */
-async function acquireBuildLock(lockFile: string, name: string, log: (msg: string) => void): Promise<() => Promise<void>> {
+export async function acquireBuildLock(lockFile: string, name: string, log: (msg: string) => void): Promise<() => Promise<void>> {
   const deadline = Date.now() + 30 * 60_000;
   let announced = false;
   for (;;) {

@@ -1,21 +1,27 @@
 /**
- * `npm run infra:build`: obtain both server binaries ahead of time (CI image warm-up, or a
+ * `npm run infra:build`: obtain the server binaries (and the time-skipping test server) ahead of time (CI image warm-up, or a
  * fresh clone), so the first `npm start` / `npm test` does not spend minutes compiling.
  */
 import { resolveBinary, type BinaryName } from './binaries';
 import { infraOptionsFromEnv } from './infra-env';
+import { resolveTestServer } from './test-server';
 
 async function main(): Promise<void> {
   const { binaries } = infraOptionsFromEnv();
   const log = (msg: string) => process.stderr.write(`[infra] ${msg}\n`);
   // Both at once: each build holds its own lock, and Go parallelises within a build anyway.
-  const results = await Promise.all(
-    (['temporal', 'ferretdb'] as BinaryName[]).map(async (name) => {
-      const started = Date.now();
-      const file = await resolveBinary(name, { explicitPath: binaries[name], cacheDir: binaries.cacheDir, log });
-      return { name, file, seconds: (Date.now() - started) / 1000 };
-    }),
-  );
+  const timed = async (name: string, resolve: () => Promise<string>) => {
+    const started = Date.now();
+    const file = await resolve();
+    return { name, file, seconds: (Date.now() - started) / 1000 };
+  };
+  const results = await Promise.all([
+    ...(['temporal', 'ferretdb'] as BinaryName[]).map((name) =>
+      timed(name, () => resolveBinary(name, { explicitPath: binaries[name], cacheDir: binaries.cacheDir, log })),
+    ),
+    // Java + Maven, for workflow tests on the time-skipping test server.
+    timed('temporal-test-server', () => resolveTestServer({ explicitPath: binaries.temporalTestServer, cacheDir: binaries.cacheDir, log })),
+  ]);
   for (const r of results) console.log(`${r.name}: ${r.file} (${r.seconds.toFixed(1)} s)`);
 }
 

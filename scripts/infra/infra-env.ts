@@ -20,6 +20,8 @@ const infraEnvSchema = z.object({
   MONGODB_URI: optionalString,
   WEFT_TEMPORAL_BIN: optionalString,
   WEFT_FERRETDB_BIN: optionalString,
+  /** An executable that starts Temporal's time-skipping test server (argument: the port). */
+  WEFT_TEMPORAL_TEST_SERVER: optionalString,
   WEFT_BIN_CACHE: optionalString,
   /** Port overrides for `npm start` when the defaults from temporal-dev.yaml are taken. */
   WEFT_TEMPORAL_PORT: optionalPort,
@@ -49,7 +51,7 @@ function readInfraEnv(env: NodeJS.ProcessEnv = process.env): InfraEnv {
 
 export interface InfraOptionsFromEnv {
   external: { temporalAddress?: string; temporalNamespace?: string; mongodbUri?: string };
-  binaries: { temporal?: string; ferretdb?: string; cacheDir: string };
+  binaries: { temporal?: string; ferretdb?: string; temporalTestServer?: string; cacheDir: string };
   ports: { temporal?: number; temporalUi?: number; ferretdb?: number };
 }
 
@@ -58,7 +60,7 @@ export function infraOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Infra
   const e = readInfraEnv(env);
   return {
     external: { temporalAddress: e.TEMPORAL_ADDRESS, temporalNamespace: e.TEMPORAL_NAMESPACE, mongodbUri: e.MONGODB_URI },
-    binaries: { temporal: e.WEFT_TEMPORAL_BIN, ferretdb: e.WEFT_FERRETDB_BIN, cacheDir: binaryCacheDirFrom(e) },
+    binaries: { temporal: e.WEFT_TEMPORAL_BIN, ferretdb: e.WEFT_FERRETDB_BIN, temporalTestServer: e.WEFT_TEMPORAL_TEST_SERVER, cacheDir: binaryCacheDirFrom(e) },
     ports: { temporal: e.WEFT_TEMPORAL_PORT, temporalUi: e.WEFT_TEMPORAL_UI_PORT, ferretdb: e.WEFT_FERRETDB_PORT },
   };
 }
