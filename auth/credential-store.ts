@@ -17,6 +17,8 @@ export interface StoredConnection {
   /** The sealed credentials (auth/credential-cipher, `sealedAt.connectionCredentials`). */
   credentials_encrypted: string;
   connection_config: Record<string, unknown>;
+  /** Where the connection's webhooks go instead of the environment's URLs (a refused refresh is reported there). */
+  webhook_url_override?: string | null;
 }
 
 /** A stored integration, as far as auth/ reads it. */

@@ -20,6 +20,8 @@ export interface ConnectionDoc {
   connection_config: Record<string, unknown>;
   metadata: Record<string, unknown>;
   tags: Record<string, string>;
+  /** Where this connection's webhooks go instead of the environment's URLs; absent or null: the environment's. */
+  webhook_url_override?: string | null;
   auth_status: 'ok' | 'needs_reauthorization';
   last_auth_error: string | null;
   created_at: Date;
@@ -169,6 +171,11 @@ export class ConnectionStore {
       set[`metadata.${key}`] = value;
     }
     await this.col.updateOne({ _id: id }, { $set: set });
+  }
+
+  /** `PATCH /connections/:id`: each field given replaces the stored one (tags as a whole; a null override clears it). */
+  async updateSettings(id: string, patch: Partial<Pick<ConnectionDoc, 'tags' | 'webhook_url_override'>>): Promise<void> {
+    await this.col.updateOne({ _id: id }, { $set: { ...patch, updated_at: new Date() } });
   }
 
   async updateCredentials(id: string, credentialsEncrypted: string): Promise<void> {

@@ -31,4 +31,6 @@ export interface RecordDoc {
   run_id: string;
   /** Whether the record was live before `run_id` first changed it (the run's live-count delta). */
   live_before_run: boolean;
+  /** Set by `PATCH /records/prune`: `data` was dropped (ids, hash and metadata stay); a new version has its payload again. */
+  pruned_at?: Date | null;
 }

@@ -1,8 +1,8 @@
 import { MongoBulkWriteError, type Collection, type Db, type Filter } from 'mongodb';
 import { canonicalHash } from './canonical-hash';
-import { RecordFeed } from './record-feed';
+import { RecordFeed, feedKey, positionOf, seqPrefix } from './record-feed';
 import { RecordIndex, encodeEntries, fingerprintOf, indexedStateOf, type IndexedState, type IndexedStates } from './record-index';
-import { readPage, type PageQuery, type RecordPage } from './record-pages';
+import { readPage, type PageQuery, type RecordPage, type RecordPosition } from './record-pages';
 import { serverTraits } from './server-traits';
 import { ensureExpiry, type ExpiryRule } from './ttl';
 import type { RecordAction, RecordDoc, RecordScope } from './record-doc';
@@ -39,6 +39,11 @@ interface CounterDoc {
   feed?: boolean;
   /** The `at` (epoch ms) of the scope's latest change: feed entries' `at` never decreases with seq. */
   last_at?: number;
+  /**
+   * A feed position every record whose current change is at or before it has been pruned:
+   * the next prune reads on from there. (A record changed since has a later seq.)
+   */
+  pruned_to?: string;
 }
 
 /**
@@ -93,6 +98,15 @@ const EXISTING_PROJECTION = { _id: 1, id: 1, hash: 1, deleted_at: 1, run_id: 1, 
 
 /** Ids per `$in` query or delete, documents per insertMany. */
 const CHUNK = 1_000;
+/** Feed entries one prune step reads. */
+const PRUNE_WINDOW = 1_000;
+
+export interface PruneResult {
+  /** Records whose payload this call dropped. */
+  count: number;
+  /** Whether records up to the position may remain unpruned (the call stopped at its limit). */
+  hasMore: boolean;
+}
 
 /**
  * The records engine. Writes only what changed (by canonical hash), so a run over
@@ -416,6 +430,56 @@ export class RecordStore {
       fetch: (keys: string[]) => this.fetchByKeys(keys),
     };
     return readPage(source, counterId(scope), scope.environment, counter.committed, q);
+  }
+
+  /**
+   * Drops the payloads of the scope's records up to `until` (inclusive) in change order, the
+   * order `GET /records` pages in: their ids, hash and metadata stay. At most `limit` records
+   * per call. Reads the feed by `_id` ranges from where the last prune stopped and the
+   * records by `_id $in`; each write is by `_id` and the seq read, so a version a sync
+   * writes meanwhile (a later seq, past `until`) keeps its payload. Pruned records are
+   * skipped, so calling it again changes nothing.
+   */
+  async prune(scope: RecordScope, until: RecordPosition, limit: number, now = new Date()): Promise<PruneResult> {
+    const counter = await this.counters.findOne({ _id: counterId(scope) });
+    if (!counter) return { count: 0, hasMore: false };
+    if (!counter.feed) await this.buildFeed(scope);
+    const scopeKey = counterId(scope);
+    // Inclusive: every key of `until` itself sorts before it with a NUL appended.
+    const untilKey = feedKey(scopeKey, until.seq, until.id) + '\u0000';
+    const committedEnd = seqPrefix(scopeKey, counter.committed + 1);
+    const end = untilKey < committedEnd ? untilKey : committedEnd;
+    let pos = counter.pruned_to && counter.pruned_to > seqPrefix(scopeKey, 0) ? counter.pruned_to : seqPrefix(scopeKey, 0);
+    let count = 0;
+    for (;;) {
+      const entries = await this.feed.window(scopeKey, pos, end, PRUNE_WINDOW);
+      const changes = entries.map((e) => ({ key: e._id, ...positionOf(scopeKey, e._id) }));
+      const records = await this.fetchByKeys(changes.map((c) => recordKey(scope, c.id)));
+      const targets: RecordDoc[] = [];
+      for (const change of changes) {
+        if (count + targets.length >= limit) break;
+        pos = change.key;
+        const record = records.get(recordKey(scope, change.id));
+        // Another seq: a superseded entry (the record's current change has its own) or one not written.
+        if (record?.seq === change.seq && record.environment === scope.environment && !record.pruned_at) targets.push(record);
+      }
+      if (targets.length) {
+        const written = await this.col.bulkWrite(
+          targets.map((r) => ({ updateOne: { filter: { _id: r._id, seq: r.seq }, update: { $set: { data: {}, pruned_at: now } } } })),
+          { ordered: false },
+        );
+        count += written.modifiedCount;
+      }
+      await this.markPrunedTo(scopeKey, pos, counter.pruned_to);
+      if (count >= limit) return { count, hasMore: (await this.feed.first(scopeKey, pos, end)) !== undefined };
+      if (entries.length < PRUNE_WINDOW) return { count, hasMore: false };
+    }
+  }
+
+  /** Moves the scope's prune mark forward (a race that moves it back only costs a later prune a re-read). */
+  private async markPrunedTo(scopeKey: string, pos: string, previous: string | undefined): Promise<void> {
+    if (previous !== undefined && pos <= previous) return;
+    await this.counters.updateOne({ _id: scopeKey }, { $set: { pruned_to: pos } });
   }
 
   /** Records by `_id`, read with nothing but `{_id: {$in}}` (what FerretDB reads through its index). */

@@ -34,11 +34,14 @@ export interface WebhookOutboxDoc {
   status: WebhookEventStatus;
   /** The payload's `connectionId`, the scope `GET /webhooks/events?connection_id=` reads. */
   connection_id?: string | null;
+  /** The connection's `webhook_url_override` when the event was queued: delivered there instead of the environment's URLs. */
+  url_override?: string | null;
   /** When the event was delivered or given up on. */
   settled_at?: Date | null;
 }
 
-export type NewWebhookEvent = Pick<WebhookOutboxDoc, '_id' | 'environment' | 'type' | 'payload' | 'gate' | 'created_at' | 'next_attempt_at' | 'lease_until'>;
+export type NewWebhookEvent = Pick<WebhookOutboxDoc, '_id' | 'environment' | 'type' | 'payload' | 'gate' | 'created_at' | 'next_attempt_at' | 'lease_until'> &
+  Partial<Pick<WebhookOutboxDoc, 'url_override'>>;
 
 /**
  * Keys (`webhook_event_keys`), each `_id` only, written once, so every read is an `_id` range

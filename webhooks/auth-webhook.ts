@@ -20,7 +20,7 @@ export interface AuthWebhookPayload {
 
 export interface AuthWebhookInput {
   environment: string;
-  connection: Pick<ConnectionDoc, 'connection_id' | 'provider_config_key' | 'provider' | 'auth_mode'>;
+  connection: Pick<ConnectionDoc, 'connection_id' | 'provider_config_key' | 'provider' | 'auth_mode'> & Partial<Pick<ConnectionDoc, 'webhook_url_override'>>;
   operation: AuthOperation;
   success: boolean;
   /** Why authorization failed; the description must not contain tokens or keys. */
@@ -50,7 +50,13 @@ function buildAuthWebhook(input: AuthWebhookInput): AuthWebhookPayload {
  * Skipped when the environment has no webhook URL or turned `send_auth_webhooks` off.
  */
 export async function queueAuthWebhook(deps: OutboxDeps, input: AuthWebhookInput): Promise<QueueResult> {
-  return queueWebhook(deps, { environment: input.environment, type: 'auth', payload: { ...buildAuthWebhook(input) }, gate: 'send_auth_webhooks' });
+  return queueWebhook(deps, {
+    environment: input.environment,
+    type: 'auth',
+    payload: { ...buildAuthWebhook(input) },
+    gate: 'send_auth_webhooks',
+    urlOverride: input.connection.webhook_url_override,
+  });
 }
 
 /**
@@ -63,5 +69,6 @@ export async function sendAuthWebhook(deps: WebhookDeps, input: AuthWebhookInput
     type: 'auth',
     payload: { ...buildAuthWebhook(input) },
     enabled: (env) => env.send_auth_webhooks,
+    urlOverride: input.connection.webhook_url_override,
   });
 }

@@ -33,10 +33,12 @@ export interface WebhookEvent {
   id?: string;
   /** Whether the environment's settings let this event out (e.g. `send_auth_webhooks`). */
   enabled?: (env: EnvironmentDoc) => boolean;
+  /** The connection's `webhook_url_override`: the one URL the event goes to, instead of the environment's. */
+  urlOverride?: string | null;
 }
 
 export interface TargetDelivery {
-  target: 'primary' | 'secondary';
+  target: 'primary' | 'secondary' | 'override';
   url: string; // redacted
   delivered: boolean;
   attempts: number;
@@ -88,8 +90,11 @@ export async function deliverWebhook(deps: WebhookDeps, event: WebhookEvent): Pr
       return { id, delivered: false, attempts: 0, skipped: 'disabled', targets: [] };
     }
     const targets: Array<{ target: TargetDelivery['target']; url: string }> = [];
-    if (env.webhook_url) targets.push({ target: 'primary', url: env.webhook_url });
-    if (env.secondary_webhook_url && env.secondary_webhook_url !== env.webhook_url) targets.push({ target: 'secondary', url: env.secondary_webhook_url });
+    if (event.urlOverride) targets.push({ target: 'override', url: event.urlOverride });
+    else {
+      if (env.webhook_url) targets.push({ target: 'primary', url: env.webhook_url });
+      if (env.secondary_webhook_url && env.secondary_webhook_url !== env.webhook_url) targets.push({ target: 'secondary', url: env.secondary_webhook_url });
+    }
     if (targets.length === 0) {
       log.debug('webhook not sent: no webhook URL configured');
       return { id, delivered: false, attempts: 0, skipped: 'no_webhook_url', targets: [] };

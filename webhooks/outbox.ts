@@ -27,6 +27,8 @@ export interface QueuedEvent {
   type: WebhookType;
   payload: Record<string, unknown>;
   gate: WebhookGate | null;
+  /** The connection's `webhook_url_override`, if it has one: sent there instead of the environment's URLs. */
+  urlOverride?: string | null;
 }
 
 export interface QueueResult {
@@ -57,7 +59,7 @@ export async function queueWebhook(deps: OutboxDeps, event: QueuedEvent): Promis
   const env = await deps.stores.environments.get(event.environment);
   if (!env) return { id: null, skipped: 'unknown_environment', firstRound: settled };
   if (event.gate && !env[event.gate]) return { id: null, skipped: 'disabled', firstRound: settled };
-  if (!env.webhook_url && !env.secondary_webhook_url) return { id: null, skipped: 'no_webhook_url', firstRound: settled };
+  if (!event.urlOverride && !env.webhook_url && !env.secondary_webhook_url) return { id: null, skipped: 'no_webhook_url', firstRound: settled };
 
   const now = new Date();
   const doc: WebhookOutboxDoc = {
@@ -72,6 +74,7 @@ export async function queueWebhook(deps: OutboxDeps, event: QueuedEvent): Promis
     next_attempt_at: now,
     lease_until: new Date(now.getTime() + DELIVERY_LEASE_MS),
     last_error: null,
+    ...(event.urlOverride ? { url_override: event.urlOverride } : {}),
   };
   await deps.stores.webhookOutbox.add(doc);
   return { id: doc._id, firstRound: deliverRound(deps, doc) };
@@ -92,6 +95,7 @@ async function deliverRound(deps: OutboxDeps, doc: WebhookOutboxDoc, now: () => 
       type: doc.type as WebhookType,
       payload: doc.payload,
       enabled: gate ? (env) => env[gate] : undefined,
+      urlOverride: doc.url_override,
     });
     const outcome = outcomeOf(summary);
     if (outcome.done) {

@@ -2,11 +2,12 @@ import { Router } from 'express';
 import type { ApiDeps } from '../deps';
 import { environmentOf } from '../middleware/auth';
 import { parseInput } from '../validate';
-import { connectionHeaders, listRecordsQuery } from '../schemas/records';
+import { connectionHeaders, listRecordsQuery, pruneRecordsBody } from '../schemas/records';
 import { findConnection } from '../services/connection-lookup';
 import { listRecordsPage } from '../services/record-listing';
+import { pruneRecords } from '../services/record-pruning';
 
-/** `GET /records`: the sync cache, paged by an opaque, stable cursor. */
+/** `GET /records`: the sync cache, paged by an opaque, stable cursor; `PATCH /records/prune` drops payloads up to one. */
 export function recordsRouter(deps: ApiDeps): Router {
   const router = Router();
 
@@ -15,6 +16,13 @@ export function recordsRouter(deps: ApiDeps): Router {
     const q = parseInput(listRecordsQuery, req.query, 'invalid_query_params');
     const { connection } = await findConnection(deps.stores, environmentOf(res), headers['provider-config-key'], headers['connection-id']);
     res.json(await listRecordsPage(deps.stores, deps.registry, connection, q));
+  });
+
+  router.patch('/prune', async (req, res) => {
+    const headers = parseInput(connectionHeaders, req.headers, 'invalid_headers');
+    const body = parseInput(pruneRecordsBody, req.body, 'invalid_body');
+    const { connection } = await findConnection(deps.stores, environmentOf(res), headers['provider-config-key'], headers['connection-id']);
+    res.json(await pruneRecords(deps.stores, deps.registry, connection, body));
   });
 
   return router;

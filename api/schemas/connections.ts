@@ -36,3 +36,20 @@ export const metadataBody = z.strictObject({
   provider_config_key: z.string().min(1),
   metadata: jsonObject(),
 });
+
+/** An http(s) URL Weft POSTs the connection's webhooks to, or null to use the environment's again. */
+const webhookUrlOverride = z
+  .url({ protocol: /^https?$/, message: 'an http(s) URL' })
+  .max(2048)
+  .nullable();
+
+export const patchConnectionQuery = z.strictObject({
+  provider_config_key: z.string().min(1),
+});
+
+export const patchConnectionBody = z
+  .strictObject({
+    tags: tagsObject.optional(),
+    webhook_url_override: webhookUrlOverride.optional(),
+  })
+  .refine((b) => b.tags !== undefined || b.webhook_url_override !== undefined, 'nothing to change: give tags or webhook_url_override');

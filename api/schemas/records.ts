@@ -26,3 +26,11 @@ export const connectionHeaders = z.object({
   'connection-id': z.string().min(1),
   'provider-config-key': z.string().min(1),
 });
+
+/** `PATCH /records/prune`, as Nango's SDK `pruneRecords` sends it. */
+export const pruneRecordsBody = z.strictObject({
+  model: z.string().min(1).max(255),
+  variant: z.string().min(1).max(255).default('base'),
+  until_cursor: z.string().min(1).max(1000),
+  limit: z.coerce.number().int().min(1).max(10_000).default(1_000),
+});

@@ -35,7 +35,7 @@ export async function listRecordsPage(stores: Stores, registry: IntegrationRegis
   };
 }
 
-function resolveModel(registry: IntegrationRegistry, provider: string, requested: string): { model: string; mapping?: UnifiedMapping } {
+export function resolveModel(registry: IntegrationRegistry, provider: string, requested: string): { model: string; mapping?: UnifiedMapping } {
   for (const sync of registry.get(provider)?.syncs ?? []) {
     if (sync.models[requested]) return { model: requested };
     for (const [model, mapping] of Object.entries(sync.unified ?? {})) if (mapping.name === requested) return { model, mapping };
@@ -44,15 +44,23 @@ function resolveModel(registry: IntegrationRegistry, provider: string, requested
   return { model: requested };
 }
 
+/** Whether some sync of the provider stores `requested` (by its own or its unified name). */
+export function isKnownModel(registry: IntegrationRegistry, provider: string, requested: string): boolean {
+  return (registry.get(provider)?.syncs ?? []).some((s) => s.models[requested] || Object.values(s.unified ?? {}).some((m) => m.name === requested));
+}
+
 function present(doc: RecordDoc, mapping?: UnifiedMapping) {
+  // A pruned record (PATCH /records/prune) is its id and metadata: there is no payload to map.
+  const payload = doc.pruned_at ? { id: doc.id } : mapping ? mapping.map(doc.data) : doc.data;
   return {
-    ...(mapping ? mapping.map(doc.data) : doc.data),
+    ...payload,
     _weft_metadata: {
       first_seen_at: doc.first_seen_at.toISOString(),
       last_modified_at: doc.last_modified_at.toISOString(),
       last_action: doc.last_action,
       deleted_at: doc.deleted_at ? doc.deleted_at.toISOString() : null,
       cursor: encodeCursor(doc),
+      pruned_at: doc.pruned_at ? doc.pruned_at.toISOString() : null,
     },
   };
 }
