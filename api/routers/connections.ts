@@ -12,7 +12,14 @@ import type { ConnectionDoc } from '../../store/connections';
 import type { ApiDeps } from '../deps';
 import { environmentOf } from '../middleware/auth';
 import { parseInput } from '../validate';
-import { createConnectionBody, listConnectionsQuery, metadataBody, providerConfigKeyQuery } from '../schemas/connections';
+import {
+  createConnectionBody,
+  listConnectionsQuery,
+  metadataBody,
+  patchConnectionBody,
+  patchConnectionQuery,
+  providerConfigKeyQuery,
+} from '../schemas/connections';
 import { findConnection, findIntegration } from '../services/connection-lookup';
 import { startNewConnectionSyncs, syncWorkflowId } from '../services/sync-control';
 import { webhookDeps } from '../services/connection-authorization';
@@ -158,6 +165,18 @@ export function connectionsRouter(deps: ApiDeps): Router {
   router.post('/metadata', writeMetadata('replace'));
   router.patch('/metadata', writeMetadata('merge'));
 
+  // After `/metadata`: that path is not a connection id.
+  router.patch('/:connectionId', async (req, res) => {
+    const q = parseInput(patchConnectionQuery, req.query, 'invalid_query_params');
+    const body = parseInput(patchConnectionBody, req.body, 'invalid_body');
+    // Weft POSTs to the override itself: a refused address is refused now, as for the environment's URLs.
+    if (body.webhook_url_override) deps.egress.checkUrl(body.webhook_url_override, 'webhook_url_override');
+    const { connection } = await findConnection(deps.stores, environmentOf(res), q.provider_config_key, req.params.connectionId);
+    const patch = Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined));
+    await deps.stores.connections.updateSettings(connection._id, patch);
+    res.json({ success: true });
+  });
+
   return router;
 }
 
@@ -185,6 +204,7 @@ function presentConnection(c: ConnectionDoc, deps: ApiDeps, opts: { withCredenti
     metadata: c.metadata,
     connection_config: c.connection_config,
     tags: c.tags,
+    webhook_url_override: c.webhook_url_override ?? null,
     auth_status: c.auth_status,
   };
   if (!opts.withCredentials) return base;
