@@ -1,0 +1,152 @@
+/**
+ * Records the histories the replay test replays, from real runs on a real Temporal dev server
+ * and FerretDB (started here on free loopback ports) through the whole Weft stack:
+ *
+ *   npx tsx tests/replay/record-histories.ts
+ *
+ * Run it after a workflow change that is meant to be incompatible (and so fails replay), then
+ * commit tests/replay/histories/. Compatible changes keep the old histories: they are the
+ * runs still in flight when the new workers start.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Client } from '@temporalio/client';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { syncWorkflowId } from '../../api/services/sync-control';
+import { infraOptionsFromEnv } from '../../scripts/infra/infra-env';
+import { startInfrastructure } from '../../scripts/infra/infrastructure';
+import { bundleWorkflowsTo } from '../support/bundle-workflows';
+import { connectOneDrive, createLumaIntegration, createOneDriveIntegration, startWeftStack, type WeftStack } from '../support/weft-stack';
+
+const REPO = path.resolve(__dirname, '../..');
+const HISTORIES = path.join(__dirname, 'histories');
+
+async function save(client: Client, name: string, workflowId: string): Promise<void> {
+  const handle = client.workflow.getHandle(workflowId);
+  await handle.result().catch(() => undefined);
+  const history = await handle.fetchHistory();
+  const file = path.join(HISTORIES, `${name}.json`);
+  writeFileSync(file, `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 1)}\n`);
+  console.log(`${name}: ${history.events?.length ?? 0} events → ${path.relative(REPO, file)}`);
+}
+
+const lumaSyncId = (connectionId: string) => syncWorkflowId('dev', 'luma', connectionId, 'list-events', 'base');
+
+async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** `app/worker/main.ts` as its own OS process, resolved once it polls (so it can be killed for real). */
+function spawnWorker(stack: WeftStack): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'app/worker/main.ts'], { cwd: REPO, env: { ...process.env, ...stack.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  return new Promise((resolve, reject) => {
+    let output = '';
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('weft worker running')) resolve(child);
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`worker exited early (${code}):\n${output}`)));
+  });
+}
+
+async function recordSuccessFailureAndAction(): Promise<void> {
+  const stack = await startWeftStack({ luma: { seed: 3, eventCount: 120, maxPageSize: 50 }, graph: { seed: 5, drives: [{ fileCount: 20 }] } });
+  try {
+    await createLumaIntegration(stack);
+    const ok = await stack.api('POST', '/connections', {
+      body: { provider_config_key: 'luma', connection_id: 'replay-ok', credentials: { type: 'API_KEY', apiKey: 'sandbox-luma-api-key' } },
+    });
+    if (ok.status !== 201) throw new Error(`connection: ${ok.status} ${JSON.stringify(ok.body)}`);
+    await save(stack.temporal, 'sync-success', lumaSyncId('replay-ok'));
+
+    // One record the model refuses: invalid_sync_record, a final error (the next run of the same workflow ID).
+    stack.luma.corruptEvent(stack.luma.eventIds()[60]!, { start_at: 'next tuesday' });
+    const trigger = await stack.api('POST', '/sync/trigger', { body: { provider_config_key: 'luma', connection_id: 'replay-ok', syncs: ['list-events'] } });
+    if (trigger.status !== 200) throw new Error(`trigger: ${trigger.status} ${JSON.stringify(trigger.body)}`);
+    await save(stack.temporal, 'sync-failed', lumaSyncId('replay-ok'));
+
+    await createOneDriveIntegration(stack);
+    const od = await connectOneDrive(stack, 'replay-od');
+    if (od.status !== 201) throw new Error(`connection: ${od.status} ${JSON.stringify(od.body)}`);
+    const before = new Set((await listIds(stack.temporal, 'actionRun')).map((e) => e));
+    const action = await stack.api('POST', '/action/trigger', {
+      headers: { 'connection-id': 'replay-od', 'provider-config-key': 'one-drive' },
+      body: { action_name: 'list-drives', input: {} },
+    });
+    if (action.status !== 200) throw new Error(`action: ${action.status} ${JSON.stringify(action.body)}`);
+    const actionId = (await listIds(stack.temporal, 'actionRun')).find((id) => !before.has(id));
+    if (!actionId) throw new Error('no actionRun workflow found');
+    await save(stack.temporal, 'action', actionId);
+  } finally {
+    await stack.shutdown();
+  }
+}
+
+async function listIds(client: Client, workflowType: string): Promise<string[]> {
+  const ids: string[] = [];
+  for await (const wf of client.workflow.list({ query: `WorkflowType = '${workflowType}'` })) ids.push(wf.workflowId);
+  return ids;
+}
+
+async function recordRetriedAfterWorkerCrash(): Promise<void> {
+  const events = 1_500;
+  const stack = await startWeftStack({ worker: false, heartbeatTimeoutMs: 3_000, luma: { seed: 11, eventCount: events, maxPageSize: 50, latencyMs: 25 } });
+  const children: ChildProcess[] = [];
+  try {
+    await createLumaIntegration(stack);
+    const first = await spawnWorker(stack);
+    children.push(first);
+    const created = await stack.api('POST', '/connections', {
+      body: { provider_config_key: 'luma', connection_id: 'replay-crash', credentials: { type: 'API_KEY', apiKey: 'sandbox-luma-api-key' } },
+    });
+    if (created.status !== 201) throw new Error(`connection: ${created.status} ${JSON.stringify(created.body)}`);
+    const records = stack.core.stores.db.collection('records');
+    await waitFor(async () => (await records.countDocuments({})) >= 300, 60_000, 'the first pages to be saved');
+    first.kill('SIGKILL');
+    await new Promise((r) => first.once('exit', r));
+    children.push(await spawnWorker(stack));
+    await save(stack.temporal, 'sync-retried-after-worker-crash', lumaSyncId('replay-crash'));
+  } finally {
+    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    await stack.shutdown();
+  }
+}
+
+async function main(): Promise<void> {
+  const env = infraOptionsFromEnv();
+  const infra = await startInfrastructure({
+    mode: 'test',
+    repoRoot: REPO,
+    external: env.external,
+    binaries: env.binaries,
+    log: (m) => process.stderr.write(`[infra] ${m}\n`),
+  });
+  try {
+    process.env.WEFT_TEST_TEMPORAL_ADDRESS = infra.temporal.address;
+    process.env.WEFT_TEST_TEMPORAL_NAMESPACE = infra.temporal.namespace;
+    process.env.WEFT_TEST_MONGODB_URI = infra.mongodbUri;
+    const bundle = path.join(mkdtempSync(path.join(os.tmpdir(), 'weft-replay-')), 'workflows.js');
+    await bundleWorkflowsTo(bundle);
+    process.env.WEFT_TEST_WORKFLOW_BUNDLE = bundle;
+    await recordSuccessFailureAndAction();
+    await recordRetriedAfterWorkerCrash();
+  } finally {
+    await infra.stop();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
