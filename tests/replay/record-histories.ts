@@ -44,7 +44,11 @@ async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: s
 
 /** `app/worker/main.ts` as its own OS process, resolved once it polls (so it can be killed for real). */
 function spawnWorker(stack: WeftStack): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'app/worker/main.ts'], { cwd: REPO, env: { ...process.env, ...stack.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'app/worker/main.ts'], {
+    cwd: REPO,
+    env: { ...process.env, ...stack.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   return new Promise((resolve, reject) => {
     let output = '';
     const onData = (chunk: Buffer) => {

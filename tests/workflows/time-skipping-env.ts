@@ -10,15 +10,21 @@ import { resolveTestServer } from '../../scripts/infra/test-server';
  * pass in milliseconds of wall time whenever no activity is running.
  */
 export async function createTimeSkippingEnv(): Promise<TestWorkflowEnvironment> {
-  // These tests fail activities and workflows on purpose, and the test server lacks a capability
-  // the core SDK warns about on every worker: warnings are noise here, errors still show.
+  quietTestRuntime();
+  const { binaries } = infraOptionsFromEnv();
+  const launcher = await resolveTestServer({ explicitPath: binaries.temporalTestServer, cacheDir: binaries.cacheDir });
+  return TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: launcher } } });
+}
+
+/**
+ * These tests fail activities and workflows on purpose (and the test server lacks a capability
+ * the core SDK warns about on every worker): warnings are noise here, errors still show.
+ */
+export function quietTestRuntime(): void {
   Runtime.install({
     logger: new DefaultLogger('ERROR'),
     telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'ERROR', other: 'ERROR' }) } },
   });
-  const { binaries } = infraOptionsFromEnv();
-  const launcher = await resolveTestServer({ explicitPath: binaries.temporalTestServer, cacheDir: binaries.cacheDir });
-  return TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: launcher } } });
 }
 
 /** The workflows bundled once per test run by globalSetup, or bundled here when run without it. */
