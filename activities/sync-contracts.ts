@@ -57,3 +57,12 @@ export interface FailSyncRunInput extends SyncRunInput {
   run: StartedSyncRun;
   error: SyncRunError;
 }
+
+/** What a sync's schedule starts on each fire (workflows/scheduled-sync.ts). */
+export interface ScheduledSyncInput {
+  /** The sync's one fixed run ID, the same that POST /sync/trigger starts. */
+  syncWorkflowId: string;
+  run: SyncRunInput;
+}
+
+export type ScheduledSyncOutcome = { ran: true; summary: SyncRunSummary } | { ran: false; reason: 'already_running' };

@@ -15,7 +15,8 @@ export interface SyncDoc {
   provider_config_key: string;
   name: string;
   variant: string;
-  frequency: string | null; // null: the sync's default
+  /** The connection's override as it was asked for (null: the sync's default); read only to rebuild or reconcile the schedule. */
+  frequency: string | null;
   /**
    * Where checkpoints lived before they moved to `sync_checkpoints`; still read when that
    * has none. (A checkpoint can be large, a delta cursor with a folder map of hundreds of
@@ -180,6 +181,11 @@ export class SyncStore {
 
   async saveCheckpoint(key: SyncKey, checkpoint: unknown): Promise<void> {
     await this.checkpoints.replaceOne({ _id: checkpointId(key) }, { connection: key.connection, checkpoint, updated_at: new Date() }, { upsert: true });
+  }
+
+  /** The connection's frequency override (null: the sync's default); the schedule carries the interval itself. */
+  async setFrequency(key: SyncKey, frequency: string | null): Promise<void> {
+    await this.col.updateOne({ _id: syncId(key) }, { $set: { frequency, updated_at: new Date() } });
   }
 
   /** `reset`: the next run starts from scratch (no checkpoint, no lastSyncDate). */

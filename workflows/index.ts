@@ -1,3 +1,4 @@
 // Every workflow type the workers register. Workflow code only: no I/O imports.
 export { syncRun } from './sync-run';
 export { actionRun } from './action-run';
+export { scheduledSync } from './scheduled-sync';

@@ -21,7 +21,8 @@ import {
   providerConfigKeyQuery,
 } from '../schemas/connections';
 import { findConnection, findIntegration } from '../services/connection-lookup';
-import { startNewConnectionSyncs, syncWorkflowId } from '../services/sync-control';
+import { syncWorkflowId } from '../services/sync-control';
+import { deleteSyncSchedules, startNewConnectionSyncs } from '../services/sync-schedules';
 import { webhookDeps } from '../services/connection-authorization';
 import { queueAuthWebhook } from '../../webhooks/auth-webhook';
 import { tokenRefreshDeps } from '../../webhooks/auth-events';
@@ -134,8 +135,10 @@ export function connectionsRouter(deps: ApiDeps): Router {
     const q = parseInput(providerConfigKeyQuery, req.query, 'invalid_query_params');
     const env = environmentOf(res);
     const { connection } = await findConnection(deps.stores, env, q.provider_config_key, req.params.connectionId);
-    // Stop running syncs first so nothing writes records for a connection that is gone.
+    // Stop running syncs first so nothing writes records for a connection that is gone;
+    // before that, their schedules, so none starts another run.
     const syncs = await deps.stores.syncs.listForConnection(connection._id);
+    await deleteSyncSchedules(deps, connection, syncs);
     await Promise.all(
       syncs.map((s) =>
         deps.temporal.workflow

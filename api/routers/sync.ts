@@ -1,11 +1,17 @@
-import { Router } from 'express';
+import { Router, type Request, type Response } from 'express';
 import type { ConnectionDoc } from '../../store/connections';
 import type { ApiDeps } from '../deps';
 import { environmentOf } from '../middleware/auth';
 import { parseInput } from '../validate';
-import { syncStatusQuery, triggerSyncBody } from '../schemas/syncs';
+import { NotFoundError } from '../../common/errors';
+import { syncScheduleBody, syncStatusQuery, triggerSyncBody, updateConnectionFrequencyBody } from '../schemas/syncs';
 import { findConnection, findIntegration } from '../services/connection-lookup';
-import { ensureSyncStates, isSyncRunning, selectSyncs, startSyncRun } from '../services/sync-control';
+import { DEFAULT_VARIANT, ensureSyncStates, isSyncRunning, selectSyncs, startSyncRun, type SyncSelector } from '../services/sync-control';
+import { describeSyncSchedule, effectiveFrequencyMs, scheduleStatus, setSyncScheduleFrequency, setSyncSchedulePaused } from '../services/sync-schedules';
+import { frequencyLabel } from '../services/sync-frequency';
+
+/** Schedules changed at once by one start/pause call over many connections. */
+const SCHEDULE_CALLS_IN_FLIGHT = 10;
 
 export function syncRouter(deps: ApiDeps): Router {
   const router = Router();
@@ -16,6 +22,53 @@ export function syncRouter(deps: ApiDeps): Router {
     await findIntegration(deps.stores, env, providerConfigKey);
     return deps.stores.connections.listForIntegration(env, providerConfigKey);
   }
+
+  /**
+   * A sync's state, or an unknown variant refused. (A base sync without state is a
+   * connection of an earlier version: its state is made when it is next used.)
+   */
+  async function syncState(connection: ConnectionDoc, sel: SyncSelector) {
+    const state = await deps.stores.syncs.get({ connection: connection._id, name: sel.name, variant: sel.variant });
+    if (!state && sel.variant !== DEFAULT_VARIANT) {
+      throw new NotFoundError('unknown_sync_variant', `Connection "${connection.connection_id}" has no variant "${sel.variant}" of sync "${sel.name}".`);
+    }
+    return state;
+  }
+
+  /** POST /sync/start and /sync/pause: (un)pause the schedules; every target is checked before any changes. */
+  const setPaused = (paused: boolean) =>
+    async function (req: Request, res: Response) {
+      const env = environmentOf(res);
+      const body = parseInput(syncScheduleBody, req.body, 'invalid_body');
+      const integration = await findIntegration(deps.stores, env, body.provider_config_key);
+      const selected = selectSyncs(deps, integration.provider, body.syncs);
+      const connections = await targetConnections(env, body.provider_config_key, body.connection_id);
+      const work: Array<{ connection: ConnectionDoc; sel: SyncSelector; override: string | null }> = [];
+      for (const connection of connections) {
+        for (const sel of selected) work.push({ connection, sel, override: (await syncState(connection, sel))?.frequency ?? null });
+      }
+      for (let i = 0; i < work.length; i += SCHEDULE_CALLS_IN_FLIGHT) {
+        await Promise.all(work.slice(i, i + SCHEDULE_CALLS_IN_FLIGHT).map((w) => setSyncSchedulePaused(deps, w.connection, w.sel, paused, w.override)));
+      }
+      res.json({ success: true });
+    };
+  router.post('/start', setPaused(false));
+  router.post('/pause', setPaused(true));
+
+  router.put('/update-connection-frequency', async (req, res) => {
+    const env = environmentOf(res);
+    const body = parseInput(updateConnectionFrequencyBody, req.body, 'invalid_body');
+    const integration = await findIntegration(deps.stores, env, body.provider_config_key);
+    const [sel] = selectSyncs(deps, integration.provider, [{ name: body.sync_name, variant: body.sync_variant ?? DEFAULT_VARIANT }]);
+    const { connection } = await findConnection(deps.stores, env, body.provider_config_key, body.connection_id);
+    const state = await syncState(connection, sel);
+    // Parsed (and refused) before anything changes.
+    const everyMs = effectiveFrequencyMs(deps, connection, sel.name, body.frequency);
+    await setSyncScheduleFrequency(deps, connection, sel, everyMs);
+    if (!state) await ensureSyncStates(deps, connection);
+    await deps.stores.syncs.setFrequency({ connection: connection._id, name: sel.name, variant: sel.variant }, body.frequency);
+    res.json({ frequency: frequencyLabel(everyMs) });
+  });
 
   router.post('/trigger', async (req, res) => {
     const env = environmentOf(res);
@@ -58,8 +111,19 @@ export function syncRouter(deps: ApiDeps): Router {
       for (const state of states) {
         if (!selected.some((s) => s.name === state.name && s.variant === state.variant)) continue;
         const def = deps.registry.getSync(connection.provider, state.name);
-        const running = await isSyncRunning(deps, connection, { name: state.name, variant: state.variant });
-        const status = running ? 'RUNNING' : state.last_run?.status === 'SUCCESS' ? 'SUCCESS' : state.last_run?.status === 'ERROR' ? 'ERROR' : 'STOPPED';
+        const sel = { name: state.name, variant: state.variant };
+        // Paused, next fire and frequency come from the schedule itself, so a pause in the Temporal UI shows here too.
+        const [running, schedule] = await Promise.all([isSyncRunning(deps, connection, sel), describeSyncSchedule(deps, connection, sel)]);
+        const scheduled = schedule ? scheduleStatus(schedule) : null;
+        const status = running
+          ? 'RUNNING'
+          : scheduled?.paused
+            ? 'PAUSED'
+            : state.last_run?.status === 'SUCCESS'
+              ? 'SUCCESS'
+              : state.last_run?.status === 'ERROR'
+                ? 'ERROR'
+                : 'STOPPED';
         out.push({
           id: state._id,
           connection_id: connection.connection_id,
@@ -68,8 +132,8 @@ export function syncRouter(deps: ApiDeps): Router {
           status,
           type: def?.syncType === 'incremental' ? 'INCREMENTAL' : 'FULL',
           finishedAt: state.last_run?.finished_at?.toISOString() ?? null,
-          nextScheduledSyncAt: null,
-          frequency: state.frequency ?? def?.frequency ?? null,
+          nextScheduledSyncAt: scheduled?.nextScheduledSyncAt ?? null,
+          frequency: scheduled ? scheduled.frequency : (def?.frequency ?? null),
           latestResult: state.last_run?.result ?? null,
           latestExecutionStatus: state.last_run?.status ?? null,
           latestError: state.last_run?.error ?? null,

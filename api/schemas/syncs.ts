@@ -14,3 +14,18 @@ export const syncStatusQuery = z.object({
   syncs: z.string().min(1),
   connection_id: z.string().min(1).optional(),
 });
+
+export const syncScheduleBody = z.strictObject({
+  provider_config_key: z.string().min(1),
+  connection_id: z.string().min(1).optional(),
+  syncs: z.array(syncRef).default([]),
+});
+
+export const updateConnectionFrequencyBody = z.strictObject({
+  provider_config_key: z.string().min(1),
+  connection_id: z.string().min(1),
+  sync_name: z.string().min(1),
+  sync_variant: z.string().min(1).optional(),
+  /** "every 30 minutes", "2h", ...; null: back to the sync's default. */
+  frequency: z.string().min(1).nullable(),
+});

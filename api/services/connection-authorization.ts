@@ -7,7 +7,7 @@ import type { IntegrationDoc } from '../../store/integrations';
 import { queueAuthWebhook } from '../../webhooks/auth-webhook';
 import type { ApiDeps } from '../deps';
 import { reconnectTargetMissing } from './connect-session-access';
-import { startNewConnectionSyncs } from './sync-control';
+import { startNewConnectionSyncs } from './sync-schedules';
 
 export interface AuthorizedConnection {
   environment: string;

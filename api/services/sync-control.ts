@@ -6,7 +6,7 @@ import type { SyncRunInput } from '../../activities/sync-contracts';
 import { searchAttributesFor } from './search-attributes';
 import type { ApiDeps } from '../deps';
 
-const DEFAULT_VARIANT = 'base';
+export const DEFAULT_VARIANT = 'base';
 
 export interface SyncSelector {
   name: string;
@@ -52,22 +52,28 @@ export async function ensureSyncStates(deps: ApiDeps, connection: ConnectionDoc)
 }
 
 /**
- * A new connection's syncs: their state, and (like Nango) the first run of every sync
- * marked auto-start, right away.
- */
-export async function startNewConnectionSyncs(deps: ApiDeps, connection: ConnectionDoc): Promise<void> {
-  await ensureSyncStates(deps, connection);
-  const autoStart = (deps.registry.get(connection.provider)?.syncs ?? []).filter((s) => s.autoStart);
-  await Promise.all(autoStart.map((s) => startSyncRun(deps, connection, { name: s.name, variant: DEFAULT_VARIANT })));
-}
-
-/**
  * Starts a run now. If one is already running, that run is the answer (USE_EXISTING):
  * triggering twice never runs one sync twice at the same time.
  */
 export async function startSyncRun(deps: ApiDeps, connection: ConnectionDoc, sel: SyncSelector): Promise<{ workflowId: string; runId: string }> {
-  const workflowId = syncWorkflowId(connection.environment, connection.provider_config_key, connection.connection_id, sel.name, sel.variant);
-  const input: SyncRunInput = {
+  const workflowId = connectionSyncWorkflowId(connection, sel);
+  const handle = await deps.temporal.workflow.start('syncRun', {
+    workflowId,
+    taskQueue: deps.settings.syncTaskQueue,
+    args: [syncRunInput(deps, connection, sel)],
+    workflowIdConflictPolicy: 'USE_EXISTING',
+    typedSearchAttributes: syncSearchAttributes(connection, sel),
+  });
+  return { workflowId, runId: handle.firstExecutionRunId };
+}
+
+export function connectionSyncWorkflowId(connection: ConnectionDoc, sel: SyncSelector): string {
+  return syncWorkflowId(connection.environment, connection.provider_config_key, connection.connection_id, sel.name, sel.variant);
+}
+
+/** What syncRun is given, whoever starts it (a trigger or the sync's schedule). */
+export function syncRunInput(deps: { settings: Pick<ApiDeps['settings'], 'heartbeatTimeoutMs'> }, connection: ConnectionDoc, sel: SyncSelector): SyncRunInput {
+  return {
     environment: connection.environment,
     connection: connection._id,
     connectionId: connection.connection_id,
@@ -77,25 +83,21 @@ export async function startSyncRun(deps: ApiDeps, connection: ConnectionDoc, sel
     variant: sel.variant,
     heartbeatTimeoutMs: deps.settings.heartbeatTimeoutMs,
   };
-  const handle = await deps.temporal.workflow.start('syncRun', {
-    workflowId,
-    taskQueue: deps.settings.syncTaskQueue,
-    args: [input],
-    workflowIdConflictPolicy: 'USE_EXISTING',
-    typedSearchAttributes: searchAttributesFor({
-      environment: connection.environment,
-      integration: connection.provider_config_key,
-      connectionId: connection.connection_id,
-      syncName: sel.name,
-      operation: 'sync',
-    }),
+}
+
+export function syncSearchAttributes(connection: ConnectionDoc, sel: SyncSelector) {
+  return searchAttributesFor({
+    environment: connection.environment,
+    integration: connection.provider_config_key,
+    connectionId: connection.connection_id,
+    syncName: sel.name,
+    operation: 'sync',
   });
-  return { workflowId, runId: handle.firstExecutionRunId };
 }
 
 /** Whether Temporal is running this sync right now (the source of truth for RUNNING). */
 export async function isSyncRunning(deps: ApiDeps, connection: ConnectionDoc, sel: SyncSelector): Promise<boolean> {
-  const workflowId = syncWorkflowId(connection.environment, connection.provider_config_key, connection.connection_id, sel.name, sel.variant);
+  const workflowId = connectionSyncWorkflowId(connection, sel);
   try {
     const desc = await deps.temporal.workflow.getHandle(workflowId).describe();
     return desc.status.name === 'RUNNING';

@@ -1,0 +1,234 @@
+import { ScheduleNotFoundError } from '@temporalio/client';
+import { syncWorkflowId } from '../../api/services/sync-control';
+import { startWeftStack, createLumaIntegration, createOneDriveIntegration, connectOneDrive, type WeftStack } from '../support/weft-stack';
+
+const API_KEY = 'sandbox-luma-api-key';
+const HOUR = 3_600_000;
+
+function scheduleId(connectionId: string, syncName: string, providerConfigKey = 'luma', variant = 'base') {
+  return ['weft-schedule', 'dev', providerConfigKey, connectionId, syncName, variant].map(encodeURIComponent).join(':');
+}
+
+/** A sync's Temporal Schedule per connection: created with the connection, driven by start/pause/frequency, gone with it. */
+describe('sync schedules (real Temporal dev server)', () => {
+  let stack: WeftStack;
+
+  beforeAll(async () => {
+    stack = await startWeftStack({ graph: {} });
+    await createLumaIntegration(stack);
+    await createOneDriveIntegration(stack);
+  });
+  afterAll(async () => stack?.shutdown());
+
+  const schedule = (connectionId: string, syncName = 'list-events', providerConfigKey = 'luma') =>
+    stack.temporal.schedule.getHandle(scheduleId(connectionId, syncName, providerConfigKey)).describe();
+
+  async function connectLuma(connectionId: string) {
+    const res = await stack.api('POST', '/connections', {
+      body: { provider_config_key: 'luma', connection_id: connectionId, credentials: { type: 'API_KEY', apiKey: API_KEY } },
+    });
+    expect(res.status).toBe(201);
+    await stack.waitForSync(connectionId, 'list-events');
+  }
+
+  async function status(connectionId: string, syncs = 'list-events', providerConfigKey = 'luma') {
+    const res = await stack.api('GET', `/sync/status?provider_config_key=${providerConfigKey}&syncs=${syncs}&connection_id=${connectionId}`);
+    expect(res.status).toBe(200);
+    return res.body.syncs as any[];
+  }
+
+  /** Every run under the sync's fixed workflow ID that started after `since` (visibility is eventually consistent: read until it settles). */
+  async function runsSince(connectionId: string, since: Date): Promise<string[]> {
+    const id = syncWorkflowId('dev', 'luma', connectionId, 'list-events', 'base');
+    let last = '';
+    for (let i = 0; i < 40; i++) {
+      const runs: string[] = [];
+      for await (const w of stack.temporal.workflow.list({ query: `WorkflowId = "${id}" AND StartTime > "${since.toISOString()}"` })) runs.push(w.runId);
+      const key = runs.sort().join(',');
+      if (key === last && runs.length > 0) return runs;
+      last = key;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    throw new Error(`no settled run list for ${id}`);
+  }
+
+  test('a new connection gets a schedule per sync at its frequency: running for auto-start syncs, paused for the others', async () => {
+    await connectLuma('sched-1');
+    const luma = await schedule('sched-1');
+    expect(everyMs(luma)).toEqual([HOUR]);
+    expect(luma.state.paused).toBe(false);
+    expect(luma.policies.overlap).toBe('SKIP');
+    expect(luma.policies.catchupWindow).toBe(HOUR);
+    expect(luma.action.workflowType).toBe('scheduledSync');
+    expect(luma.action.taskQueue).toBe(stack.taskQueue);
+
+    expect((await connectOneDrive(stack, 'sched-od')).status).toBe(201);
+    await stack.waitForSync('sched-od', 'user-files', { providerConfigKey: 'one-drive' });
+    expect((await schedule('sched-od', 'user-files', 'one-drive')).state.paused).toBe(false);
+    const selected = await schedule('sched-od', 'user-files/selected', 'one-drive');
+    expect(selected.state.paused).toBe(true);
+    expect(everyMs(selected)).toEqual([HOUR]);
+
+    const [s] = await status('sched-1');
+    expect(s).toMatchObject({ status: 'SUCCESS', frequency: 'every 1h' });
+    // One interval after the schedule was made (not on the hour: fires of many connections spread out).
+    const next = Date.parse(s.nextScheduledSyncAt);
+    expect(next).toBeGreaterThan(Date.now() + HOUR - 60_000);
+    expect(next).toBeLessThanOrEqual(Date.now() + HOUR);
+    const od = await status('sched-od', '*', 'one-drive');
+    expect(od.find((x) => x.name === 'user-files/selected')).toMatchObject({ status: 'PAUSED', nextScheduledSyncAt: null, frequency: 'every 1h' });
+  });
+
+  test('POST /sync/pause and /sync/start pause and unpause the schedule, and the status reads it (a pause in Temporal too)', async () => {
+    const pause = await stack.api('POST', '/sync/pause', { body: { provider_config_key: 'luma', connection_id: 'sched-1', syncs: ['list-events'] } });
+    expect(pause).toEqual({ status: 200, body: { success: true } });
+    expect((await schedule('sched-1')).state.paused).toBe(true);
+    expect((await status('sched-1'))[0]).toMatchObject({ status: 'PAUSED', nextScheduledSyncAt: null, frequency: 'every 1h' });
+
+    const start = await stack.api('POST', '/sync/start', { body: { provider_config_key: 'luma', connection_id: 'sched-1', syncs: ['list-events'] } });
+    expect(start).toEqual({ status: 200, body: { success: true } });
+    expect((await schedule('sched-1')).state.paused).toBe(false);
+    const [running] = await status('sched-1');
+    expect(running.status).toBe('SUCCESS');
+    expect(running.nextScheduledSyncAt).not.toBeNull();
+
+    // An operator pausing it in the Temporal UI: the API shows it.
+    await stack.temporal.schedule.getHandle(scheduleId('sched-1', 'list-events')).pause('operator');
+    expect((await status('sched-1'))[0].status).toBe('PAUSED');
+    await stack.temporal.schedule.getHandle(scheduleId('sched-1', 'list-events')).unpause();
+
+    // Without connection_id: every connection of the integration.
+    await connectLuma('sched-2');
+    expect((await stack.api('POST', '/sync/pause', { body: { provider_config_key: 'luma', syncs: ['list-events'] } })).status).toBe(200);
+    expect((await schedule('sched-1')).state.paused).toBe(true);
+    expect((await schedule('sched-2')).state.paused).toBe(true);
+    expect((await stack.api('POST', '/sync/start', { body: { provider_config_key: 'luma', syncs: [] } })).status).toBe(200);
+    expect((await schedule('sched-1')).state.paused).toBe(false);
+    expect((await schedule('sched-2')).state.paused).toBe(false);
+
+    // Refused requests change nothing.
+    const unknownSync = await stack.api('POST', '/sync/pause', { body: { provider_config_key: 'luma', syncs: ['nope'] } });
+    expect(unknownSync.status).toBe(400);
+    expect(unknownSync.body.error.code).toBe('unknown_sync');
+    const unknownVariant = await stack.api('POST', '/sync/pause', { body: { provider_config_key: 'luma', syncs: [{ name: 'list-events', variant: 'v2' }] } });
+    expect(unknownVariant.status).toBe(404);
+    expect(unknownVariant.body.error.code).toBe('unknown_sync_variant');
+    const unknownConnection = await stack.api('POST', '/sync/pause', { body: { provider_config_key: 'luma', connection_id: 'nobody', syncs: [] } });
+    expect(unknownConnection.status).toBe(404);
+    expect((await schedule('sched-1')).state.paused).toBe(false);
+    expect((await schedule('sched-2')).state.paused).toBe(false);
+  });
+
+  test('PUT /sync/update-connection-frequency changes the interval; refused inputs change nothing; null goes back to the default', async () => {
+    const put = (body: Record<string, unknown>) => stack.api('PUT', '/sync/update-connection-frequency', { body });
+    const base = { provider_config_key: 'luma', connection_id: 'sched-1', sync_name: 'list-events' };
+    const stored = async () =>
+      (await stack.core.stores.syncs.get({ connection: (await connectionDoc('sched-1'))._id, name: 'list-events', variant: 'base' }))?.frequency;
+
+    await stack.api('POST', '/sync/pause', { body: { provider_config_key: 'luma', connection_id: 'sched-1', syncs: [] } });
+    const ok = await put({ ...base, frequency: 'every 30 minutes' });
+    expect(ok).toEqual({ status: 200, body: { frequency: 'every 30m' } });
+    let desc = await schedule('sched-1');
+    expect(everyMs(desc)).toEqual([HOUR / 2]);
+    expect(desc.policies.catchupWindow).toBe(HOUR / 2);
+    expect(desc.state.paused).toBe(true); // a frequency change keeps the pause
+    expect(await stored()).toBe('every 30 minutes');
+    expect((await status('sched-1'))[0]).toMatchObject({ status: 'PAUSED', frequency: 'every 30m' });
+
+    for (const [body, httpStatus, code] of [
+      [{ ...base, frequency: '10s' }, 400, 'frequency_too_short'],
+      [{ ...base, frequency: 'every 29 seconds' }, 400, 'frequency_too_short'],
+      [{ ...base, frequency: 'soon' }, 400, 'invalid_frequency'],
+      [{ ...base, frequency: 'every' }, 400, 'invalid_frequency'],
+      [{ ...base, frequency: '-1h' }, 400, 'invalid_frequency'],
+      [{ ...base, frequency: 3600 }, 400, 'invalid_body'],
+      [{ ...base, sync_name: 'nope', frequency: '2h' }, 400, 'unknown_sync'],
+      [{ ...base, sync_variant: 'v2', frequency: '2h' }, 404, 'unknown_sync_variant'],
+      [{ ...base, connection_id: 'nobody', frequency: '2h' }, 404, 'unknown_connection'],
+    ] as const) {
+      const res = await put(body);
+      expect([res.status, res.body.error?.code]).toEqual([httpStatus, code]);
+    }
+    desc = await schedule('sched-1');
+    expect(everyMs(desc)).toEqual([HOUR / 2]);
+    expect(await stored()).toBe('every 30 minutes');
+
+    expect(await put({ ...base, frequency: '1 day' })).toEqual({ status: 200, body: { frequency: 'every 1d' } });
+    expect(everyMs(await schedule('sched-1'))).toEqual([24 * HOUR]);
+    expect(await put({ ...base, frequency: '2h' })).toEqual({ status: 200, body: { frequency: 'every 2h' } });
+    expect(everyMs(await schedule('sched-1'))).toEqual([2 * HOUR]);
+
+    expect(await put({ ...base, frequency: null })).toEqual({ status: 200, body: { frequency: 'every 1h' } });
+    expect(everyMs(await schedule('sched-1'))).toEqual([HOUR]);
+    expect(await stored()).toBeNull();
+    await stack.api('POST', '/sync/start', { body: { provider_config_key: 'luma', connection_id: 'sched-1', syncs: [] } });
+  });
+
+  async function connectionDoc(connectionId: string) {
+    const [doc] = await stack.core.stores.connections.findInIntegrations('dev', ['luma'], connectionId);
+    return doc;
+  }
+
+  test('a scheduled fire and a manual trigger run the sync once, whichever comes first', async () => {
+    await connectLuma('sched-3');
+    const handle = stack.temporal.schedule.getHandle(scheduleId('sched-3', 'list-events'));
+    const fixedId = syncWorkflowId('dev', 'luma', 'sched-3', 'list-events', 'base');
+    stack.luma.setLatency(1_500);
+    try {
+      // Scheduled first: the trigger joins the scheduled run.
+      const t0 = new Date();
+      await handle.trigger();
+      await waitUntil(async () => (await stack.temporal.workflow.getHandle(fixedId).describe()).startTime > t0);
+      const scheduledRun = await stack.temporal.workflow.getHandle(fixedId).describe();
+      expect(scheduledRun.status.name).toBe('RUNNING');
+      expect(scheduledRun.parentExecution).toBeDefined();
+      expect((await status('sched-3'))[0].status).toBe('RUNNING');
+      const trigger = await stack.api('POST', '/sync/trigger', { body: { provider_config_key: 'luma', connection_id: 'sched-3', syncs: ['list-events'] } });
+      expect(trigger.status).toBe(200);
+      expect((await stack.temporal.workflow.getHandle(fixedId).describe()).runId).toBe(scheduledRun.runId);
+      await stack.waitForSync('sched-3', 'list-events');
+      expect(await runsSince('sched-3', t0)).toEqual([scheduledRun.runId]);
+
+      // Triggered first: the schedule's fire finds the run going and ends without another.
+      const t1 = new Date();
+      await stack.api('POST', '/sync/trigger', { body: { provider_config_key: 'luma', connection_id: 'sched-3', syncs: ['list-events'] } });
+      const manualRun = await stack.temporal.workflow.getHandle(fixedId).describe();
+      expect(manualRun.status.name).toBe('RUNNING');
+      await handle.trigger();
+      const fire = await waitUntil(async () => {
+        const recent = (await handle.describe()).info.recentActions.filter((a) => a.takenAt > t1);
+        return recent[0]?.action.workflow.workflowId;
+      });
+      const outcome = await stack.temporal.workflow.getHandle(fire).result();
+      expect(outcome).toEqual({ ran: false, reason: 'already_running' });
+      await stack.waitForSync('sched-3', 'list-events');
+      expect(await runsSince('sched-3', t1)).toEqual([manualRun.runId]);
+    } finally {
+      stack.luma.setLatency(0);
+    }
+  });
+
+  test('deleting a connection deletes its schedules', async () => {
+    await connectLuma('sched-gone');
+    expect((await schedule('sched-gone')).state.paused).toBe(false);
+    const res = await stack.api('DELETE', '/connections/sched-gone?provider_config_key=luma');
+    expect(res).toEqual({ status: 200, body: { success: true } });
+    await expect(schedule('sched-gone')).rejects.toBeInstanceOf(ScheduleNotFoundError);
+    // Other connections keep theirs.
+    expect((await schedule('sched-1')).state.paused).toBe(false);
+  });
+});
+
+function everyMs(desc: { spec: { intervals?: Array<{ every: number }> } }): number[] {
+  return (desc.spec.intervals ?? []).map((i) => i.every);
+}
+
+async function waitUntil<T>(probe: () => Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe().catch(() => undefined);
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error('waitUntil: timed out');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
