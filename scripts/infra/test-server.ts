@@ -12,11 +12,13 @@ import { childProcessEnv } from './infra-env';
  * once per machine, into the binary cache, as a directory of jars plus a small launcher that
  * `TestWorkflowEnvironment.createTimeSkipping` runs with the port as its argument.
  */
-export const TEST_SERVER_ARTIFACT = { groupId: 'io.temporal', artifactId: 'temporal-test-server', version: '1.31.0' } as const;
+const TEST_SERVER_ARTIFACT = { groupId: 'io.temporal', artifactId: 'temporal-test-server', version: '1.31.0' } as const;
 
 const MAIN_CLASS = 'io.temporal.testserver.TestServer';
-/** The launcher's second line; a launcher without exactly this line is from another version and rebuilt. */
-const LAUNCHER_MARKER = `# weft ${TEST_SERVER_ARTIFACT.groupId}:${TEST_SERVER_ARTIFACT.artifactId}:${TEST_SERVER_ARTIFACT.version}`;
+/** The server logs through SLF4J 1.7; without a binding it prints three warning lines on every start. */
+const SLF4J_NOP = { groupId: 'org.slf4j', artifactId: 'slf4j-nop', version: '1.7.36' } as const;
+/** The launcher's second line; a launcher without exactly this line is from another build and rebuilt. */
+const LAUNCHER_MARKER = `# weft ${TEST_SERVER_ARTIFACT.groupId}:${TEST_SERVER_ARTIFACT.artifactId}:${TEST_SERVER_ARTIFACT.version} +${SLF4J_NOP.artifactId}`;
 const EXPLICIT_ENV = 'WEFT_TEMPORAL_TEST_SERVER';
 
 export interface ResolveTestServerOptions {
@@ -96,6 +98,7 @@ function pom(): string {
   <version>1</version>
   <dependencies>
     <dependency><groupId>${a.groupId}</groupId><artifactId>${a.artifactId}</artifactId><version>${a.version}</version></dependency>
+    <dependency><groupId>${SLF4J_NOP.groupId}</groupId><artifactId>${SLF4J_NOP.artifactId}</artifactId><version>${SLF4J_NOP.version}</version></dependency>
   </dependencies>
 </project>
 `;
