@@ -139,6 +139,26 @@ export const ROUTES: RouteSpec[] = [
     json: (f) => ({ provider_config_key: 'luma', connection_id: f.ids.luma, syncs: ['fz-no-such-sync'], opts: { reset: false } }),
     readOnly: false,
   },
+  ...(['start', 'pause'] as const).map((verb): RouteSpec => ({
+    name: `POST /sync/${verb}`,
+    method: 'POST',
+    template: `/sync/${verb}`,
+    auth: 'secret-key',
+    body: 'json',
+    // A sync the integration does not have: nothing to change, as for the trigger.
+    json: (f) => ({ provider_config_key: 'luma', connection_id: f.ids.luma, syncs: ['fz-no-such-sync'] }),
+    readOnly: false,
+  })),
+  {
+    name: 'PUT /sync/update-connection-frequency',
+    method: 'PUT',
+    template: '/sync/update-connection-frequency',
+    auth: 'secret-key',
+    body: 'json',
+    // Under the 30 s minimum: refused before anything changes.
+    json: (f) => ({ provider_config_key: 'luma', connection_id: f.ids.luma, sync_name: 'list-events', frequency: 'every 5s' }),
+    readOnly: false,
+  },
   {
     name: 'GET /sync/status',
     method: 'GET',
