@@ -81,6 +81,7 @@ describe('the hot path reads by _id', () => {
           (await stack.api('PATCH', '/connections/metadata', { body: { provider_config_key: 'luma', connection_id: 'user-1', metadata: { plan: 'pro' } } }))
             .status,
         ).toBe(200);
+        expect((await stack.api('PATCH', '/connections/user-1?provider_config_key=luma', { body: { tags: { plan: 'pro' } } })).status).toBe(200);
         const listed = await stack.api('GET', '/connections?connectionId=user-1');
         expect(listed.body.connections.map((c: { id: string }) => c.id)).toEqual([created.body.id]);
         expect((await stack.api('GET', '/connections?connectionId=user-1&integrationId=luma')).body.connections).toHaveLength(1);

@@ -1,4 +1,5 @@
 import { startWeftStack, createLumaIntegration, readAllRecords, type WeftStack } from '../support/weft-stack';
+import { recordFilters, selectsByIdOnly } from '../support/command-filters';
 
 const API_KEY = 'sandbox-luma-api-key';
 const EVENTS = 120;
@@ -23,7 +24,7 @@ describe('PATCH /records/prune', () => {
   }
 
   beforeAll(async () => {
-    stack = await startWeftStack({ luma: { seed: 11, eventCount: EVENTS } });
+    stack = await startWeftStack({ monitorCommands: true, luma: { seed: 11, eventCount: EVENTS } });
     await createLumaIntegration(stack);
     const created = await stack.api('POST', '/connections', {
       body: { provider_config_key: 'luma', connection_id: 'user-1', credentials: { type: 'API_KEY', apiKey: API_KEY } },
@@ -115,6 +116,21 @@ describe('PATCH /records/prune', () => {
     const after = await readAllRecords(stack, 'user-1', 'CalendarEvent');
     expect(after.slice(0, 100).every((r) => r._weft_metadata.pruned_at !== null && Object.keys(r).length === 2)).toBe(true);
     expect(after.slice(100).every((r) => r._weft_metadata.pruned_at === null && Object.keys(r).length > 2)).toBe(true);
+  });
+
+  test('a prune reads and writes records, their feed and counters by _id only (what FerretDB reads through its index)', async () => {
+    const records = await readAllRecords(stack, 'user-1', 'CalendarEvent');
+    const rec = recordFilters(stack.core.mongo);
+    let res;
+    try {
+      res = await prune({ model: 'CalendarEvent', until_cursor: records[109]._weft_metadata.cursor, limit: 5 });
+    } finally {
+      rec.stop();
+    }
+    expect(res.body).toEqual({ count: 5, has_more: true });
+    const scoped = rec.commands.filter((c) => ['records', 'record_feed', 'record_counters'].includes(c.collection));
+    expect(scoped.filter((c) => c.collection === 'records' && c.command === 'update')).toHaveLength(5);
+    expect(scoped.filter((c) => !selectsByIdOnly(c.filter)).map((c) => `${c.command} ${c.collection} ${JSON.stringify(c.filter)}`)).toEqual([]);
   });
 
   test('a sync keeps unchanged pruned records pruned, and a changed one comes back with its payload as a later change', async () => {
