@@ -71,6 +71,15 @@ async function recordSuccessFailureAndAction(): Promise<void> {
     if (ok.status !== 201) throw new Error(`connection: ${ok.status} ${JSON.stringify(ok.body)}`);
     await save(stack.temporal, 'sync-success', lumaSyncId('replay-ok'));
 
+    // A fire of the sync's schedule: scheduledSync runs syncRun as a child under the sync's ID.
+    const schedules: string[] = [];
+    for await (const s of stack.temporal.schedule.list()) if (s.scheduleId.includes('replay-ok')) schedules.push(s.scheduleId);
+    if (schedules.length !== 1) throw new Error(`expected one schedule for replay-ok, found ${JSON.stringify(schedules)}`);
+    await stack.temporal.schedule.getHandle(schedules[0]!).trigger();
+    let scheduled: string | undefined;
+    await waitFor(async () => Boolean((scheduled = (await listIds(stack.temporal, 'scheduledSync'))[0])), 30_000, 'the scheduled run to start');
+    await save(stack.temporal, 'scheduled-sync', scheduled!);
+
     // One record the model refuses: invalid_sync_record, a final error (the next run of the same workflow ID).
     stack.luma.corruptEvent(stack.luma.eventIds()[60]!, { start_at: 'next tuesday' });
     const trigger = await stack.api('POST', '/sync/trigger', { body: { provider_config_key: 'luma', connection_id: 'replay-ok', syncs: ['list-events'] } });

@@ -35,7 +35,7 @@ describe('replaying recorded histories', () => {
 
   test('every committed history replays against the current workflows', async () => {
     const results = await replayAll(workflowCode());
-    expect(results.map((r) => r.workflowId)).toEqual(['action', 'sync-failed', 'sync-retried-after-worker-crash', 'sync-success']);
+    expect(results.map((r) => r.workflowId)).toEqual(['action', 'scheduled-sync', 'sync-failed', 'sync-retried-after-worker-crash', 'sync-success']);
     expect(results.map((r) => ({ history: r.workflowId, error: r.error?.message }))).toEqual(results.map((r) => ({ history: r.workflowId, error: undefined })));
   });
 
@@ -62,6 +62,7 @@ describe('replaying recorded histories', () => {
       const byHistory = Object.fromEntries(results.map((r) => [r.workflowId, r.error?.name]));
       expect(byHistory).toEqual({
         action: undefined,
+        'scheduled-sync': undefined,
         'sync-failed': 'DeterminismViolationError',
         'sync-retried-after-worker-crash': 'DeterminismViolationError',
         'sync-success': 'DeterminismViolationError',
