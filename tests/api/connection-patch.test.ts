@@ -11,7 +11,7 @@ describe('PATCH /connections/:connectionId', () => {
   let connectionRef: string;
 
   const stored = async () => stack.core.stores.connections.getById(connectionRef);
-  const patch = (body: unknown, query = 'provider_config_key=luma', connectionId = 'user-1') =>
+  const patch = (body: unknown, query = 'provider_config_key=luma', connectionId = 'patch-user') =>
     stack.api('PATCH', `/connections/${connectionId}${query ? `?${query}` : ''}`, { body });
 
   beforeAll(async () => {
@@ -21,7 +21,7 @@ describe('PATCH /connections/:connectionId', () => {
     await createLumaIntegration(stack);
     expect((await stack.api('PATCH', '/environment', { body: { webhook_url: envHooks.url } })).status).toBe(200);
     const created = await stack.api('POST', '/connections', {
-      body: { provider_config_key: 'luma', connection_id: 'user-1', credentials: { type: 'API_KEY', apiKey: API_KEY }, tags: { team: 'a' } },
+      body: { provider_config_key: 'luma', connection_id: 'patch-user', credentials: { type: 'API_KEY', apiKey: API_KEY }, tags: { team: 'a' } },
     });
     expect(created.status).toBe(201);
     connectionRef = created.body.id;
@@ -37,25 +37,25 @@ describe('PATCH /connections/:connectionId', () => {
   test('refused input: a 4xx with a stable code, and the stored connection is unchanged', async () => {
     const before = await stored();
     const cases: Array<[unknown, string, string, number, string]> = [
-      [{ tags: { team: 'b' } }, '', 'user-1', 400, 'invalid_query_params'],
-      [{ tags: { team: 'b' } }, 'provider_config_key=luma&extra=1', 'user-1', 400, 'invalid_query_params'],
-      [{}, 'provider_config_key=luma', 'user-1', 400, 'invalid_body'],
-      [{ tags: { team: 'b' }, metadata: { x: 1 } }, 'provider_config_key=luma', 'user-1', 400, 'invalid_body'],
-      [{ tags: { team: 7 } }, 'provider_config_key=luma', 'user-1', 400, 'invalid_body'],
-      [{ tags: { 'a.b': 'x' } }, 'provider_config_key=luma', 'user-1', 400, 'invalid_body'],
-      [{ tags: { $where: 'x' } }, 'provider_config_key=luma', 'user-1', 400, 'invalid_body'],
-      [{ tags: Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`k${i}`, 'v'])) }, 'provider_config_key=luma', 'user-1', 400, 'invalid_body'],
-      [{ tags: { team: 'x'.repeat(256) } }, 'provider_config_key=luma', 'user-1', 400, 'invalid_body'],
-      [{ tags: ['team'] }, 'provider_config_key=luma', 'user-1', 400, 'invalid_body'],
-      [{ webhook_url_override: 'not a url' }, 'provider_config_key=luma', 'user-1', 400, 'invalid_body'],
-      [{ webhook_url_override: 'ftp://example.com/hook' }, 'provider_config_key=luma', 'user-1', 400, 'invalid_body'],
-      [{ webhook_url_override: `https://example.com/${'x'.repeat(2048)}` }, 'provider_config_key=luma', 'user-1', 400, 'invalid_body'],
+      [{ tags: { team: 'b' } }, '', 'patch-user', 400, 'invalid_query_params'],
+      [{ tags: { team: 'b' } }, 'provider_config_key=luma&extra=1', 'patch-user', 400, 'invalid_query_params'],
+      [{}, 'provider_config_key=luma', 'patch-user', 400, 'invalid_body'],
+      [{ tags: { team: 'b' }, metadata: { x: 1 } }, 'provider_config_key=luma', 'patch-user', 400, 'invalid_body'],
+      [{ tags: { team: 7 } }, 'provider_config_key=luma', 'patch-user', 400, 'invalid_body'],
+      [{ tags: { 'a.b': 'x' } }, 'provider_config_key=luma', 'patch-user', 400, 'invalid_body'],
+      [{ tags: { $where: 'x' } }, 'provider_config_key=luma', 'patch-user', 400, 'invalid_body'],
+      [{ tags: Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`k${i}`, 'v'])) }, 'provider_config_key=luma', 'patch-user', 400, 'invalid_body'],
+      [{ tags: { team: 'x'.repeat(256) } }, 'provider_config_key=luma', 'patch-user', 400, 'invalid_body'],
+      [{ tags: ['team'] }, 'provider_config_key=luma', 'patch-user', 400, 'invalid_body'],
+      [{ webhook_url_override: 'not a url' }, 'provider_config_key=luma', 'patch-user', 400, 'invalid_body'],
+      [{ webhook_url_override: 'ftp://example.com/hook' }, 'provider_config_key=luma', 'patch-user', 400, 'invalid_body'],
+      [{ webhook_url_override: `https://example.com/${'x'.repeat(2048)}` }, 'provider_config_key=luma', 'patch-user', 400, 'invalid_body'],
       // Tags valid, URL refused: neither is stored.
-      [{ tags: { team: 'b' }, webhook_url_override: 'http://169.254.169.254/latest' }, 'provider_config_key=luma', 'user-1', 400, 'egress_refused'],
-      [{ webhook_url_override: 'http://10.1.2.3/hook' }, 'provider_config_key=luma', 'user-1', 400, 'egress_refused'],
-      [{ webhook_url_override: 'http://[::1]:9/hook' }, 'provider_config_key=luma', 'user-1', 400, 'egress_refused'],
+      [{ tags: { team: 'b' }, webhook_url_override: 'http://169.254.169.254/latest' }, 'provider_config_key=luma', 'patch-user', 400, 'egress_refused'],
+      [{ webhook_url_override: 'http://10.1.2.3/hook' }, 'provider_config_key=luma', 'patch-user', 400, 'egress_refused'],
+      [{ webhook_url_override: 'http://[::1]:9/hook' }, 'provider_config_key=luma', 'patch-user', 400, 'egress_refused'],
       [{ tags: { team: 'b' } }, 'provider_config_key=luma', 'nobody', 404, 'unknown_connection'],
-      [{ tags: { team: 'b' } }, 'provider_config_key=no-such-integration', 'user-1', 404, 'unknown_provider_config'],
+      [{ tags: { team: 'b' } }, 'provider_config_key=no-such-integration', 'patch-user', 404, 'unknown_provider_config'],
     ];
     for (const [body, query, id, status, code] of cases) {
       const res = await patch(body, query, id);
@@ -74,21 +74,21 @@ describe('PATCH /connections/:connectionId', () => {
     const { tags: _t, updated_at: _u, ...rest } = after;
     const { tags: _t0, updated_at: _u0, ...restBefore } = before;
     expect(rest).toEqual(restBefore);
-    const got = await stack.api('GET', '/connections/user-1?provider_config_key=luma');
+    const got = await stack.api('GET', '/connections/patch-user?provider_config_key=luma');
     expect(got.body.tags).toEqual({ team: 'b', plan: 'pro' });
-    const listed = await stack.api('GET', '/connections?connectionId=user-1');
+    const listed = await stack.api('GET', '/connections?connectionId=patch-user');
     expect(listed.body.connections[0].tags).toEqual({ team: 'b', plan: 'pro' });
   });
 
   test("with webhook_url_override set, the connection's auth webhook goes there (signed) and not to the environment's URL", async () => {
     expect((await patch({ webhook_url_override: connectionHooks.url })).status).toBe(200);
     expect((await stored())!.webhook_url_override).toBe(connectionHooks.url);
-    expect((await stack.api('GET', '/connections/user-1?provider_config_key=luma')).body.webhook_url_override).toBe(connectionHooks.url);
+    expect((await stack.api('GET', '/connections/patch-user?provider_config_key=luma')).body.webhook_url_override).toBe(connectionHooks.url);
 
     const envCount = envHooks.received.length;
     await reconnect();
     const hook = await connectionHooks.waitFor((w) => w.body?.type === 'auth' && w.body.operation === 'override');
-    expect(hook.body).toMatchObject({ connectionId: 'user-1', providerConfigKey: 'luma', success: true });
+    expect(hook.body).toMatchObject({ connectionId: 'patch-user', providerConfigKey: 'luma', success: true });
     expect(String(hook.headers['webhook-signature'])).toMatch(/^v1,/);
     // Give a stray delivery to the environment's URL time to show up.
     await new Promise((r) => setTimeout(r, 300));
@@ -107,7 +107,7 @@ describe('PATCH /connections/:connectionId', () => {
 
   /** The end user re-authorizes through a reconnect session: an `auth` webhook with operation `override`. */
   async function reconnect() {
-    const session = await stack.api('POST', '/connect/sessions', { body: { allowed_integrations: ['luma'], connection_id: 'user-1' } });
+    const session = await stack.api('POST', '/connect/sessions', { body: { allowed_integrations: ['luma'], connection_id: 'patch-user' } });
     expect(session.status).toBe(201);
     const res = await stack.api('POST', `/api-auth/api-key/luma?connect_session_token=${encodeURIComponent(session.body.data.token)}`, {
       key: null,

@@ -3,7 +3,7 @@ import { recordFilters, selectsByIdOnly } from '../support/command-filters';
 
 const API_KEY = 'sandbox-luma-api-key';
 const EVENTS = 120;
-const headers = { 'connection-id': 'user-1', 'provider-config-key': 'luma' };
+const headers = { 'connection-id': 'prune-user', 'provider-config-key': 'luma' };
 
 /** `PATCH /records/prune` (Nango's `pruneRecords`) on real Temporal + FerretDB, records from a Luma sync. */
 describe('PATCH /records/prune', () => {
@@ -19,26 +19,26 @@ describe('PATCH /records/prune', () => {
   const prune = (body: unknown, h: Record<string, string> = headers) => stack.api('PATCH', '/records/prune', { body, headers: h });
 
   async function sync() {
-    await stack.api('POST', '/sync/trigger', { body: { provider_config_key: 'luma', connection_id: 'user-1', syncs: ['list-events'] } });
-    return (await stack.waitForSync('user-1', 'list-events')) as any;
+    await stack.api('POST', '/sync/trigger', { body: { provider_config_key: 'luma', connection_id: 'prune-user', syncs: ['list-events'] } });
+    return (await stack.waitForSync('prune-user', 'list-events')) as any;
   }
 
   beforeAll(async () => {
     stack = await startWeftStack({ monitorCommands: true, luma: { seed: 11, eventCount: EVENTS } });
     await createLumaIntegration(stack);
     const created = await stack.api('POST', '/connections', {
-      body: { provider_config_key: 'luma', connection_id: 'user-1', credentials: { type: 'API_KEY', apiKey: API_KEY } },
+      body: { provider_config_key: 'luma', connection_id: 'prune-user', credentials: { type: 'API_KEY', apiKey: API_KEY } },
     });
     expect(created.status).toBe(201);
     connectionRef = created.body.id;
     await sync();
-    expect(await readAllRecords(stack, 'user-1', 'CalendarEvent')).toHaveLength(EVENTS);
+    expect(await readAllRecords(stack, 'prune-user', 'CalendarEvent')).toHaveLength(EVENTS);
   });
   afterAll(async () => stack?.shutdown());
 
   test('refused input: a 400 with a stable code, and no stored record changes', async () => {
     const before = await storedRecords();
-    const [first] = await readAllRecords(stack, 'user-1', 'CalendarEvent');
+    const [first] = await readAllRecords(stack, 'prune-user', 'CalendarEvent');
     const cursor: string = first._weft_metadata.cursor;
     const cases: Array<[unknown, Record<string, string>, number, string]> = [
       [{ model: 'CalendarEvent', until_cursor: 'not-a-cursor' }, headers, 400, 'invalid_cursor'],
@@ -58,7 +58,7 @@ describe('PATCH /records/prune', () => {
   });
 
   test('drops the payloads up to the cursor (inclusive), keeps ids and metadata, leaves later records as they were', async () => {
-    const before = await readAllRecords(stack, 'user-1', 'CalendarEvent');
+    const before = await readAllRecords(stack, 'prune-user', 'CalendarEvent');
     const storedBefore = await storedRecords();
     const k = 40;
     const until = before[k - 1];
@@ -66,7 +66,7 @@ describe('PATCH /records/prune', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ count: k, has_more: false });
 
-    const after = await readAllRecords(stack, 'user-1', 'CalendarEvent');
+    const after = await readAllRecords(stack, 'prune-user', 'CalendarEvent');
     // Same records, same order, same cursors.
     expect(after.map((r) => r.id)).toEqual(before.map((r) => r.id));
     for (let i = 0; i < after.length; i++) {
@@ -96,7 +96,7 @@ describe('PATCH /records/prune', () => {
   });
 
   test('pruning again is idempotent: nothing counted, nothing written', async () => {
-    const records = await readAllRecords(stack, 'user-1', 'CalendarEvent');
+    const records = await readAllRecords(stack, 'prune-user', 'CalendarEvent');
     const before = await storedRecords();
     const res = await prune({ model: 'CalendarEvent', until_cursor: records[39]._weft_metadata.cursor });
     expect(res.status).toBe(200);
@@ -105,7 +105,7 @@ describe('PATCH /records/prune', () => {
   });
 
   test('limit bounds one call; has_more says to call again, and the calls together prune exactly up to the cursor', async () => {
-    const records = await readAllRecords(stack, 'user-1', 'CalendarEvent');
+    const records = await readAllRecords(stack, 'prune-user', 'CalendarEvent');
     const cursor = records[99]._weft_metadata.cursor;
     const first = await prune({ model: 'CalendarEvent', until_cursor: cursor, limit: 25 });
     expect(first.body).toEqual({ count: 25, has_more: true });
@@ -113,13 +113,13 @@ describe('PATCH /records/prune', () => {
     expect(second.body).toEqual({ count: 25, has_more: true });
     const third = await prune({ model: 'CalendarEvent', until_cursor: cursor, limit: 25 });
     expect(third.body).toEqual({ count: 10, has_more: false });
-    const after = await readAllRecords(stack, 'user-1', 'CalendarEvent');
+    const after = await readAllRecords(stack, 'prune-user', 'CalendarEvent');
     expect(after.slice(0, 100).every((r) => r._weft_metadata.pruned_at !== null && Object.keys(r).length === 2)).toBe(true);
     expect(after.slice(100).every((r) => r._weft_metadata.pruned_at === null && Object.keys(r).length > 2)).toBe(true);
   });
 
   test('a prune reads and writes records, their feed and counters by _id only (what FerretDB reads through its index)', async () => {
-    const records = await readAllRecords(stack, 'user-1', 'CalendarEvent');
+    const records = await readAllRecords(stack, 'prune-user', 'CalendarEvent');
     const rec = recordFilters(stack.core.mongo);
     let res;
     try {
@@ -134,11 +134,11 @@ describe('PATCH /records/prune', () => {
   });
 
   test('a sync keeps unchanged pruned records pruned, and a changed one comes back with its payload as a later change', async () => {
-    const before = await readAllRecords(stack, 'user-1', 'CalendarEvent');
+    const before = await readAllRecords(stack, 'prune-user', 'CalendarEvent');
     const edited = stack.luma.editEvents(before.slice(0, 5).map((r) => r.id));
     const summary = await sync();
     expect(summary.result.CalendarEvent).toEqual({ added: 0, updated: edited.length, deleted: 0 });
-    const after = await readAllRecords(stack, 'user-1', 'CalendarEvent');
+    const after = await readAllRecords(stack, 'prune-user', 'CalendarEvent');
     const byId = new Map(after.map((r) => [r.id, r]));
     for (const id of edited) {
       expect(byId.get(id)._weft_metadata).toMatchObject({ last_action: 'UPDATED', pruned_at: null });
