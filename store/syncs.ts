@@ -133,6 +133,11 @@ export class SyncStore {
     return docs.sort((a, b) => (a.name === b.name ? cmp(a.variant, b.variant) : cmp(a.name, b.name)));
   }
 
+  /** Every sync state of every environment, in `_id` order (the worker's schedule reconcile pass reads them all). */
+  all(): AsyncIterable<SyncDoc> {
+    return this.col.find({}).sort({ _id: 1 });
+  }
+
   async markRunStarted(key: SyncKey, runId: string, startedAt: Date): Promise<void> {
     await this.col.updateOne(
       { _id: syncId(key) },

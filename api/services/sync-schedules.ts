@@ -1,5 +1,6 @@
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, type ScheduleDescription, type ScheduleOptions } from '@temporalio/client';
 import type { ConnectionDoc } from '../../store/connections';
+import type { SyncDoc } from '../../store/syncs';
 import type { ScheduledSyncInput } from '../../activities/sync-contracts';
 import type { ApiDeps } from '../deps';
 import {
@@ -151,4 +152,57 @@ export async function deleteSyncSchedules(deps: Pick<ApiDeps, 'temporal'>, conne
         }),
     ),
   );
+}
+
+export interface ReconcileReport {
+  checked: number;
+  created: number;
+  updated: number;
+  failed: number;
+}
+
+/**
+ * Brings every sync's schedule in line with the code the worker runs, at worker start: a
+ * schedule at a default frequency that changed in the sync's definition gets the new one
+ * (a connection's override stays), and a sync without a schedule (a connection of an
+ * earlier version) gets one, running if the sync is auto-start. Idempotent; several workers
+ * doing it at once write the same values.
+ */
+export async function reconcileSyncSchedules(
+  deps: ScheduleDeps & Pick<ApiDeps, 'stores'>,
+  opts: { concurrency?: number; onError?: (state: SyncDoc, err: unknown) => void } = {},
+): Promise<ReconcileReport> {
+  const report: ReconcileReport = { checked: 0, created: 0, updated: 0, failed: 0 };
+  const connections = new Map<string, ConnectionDoc | null>();
+  const reconcileOne = async (state: SyncDoc) => {
+    if (!connections.has(state.connection)) connections.set(state.connection, await deps.stores.connections.getById(state.connection));
+    const connection = connections.get(state.connection);
+    const def = connection ? deps.registry.getSync(connection.provider, state.name) : undefined;
+    if (!connection || !def) return;
+    report.checked++;
+    const sel = { name: state.name, variant: state.variant };
+    const everyMs = effectiveFrequencyMs(deps, connection, state.name, state.frequency);
+    const desc = await describeSyncSchedule(deps, connection, sel);
+    if (!desc) {
+      await putSyncSchedule(deps, connection, sel, { paused: !def.autoStart, everyMs });
+      report.created++;
+    } else if (desc.spec.intervals?.[0]?.every !== everyMs) {
+      await setSyncScheduleFrequency(deps, connection, sel, everyMs);
+      report.updated++;
+    }
+  };
+  const inFlight = new Set<Promise<void>>();
+  for await (const state of deps.stores.syncs.all()) {
+    // One sync that fails (Temporal briefly out of reach) does not stop the others; the next worker start retries it.
+    const p = reconcileOne(state)
+      .catch((err: unknown) => {
+        report.failed++;
+        opts.onError?.(state, err);
+      })
+      .finally(() => inFlight.delete(p));
+    inFlight.add(p);
+    if (inFlight.size >= (opts.concurrency ?? 10)) await Promise.race(inFlight);
+  }
+  await Promise.all(inFlight);
+  return report;
 }

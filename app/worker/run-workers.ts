@@ -9,6 +9,7 @@ import { createWeftWorker } from './create-worker';
 import { prebuiltWorkflowBundle } from './prebuilt-bundle';
 import { startExpirySweeper } from './expiry-sweeper';
 import { startWebhookSweeper } from '../../webhooks/outbox';
+import { reconcileSyncSchedules } from '../../api/services/sync-schedules';
 
 export interface WeftWorkers {
   sync: Worker;
@@ -68,11 +69,13 @@ export async function buildWorkers(core: Core, opts: { logger?: Logger } = {}): 
           egress: core.egress,
         });
         const expiry = startExpirySweeper(core.manualExpiry, logger.child({ component: 'expiry-sweeper' }));
+        const reconciled = reconcileSchedules(core, logger.child({ component: 'schedule-reconcile' }));
         try {
           await Promise.all([sync.run(), action.run()]);
         } finally {
           webhooks.stop();
           expiry.stop();
+          await reconciled;
         }
       },
       shutdown() {
@@ -82,5 +85,29 @@ export async function buildWorkers(core: Core, opts: { logger?: Logger } = {}): 
   } catch (err) {
     await connection.close().catch(() => undefined);
     throw err;
+  }
+}
+
+/**
+ * Every sync's schedule brought in line with this worker's code (a changed default
+ * frequency, a connection of an earlier version without schedules), in the background
+ * while the worker already runs. Never fails the worker: what fails is logged and retried
+ * at the next start.
+ */
+async function reconcileSchedules(core: Core, logger: Logger): Promise<void> {
+  const { config } = core;
+  try {
+    const report = await reconcileSyncSchedules(
+      {
+        temporal: core.temporal,
+        registry: core.registry,
+        stores: core.stores,
+        settings: { syncTaskQueue: config.WEFT_SYNC_TASK_QUEUE, heartbeatTimeoutMs: config.WEFT_SYNC_HEARTBEAT_TIMEOUT_MS },
+      },
+      { onError: (state, err) => logger.warn({ err, syncState: state._id }, 'could not reconcile the schedule of a sync') },
+    );
+    logger.info(report, 'sync schedules reconciled');
+  } catch (err) {
+    logger.warn({ err }, 'sync schedule reconcile pass stopped');
   }
 }

@@ -1,5 +1,6 @@
 import { ScheduleNotFoundError } from '@temporalio/client';
 import { syncWorkflowId } from '../../api/services/sync-control';
+import { reconcileSyncSchedules } from '../../api/services/sync-schedules';
 import { startWeftStack, createLumaIntegration, createOneDriveIntegration, connectOneDrive, type WeftStack } from '../support/weft-stack';
 
 const API_KEY = 'sandbox-luma-api-key';
@@ -216,6 +217,51 @@ describe('sync schedules (real Temporal dev server)', () => {
     await expect(schedule('sched-gone')).rejects.toBeInstanceOf(ScheduleNotFoundError);
     // Other connections keep theirs.
     expect((await schedule('sched-1')).state.paused).toBe(false);
+  });
+
+  test('at worker start, schedules follow a changed default frequency (overrides stay) and syncs without one get one; idempotent, safe run at once', async () => {
+    await connectLuma('sched-r1');
+    await connectLuma('sched-r2');
+    await connectLuma('sched-r3');
+    const override = await stack.api('PUT', '/sync/update-connection-frequency', {
+      body: { provider_config_key: 'luma', connection_id: 'sched-r2', sync_name: 'list-events', frequency: 'every 45 minutes' },
+    });
+    expect(override.status).toBe(200);
+    // sched-r3 as a connection of an earlier version: no schedule.
+    await stack.temporal.schedule.getHandle(scheduleId('sched-r3', 'list-events')).delete();
+
+    const def = stack.core.registry.getSync('luma', 'list-events')!;
+    const original = def.frequency;
+    const deps = {
+      temporal: stack.temporal,
+      registry: stack.core.registry,
+      stores: stack.core.stores,
+      settings: { syncTaskQueue: stack.taskQueue, heartbeatTimeoutMs: 10_000 },
+    };
+    try {
+      // The code's default changes, and the worker restarts with it.
+      def.frequency = 'every 2h';
+      await stack.stopWorker();
+      await stack.startWorker();
+      await waitUntil(async () => everyMs(await schedule('sched-r1'))[0] === 2 * HOUR);
+      await waitUntil(async () => everyMs(await schedule('sched-r3'))[0] === 2 * HOUR);
+      expect((await schedule('sched-r3')).state.paused).toBe(false); // auto-start
+      expect(everyMs(await schedule('sched-r2'))).toEqual([45 * 60_000]);
+      expect((await status('sched-r1'))[0].frequency).toBe('every 2h');
+
+      // Two workers starting at once with yet another default: both succeed, one result.
+      def.frequency = 'every 3h';
+      const both = await Promise.all([reconcileSyncSchedules(deps), reconcileSyncSchedules(deps)]);
+      expect(both.map((r) => r.failed)).toEqual([0, 0]);
+      for (const id of ['sched-1', 'sched-2', 'sched-r1', 'sched-r3']) expect(everyMs(await schedule(id))).toEqual([3 * HOUR]);
+      expect(everyMs(await schedule('sched-r2'))).toEqual([45 * 60_000]);
+      // And once more: nothing left to change.
+      const again = await reconcileSyncSchedules(deps);
+      expect(again).toMatchObject({ created: 0, updated: 0, failed: 0 });
+      expect(again.checked).toBeGreaterThanOrEqual(5);
+    } finally {
+      def.frequency = original;
+    }
   });
 });
 
