@@ -60,7 +60,12 @@ export function infraOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Infra
   const e = readInfraEnv(env);
   return {
     external: { temporalAddress: e.TEMPORAL_ADDRESS, temporalNamespace: e.TEMPORAL_NAMESPACE, mongodbUri: e.MONGODB_URI },
-    binaries: { temporal: e.WEFT_TEMPORAL_BIN, ferretdb: e.WEFT_FERRETDB_BIN, temporalTestServer: e.WEFT_TEMPORAL_TEST_SERVER, cacheDir: binaryCacheDirFrom(e) },
+    binaries: {
+      temporal: e.WEFT_TEMPORAL_BIN,
+      ferretdb: e.WEFT_FERRETDB_BIN,
+      temporalTestServer: e.WEFT_TEMPORAL_TEST_SERVER,
+      cacheDir: binaryCacheDirFrom(e),
+    },
     ports: { temporal: e.WEFT_TEMPORAL_PORT, temporalUi: e.WEFT_TEMPORAL_UI_PORT, ferretdb: e.WEFT_FERRETDB_PORT },
   };
 }
