@@ -199,6 +199,12 @@ export class SyncStore {
     await this.col.updateOne({ _id: syncId(key) }, { $set: { last_success_started_at: null, updated_at: new Date() }, $unset: { checkpoint: '' } });
   }
 
+  /** One sync's state and checkpoint (a deleted variant). */
+  async delete(key: SyncKey): Promise<void> {
+    await this.col.deleteOne({ _id: syncId(key) });
+    await this.checkpoints.deleteOne({ _id: checkpointId(key) });
+  }
+
   async deleteForConnection(connection: string): Promise<void> {
     await this.col.deleteMany({ connection });
     await this.checkpoints.deleteMany({ connection });

@@ -4,7 +4,8 @@ import type { ApiDeps } from '../deps';
 import { environmentOf } from '../middleware/auth';
 import { parseInput } from '../validate';
 import { NotFoundError } from '../../common/errors';
-import { syncScheduleBody, syncStatusQuery, triggerSyncBody, updateConnectionFrequencyBody } from '../schemas/syncs';
+import { syncScheduleBody, syncStatusQuery, syncVariantTarget, triggerSyncBody, updateConnectionFrequencyBody } from '../schemas/syncs';
+import { createSyncVariant, deleteSyncVariant } from '../services/sync-variants';
 import { findConnection, findIntegration } from '../services/connection-lookup';
 import { DEFAULT_VARIANT, ensureSyncStates, isSyncRunning, selectSyncs, startSyncRun, type SyncSelector } from '../services/sync-control';
 import { describeSyncSchedule, effectiveFrequencyMs, scheduleStatus, setSyncScheduleFrequency, setSyncSchedulePaused } from '../services/sync-schedules';
@@ -70,6 +71,26 @@ export function syncRouter(deps: ApiDeps): Router {
     res.json({ frequency: frequencyLabel(everyMs) });
   });
 
+  /** The connection a variant route names, from the body (Nango's SDK) or the query. */
+  async function variantConnection(req: Request, res: Response): Promise<ConnectionDoc> {
+    const env = environmentOf(res);
+    const hasBody = req.body && typeof req.body === 'object' && Object.keys(req.body as object).length > 0;
+    const target = hasBody ? parseInput(syncVariantTarget, req.body, 'invalid_body') : parseInput(syncVariantTarget, req.query, 'invalid_query_params');
+    return (await findConnection(deps.stores, env, target.provider_config_key, target.connection_id)).connection;
+  }
+
+  router.post('/:name/variant/:variant', async (req, res) => {
+    const connection = await variantConnection(req, res);
+    const state = await createSyncVariant(deps, connection, req.params.name, req.params.variant);
+    res.json({ id: state._id, name: state.name, variant: state.variant });
+  });
+
+  router.delete('/:name/variant/:variant', async (req, res) => {
+    const connection = await variantConnection(req, res);
+    await deleteSyncVariant(deps, connection, req.params.name, req.params.variant);
+    res.json({ success: true });
+  });
+
   router.post('/trigger', async (req, res) => {
     const env = environmentOf(res);
     const body = parseInput(triggerSyncBody, req.body, 'invalid_body');
@@ -109,7 +130,8 @@ export function syncRouter(deps: ApiDeps): Router {
     for (const connection of connections) {
       const states = await deps.stores.syncs.listForConnection(connection._id);
       for (const state of states) {
-        if (!selected.some((s) => s.name === state.name && s.variant === state.variant)) continue;
+        // A sync named in the query comes with every variant it has.
+        if (!selected.some((s) => s.name === state.name)) continue;
         const def = deps.registry.getSync(connection.provider, state.name);
         const sel = { name: state.name, variant: state.variant };
         // Paused, next fire and frequency come from the schedule itself, so a pause in the Temporal UI shows here too.

@@ -29,3 +29,9 @@ export const updateConnectionFrequencyBody = z.strictObject({
   /** "every 30 minutes", "2h", ...; null: back to the sync's default. */
   frequency: z.string().min(1).nullable(),
 });
+
+/** POST / DELETE /sync/:name/variant/:variant (Nango's SDK sends these in the body; query works too). */
+export const syncVariantTarget = z.object({
+  provider_config_key: z.string().min(1),
+  connection_id: z.string().min(1),
+});

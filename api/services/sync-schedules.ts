@@ -61,7 +61,12 @@ function scheduleBody(deps: ScheduleDeps, connection: ConnectionDoc, sel: SyncSe
  * Creates the sync's schedule in the given state, or, if it exists (a retried creation, a
  * connection of an earlier version), brings it to that state and frequency.
  */
-async function putSyncSchedule(deps: ScheduleDeps, connection: ConnectionDoc, sel: SyncSelector, want: { paused: boolean; everyMs: number }): Promise<void> {
+export async function putSyncSchedule(
+  deps: ScheduleDeps,
+  connection: ConnectionDoc,
+  sel: SyncSelector,
+  want: { paused: boolean; everyMs: number },
+): Promise<void> {
   const scheduleId = syncScheduleId(connection, sel);
   const body = scheduleBody(deps, connection, sel, want.everyMs);
   try {

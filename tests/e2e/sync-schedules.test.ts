@@ -209,6 +209,57 @@ describe('sync schedules (real Temporal dev server)', () => {
     }
   });
 
+  test('a sync variant has its own schedule, run and records; deleting it removes them and leaves the base alone', async () => {
+    const target = { provider_config_key: 'luma', connection_id: 'sched-1' };
+    const created = await stack.api('POST', '/sync/list-events/variant/v2', { body: target });
+    expect(created.status).toBe(200);
+    expect(created.body).toMatchObject({ name: 'list-events', variant: 'v2' });
+    expect(typeof created.body.id).toBe('string');
+    const v2 = await stack.temporal.schedule.getHandle(scheduleId('sched-1', 'list-events', 'luma', 'v2')).describe();
+    expect(v2.state.paused).toBe(false); // list-events is auto-start
+    expect(everyMs(v2)).toEqual([HOUR]);
+    await stack.temporal.workflow.getHandle(syncWorkflowId('dev', 'luma', 'sched-1', 'list-events', 'v2')).result();
+    const records = (variant: string) =>
+      stack.api('GET', `/records?model=CalendarEvent&variant=${variant}&limit=1000`, {
+        headers: { 'connection-id': 'sched-1', 'provider-config-key': 'luma' },
+      });
+    expect((await records('v2')).body.records).toHaveLength(200);
+    const baseCount = (await records('base')).body.records.length;
+    expect(baseCount).toBe(200);
+    expect((await status('sched-1', '*')).map((x) => x.variant).sort()).toEqual(['base', 'v2']);
+
+    // Paused on its own.
+    await stack.api('POST', '/sync/pause', { body: { ...target, syncs: [{ name: 'list-events', variant: 'v2' }] } });
+    expect((await stack.temporal.schedule.getHandle(scheduleId('sched-1', 'list-events', 'luma', 'v2')).describe()).state.paused).toBe(true);
+    expect((await schedule('sched-1')).state.paused).toBe(false);
+
+    for (const [path, body, httpStatus, code] of [
+      ['/sync/list-events/variant/v2', target, 409, 'sync_variant_exists'],
+      ['/sync/list-events/variant/base', target, 400, 'invalid_variant'],
+      ['/sync/list-events/variant/not%20a%20name', target, 400, 'invalid_variant'],
+      ['/sync/nope/variant/v3', target, 400, 'unknown_sync'],
+      ['/sync/list-events/variant/v3', { ...target, connection_id: 'nobody' }, 404, 'unknown_connection'],
+      ['/sync/list-events/variant/v3', { provider_config_key: 'luma' }, 400, 'invalid_body'],
+    ] as const) {
+      const res = await stack.api('POST', path, { body });
+      expect([path, res.status, res.body.error?.code]).toEqual([path, httpStatus, code]);
+    }
+    expect((await status('sched-1', '*')).map((x) => x.variant).sort()).toEqual(['base', 'v2']);
+
+    const deleted = await stack.api('DELETE', '/sync/list-events/variant/v2', { body: target });
+    expect(deleted).toEqual({ status: 200, body: { success: true } });
+    await expect(stack.temporal.schedule.getHandle(scheduleId('sched-1', 'list-events', 'luma', 'v2')).describe()).rejects.toBeInstanceOf(
+      ScheduleNotFoundError,
+    );
+    expect((await records('v2')).body.records).toHaveLength(0);
+    expect((await records('base')).body.records).toHaveLength(baseCount);
+    expect((await status('sched-1', '*')).map((x) => x.variant)).toEqual(['base']);
+    const again = await stack.api('DELETE', '/sync/list-events/variant/v2?provider_config_key=luma&connection_id=sched-1');
+    expect([again.status, again.body.error.code]).toEqual([404, 'unknown_sync_variant']);
+    const base = await stack.api('DELETE', '/sync/list-events/variant/base', { body: target });
+    expect([base.status, base.body.error.code]).toEqual([400, 'invalid_variant']);
+  });
+
   test('deleting a connection deletes its schedules', async () => {
     await connectLuma('sched-gone');
     expect((await schedule('sched-gone')).state.paused).toBe(false);

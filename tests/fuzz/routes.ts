@@ -159,6 +159,18 @@ export const ROUTES: RouteSpec[] = [
     json: (f) => ({ provider_config_key: 'luma', connection_id: f.ids.luma, sync_name: 'list-events', frequency: 'every 5s' }),
     readOnly: false,
   },
+  ...(['POST', 'DELETE'] as const).map((method): RouteSpec => ({
+    name: `${method} /sync/:name/variant/:variant`,
+    method,
+    template: '/sync/:name/variant/:variant',
+    // The base variant: refused both ways, so the template itself creates or deletes nothing; a
+    // sync that is not auto-start, so a variant a mutation creates is paused and starts no run.
+    params: () => ({ name: 'user-files/selected', variant: 'base' }),
+    auth: 'secret-key',
+    body: 'json',
+    json: (f) => ({ provider_config_key: 'one-drive', connection_id: f.ids.oneDrive }),
+    readOnly: false,
+  })),
   {
     name: 'GET /sync/status',
     method: 'GET',

@@ -1,0 +1,72 @@
+import { BadRequestError, ConflictError, NotFoundError } from '../../common/errors';
+import type { ConnectionDoc } from '../../store/connections';
+import type { SyncDoc } from '../../store/syncs';
+import type { ApiDeps } from '../deps';
+import { outageOf } from '../outage';
+import { connectionSyncWorkflowId, DEFAULT_VARIANT, startSyncRun, type SyncSelector } from './sync-control';
+import { deleteSyncSchedules, putSyncSchedule } from './sync-schedules';
+import { parseFrequency } from './sync-frequency';
+
+/** Variants of one sync on one connection, besides its base: each has its own schedule, checkpoint and records. */
+const MAX_VARIANTS_PER_SYNC = 20;
+
+const VARIANT_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+/**
+ * A new variant of a connection's sync (POST /sync/:name/variant/:variant): its state and
+ * its own schedule, scheduled and run right away if the sync is auto-start, paused otherwise,
+ * as for a new connection. Refused (nothing created) when the name is not a variant name or
+ * is taken, or the sync already has its maximum of variants.
+ */
+export async function createSyncVariant(deps: ApiDeps, connection: ConnectionDoc, syncName: string, variant: string): Promise<SyncDoc> {
+  if (!VARIANT_NAME.test(variant) || variant === DEFAULT_VARIANT) {
+    throw new BadRequestError('invalid_variant', `"${variant}" is not a variant name: 1-64 letters, digits, "-" or "_", and not "${DEFAULT_VARIANT}".`);
+  }
+  const def = deps.registry.getSync(connection.provider, syncName);
+  if (!def) throw new BadRequestError('unknown_sync', `Integration "${connection.provider_config_key}" has no sync "${syncName}".`);
+  const existing = (await deps.stores.syncs.listForConnection(connection._id)).filter((s) => s.name === syncName && s.variant !== DEFAULT_VARIANT);
+  if (existing.some((s) => s.variant === variant)) {
+    throw new ConflictError('sync_variant_exists', `Sync "${syncName}" of connection "${connection.connection_id}" already has a variant "${variant}".`);
+  }
+  if (existing.length >= MAX_VARIANTS_PER_SYNC) {
+    throw new ConflictError(
+      'too_many_variants',
+      `Sync "${syncName}" of connection "${connection.connection_id}" has ${existing.length} variants, the most it may have.`,
+    );
+  }
+  const state = await deps.stores.syncs.ensure({
+    environment: connection.environment,
+    connection: connection._id,
+    connection_id: connection.connection_id,
+    provider_config_key: connection.provider_config_key,
+    name: syncName,
+    variant,
+  });
+  const sel = { name: syncName, variant };
+  await putSyncSchedule(deps, connection, sel, { paused: !def.autoStart, everyMs: parseFrequency(def.frequency) });
+  if (def.autoStart) await startSyncRun(deps, connection, sel);
+  return state;
+}
+
+/** Deletes a variant: its schedule first (nothing fires again), its run, then its records, checkpoint and state. */
+export async function deleteSyncVariant(deps: ApiDeps, connection: ConnectionDoc, syncName: string, variant: string): Promise<void> {
+  if (variant === DEFAULT_VARIANT) throw new BadRequestError('invalid_variant', `The base variant of a sync cannot be deleted; delete the connection instead.`);
+  const sel: SyncSelector = { name: syncName, variant };
+  const key = { connection: connection._id, name: syncName, variant };
+  if (!(await deps.stores.syncs.get(key))) {
+    throw new NotFoundError('unknown_sync_variant', `Connection "${connection.connection_id}" has no variant "${variant}" of sync "${syncName}".`);
+  }
+  await deleteSyncSchedules(deps, connection, [sel]);
+  await deps.temporal.workflow
+    .getHandle(connectionSyncWorkflowId(connection, sel))
+    .terminate('sync variant deleted')
+    // Not running is fine; Temporal out of reach is not.
+    .catch((err: unknown) => {
+      if (outageOf(err)) throw err;
+    });
+  // The sync's own models only: another sync may have a variant of the same name.
+  for (const model of Object.keys(deps.registry.getSync(connection.provider, syncName)?.models ?? {})) {
+    await deps.stores.records.deleteScope({ environment: connection.environment, connection: connection._id, model, variant });
+  }
+  await deps.stores.syncs.delete(key);
+}
