@@ -117,21 +117,32 @@ export function syncRouter(deps: ApiDeps): Router {
     const env = environmentOf(res);
     const q = parseInput(syncStatusQuery, req.query, 'invalid_query_params');
     const integration = await findIntegration(deps.stores, env, q.provider_config_key);
-    const names =
+    // Nango's SDK writes a variant as `name::variant`; a bare name means every variant of it.
+    const requested =
       q.syncs === '*'
         ? []
         : q.syncs
             .split(',')
             .map((s) => s.trim())
-            .filter(Boolean);
-    const selected = selectSyncs(deps, integration.provider, names);
+            .filter(Boolean)
+            .map((s) => {
+              const [name, variant] = s.split('::');
+              return { name, variant: variant || null };
+            });
+    // A name the integration does not have is refused (400 unknown_sync).
+    selectSyncs(
+      deps,
+      integration.provider,
+      requested.map((r) => r.name),
+    );
+    const wanted = (state: { name: string; variant: string }) =>
+      requested.length === 0 || requested.some((r) => r.name === state.name && (r.variant === null || r.variant === state.variant));
     const connections = await targetConnections(env, q.provider_config_key, q.connection_id);
     const out = [];
     for (const connection of connections) {
       const states = await deps.stores.syncs.listForConnection(connection._id);
       for (const state of states) {
-        // A sync named in the query comes with every variant it has.
-        if (!selected.some((s) => s.name === state.name)) continue;
+        if (!wanted(state)) continue;
         const def = deps.registry.getSync(connection.provider, state.name);
         const sel = { name: state.name, variant: state.variant };
         // Paused, next fire and frequency come from the schedule itself, so a pause in the Temporal UI shows here too.

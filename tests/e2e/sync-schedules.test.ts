@@ -227,6 +227,9 @@ describe('sync schedules (real Temporal dev server)', () => {
     const baseCount = (await records('base')).body.records.length;
     expect(baseCount).toBe(200);
     expect((await status('sched-1', '*')).map((x) => x.variant).sort()).toEqual(['base', 'v2']);
+    expect((await status('sched-1', 'list-events')).map((x) => x.variant).sort()).toEqual(['base', 'v2']);
+    // As Nango's SDK names a variant in the status query.
+    expect((await status('sched-1', 'list-events::v2')).map((x) => [x.name, x.variant, x.status])).toEqual([['list-events', 'v2', 'SUCCESS']]);
 
     // Paused on its own.
     await stack.api('POST', '/sync/pause', { body: { ...target, syncs: [{ name: 'list-events', variant: 'v2' }] } });
