@@ -18,6 +18,8 @@ export interface ApiDeps {
   /** Calls to a connection's provider (verifying credentials, refreshing them); built by app/. */
   openProviderSession: OpenProviderSession;
   settings: {
+    /** WEFT_TEMPORAL_ID_PREFIX: the first part of every workflow and schedule ID. */
+    temporalIdPrefix: string;
     syncTaskQueue: string;
     actionTaskQueue: string;
     heartbeatTimeoutMs: number;

@@ -25,6 +25,15 @@ export const configSchema = z.object({
   WEFT_STATE_DIR: z.string().default('.weft'),
   WEFT_SYNC_TASK_QUEUE: z.string().default('weft-syncs'),
   WEFT_ACTION_TASK_QUEUE: z.string().default('weft-actions'),
+  /**
+   * First part of every workflow and schedule ID Weft makes (`weft-sync:…`). Two Weft
+   * deployments sharing one Temporal namespace need different prefixes, or one's trigger
+   * joins the other's run; the tests give each stack its own.
+   */
+  WEFT_TEMPORAL_ID_PREFIX: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9-]{0,31}$/, 'lowercase letters, digits and dashes, at most 32')
+    .default('weft'),
   /** How long a sync activity may go without a heartbeat before Temporal retries it elsewhere. */
   WEFT_SYNC_HEARTBEAT_TIMEOUT_MS: duration.default(30_000),
   /** Waits shorter than this are slept inside the activity; longer ones become durable timers. */

@@ -32,7 +32,7 @@ export function actionsRouter(deps: ApiDeps): Router {
   });
 
   router.get('/:id', async (req, res) => {
-    const state = await actionState(deps, actionWorkflowId(environmentOf(res), req.params.id));
+    const state = await actionState(deps, actionWorkflowId(deps.settings.temporalIdPrefix, environmentOf(res), req.params.id));
     switch (state.state) {
       case 'unknown':
         throw new NotFoundError('unknown_action_run', `No action run "${req.params.id}" in this environment.`);

@@ -142,7 +142,7 @@ export function connectionsRouter(deps: ApiDeps): Router {
     await Promise.all(
       syncs.map((s) =>
         deps.temporal.workflow
-          .getHandle(syncWorkflowId(env, connection.provider_config_key, connection.connection_id, s.name, s.variant))
+          .getHandle(syncWorkflowId(deps.settings.temporalIdPrefix, env, connection.provider_config_key, connection.connection_id, s.name, s.variant))
           .terminate('connection deleted')
           // Not running is fine; Temporal out of reach is not: answer 503 before deleting anything.
           .catch((err: unknown) => {

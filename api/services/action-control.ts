@@ -11,8 +11,8 @@ import type { ConnectionDoc } from '../../store/connections';
 import type { ApiDeps } from '../deps';
 
 /** The workflow of an action call; the public id is the last part, scoped by environment. */
-export function actionWorkflowId(environment: string, id: string): string {
-  return ['weft-action', environment, id].map(encodeURIComponent).join(':');
+export function actionWorkflowId(prefix: string, environment: string, id: string): string {
+  return [`${prefix}-action`, environment, id].map(encodeURIComponent).join(':');
 }
 
 export function findAction(deps: ApiDeps, connection: ConnectionDoc, name: string): ActionDefinition {
@@ -42,7 +42,7 @@ export async function startAction(
   maxRetries: number,
 ): Promise<{ id: string; workflowId: string }> {
   const id = randomUUID();
-  const workflowId = actionWorkflowId(connection.environment, id);
+  const workflowId = actionWorkflowId(deps.settings.temporalIdPrefix, connection.environment, id);
   const args: ActionRunInput = {
     environment: connection.environment,
     connection: connection._id,

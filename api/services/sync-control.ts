@@ -14,8 +14,15 @@ export interface SyncSelector {
 }
 
 /** Stable per (environment, integration, connection, sync, variant): runs never overlap. */
-export function syncWorkflowId(environment: string, providerConfigKey: string, connectionId: string, syncName: string, variant: string): string {
-  return ['weft-sync', environment, providerConfigKey, connectionId, syncName, variant].map(encodeURIComponent).join(':');
+export function syncWorkflowId(
+  prefix: string,
+  environment: string,
+  providerConfigKey: string,
+  connectionId: string,
+  syncName: string,
+  variant: string,
+): string {
+  return [`${prefix}-sync`, environment, providerConfigKey, connectionId, syncName, variant].map(encodeURIComponent).join(':');
 }
 
 /** Resolves the requested syncs (names or {name, variant}; empty = all) against the integration. */
@@ -56,7 +63,7 @@ export async function ensureSyncStates(deps: ApiDeps, connection: ConnectionDoc)
  * triggering twice never runs one sync twice at the same time.
  */
 export async function startSyncRun(deps: ApiDeps, connection: ConnectionDoc, sel: SyncSelector): Promise<{ workflowId: string; runId: string }> {
-  const workflowId = connectionSyncWorkflowId(connection, sel);
+  const workflowId = connectionSyncWorkflowId(deps.settings.temporalIdPrefix, connection, sel);
   const handle = await deps.temporal.workflow.start('syncRun', {
     workflowId,
     taskQueue: deps.settings.syncTaskQueue,
@@ -67,8 +74,8 @@ export async function startSyncRun(deps: ApiDeps, connection: ConnectionDoc, sel
   return { workflowId, runId: handle.firstExecutionRunId };
 }
 
-export function connectionSyncWorkflowId(connection: ConnectionDoc, sel: SyncSelector): string {
-  return syncWorkflowId(connection.environment, connection.provider_config_key, connection.connection_id, sel.name, sel.variant);
+export function connectionSyncWorkflowId(prefix: string, connection: ConnectionDoc, sel: SyncSelector): string {
+  return syncWorkflowId(prefix, connection.environment, connection.provider_config_key, connection.connection_id, sel.name, sel.variant);
 }
 
 /** What syncRun is given, whoever starts it (a trigger or the sync's schedule). */
@@ -97,7 +104,7 @@ export function syncSearchAttributes(connection: ConnectionDoc, sel: SyncSelecto
 
 /** Whether Temporal is running this sync right now (the source of truth for RUNNING). */
 export async function isSyncRunning(deps: ApiDeps, connection: ConnectionDoc, sel: SyncSelector): Promise<boolean> {
-  const workflowId = connectionSyncWorkflowId(connection, sel);
+  const workflowId = connectionSyncWorkflowId(deps.settings.temporalIdPrefix, connection, sel);
   try {
     const desc = await deps.temporal.workflow.getHandle(workflowId).describe();
     return desc.status.name === 'RUNNING';

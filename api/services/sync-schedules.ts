@@ -15,11 +15,13 @@ import {
 import { frequencyLabel, parseFrequency } from './sync-frequency';
 
 /** What managing a sync's schedule needs (the API has it; the worker's reconcile pass builds it). */
-export type ScheduleDeps = Pick<ApiDeps, 'temporal' | 'registry'> & { settings: Pick<ApiDeps['settings'], 'syncTaskQueue' | 'heartbeatTimeoutMs'> };
+export type ScheduleDeps = Pick<ApiDeps, 'temporal' | 'registry'> & {
+  settings: Pick<ApiDeps['settings'], 'temporalIdPrefix' | 'syncTaskQueue' | 'heartbeatTimeoutMs'>;
+};
 
 /** Stable per (environment, integration, connection, sync, variant), like the sync's run ID. */
-function syncScheduleId(connection: ConnectionDoc, sel: SyncSelector): string {
-  return ['weft-schedule', connection.environment, connection.provider_config_key, connection.connection_id, sel.name, sel.variant]
+function syncScheduleId(deps: { settings: Pick<ApiDeps['settings'], 'temporalIdPrefix'> }, connection: ConnectionDoc, sel: SyncSelector): string {
+  return [`${deps.settings.temporalIdPrefix}-schedule`, connection.environment, connection.provider_config_key, connection.connection_id, sel.name, sel.variant]
     .map(encodeURIComponent)
     .join(':');
 }
@@ -34,7 +36,9 @@ export function effectiveFrequencyMs(deps: Pick<ApiDeps, 'registry'>, connection
 
 /** Everything of a sync's schedule but its state: interval, the action, the policies. */
 function scheduleBody(deps: ScheduleDeps, connection: ConnectionDoc, sel: SyncSelector, everyMs: number): Omit<ScheduleOptions, 'scheduleId' | 'state'> {
-  const args: [ScheduledSyncInput] = [{ syncWorkflowId: connectionSyncWorkflowId(connection, sel), run: syncRunInput(deps, connection, sel) }];
+  const args: [ScheduledSyncInput] = [
+    { syncWorkflowId: connectionSyncWorkflowId(deps.settings.temporalIdPrefix, connection, sel), run: syncRunInput(deps, connection, sel) },
+  ];
   return {
     // Phased from now: the first fire is one interval after the schedule is made (or its
     // frequency changed), and a thousand connections made at once do not all fire on the hour.
@@ -43,7 +47,7 @@ function scheduleBody(deps: ScheduleDeps, connection: ConnectionDoc, sel: SyncSe
       type: 'startWorkflow',
       workflowType: 'scheduledSync',
       // Temporal appends the fire time; the sync itself runs under its fixed ID (see scheduledSync).
-      workflowId: `weft-scheduled:${connectionSyncWorkflowId(connection, sel)}`,
+      workflowId: `${deps.settings.temporalIdPrefix}-scheduled:${connectionSyncWorkflowId(deps.settings.temporalIdPrefix, connection, sel)}`,
       taskQueue: deps.settings.syncTaskQueue,
       args,
       typedSearchAttributes: syncSearchAttributes(connection, sel),
@@ -67,7 +71,7 @@ export async function putSyncSchedule(
   sel: SyncSelector,
   want: { paused: boolean; everyMs: number },
 ): Promise<void> {
-  const scheduleId = syncScheduleId(connection, sel);
+  const scheduleId = syncScheduleId(deps, connection, sel);
   const body = scheduleBody(deps, connection, sel, want.everyMs);
   try {
     await deps.temporal.schedule.create({ scheduleId, ...body, state: { paused: want.paused } });
@@ -78,9 +82,13 @@ export async function putSyncSchedule(
 }
 
 /** The schedule as Temporal has it now, or null when the sync has none. */
-export async function describeSyncSchedule(deps: Pick<ApiDeps, 'temporal'>, connection: ConnectionDoc, sel: SyncSelector): Promise<ScheduleDescription | null> {
+export async function describeSyncSchedule(
+  deps: Pick<ApiDeps, 'temporal'> & { settings: Pick<ApiDeps['settings'], 'temporalIdPrefix'> },
+  connection: ConnectionDoc,
+  sel: SyncSelector,
+): Promise<ScheduleDescription | null> {
   try {
-    return await deps.temporal.schedule.getHandle(syncScheduleId(connection, sel)).describe();
+    return await deps.temporal.schedule.getHandle(syncScheduleId(deps, connection, sel)).describe();
   } catch (err) {
     if (err instanceof ScheduleNotFoundError) return null;
     throw err;
@@ -106,7 +114,7 @@ export async function setSyncSchedulePaused(
   paused: boolean,
   override: string | null,
 ): Promise<void> {
-  const handle = deps.temporal.schedule.getHandle(syncScheduleId(connection, sel));
+  const handle = deps.temporal.schedule.getHandle(syncScheduleId(deps, connection, sel));
   try {
     if (paused) await handle.pause('paused through POST /sync/pause');
     else await handle.unpause('started through POST /sync/start');
@@ -121,7 +129,7 @@ export async function setSyncScheduleFrequency(deps: ScheduleDeps, connection: C
   const body = scheduleBody(deps, connection, sel, everyMs);
   try {
     await deps.temporal.schedule
-      .getHandle(syncScheduleId(connection, sel))
+      .getHandle(syncScheduleId(deps, connection, sel))
       .update((prev) => ({ ...body, state: { paused: prev.state.paused, note: prev.state.note } }));
   } catch (err) {
     if (!(err instanceof ScheduleNotFoundError)) throw err;
@@ -146,11 +154,15 @@ export async function startNewConnectionSyncs(deps: ApiDeps, connection: Connect
 }
 
 /** Deletes the schedules of a connection's syncs, so nothing fires for it again. Missing ones are fine; Temporal out of reach is not. */
-export async function deleteSyncSchedules(deps: Pick<ApiDeps, 'temporal'>, connection: ConnectionDoc, sels: SyncSelector[]): Promise<void> {
+export async function deleteSyncSchedules(
+  deps: Pick<ApiDeps, 'temporal'> & { settings: Pick<ApiDeps['settings'], 'temporalIdPrefix'> },
+  connection: ConnectionDoc,
+  sels: SyncSelector[],
+): Promise<void> {
   await Promise.all(
     sels.map((sel) =>
       deps.temporal.schedule
-        .getHandle(syncScheduleId(connection, sel))
+        .getHandle(syncScheduleId(deps, connection, sel))
         .delete()
         .catch((err: unknown) => {
           if (!(err instanceof ScheduleNotFoundError)) throw err;

@@ -58,7 +58,7 @@ export async function deleteSyncVariant(deps: ApiDeps, connection: ConnectionDoc
   }
   await deleteSyncSchedules(deps, connection, [sel]);
   await deps.temporal.workflow
-    .getHandle(connectionSyncWorkflowId(connection, sel))
+    .getHandle(connectionSyncWorkflowId(deps.settings.temporalIdPrefix, connection, sel))
     .terminate('sync variant deleted')
     // Not running is fine; Temporal out of reach is not.
     .catch((err: unknown) => {

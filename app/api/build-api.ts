@@ -28,6 +28,7 @@ function apiDeps(core: Core, opts: { logger?: Logger } = {}): ApiDeps {
       egress: core.egress,
     }),
     settings: {
+      temporalIdPrefix: config.WEFT_TEMPORAL_ID_PREFIX,
       syncTaskQueue: config.WEFT_SYNC_TASK_QUEUE,
       actionTaskQueue: config.WEFT_ACTION_TASK_QUEUE,
       heartbeatTimeoutMs: config.WEFT_SYNC_HEARTBEAT_TIMEOUT_MS,

@@ -102,7 +102,11 @@ async function reconcileSchedules(core: Core, logger: Logger): Promise<void> {
         temporal: core.temporal,
         registry: core.registry,
         stores: core.stores,
-        settings: { syncTaskQueue: config.WEFT_SYNC_TASK_QUEUE, heartbeatTimeoutMs: config.WEFT_SYNC_HEARTBEAT_TIMEOUT_MS },
+        settings: {
+          temporalIdPrefix: config.WEFT_TEMPORAL_ID_PREFIX,
+          syncTaskQueue: config.WEFT_SYNC_TASK_QUEUE,
+          heartbeatTimeoutMs: config.WEFT_SYNC_HEARTBEAT_TIMEOUT_MS,
+        },
       },
       { onError: (state, err) => logger.warn({ err, syncState: state._id }, 'could not reconcile the schedule of a sync') },
     );

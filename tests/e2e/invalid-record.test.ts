@@ -52,7 +52,9 @@ describe('an invalid record from the provider', () => {
     expect(after.filter((r) => r._weft_metadata.deleted_at !== null)).toHaveLength(0);
     expect(after.find((r) => r.id === bad)?.start_at).toBe(before.find((r) => r.id === bad)?.start_at);
     // Not retried: validation failures cannot fix themselves (one attempt of runSync).
-    const history = await stack.temporal.workflow.getHandle(syncWorkflowId('dev', 'luma', 'v-user', 'list-events', 'base')).fetchHistory();
+    const history = await stack.temporal.workflow
+      .getHandle(syncWorkflowId(stack.temporalIdPrefix, 'dev', 'luma', 'v-user', 'list-events', 'base'))
+      .fetchHistory();
     const started = (history.events ?? []).filter((e) => e.activityTaskStartedEventAttributes);
     expect(started.length).toBeGreaterThan(0);
     expect(started.map((e) => e.activityTaskStartedEventAttributes?.attempt)).toEqual(started.map(() => 1));

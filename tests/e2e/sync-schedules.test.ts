@@ -6,8 +6,8 @@ import { startWeftStack, createLumaIntegration, createOneDriveIntegration, conne
 const API_KEY = 'sandbox-luma-api-key';
 const HOUR = 3_600_000;
 
-function scheduleId(connectionId: string, syncName: string, providerConfigKey = 'luma', variant = 'base') {
-  return ['weft-schedule', 'dev', providerConfigKey, connectionId, syncName, variant].map(encodeURIComponent).join(':');
+function scheduleId(stack: WeftStack, connectionId: string, syncName: string, providerConfigKey = 'luma', variant = 'base') {
+  return [`${stack.temporalIdPrefix}-schedule`, 'dev', providerConfigKey, connectionId, syncName, variant].map(encodeURIComponent).join(':');
 }
 
 /** A sync's Temporal Schedule per connection: created with the connection, driven by start/pause/frequency, gone with it. */
@@ -22,7 +22,7 @@ describe('sync schedules (real Temporal dev server)', () => {
   afterAll(async () => stack?.shutdown());
 
   const schedule = (connectionId: string, syncName = 'list-events', providerConfigKey = 'luma') =>
-    stack.temporal.schedule.getHandle(scheduleId(connectionId, syncName, providerConfigKey)).describe();
+    stack.temporal.schedule.getHandle(scheduleId(stack, connectionId, syncName, providerConfigKey)).describe();
 
   async function connectLuma(connectionId: string) {
     const res = await stack.api('POST', '/connections', {
@@ -40,7 +40,7 @@ describe('sync schedules (real Temporal dev server)', () => {
 
   /** Every run under the sync's fixed workflow ID that started after `since` (visibility is eventually consistent: read until it settles). */
   async function runsSince(connectionId: string, since: Date): Promise<string[]> {
-    const id = syncWorkflowId('dev', 'luma', connectionId, 'list-events', 'base');
+    const id = syncWorkflowId(stack.temporalIdPrefix, 'dev', 'luma', connectionId, 'list-events', 'base');
     let last = '';
     for (let i = 0; i < 40; i++) {
       const runs: string[] = [];
@@ -94,9 +94,9 @@ describe('sync schedules (real Temporal dev server)', () => {
     expect(running.nextScheduledSyncAt).not.toBeNull();
 
     // An operator pausing it in the Temporal UI: the API shows it.
-    await stack.temporal.schedule.getHandle(scheduleId('sched-1', 'list-events')).pause('operator');
+    await stack.temporal.schedule.getHandle(scheduleId(stack, 'sched-1', 'list-events')).pause('operator');
     expect((await status('sched-1'))[0].status).toBe('PAUSED');
-    await stack.temporal.schedule.getHandle(scheduleId('sched-1', 'list-events')).unpause();
+    await stack.temporal.schedule.getHandle(scheduleId(stack, 'sched-1', 'list-events')).unpause();
 
     // Without connection_id: every connection of the integration.
     await connectLuma('sched-2');
@@ -172,8 +172,8 @@ describe('sync schedules (real Temporal dev server)', () => {
 
   test('a scheduled fire and a manual trigger run the sync once, whichever comes first', async () => {
     await connectLuma('sched-3');
-    const handle = stack.temporal.schedule.getHandle(scheduleId('sched-3', 'list-events'));
-    const fixedId = syncWorkflowId('dev', 'luma', 'sched-3', 'list-events', 'base');
+    const handle = stack.temporal.schedule.getHandle(scheduleId(stack, 'sched-3', 'list-events'));
+    const fixedId = syncWorkflowId(stack.temporalIdPrefix, 'dev', 'luma', 'sched-3', 'list-events', 'base');
     stack.luma.setLatency(1_500);
     try {
       // Scheduled first: the trigger joins the scheduled run.
@@ -215,10 +215,10 @@ describe('sync schedules (real Temporal dev server)', () => {
     expect(created.status).toBe(200);
     expect(created.body).toMatchObject({ name: 'list-events', variant: 'v2' });
     expect(typeof created.body.id).toBe('string');
-    const v2 = await stack.temporal.schedule.getHandle(scheduleId('sched-1', 'list-events', 'luma', 'v2')).describe();
+    const v2 = await stack.temporal.schedule.getHandle(scheduleId(stack, 'sched-1', 'list-events', 'luma', 'v2')).describe();
     expect(v2.state.paused).toBe(false); // list-events is auto-start
     expect(everyMs(v2)).toEqual([HOUR]);
-    await stack.temporal.workflow.getHandle(syncWorkflowId('dev', 'luma', 'sched-1', 'list-events', 'v2')).result();
+    await stack.temporal.workflow.getHandle(syncWorkflowId(stack.temporalIdPrefix, 'dev', 'luma', 'sched-1', 'list-events', 'v2')).result();
     const records = (variant: string) =>
       stack.api('GET', `/records?model=CalendarEvent&variant=${variant}&limit=1000`, {
         headers: { 'connection-id': 'sched-1', 'provider-config-key': 'luma' },
@@ -233,7 +233,7 @@ describe('sync schedules (real Temporal dev server)', () => {
 
     // Paused on its own.
     await stack.api('POST', '/sync/pause', { body: { ...target, syncs: [{ name: 'list-events', variant: 'v2' }] } });
-    expect((await stack.temporal.schedule.getHandle(scheduleId('sched-1', 'list-events', 'luma', 'v2')).describe()).state.paused).toBe(true);
+    expect((await stack.temporal.schedule.getHandle(scheduleId(stack, 'sched-1', 'list-events', 'luma', 'v2')).describe()).state.paused).toBe(true);
     expect((await schedule('sched-1')).state.paused).toBe(false);
 
     for (const [path, body, httpStatus, code] of [
@@ -251,7 +251,7 @@ describe('sync schedules (real Temporal dev server)', () => {
 
     const deleted = await stack.api('DELETE', '/sync/list-events/variant/v2', { body: target });
     expect(deleted).toEqual({ status: 200, body: { success: true } });
-    await expect(stack.temporal.schedule.getHandle(scheduleId('sched-1', 'list-events', 'luma', 'v2')).describe()).rejects.toBeInstanceOf(
+    await expect(stack.temporal.schedule.getHandle(scheduleId(stack, 'sched-1', 'list-events', 'luma', 'v2')).describe()).rejects.toBeInstanceOf(
       ScheduleNotFoundError,
     );
     expect((await records('v2')).body.records).toHaveLength(0);
@@ -282,7 +282,7 @@ describe('sync schedules (real Temporal dev server)', () => {
     });
     expect(override.status).toBe(200);
     // sched-r3 as a connection of an earlier version: no schedule.
-    await stack.temporal.schedule.getHandle(scheduleId('sched-r3', 'list-events')).delete();
+    await stack.temporal.schedule.getHandle(scheduleId(stack, 'sched-r3', 'list-events')).delete();
 
     const def = stack.core.registry.getSync('luma', 'list-events')!;
     const original = def.frequency;
@@ -290,7 +290,7 @@ describe('sync schedules (real Temporal dev server)', () => {
       temporal: stack.temporal,
       registry: stack.core.registry,
       stores: stack.core.stores,
-      settings: { syncTaskQueue: stack.taskQueue, heartbeatTimeoutMs: 10_000 },
+      settings: { temporalIdPrefix: stack.temporalIdPrefix, syncTaskQueue: stack.taskQueue, heartbeatTimeoutMs: 10_000 },
     };
     try {
       // The code's default changes, and the worker restarts with it.

@@ -80,7 +80,9 @@ describe('a worker killed in the middle of a sync', () => {
     const firstPageRequests = stack.luma.requestLog().filter((r) => r.path === '/public/v1/calendar/list-events' && !r.query.pagination_cursor);
     expect(firstPageRequests).toHaveLength(1);
 
-    const history = await stack.temporal.workflow.getHandle(syncWorkflowId('dev', 'luma', 'crash-user', 'list-events', 'base')).fetchHistory();
+    const history = await stack.temporal.workflow
+      .getHandle(syncWorkflowId(stack.temporalIdPrefix, 'dev', 'luma', 'crash-user', 'list-events', 'base'))
+      .fetchHistory();
     const attempts = (history.events ?? []).filter((e) => e.activityTaskStartedEventAttributes).map((e) => e.activityTaskStartedEventAttributes!.attempt ?? 1);
     expect(Math.max(...attempts)).toBeGreaterThanOrEqual(2);
   });

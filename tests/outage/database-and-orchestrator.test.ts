@@ -166,7 +166,9 @@ describe('outages of MongoDB and Temporal', () => {
     // The run that the outage interrupted was retried by Temporal and finished; the records are all there.
     const summary: any = await run;
     expect(summary.result.CalendarEvent).toEqual({ added: 0, updated: 0, deleted: 0 });
-    const history = await stack.temporal.workflow.getHandle(syncWorkflowId('dev', 'luma', 'user-1', 'list-events', 'base')).fetchHistory();
+    const history = await stack.temporal.workflow
+      .getHandle(syncWorkflowId(stack.temporalIdPrefix, 'dev', 'luma', 'user-1', 'list-events', 'base'))
+      .fetchHistory();
     const attempts = history.events!.map((e) => e.activityTaskStartedEventAttributes?.attempt ?? 0);
     expect(Math.max(...attempts)).toBeGreaterThanOrEqual(2);
     expect(await readAllRecords(stack, 'user-1', 'CalendarEvent')).toHaveLength(EVENTS);

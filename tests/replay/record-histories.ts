@@ -32,7 +32,7 @@ async function save(client: Client, name: string, workflowId: string): Promise<v
   console.log(`${name}: ${history.events?.length ?? 0} events → ${path.relative(REPO, file)}`);
 }
 
-const lumaSyncId = (connectionId: string) => syncWorkflowId('dev', 'luma', connectionId, 'list-events', 'base');
+const lumaSyncId = (stack: WeftStack, connectionId: string) => syncWorkflowId(stack.temporalIdPrefix, 'dev', 'luma', connectionId, 'list-events', 'base');
 
 async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
   const end = Date.now() + timeoutMs;
@@ -69,7 +69,7 @@ async function recordSuccessFailureAndAction(): Promise<void> {
       body: { provider_config_key: 'luma', connection_id: 'replay-ok', credentials: { type: 'API_KEY', apiKey: 'sandbox-luma-api-key' } },
     });
     if (ok.status !== 201) throw new Error(`connection: ${ok.status} ${JSON.stringify(ok.body)}`);
-    await save(stack.temporal, 'sync-success', lumaSyncId('replay-ok'));
+    await save(stack.temporal, 'sync-success', lumaSyncId(stack, 'replay-ok'));
 
     // A fire of the sync's schedule: scheduledSync runs syncRun as a child under the sync's ID.
     const schedules: string[] = [];
@@ -84,7 +84,7 @@ async function recordSuccessFailureAndAction(): Promise<void> {
     stack.luma.corruptEvent(stack.luma.eventIds()[60]!, { start_at: 'next tuesday' });
     const trigger = await stack.api('POST', '/sync/trigger', { body: { provider_config_key: 'luma', connection_id: 'replay-ok', syncs: ['list-events'] } });
     if (trigger.status !== 200) throw new Error(`trigger: ${trigger.status} ${JSON.stringify(trigger.body)}`);
-    await save(stack.temporal, 'sync-failed', lumaSyncId('replay-ok'));
+    await save(stack.temporal, 'sync-failed', lumaSyncId(stack, 'replay-ok'));
 
     await createOneDriveIntegration(stack);
     const od = await connectOneDrive(stack, 'replay-od');
@@ -126,7 +126,7 @@ async function recordRetriedAfterWorkerCrash(): Promise<void> {
     first.kill('SIGKILL');
     await new Promise((r) => first.once('exit', r));
     children.push(await spawnWorker(stack));
-    await save(stack.temporal, 'sync-retried-after-worker-crash', lumaSyncId('replay-crash'));
+    await save(stack.temporal, 'sync-retried-after-worker-crash', lumaSyncId(stack, 'replay-crash'));
   } finally {
     for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
     await stack.shutdown();

@@ -33,6 +33,8 @@ export interface WeftStack {
   /** The API's and the in-process worker's way out; allows exactly the simulators and `egressAllow`. */
   egress: Egress;
   taskQueue: string;
+  /** WEFT_TEMPORAL_ID_PREFIX of this stack: its workflow and schedule IDs start with it. */
+  temporalIdPrefix: string;
   env: Record<string, string>;
   /** The captured JSON log lines of the in-process API and worker. */
   logs: string[];
@@ -103,6 +105,10 @@ export async function startWeftStack(opts: StackOptions = {}): Promise<WeftStack
   const dbName = `weft_test_${randomBytes(6).toString('hex')}`;
   const taskQueue = `weft-syncs-${randomUUID()}`;
   const actionTaskQueue = `weft-actions-${randomUUID()}`;
+  // Every test file shares one Temporal namespace: without a prefix of its own, two files
+  // syncing connection "user-1" would share a workflow ID, and one would join the other's run
+  // (a CI run once waited on a run whose worker had already stopped).
+  const temporalIdPrefix = `weft-${randomBytes(4).toString('hex')}`;
   const encryptionKey = CredentialCipher.generateKey();
   const keys = { dev: `weft_sk_dev_${randomBytes(18).toString('base64url')}`, prod: `weft_sk_prod_${randomBytes(18).toString('base64url')}` };
 
@@ -125,6 +131,7 @@ export async function startWeftStack(opts: StackOptions = {}): Promise<WeftStack
     WEFT_ENCRYPTION_KEY: encryptionKey,
     WEFT_SYNC_TASK_QUEUE: taskQueue,
     WEFT_ACTION_TASK_QUEUE: actionTaskQueue,
+    WEFT_TEMPORAL_ID_PREFIX: temporalIdPrefix,
     WEFT_WORKFLOW_BUNDLE: infra.bundle,
     WEFT_MAX_INLINE_WAIT_MS: String(opts.maxInlineWaitMs ?? 10_000),
     WEFT_SYNC_HEARTBEAT_TIMEOUT_MS: String(opts.heartbeatTimeoutMs ?? 10_000),
@@ -166,6 +173,7 @@ export async function startWeftStack(opts: StackOptions = {}): Promise<WeftStack
     github: github as GitHubSimulator,
     egress,
     taskQueue,
+    temporalIdPrefix,
     logs,
     env,
 
@@ -199,7 +207,7 @@ export async function startWeftStack(opts: StackOptions = {}): Promise<WeftStack
     },
 
     async waitForSync(connectionId, syncName, o = {}) {
-      const id = syncWorkflowId(o.environment ?? 'dev', o.providerConfigKey ?? 'luma', connectionId, syncName, 'base');
+      const id = syncWorkflowId(temporalIdPrefix, o.environment ?? 'dev', o.providerConfigKey ?? 'luma', connectionId, syncName, 'base');
       // The handle follows the latest run of this workflow ID. A run that does not end well
       // within a test's time says where it stands (a CI run once saw a sync never finish).
       const handle = temporal.workflow.getHandle(id);
