@@ -15,14 +15,28 @@ describe('sync schedules (real Temporal dev server)', () => {
   let stack: WeftStack;
 
   beforeAll(async () => {
-    stack = await startWeftStack({ graph: {} });
+    // Status reads describe schedules and runs; on a loaded CI box one can take over the 1.5 s default.
+    stack = await startWeftStack({ graph: {}, temporalCallTimeoutMs: 10_000 });
     await createLumaIntegration(stack);
     await createOneDriveIntegration(stack);
   });
   afterAll(async () => stack?.shutdown());
 
-  const schedule = (connectionId: string, syncName = 'list-events', providerConfigKey = 'luma') =>
-    stack.temporal.schedule.getHandle(scheduleId(stack, connectionId, syncName, providerConfigKey)).describe();
+  /**
+   * The schedule as Temporal describes it. Right after concurrent updates the dev server can
+   * answer not-found for a moment (its scheduler workflow is between runs): asked again, up to 3 s.
+   */
+  async function schedule(connectionId: string, syncName = 'list-events', providerConfigKey = 'luma') {
+    const handle = stack.temporal.schedule.getHandle(scheduleId(stack, connectionId, syncName, providerConfigKey));
+    for (const deadline = Date.now() + 3_000; ;) {
+      try {
+        return await handle.describe();
+      } catch (err) {
+        if (!(err instanceof ScheduleNotFoundError) || Date.now() > deadline) throw err;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+  }
 
   async function connectLuma(connectionId: string) {
     const res = await stack.api('POST', '/connections', {

@@ -67,6 +67,8 @@ export interface StackOptions {
   servers?: { temporalAddress: string; mongodbUri: string };
   /** The API's sync-mode action deadline (WEFT_ACTION_TIMEOUT_MS). */
   actionTimeoutMs?: number;
+  /** WEFT_TEMPORAL_CALL_TIMEOUT_MS (default 1.5 s, which the outage tests rely on). */
+  temporalCallTimeoutMs?: number;
   /** The API's rate limit per environment (WEFT_API_RATE_LIMIT, WEFT_API_RATE_LIMIT_WINDOW_S; limit 0: off). */
   apiRateLimit?: { limit: number; windowMs: number };
   /** The API server's request/header/keep-alive timeouts, when not the defaults (WEFT_HTTP_*_TIMEOUT_MS). */
@@ -140,6 +142,7 @@ export async function startWeftStack(opts: StackOptions = {}): Promise<WeftStack
     LOG_LEVEL: 'info',
     ...(opts.integrationsDir ? { WEFT_INTEGRATIONS_DIR: opts.integrationsDir } : {}),
     ...(opts.actionTimeoutMs ? { WEFT_ACTION_TIMEOUT_MS: String(opts.actionTimeoutMs) } : {}),
+    ...(opts.temporalCallTimeoutMs ? { WEFT_TEMPORAL_CALL_TIMEOUT_MS: String(opts.temporalCallTimeoutMs) } : {}),
     ...(opts.apiRateLimit
       ? { WEFT_API_RATE_LIMIT: String(opts.apiRateLimit.limit), WEFT_API_RATE_LIMIT_WINDOW_S: windowSeconds(opts.apiRateLimit.windowMs) }
       : {}),
