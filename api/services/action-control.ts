@@ -94,12 +94,15 @@ class ActionTimeoutError extends WeftError {
  */
 export async function awaitActionResult(deps: ApiDeps, started: { id: string; workflowId: string }, timeoutMs: number): Promise<unknown> {
   const handle = deps.temporal.workflow.getHandle(started.workflowId);
+  const deadline = Date.now() + timeoutMs;
   try {
-    return await deps.temporal.connection.withDeadline(Date.now() + timeoutMs, () => handle.result());
+    return await deps.temporal.connection.withDeadline(deadline, () => handle.result());
   } catch (err) {
     if (err instanceof WorkflowFailedError) throw toApiError(err);
     // Anything but our own deadline (Temporal unreachable, ...) goes to the error middleware.
-    if (!isGrpcDeadlineError(err)) throw err;
+    // Once the deadline has passed, whatever the poll ended with (a deadline, or a stream
+    // cancelled as it expired), the action's state below decides the answer.
+    if (!isGrpcDeadlineError(err) && Date.now() < deadline) throw err;
   }
   // Finished at the last moment: its outcome. Temporal gone meanwhile: describe fails, 503.
   const state = await actionState(deps, started.workflowId);
