@@ -1,37 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import { syncWorkflowId } from '../../api/services/sync-control';
 import { startWeftStack, createLumaIntegration, readAllRecords, type WeftStack } from '../support/weft-stack';
+import { spawnWorker, waitFor } from '../support/worker-process';
 
 const EVENTS = 3_000;
-const REPO = path.resolve(__dirname, '../..');
-
-/** Starts `app/worker/main.ts` as its own OS process and resolves once it polls its task queue. */
-function spawnWorker(stack: WeftStack): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'app/worker/main.ts'], {
-    cwd: REPO,
-    env: { ...process.env, ...stack.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  return new Promise((resolve, reject) => {
-    let output = '';
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('weft worker running')) resolve(child);
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`worker exited early (${code}):\n${output}`)));
-  });
-}
-
-async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe('a worker killed in the middle of a sync', () => {
   let stack: WeftStack;

@@ -8,7 +8,7 @@
  * commit tests/replay/histories/. Compatible changes keep the old histories: they are the
  * runs still in flight when the new workers start.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,6 +19,7 @@ import { infraOptionsFromEnv } from '../../scripts/infra/infra-env';
 import { startInfrastructure } from '../../scripts/infra/infrastructure';
 import { bundleWorkflowsTo } from '../support/bundle-workflows';
 import { connectOneDrive, createLumaIntegration, createOneDriveIntegration, startWeftStack, type WeftStack } from '../support/weft-stack';
+import { spawnWorker, waitFor } from '../support/worker-process';
 
 const REPO = path.resolve(__dirname, '../..');
 const HISTORIES = path.join(__dirname, 'histories');
@@ -33,33 +34,6 @@ async function save(client: Client, name: string, workflowId: string): Promise<v
 }
 
 const lumaSyncId = (stack: WeftStack, connectionId: string) => syncWorkflowId(stack.temporalIdPrefix, 'dev', 'luma', connectionId, 'list-events', 'base');
-
-async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-/** `app/worker/main.ts` as its own OS process, resolved once it polls (so it can be killed for real). */
-function spawnWorker(stack: WeftStack): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'app/worker/main.ts'], {
-    cwd: REPO,
-    env: { ...process.env, ...stack.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  return new Promise((resolve, reject) => {
-    let output = '';
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('weft worker running')) resolve(child);
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`worker exited early (${code}):\n${output}`)));
-  });
-}
 
 async function recordSuccessFailureAndAction(): Promise<void> {
   const stack = await startWeftStack({ luma: { seed: 3, eventCount: 120, maxPageSize: 50 }, graph: { seed: 5, drives: [{ fileCount: 20 }] } });
