@@ -4,33 +4,17 @@
  * FerretDB (or uses TEMPORAL_ADDRESS / MONGODB_URI), like the test run.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { rmSync } from 'node:fs';
 import path from 'node:path';
-import { infraOptionsFromEnv } from '../scripts/infra/infra-env';
-import { startInfrastructure } from '../scripts/infra/infrastructure';
-import { bundleWorkflowsTo } from '../tests/support/bundle-workflows';
 import { lumaPacing } from './luma-pacing';
 import { readFigures } from './read-figures';
 import type { Figure } from './figure';
 import { userFilesIngest } from './user-files-ingest';
+import { startStandaloneTestInfra } from '../tests/support/standalone-infra';
 
 async function main(): Promise<void> {
-  const env = infraOptionsFromEnv();
-  const infra = await startInfrastructure({
-    mode: 'test',
-    repoRoot: path.resolve(__dirname, '..'),
-    external: env.external,
-    binaries: env.binaries,
-    log: () => undefined,
-  });
+  const infra = await startStandaloneTestInfra('bench', () => undefined);
   try {
-    process.env.WEFT_TEST_TEMPORAL_ADDRESS = infra.temporal.address;
-    process.env.WEFT_TEST_TEMPORAL_NAMESPACE = infra.temporal.namespace;
-    process.env.WEFT_TEST_MONGODB_URI = infra.mongodbUri;
-    const bundle = path.join(mkdtempSync(path.join(os.tmpdir(), 'weft-bench-')), 'workflows.js');
-    await bundleWorkflowsTo(bundle);
-    process.env.WEFT_TEST_WORKFLOW_BUNDLE = bundle;
     // `npm run bench` (everything, 100,000 files), `npm run bench -- 20000` (another size),
     // `npm run bench -- pacing`, `npm run bench -- reads [files]` or `npm run bench -- memory [files]` (one part only).
     const args = process.argv.slice(2);

@@ -6,15 +6,10 @@
  *   npm run fuzz                         # 12,000 requests, seed 20261123
  *   npm run fuzz -- --requests 20000 --seed 7
  */
-import { mkdtempSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { Command } from 'commander';
-import { infraOptionsFromEnv } from '../../scripts/infra/infra-env';
-import { startInfrastructure } from '../../scripts/infra/infrastructure';
-import { bundleWorkflowsTo } from '../support/bundle-workflows';
 import { startFuzzFixture } from './fixture';
 import { formatReport, runFuzz } from './fuzz';
+import { startStandaloneTestInfra } from '../support/standalone-infra';
 
 async function main(): Promise<number> {
   const opts = new Command()
@@ -24,22 +19,11 @@ async function main(): Promise<number> {
     .parse(process.argv)
     .opts<{ requests: number; seed: number; concurrency: number }>();
 
-  const env = infraOptionsFromEnv();
-  const infra = await startInfrastructure({
-    mode: 'test',
-    repoRoot: path.resolve(__dirname, '..', '..'),
-    external: env.external,
-    binaries: env.binaries,
-    log: (m) => process.stderr.write(`[infra] ${m}\n`),
-  });
+  const infra = await startStandaloneTestInfra('fuzz', (m) =>
+    process.stderr.write(`[infra] ${m}
+`),
+  );
   try {
-    process.env.WEFT_TEST_TEMPORAL_ADDRESS = infra.temporal.address;
-    process.env.WEFT_TEST_TEMPORAL_NAMESPACE = infra.temporal.namespace;
-    process.env.WEFT_TEST_MONGODB_URI = infra.mongodbUri;
-    const bundle = path.join(mkdtempSync(path.join(os.tmpdir(), 'weft-fuzz-')), 'workflows.js');
-    await bundleWorkflowsTo(bundle);
-    process.env.WEFT_TEST_WORKFLOW_BUNDLE = bundle;
-
     console.log(
       `fuzzing ${opts.requests} requests, seed ${opts.seed}, ${opts.concurrency} in flight (Temporal ${infra.temporal.address}, MongoDB ${infra.mongodbUri})`,
     );

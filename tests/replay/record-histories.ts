@@ -9,17 +9,14 @@
  * runs still in flight when the new workers start.
  */
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { syncWorkflowId } from '../../api/services/sync-control';
-import { infraOptionsFromEnv } from '../../scripts/infra/infra-env';
-import { startInfrastructure } from '../../scripts/infra/infrastructure';
-import { bundleWorkflowsTo } from '../support/bundle-workflows';
 import { connectOneDrive, createLumaIntegration, createOneDriveIntegration, startWeftStack, type WeftStack } from '../support/weft-stack';
 import { spawnWorker, waitFor } from '../support/worker-process';
+import { startStandaloneTestInfra } from '../support/standalone-infra';
 
 const REPO = path.resolve(__dirname, '../..');
 const HISTORIES = path.join(__dirname, 'histories');
@@ -108,21 +105,11 @@ async function recordRetriedAfterWorkerCrash(): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const env = infraOptionsFromEnv();
-  const infra = await startInfrastructure({
-    mode: 'test',
-    repoRoot: REPO,
-    external: env.external,
-    binaries: env.binaries,
-    log: (m) => process.stderr.write(`[infra] ${m}\n`),
-  });
+  const infra = await startStandaloneTestInfra('replay', (m) =>
+    process.stderr.write(`[infra] ${m}
+`),
+  );
   try {
-    process.env.WEFT_TEST_TEMPORAL_ADDRESS = infra.temporal.address;
-    process.env.WEFT_TEST_TEMPORAL_NAMESPACE = infra.temporal.namespace;
-    process.env.WEFT_TEST_MONGODB_URI = infra.mongodbUri;
-    const bundle = path.join(mkdtempSync(path.join(os.tmpdir(), 'weft-replay-')), 'workflows.js');
-    await bundleWorkflowsTo(bundle);
-    process.env.WEFT_TEST_WORKFLOW_BUNDLE = bundle;
     await recordSuccessFailureAndAction();
     await recordRetriedAfterWorkerCrash();
   } finally {
