@@ -27,7 +27,7 @@ async function main(): Promise<void> {
     // The same sync again in a worker compiled by `npm run build`, for its memory next to the tsx worker's.
     if (only === undefined || only === 'memory')
       await withBuild((buildDir) => userFilesIngest(files, emit, { ingest: false, worker: { kind: 'compiled', buildDir } }));
-    if (only === undefined) for (const figure of await lumaPacing()) emit(figure);
+    if (only === undefined || only === 'pacing') for (const figure of await lumaPacing()) emit(figure);
   } finally {
     await infra.stop();
   }
