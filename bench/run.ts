@@ -9,6 +9,8 @@ import path from 'node:path';
 import { lumaPacing } from './luma-pacing';
 import { readFigures } from './read-figures';
 import type { Figure } from './figure';
+import { schedulesFigure } from './schedules';
+import { triggerLatency } from './trigger-latency';
 import { userFilesIngest } from './user-files-ingest';
 import { startStandaloneTestInfra } from '../tests/support/standalone-infra';
 
@@ -16,18 +18,23 @@ async function main(): Promise<void> {
   const infra = await startStandaloneTestInfra('bench', () => undefined);
   try {
     // `npm run bench` (everything, 100,000 files), `npm run bench -- 20000` (another size),
-    // `npm run bench -- pacing`, `npm run bench -- reads [files]` or `npm run bench -- memory [files]` (one part only).
+    // `npm run bench -- pacing`, `npm run bench -- reads [files]`, `npm run bench -- memory [files]`,
+    // `npm run bench -- trigger` or `npm run bench -- schedules [connections]` (one part only).
     const args = process.argv.slice(2);
     const only = args.find((a) => !/^\d+$/.test(a));
-    if (only !== undefined && only !== 'pacing' && only !== 'reads' && only !== 'memory')
-      throw new Error(`unknown part "${only}": pacing, reads, memory, or a number of files`);
-    const files = Number(args.find((a) => /^\d+$/.test(a)) ?? 100_000);
+    if (only !== undefined && !['pacing', 'reads', 'memory', 'trigger', 'schedules'].includes(only))
+      throw new Error(`unknown part "${only}": pacing, reads, memory, trigger, schedules, or a number (files; connections for schedules)`);
+    const count = args.find((a) => /^\d+$/.test(a));
+    const files = Number(count ?? 100_000);
     const emit = (figure: Figure) => console.log(JSON.stringify(figure));
-    if (only !== 'pacing') await userFilesIngest(files, emit, { ingest: only === undefined, then: only === 'memory' ? undefined : readFigures });
+    if (only === undefined || ['reads', 'memory'].includes(only))
+      await userFilesIngest(files, emit, { ingest: only === undefined, then: only === 'memory' ? undefined : readFigures });
     // The same sync again in a worker compiled by `npm run build`, for its memory next to the tsx worker's.
     if (only === undefined || only === 'memory')
       await withBuild((buildDir) => userFilesIngest(files, emit, { ingest: false, worker: { kind: 'compiled', buildDir } }));
     if (only === undefined || only === 'pacing') for (const figure of await lumaPacing()) emit(figure);
+    if (only === undefined || only === 'trigger') for (const figure of await triggerLatency()) emit(figure);
+    if (only === undefined || only === 'schedules') for (const figure of await schedulesFigure(Number((only === 'schedules' && count) || 1_000))) emit(figure);
   } finally {
     await infra.stop();
   }

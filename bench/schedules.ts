@@ -1,0 +1,243 @@
+import { randomBytes } from 'node:crypto';
+import type { ScheduleDescription } from '@temporalio/client';
+import { syncWorkflowId } from '../api/services/sync-control';
+import { createLumaIntegration, startWeftStack, type WeftStack } from '../tests/support/weft-stack';
+import type { Figure } from './figure';
+import { percentile, round1 } from './timing';
+import { spawnWorkerProcess, type WorkerProcess } from './worker-process';
+
+const FREQUENCY = 'every 30s';
+const EVERY_MS = 30_000;
+/** How long fires are watched once every schedule exists: six fires each. */
+const WINDOW_MS = 180_000;
+/** After the window, time for its last fires' runs to start and show in visibility. */
+const GRACE_MS = 20_000;
+/** Requests in flight at once while connections are made, as an app's back end onboarding users. */
+const CREATE_CONCURRENCY = 10;
+const RSS_SAMPLE_MS = 5_000;
+/** Far above one page per run per connection, so neither Luma's nor Weft's limits pace the bench. */
+const HIGH_RATE_LIMIT = { requests: 10_000_000, window_ms: 60_000 };
+
+/**
+ * `connections` Luma connections made through the API as an app would (POST /connections,
+ * then PUT /sync/update-connection-frequency "every 30s"), each with its list-events sync on
+ * a Temporal Schedule, and one `weft worker` process running them. Figures: the time to
+ * make them; over a three-minute window, each due fire's lateness (the scheduled workflow's
+ * start, and the sync run's start, against the schedule's nominal time), with every due fire
+ * accounted for (no run skipped, none doubled); the worker's RSS while they run.
+ */
+export async function schedulesFigure(connections: number): Promise<Figure[]> {
+  const stack = await startWeftStack({
+    worker: false,
+    luma: { seed: 6, eventCount: 5, rateLimit: { limit: HIGH_RATE_LIMIT.requests, windowMs: HIGH_RATE_LIMIT.window_ms, lockoutMs: 0 } },
+    apiRateLimit: { limit: 10_000_000, windowMs: 60_000 },
+    // Schedule and status calls on a server busy with a thousand schedules.
+    temporalCallTimeoutMs: 30_000,
+  });
+  const worker = await spawnWorkerProcess(stack);
+  const run = randomBytes(3).toString('hex');
+  const ids = Array.from({ length: connections }, (_, i) => `sched-${run}-${i}`);
+  try {
+    await createLumaIntegration(stack, { rate_limit: HIGH_RATE_LIMIT });
+    const idleRssMb = worker.rssMb();
+
+    const created = await timed(() => inParallel(ids, CREATE_CONCURRENCY, (id) => connect(stack, id)));
+    const scheduled = await timed(() => inParallel(ids, CREATE_CONCURRENCY, (id) => setFrequency(stack, id)));
+
+    // Every schedule exists and fires every 30 s from here on; the window starts now.
+    const t0 = Date.now();
+    const rss = await sampleRss(worker, WINDOW_MS);
+    const t1 = t0 + WINDOW_MS;
+    await sleep(GRACE_MS);
+
+    const descriptions = await inParallel(ids, CREATE_CONCURRENCY, (id) => describeSchedule(stack, id));
+    const runStarts = await syncRunStarts(stack, new Date(t0 - EVERY_MS));
+    const fires = accountFires(stack, ids, descriptions, runStarts, t0, t1);
+    const peakRssMb = worker.peakRssMb();
+    return [
+      {
+        figure: 'schedules_create',
+        connections,
+        frequency: FREQUENCY,
+        concurrency: CREATE_CONCURRENCY,
+        ms: Math.round(created.ms + scheduled.ms),
+        connections_ms: Math.round(created.ms),
+        frequency_updates_ms: Math.round(scheduled.ms),
+        per_connection_ms: round1((created.ms + scheduled.ms) / connections),
+      },
+      {
+        figure: 'schedules_lateness',
+        connections,
+        frequency: FREQUENCY,
+        window_s: WINDOW_MS / 1000,
+        due: fires.due,
+        taken_by_scheduler: fires.taken,
+        runs: fires.runs,
+        skipped: fires.skipped,
+        doubled: fires.doubled,
+        skipped_overlap: fires.skippedOverlap,
+        missed_catchup_window: fires.missedCatchup,
+        // Against the schedule's nominal time (offset + k x interval).
+        scheduled_workflow_start_p50_ms: percentile(fires.takenLateMs, 50),
+        scheduled_workflow_start_p99_ms: percentile(fires.takenLateMs, 99),
+        sync_run_start_p50_ms: percentile(fires.runLateMs, 50),
+        sync_run_start_p99_ms: percentile(fires.runLateMs, 99),
+        sync_run_start_max_ms: percentile(fires.runLateMs, 100),
+        target: 'sync run start p99 <= 2000, none skipped or doubled',
+        pass: percentile(fires.runLateMs, 99) <= 2000 && fires.skipped === 0 && fires.doubled === 0,
+      },
+      {
+        figure: 'schedules_worker_rss',
+        connections,
+        worker: worker.kind,
+        idle_rss_mb: idleRssMb,
+        rss_mb_median: percentile(rss, 50),
+        rss_mb_max: percentile(rss, 100),
+        peak_rss_mb: peakRssMb,
+        during: `${connections} schedules every 30 s, ${WINDOW_MS / 1000} s`,
+      },
+    ];
+  } finally {
+    // Schedules live in Temporal, not in the stack's database: without this they would keep firing on a shared server.
+    await inParallel(ids, CREATE_CONCURRENCY, (id) =>
+      stack.temporal.schedule
+        .getHandle(scheduleId(stack, id))
+        .delete()
+        .catch(() => undefined),
+    );
+    await worker.stop();
+    await stack.shutdown();
+  }
+}
+
+async function connect(stack: WeftStack, connectionId: string): Promise<void> {
+  const res = await stack.api('POST', '/connections', {
+    body: { provider_config_key: 'luma', connection_id: connectionId, credentials: { type: 'API_KEY', apiKey: 'sandbox-luma-api-key' } },
+  });
+  if (res.status !== 201) throw new Error(`POST /connections ${connectionId}: ${res.status} ${JSON.stringify(res.body)}`);
+}
+
+async function setFrequency(stack: WeftStack, connectionId: string): Promise<void> {
+  const res = await stack.api('PUT', '/sync/update-connection-frequency', {
+    body: { provider_config_key: 'luma', connection_id: connectionId, sync_name: 'list-events', frequency: FREQUENCY },
+  });
+  if (res.status !== 200) throw new Error(`PUT /sync/update-connection-frequency ${connectionId}: ${res.status} ${JSON.stringify(res.body)}`);
+}
+
+/** The schedule's ID as api/services/sync-schedules.ts makes it (tests/e2e/sync-schedules.test.ts reads it the same way). */
+function scheduleId(stack: WeftStack, connectionId: string): string {
+  return [`${stack.temporalIdPrefix}-schedule`, 'dev', 'luma', connectionId, 'list-events', 'base'].map(encodeURIComponent).join(':');
+}
+
+function describeSchedule(stack: WeftStack, connectionId: string): Promise<ScheduleDescription> {
+  return stack.temporal.schedule.getHandle(scheduleId(stack, connectionId)).describe();
+}
+
+/** Start times of every syncRun on the stack's queue since `since`, by workflow ID (visibility, read until two reads agree). */
+async function syncRunStarts(stack: WeftStack, since: Date): Promise<Map<string, number[]>> {
+  const query = `TaskQueue = "${stack.taskQueue}" AND WorkflowType = "syncRun" AND StartTime >= "${since.toISOString()}"`;
+  let last = -1;
+  for (;;) {
+    const out = new Map<string, number[]>();
+    let count = 0;
+    for await (const w of stack.temporal.workflow.list({ query })) {
+      out.set(w.workflowId, [...(out.get(w.workflowId) ?? []), w.startTime.getTime()]);
+      count++;
+    }
+    if (count === last) return out;
+    last = count;
+    await sleep(2_000);
+  }
+}
+
+interface FireAccount {
+  due: number;
+  taken: number;
+  runs: number;
+  skipped: number;
+  doubled: number;
+  skippedOverlap: number;
+  missedCatchup: number;
+  takenLateMs: number[];
+  runLateMs: number[];
+}
+
+/**
+ * Every nominal fire time of every schedule in [t0, t1) against what happened: the action the
+ * scheduler took for it (recentActions: scheduledAt, takenAt) and the sync runs that started
+ * for it (each run belongs to the latest nominal time at or before its start). A due time
+ * without a run is skipped, one with two runs doubled.
+ */
+function accountFires(
+  stack: WeftStack,
+  ids: string[],
+  descriptions: ScheduleDescription[],
+  runStarts: Map<string, number[]>,
+  t0: number,
+  t1: number,
+): FireAccount {
+  const acc: FireAccount = { due: 0, taken: 0, runs: 0, skipped: 0, doubled: 0, skippedOverlap: 0, missedCatchup: 0, takenLateMs: [], runLateMs: [] };
+  ids.forEach((connectionId, i) => {
+    const desc = descriptions[i];
+    const interval = desc.spec.intervals?.[0];
+    if (!interval || interval.every !== EVERY_MS) throw new Error(`schedule of ${connectionId} is not every 30 s: ${JSON.stringify(desc.spec)}`);
+    const nominalAtOrBefore = (t: number) => Math.floor((t - interval.offset) / interval.every) * interval.every + interval.offset;
+    acc.skippedOverlap += desc.info.numActionsSkippedOverlap;
+    acc.missedCatchup += desc.info.numActionsMissedCatchupWindow;
+    for (const action of desc.info.recentActions) {
+      const nominal = nominalAtOrBefore(action.scheduledAt.getTime());
+      if (nominal < t0 || nominal >= t1) continue;
+      acc.taken++;
+      acc.takenLateMs.push(action.takenAt.getTime() - nominal);
+    }
+    const runsPerFire = new Map<number, number>();
+    for (const start of runStarts.get(syncWorkflowId(stack.temporalIdPrefix, 'dev', 'luma', connectionId, 'list-events', 'base')) ?? []) {
+      const nominal = nominalAtOrBefore(start);
+      if (nominal < t0 || nominal >= t1) continue;
+      runsPerFire.set(nominal, (runsPerFire.get(nominal) ?? 0) + 1);
+      acc.runLateMs.push(start - nominal);
+    }
+    for (let due = nominalAtOrBefore(t0 - 1) + interval.every; due < t1; due += interval.every) {
+      acc.due++;
+      const n = runsPerFire.get(due) ?? 0;
+      acc.runs += n;
+      if (n === 0) acc.skipped++;
+      if (n > 1) acc.doubled += n - 1;
+    }
+  });
+  return acc;
+}
+
+async function sampleRss(worker: WorkerProcess, durationMs: number): Promise<number[]> {
+  const out: number[] = [];
+  for (const end = Date.now() + durationMs; Date.now() < end;) {
+    await sleep(Math.min(RSS_SAMPLE_MS, end - Date.now()));
+    out.push(worker.rssMb());
+  }
+  return out;
+}
+
+async function timed(work: () => Promise<unknown>): Promise<{ ms: number }> {
+  const start = Date.now();
+  await work();
+  return { ms: Date.now() - start };
+}
+
+/** `fn` over `items`, at most `concurrency` at once, results in order. */
+async function inParallel<T, R>(items: T[], concurrency: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        out[i] = await fn(items[i]);
+      }
+    }),
+  );
+  return out;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
