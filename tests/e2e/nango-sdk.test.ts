@@ -1,5 +1,6 @@
 import { Nango } from '@nangohq/node';
 import { ScheduleNotFoundError } from '@temporalio/client';
+import { syncWorkflowId } from '../../api/services/sync-control';
 import { startWeftStack, createLumaIntegration, type WeftStack } from '../support/weft-stack';
 
 const API_KEY = 'sandbox-luma-api-key';
@@ -159,6 +160,13 @@ describe('Nango Node SDK against a running Weft', () => {
     expect((await status('sdk-2', [eu]))[0].status).toBe('PAUSED');
     expect(await sdk(nango.updateSyncConnectionFrequency('luma', eu, 'sdk-2', '2h'))).toEqual({ frequency: 'every 2h' });
     expect(await schedule('sdk-2', 'eu')).toEqual({ paused: true, everyMs: [2 * HOUR] });
+    // A paused variant still runs when triggered, and stays paused.
+    const finishedBefore = (await status('sdk-2', [eu]))[0].finishedAt;
+    await sdk(nango.triggerSync('luma', [eu], 'sdk-2'));
+    await stack.temporal.workflow.getHandle(syncWorkflowId(stack.temporalIdPrefix, 'dev', 'luma', 'sdk-2', 'list-events', 'eu')).result();
+    const [triggered] = await status('sdk-2', [eu]);
+    expect(triggered.status).toBe('PAUSED');
+    expect(triggered.finishedAt > finishedBefore).toBe(true);
     expect((await schedule('sdk-2')).everyMs).toEqual([HOUR]);
 
     // Its records are its own: pruning them leaves the base sync's payloads alone.
@@ -217,6 +225,11 @@ describe('Nango Node SDK against a running Weft', () => {
       if (i < k) expect(Object.keys(r).sort()).toEqual(['_weft_metadata', 'id']);
       else expect(r).toEqual(before[i]);
     });
+    const picked = [before[3].id, before[k + 5].id];
+    expect((await sdk(nango.listRecords({ providerConfigKey: 'luma', connectionId: 'sdk-1', model: 'CalendarEvent', ids: picked }))).records).toEqual([
+      after[3],
+      after[k + 5],
+    ]);
     // The filter of listRecords still applies to pruned records.
     const added = await sdk(nango.listRecords({ providerConfigKey: 'luma', connectionId: 'sdk-1', model: 'CalendarEvent', filter: 'added', limit: 100 }));
     expect(added.records.map((r: any) => r.id)).toEqual(before.map((r) => r.id));
