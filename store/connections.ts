@@ -145,6 +145,25 @@ export class ConnectionStore {
     return this.byAliases(aliases.map((a) => ({ key: a._id, target: a.target })));
   }
 
+  /**
+   * One page of an integration's connections in key order, and the key to continue after
+   * (null when this was the last page): how a background operation walks thousands of them.
+   */
+  async pageForIntegration(
+    environment: string,
+    providerConfigKey: string,
+    page: { after: string | null; limit: number },
+  ): Promise<{ connections: ConnectionDoc[]; next: string | null }> {
+    const aliases = await this.keys.pageInRange(keyPrefixRange(environment, providerConfigKey), page.after, page.limit);
+    const connections = await this.byAliases(aliases.map((a) => ({ key: a._id, target: a.target })));
+    return { connections, next: aliases.length === page.limit ? aliases[aliases.length - 1]._id : null };
+  }
+
+  /** How many connections the integration has (for an operation's progress). */
+  async countForIntegration(environment: string, providerConfigKey: string): Promise<number> {
+    return (await this.keys.inRange(keyPrefixRange(environment, providerConfigKey))).length;
+  }
+
   private async byAliases(aliases: Array<{ key: string; target: string }>): Promise<ConnectionDoc[]> {
     if (aliases.length === 0) return [];
     const docs = await this.col.find({ _id: { $in: aliases.map((a) => a.target) } }).toArray();

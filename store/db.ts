@@ -4,6 +4,7 @@ import { IntegrationStore } from './integrations';
 import { ConnectionStore } from './connections';
 import { SyncStore } from './syncs';
 import { SyncRunStore } from './sync-runs';
+import { SyncOperationStore } from './sync-operations';
 import { RecordStore } from './records';
 import { RequestLogStore } from './request-logs';
 import { RateBudgetStore } from './rate-budgets';
@@ -22,6 +23,7 @@ export interface Stores {
   connections: ConnectionStore;
   syncs: SyncStore;
   syncRuns: SyncRunStore;
+  syncOperations: SyncOperationStore;
   records: RecordStore;
   requestLogs: RequestLogStore;
   rateBudgets: RateBudgetStore;
@@ -73,6 +75,7 @@ export function createStores(db: Db, options: StoreOptions = { requestLogTtlDays
     connections: new ConnectionStore(db),
     syncs: new SyncStore(db),
     syncRuns: new SyncRunStore(db),
+    syncOperations: new SyncOperationStore(db),
     records: new RecordStore(db),
     requestLogs: new RequestLogStore(db, options.requestLogTtlDays),
     rateBudgets: new RateBudgetStore(db),
@@ -95,6 +98,7 @@ export async function ensureIndexes(stores: Stores): Promise<ExpiryRule[]> {
     stores.connections.ensureIndexes(),
     stores.syncs.ensureIndexes(),
     stores.syncRuns.ensureIndexes(),
+    stores.syncOperations.ensureIndexes(),
     stores.records.ensureIndexes(),
     stores.requestLogs.ensureIndexes(),
     stores.rateBudgets.ensureIndexes(),

@@ -55,6 +55,16 @@ export class KeyAliases {
     return this.col.find({ _id: range }).sort({ _id: 1 }).toArray();
   }
 
+  /** Up to `limit` aliases of an `_id` range after `after` (exclusive), in key order: a cursor for long lists. */
+  async pageInRange(range: { $gte: string; $lt: string }, after: string | null, limit: number): Promise<AliasDoc[]> {
+    const lower = after !== null && after >= range.$gte ? { $gt: after } : { $gte: range.$gte };
+    return this.col
+      .find({ _id: { ...lower, $lt: range.$lt } })
+      .sort({ _id: 1 })
+      .limit(limit)
+      .toArray();
+  }
+
   /**
    * Claims `key` for `target`. Taken when another live document holds it; `isLive` says
    * whether the holder still exists (and still has this key).

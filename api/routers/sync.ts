@@ -4,15 +4,17 @@ import type { ApiDeps } from '../deps';
 import { environmentOf } from '../middleware/auth';
 import { parseInput } from '../validate';
 import { NotFoundError } from '../../common/errors';
-import { syncScheduleBody, syncStatusQuery, syncVariantTarget, triggerSyncBody, updateConnectionFrequencyBody } from '../schemas/syncs';
+import { syncScheduleBody, syncStatusQuery, syncVariantTarget, triggerSyncBody, updateConnectionFrequencyBody, type SyncScheduleBody } from '../schemas/syncs';
+import type { SyncOperation } from '../../activities/sync-operation-contracts';
+import { applySyncOperation, operationView, startSyncFanOut } from '../services/sync-operations';
 import { createSyncVariant, deleteSyncVariant } from '../services/sync-variants';
 import { findConnection, findIntegration } from '../services/connection-lookup';
-import { DEFAULT_VARIANT, ensureSyncStates, isSyncRunning, selectSyncs, startSyncRun, type SyncSelector } from '../services/sync-control';
-import { describeSyncSchedule, effectiveFrequencyMs, scheduleStatus, setSyncScheduleFrequency, setSyncSchedulePaused } from '../services/sync-schedules';
+import { DEFAULT_VARIANT, ensureSyncStates, isSyncRunning, selectSyncs, type SyncSelector } from '../services/sync-control';
+import { describeSyncSchedule, effectiveFrequencyMs, scheduleStatus, setSyncScheduleFrequency } from '../services/sync-schedules';
 import { frequencyLabel } from '../services/sync-frequency';
 
-/** Schedules changed at once by one start/pause call over many connections. */
-const SCHEDULE_CALLS_IN_FLIGHT = 10;
+/** Background operations GET /sync/status lists. */
+const RECENT_OPERATIONS = 10;
 
 export function syncRouter(deps: ApiDeps): Router {
   const router = Router();
@@ -36,25 +38,30 @@ export function syncRouter(deps: ApiDeps): Router {
     return state;
   }
 
-  /** POST /sync/start and /sync/pause: (un)pause the schedules; every target is checked before any changes. */
-  const setPaused = (paused: boolean) =>
-    async function (req: Request, res: Response) {
-      const env = environmentOf(res);
-      const body = parseInput(syncScheduleBody, req.body, 'invalid_body');
-      const integration = await findIntegration(deps.stores, env, body.provider_config_key);
-      const selected = selectSyncs(deps, integration.provider, body.syncs);
-      const connections = await targetConnections(env, body.provider_config_key, body.connection_id);
-      const work: Array<{ connection: ConnectionDoc; sel: SyncSelector; override: string | null }> = [];
-      for (const connection of connections) {
-        for (const sel of selected) work.push({ connection, sel, override: (await syncState(connection, sel))?.frequency ?? null });
-      }
-      for (let i = 0; i < work.length; i += SCHEDULE_CALLS_IN_FLIGHT) {
-        await Promise.all(work.slice(i, i + SCHEDULE_CALLS_IN_FLIGHT).map((w) => setSyncSchedulePaused(deps, w.connection, w.sel, paused, w.override)));
-      }
-      res.json({ success: true });
-    };
-  router.post('/start', setPaused(false));
-  router.post('/pause', setPaused(true));
+  /**
+   * POST /sync/trigger, /sync/start, /sync/pause. For one connection the operation is done
+   * before the answer, every named sync checked first (an unknown variant changes nothing);
+   * for every connection of the integration it is started in the background and the answer
+   * names it (`operation`), whose progress GET /sync/status shows.
+   */
+  async function syncOperation(res: Response, body: SyncScheduleBody & { opts?: { reset?: boolean; emptyCache?: boolean } }, kind: SyncOperation['kind']) {
+    const env = environmentOf(res);
+    const integration = await findIntegration(deps.stores, env, body.provider_config_key);
+    const syncs = selectSyncs(deps, integration.provider, body.syncs);
+    const operation: SyncOperation = { kind, syncs, reset: body.opts?.reset ?? false, emptyCache: body.opts?.emptyCache ?? false };
+    if (!body.connection_id) {
+      const op = await startSyncFanOut(deps, { environment: env, providerConfigKey: body.provider_config_key }, operation);
+      res.status(202).json({ success: true, operation: operationView(op) });
+      return;
+    }
+    const { connection } = await findConnection(deps.stores, env, body.provider_config_key, body.connection_id);
+    for (const sel of syncs) await syncState(connection, sel);
+    await applySyncOperation(deps, connection, operation);
+    res.json({ success: true });
+  }
+  router.post('/start', async (req, res) => syncOperation(res, parseInput(syncScheduleBody, req.body, 'invalid_body'), 'start'));
+  router.post('/pause', async (req, res) => syncOperation(res, parseInput(syncScheduleBody, req.body, 'invalid_body'), 'pause'));
+  router.post('/trigger', async (req, res) => syncOperation(res, parseInput(triggerSyncBody, req.body, 'invalid_body'), 'trigger'));
 
   router.put('/update-connection-frequency', async (req, res) => {
     const env = environmentOf(res);
@@ -88,28 +95,6 @@ export function syncRouter(deps: ApiDeps): Router {
   router.delete('/:name/variant/:variant', async (req, res) => {
     const connection = await variantConnection(req, res);
     await deleteSyncVariant(deps, connection, req.params.name, req.params.variant);
-    res.json({ success: true });
-  });
-
-  router.post('/trigger', async (req, res) => {
-    const env = environmentOf(res);
-    const body = parseInput(triggerSyncBody, req.body, 'invalid_body');
-    const integration = await findIntegration(deps.stores, env, body.provider_config_key);
-    const selected = selectSyncs(deps, integration.provider, body.syncs);
-    const connections = await targetConnections(env, body.provider_config_key, body.connection_id);
-    for (const connection of connections) {
-      await ensureSyncStates(deps, connection);
-      for (const sel of selected) {
-        if (body.opts?.reset) {
-          await deps.stores.syncs.reset({ connection: connection._id, name: sel.name, variant: sel.variant });
-          if (body.opts.emptyCache) {
-            const models = Object.keys(deps.registry.getSync(connection.provider, sel.name)?.models ?? {});
-            for (const model of models) await deps.stores.records.deleteScope({ environment: env, connection: connection._id, model, variant: sel.variant });
-          }
-        }
-        await startSyncRun(deps, connection, sel);
-      }
-    }
     res.json({ success: true });
   });
 
@@ -175,7 +160,9 @@ export function syncRouter(deps: ApiDeps): Router {
         });
       }
     }
-    res.json({ syncs: out });
+    // Background operations over every connection of the integration, newest first.
+    const operations = await deps.stores.syncOperations.listRecent(env, q.provider_config_key, RECENT_OPERATIONS);
+    res.json({ syncs: out, operations: operations.map(operationView) });
   });
 
   return router;

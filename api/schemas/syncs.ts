@@ -21,6 +21,8 @@ export const syncScheduleBody = z.strictObject({
   syncs: z.array(syncRef).default([]),
 });
 
+export type SyncScheduleBody = z.infer<typeof syncScheduleBody>;
+
 export const updateConnectionFrequencyBody = z.strictObject({
   provider_config_key: z.string().min(1),
   connection_id: z.string().min(1),

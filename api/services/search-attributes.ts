@@ -14,15 +14,16 @@ const WeftOperation = defineSearchAttributeKey('WeftOperation', SearchAttributeT
 export function searchAttributesFor(a: {
   environment: string;
   integration: string;
-  connectionId: string;
+  /** Absent for an operation over every connection of the integration. */
+  connectionId?: string;
   syncName?: string;
   operation: string;
 }): TypedSearchAttributes {
   return new TypedSearchAttributes([
     { key: WeftEnvironment, value: a.environment },
     { key: WeftIntegration, value: a.integration },
-    { key: WeftConnectionId, value: a.connectionId },
     { key: WeftOperation, value: a.operation },
+    ...(a.connectionId ? [{ key: WeftConnectionId, value: a.connectionId }] : []),
     ...(a.syncName ? [{ key: WeftSyncName, value: a.syncName }] : []),
   ]);
 }

@@ -8,6 +8,11 @@ import type { ApiDeps } from '../deps';
 
 export const DEFAULT_VARIANT = 'base';
 
+/** What controlling a sync needs (the API has it; the worker builds it for background operations and the reconcile pass). */
+export type SyncControlDeps = Pick<ApiDeps, 'temporal' | 'registry' | 'stores'> & {
+  settings: Pick<ApiDeps['settings'], 'temporalIdPrefix' | 'syncTaskQueue' | 'heartbeatTimeoutMs'>;
+};
+
 export interface SyncSelector {
   name: string;
   variant: string;
@@ -26,7 +31,7 @@ export function syncWorkflowId(
 }
 
 /** Resolves the requested syncs (names or {name, variant}; empty = all) against the integration. */
-export function selectSyncs(deps: ApiDeps, provider: string, requested: Array<string | { name: string; variant: string }>): SyncSelector[] {
+export function selectSyncs(deps: Pick<ApiDeps, 'registry'>, provider: string, requested: Array<string | { name: string; variant: string }>): SyncSelector[] {
   const known = deps.registry.get(provider)?.syncs ?? [];
   if (requested.length === 0) return known.map((s) => ({ name: s.name, variant: DEFAULT_VARIANT }));
   return requested.map((r) => {
@@ -42,7 +47,7 @@ export function selectSyncs(deps: ApiDeps, provider: string, requested: Array<st
 }
 
 /** Makes sure the connection has state for each of its integration's syncs. */
-export async function ensureSyncStates(deps: ApiDeps, connection: ConnectionDoc): Promise<SyncDoc[]> {
+export async function ensureSyncStates(deps: Pick<ApiDeps, 'registry' | 'stores'>, connection: ConnectionDoc): Promise<SyncDoc[]> {
   const syncs = deps.registry.get(connection.provider)?.syncs ?? [];
   return Promise.all(
     syncs.map((s) =>
@@ -62,7 +67,7 @@ export async function ensureSyncStates(deps: ApiDeps, connection: ConnectionDoc)
  * Starts a run now. If one is already running, that run is the answer (USE_EXISTING):
  * triggering twice never runs one sync twice at the same time.
  */
-export async function startSyncRun(deps: ApiDeps, connection: ConnectionDoc, sel: SyncSelector): Promise<{ workflowId: string; runId: string }> {
+export async function startSyncRun(deps: SyncControlDeps, connection: ConnectionDoc, sel: SyncSelector): Promise<{ workflowId: string; runId: string }> {
   const workflowId = connectionSyncWorkflowId(deps.settings.temporalIdPrefix, connection, sel);
   const handle = await deps.temporal.workflow.start('syncRun', {
     workflowId,

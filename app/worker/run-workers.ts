@@ -10,6 +10,9 @@ import { prebuiltWorkflowBundle } from './prebuilt-bundle';
 import { startExpirySweeper } from './expiry-sweeper';
 import { startWebhookSweeper } from '../../webhooks/outbox';
 import { reconcileSyncSchedules } from '../../api/services/sync-schedules';
+import { applySyncOperation } from '../../api/services/sync-operations';
+import type { SyncControlDeps } from '../../api/services/sync-control';
+import { createSyncFanOutActivities } from '../../activities/sync-fan-out';
 
 export interface WeftWorkers {
   sync: Worker;
@@ -43,13 +46,25 @@ export async function buildWorkers(core: Core, opts: { logger?: Logger } = {}): 
     egress: core.egress,
   };
   const activityDeps = { stores: core.stores, cipher: core.cipher, registry: core.registry, logger, openProviderSession: providerSessionOpener(sessionDeps) };
+  const controlDeps = syncControlDeps(core);
+  // A background operation over every connection applies to each what the API applies to one.
+  const fanOutActivities = createSyncFanOutActivities({
+    stores: core.stores,
+    logger,
+    applySyncOperation: (connection, operation) => applySyncOperation(controlDeps, connection, operation),
+  });
   // A compiled worker uses the bundle built with it: webpack at start costs seconds and memory.
   const bundleFile = config.WEFT_WORKFLOW_BUNDLE || prebuiltWorkflowBundle();
   const workflowBundle = bundleFile ? { code: readFileSync(bundleFile, 'utf8') } : undefined;
   const common = { connection, namespace: config.TEMPORAL_NAMESPACE, workflowBundle };
   try {
     // Every workflow (syncs' and actions') on the sync queue; the action queue has activities only.
-    const sync = await createWeftWorker({ ...common, workflows: true, taskQueue: config.WEFT_SYNC_TASK_QUEUE, activities: createSyncActivities(activityDeps) });
+    const sync = await createWeftWorker({
+      ...common,
+      workflows: true,
+      taskQueue: config.WEFT_SYNC_TASK_QUEUE,
+      activities: { ...createSyncActivities(activityDeps), ...fanOutActivities },
+    });
     const action = await createWeftWorker({
       ...common,
       workflows: false,
@@ -95,23 +110,27 @@ export async function buildWorkers(core: Core, opts: { logger?: Logger } = {}): 
  * at the next start.
  */
 async function reconcileSchedules(core: Core, logger: Logger): Promise<void> {
-  const { config } = core;
   try {
-    const report = await reconcileSyncSchedules(
-      {
-        temporal: core.temporal,
-        registry: core.registry,
-        stores: core.stores,
-        settings: {
-          temporalIdPrefix: config.WEFT_TEMPORAL_ID_PREFIX,
-          syncTaskQueue: config.WEFT_SYNC_TASK_QUEUE,
-          heartbeatTimeoutMs: config.WEFT_SYNC_HEARTBEAT_TIMEOUT_MS,
-        },
-      },
-      { onError: (state, err) => logger.warn({ err, syncState: state._id }, 'could not reconcile the schedule of a sync') },
-    );
+    const report = await reconcileSyncSchedules(syncControlDeps(core), {
+      onError: (state, err) => logger.warn({ err, syncState: state._id }, 'could not reconcile the schedule of a sync'),
+    });
     logger.info(report, 'sync schedules reconciled');
   } catch (err) {
     logger.warn({ err }, 'sync schedule reconcile pass stopped');
   }
+}
+
+/** Starting sync runs and changing schedules from the worker, on the core's Temporal client. */
+function syncControlDeps(core: Core): SyncControlDeps {
+  const { config } = core;
+  return {
+    temporal: core.temporal,
+    registry: core.registry,
+    stores: core.stores,
+    settings: {
+      temporalIdPrefix: config.WEFT_TEMPORAL_ID_PREFIX,
+      syncTaskQueue: config.WEFT_SYNC_TASK_QUEUE,
+      heartbeatTimeoutMs: config.WEFT_SYNC_HEARTBEAT_TIMEOUT_MS,
+    },
+  };
 }

@@ -1,7 +1,7 @@
 import { ScheduleNotFoundError } from '@temporalio/client';
 import { syncWorkflowId } from '../../api/services/sync-control';
 import { reconcileSyncSchedules } from '../../api/services/sync-schedules';
-import { startWeftStack, createLumaIntegration, createOneDriveIntegration, connectOneDrive, type WeftStack } from '../support/weft-stack';
+import { startWeftStack, createLumaIntegration, createOneDriveIntegration, connectOneDrive, waitForOperation, type WeftStack } from '../support/weft-stack';
 
 const API_KEY = 'sandbox-luma-api-key';
 const HOUR = 3_600_000;
@@ -112,12 +112,16 @@ describe('sync schedules (real Temporal dev server)', () => {
     expect((await status('sched-1'))[0].status).toBe('PAUSED');
     await stack.temporal.schedule.getHandle(scheduleId(stack, 'sched-1', 'list-events')).unpause();
 
-    // Without connection_id: every connection of the integration.
+    // Without connection_id: every connection of the integration, in the background (202, then progress in the status).
     await connectLuma('sched-2');
-    expect((await stack.api('POST', '/sync/pause', { body: { provider_config_key: 'luma', syncs: ['list-events'] } })).status).toBe(200);
+    const pauseAll = await stack.api('POST', '/sync/pause', { body: { provider_config_key: 'luma', syncs: ['list-events'] } });
+    expect(pauseAll.status).toBe(202);
+    expect(await waitForOperation(stack, 'luma', pauseAll.body.operation.id)).toMatchObject({ status: 'SUCCESS', total: 2, done: 2 });
     expect((await schedule('sched-1')).state.paused).toBe(true);
     expect((await schedule('sched-2')).state.paused).toBe(true);
-    expect((await stack.api('POST', '/sync/start', { body: { provider_config_key: 'luma', syncs: [] } })).status).toBe(200);
+    const startAll = await stack.api('POST', '/sync/start', { body: { provider_config_key: 'luma', syncs: [] } });
+    expect(startAll.status).toBe(202);
+    expect(await waitForOperation(stack, 'luma', startAll.body.operation.id)).toMatchObject({ status: 'SUCCESS', total: 2, done: 2 });
     expect((await schedule('sched-1')).state.paused).toBe(false);
     expect((await schedule('sched-2')).state.paused).toBe(false);
 
@@ -125,9 +129,17 @@ describe('sync schedules (real Temporal dev server)', () => {
     const unknownSync = await stack.api('POST', '/sync/pause', { body: { provider_config_key: 'luma', syncs: ['nope'] } });
     expect(unknownSync.status).toBe(400);
     expect(unknownSync.body.error.code).toBe('unknown_sync');
-    const unknownVariant = await stack.api('POST', '/sync/pause', { body: { provider_config_key: 'luma', syncs: [{ name: 'list-events', variant: 'v2' }] } });
+    const unknownVariant = await stack.api('POST', '/sync/pause', {
+      body: { provider_config_key: 'luma', connection_id: 'sched-1', syncs: [{ name: 'list-events', variant: 'v2' }] },
+    });
     expect(unknownVariant.status).toBe(404);
     expect(unknownVariant.body.error.code).toBe('unknown_sync_variant');
+    // Over every connection, a variant applies where it exists: here nowhere, so nothing is paused.
+    const noVariantAnywhere = await stack.api('POST', '/sync/pause', {
+      body: { provider_config_key: 'luma', syncs: [{ name: 'list-events', variant: 'v2' }] },
+    });
+    expect(noVariantAnywhere.status).toBe(202);
+    expect(await waitForOperation(stack, 'luma', noVariantAnywhere.body.operation.id)).toMatchObject({ status: 'SUCCESS', done: 0, skipped: 2 });
     const unknownConnection = await stack.api('POST', '/sync/pause', { body: { provider_config_key: 'luma', connection_id: 'nobody', syncs: [] } });
     expect(unknownConnection.status).toBe(404);
     expect((await schedule('sched-1')).state.paused).toBe(false);

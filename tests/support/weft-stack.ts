@@ -329,6 +329,24 @@ export async function connectGitHub(stack: WeftStack, connectionId: string, inst
   });
 }
 
+/**
+ * Waits for a background operation (a trigger, start or pause of every connection of an
+ * integration: 202 with `operation`) to finish, as GET /sync/status reports it; returns it.
+ */
+export async function waitForOperation(stack: WeftStack, providerConfigKey: string, operationId: string, timeoutMs = 60_000): Promise<any> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    const res = await stack.api('GET', `/sync/status?provider_config_key=${encodeURIComponent(providerConfigKey)}&syncs=*`);
+    if (res.status === 200) {
+      last = res.body.operations?.find((o: any) => o.id === operationId);
+      if (last && (last as any).status !== 'RUNNING') return last;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`operation ${operationId} did not finish within ${timeoutMs} ms; last seen: ${JSON.stringify(last)}`);
+}
+
 /** Triggers one sync and waits for its run to end; resolves with the run summary or rejects with its failure. */
 export async function runSync(
   stack: WeftStack,

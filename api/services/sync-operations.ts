@@ -1,0 +1,114 @@
+import type { ConnectionDoc } from '../../store/connections';
+import type { SyncOperationDoc } from '../../store/sync-operations';
+import type { SyncFanOutInput, SyncOperation } from '../../activities/sync-operation-contracts';
+import type { ApiDeps } from '../deps';
+import { DEFAULT_VARIANT, ensureSyncStates, startSyncRun, type SyncControlDeps, type SyncSelector } from './sync-control';
+import { setSyncSchedulePaused } from './sync-schedules';
+import { searchAttributesFor } from './search-attributes';
+
+/**
+ * Applies a trigger (with its reset and emptyCache), start or pause to one connection's
+ * selected syncs. A selected variant the connection does not have is passed over (the API
+ * refuses one by name before calling this); 'skipped' when nothing was left to do.
+ * Idempotent: twice is once (a run already going is joined, a paused schedule stays paused).
+ */
+export async function applySyncOperation(deps: SyncControlDeps, connection: ConnectionDoc, operation: SyncOperation): Promise<'applied' | 'skipped'> {
+  const states = await ensureSyncStates(deps, connection);
+  const variants = await Promise.all(
+    operation.syncs.map(async (sel) =>
+      sel.variant === DEFAULT_VARIANT
+        ? states.find((s) => s.name === sel.name)
+        : deps.stores.syncs.get({ connection: connection._id, name: sel.name, variant: sel.variant }),
+    ),
+  );
+  const present = operation.syncs.flatMap((sel, i) => (variants[i] ? [{ sel, override: variants[i].frequency }] : []));
+  if (present.length === 0) return 'skipped';
+  await Promise.all(
+    present.map(({ sel, override }) =>
+      operation.kind === 'trigger'
+        ? triggerOne(deps, connection, sel, operation)
+        : setSyncSchedulePaused(deps, connection, sel, operation.kind === 'pause', override),
+    ),
+  );
+  return 'applied';
+}
+
+async function triggerOne(deps: SyncControlDeps, connection: ConnectionDoc, sel: SyncSelector, operation: SyncOperation): Promise<void> {
+  if (operation.reset) {
+    await deps.stores.syncs.reset({ connection: connection._id, name: sel.name, variant: sel.variant });
+    if (operation.emptyCache) {
+      const models = Object.keys(deps.registry.getSync(connection.provider, sel.name)?.models ?? {});
+      for (const model of models)
+        await deps.stores.records.deleteScope({ environment: connection.environment, connection: connection._id, model, variant: sel.variant });
+    }
+  }
+  await startSyncRun(deps, connection, sel);
+}
+
+/** The workflow ID of a background operation: one per operation, found in the UI by integration. */
+function fanOutWorkflowId(prefix: string, op: SyncOperationDoc): string {
+  return [`${prefix}-sync-operation`, op.environment, op.provider_config_key, op.id].map(encodeURIComponent).join(':');
+}
+
+/**
+ * Records the operation and starts the workflow that carries it out over every connection
+ * of the integration; returns at once. If the workflow cannot be started the record goes
+ * again and the error is the caller's (503 when Temporal is out of reach): nothing was done.
+ */
+export async function startSyncFanOut(
+  deps: Pick<ApiDeps, 'temporal' | 'stores'> & { settings: Pick<ApiDeps['settings'], 'temporalIdPrefix' | 'syncTaskQueue'> },
+  scope: { environment: string; providerConfigKey: string },
+  operation: SyncOperation,
+): Promise<SyncOperationDoc> {
+  const total = await deps.stores.connections.countForIntegration(scope.environment, scope.providerConfigKey);
+  const op = await deps.stores.syncOperations.create({
+    environment: scope.environment,
+    provider_config_key: scope.providerConfigKey,
+    kind: operation.kind,
+    syncs: operation.syncs,
+    opts: { reset: operation.reset, emptyCache: operation.emptyCache },
+    total,
+  });
+  const input: SyncFanOutInput = {
+    operationKey: op._id,
+    environment: scope.environment,
+    providerConfigKey: scope.providerConfigKey,
+    operation,
+    after: null,
+    progress: { done: 0, failed: 0, skipped: 0, errors: [] },
+  };
+  try {
+    await deps.temporal.workflow.start('syncFanOut', {
+      workflowId: fanOutWorkflowId(deps.settings.temporalIdPrefix, op),
+      taskQueue: deps.settings.syncTaskQueue,
+      args: [input],
+      typedSearchAttributes: searchAttributesFor({
+        environment: scope.environment,
+        integration: scope.providerConfigKey,
+        operation: `sync-${operation.kind}-all`,
+      }),
+    });
+  } catch (err) {
+    await deps.stores.syncOperations.remove(op._id).catch(() => undefined);
+    throw err;
+  }
+  return op;
+}
+
+/** How GET /sync/status and the starting call show an operation. */
+export function operationView(op: SyncOperationDoc) {
+  return {
+    id: op.id,
+    kind: op.kind,
+    syncs: op.syncs,
+    opts: op.opts,
+    status: op.status,
+    total: op.total,
+    done: op.done,
+    failed: op.failed,
+    skipped: op.skipped,
+    errors: op.errors,
+    createdAt: op.created_at.toISOString(),
+    finishedAt: op.finished_at?.toISOString() ?? null,
+  };
+}
