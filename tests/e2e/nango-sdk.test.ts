@@ -268,6 +268,42 @@ describe('Nango Node SDK against a running Weft', () => {
     await expect(sdkError(nango.triggerSync('luma', ['list-events'], 'nobody'))).resolves.toEqual([404, 'unknown_connection']);
   });
 
+  test("triggerSync's deprecated sync-mode form (still in the SDK) means the same as opts", async () => {
+    const seen = async () => (await allRecords('sdk-1')).map((r) => [r.id, r._weft_metadata.first_seen_at]);
+    const finishedAt = async () => (await status('sdk-1'))[0].finishedAt as string;
+    const run = async (trigger: () => Promise<unknown>) => {
+      const before = await finishedAt();
+      await sdk(trigger());
+      await stack.waitForSync('sdk-1', 'list-events');
+      expect((await finishedAt()) > before).toBe(true);
+    };
+
+    // true (full_refresh), 'incremental': a run over the cached records.
+    const cached = await seen();
+    await run(() => nango.triggerSync('luma', ['list-events'], 'sdk-1', true));
+    await run(() => nango.triggerSync('luma', ['list-events'], 'sdk-1', 'incremental'));
+    expect(await seen()).toEqual(cached);
+
+    // 'full_refresh_and_clear_cache': reset + emptyCache.
+    const t0 = new Date().toISOString();
+    await run(() => nango.triggerSync('luma', ['list-events'], 'sdk-1', 'full_refresh_and_clear_cache'));
+    const fresh = await seen();
+    expect(fresh).toHaveLength(EVENTS);
+    expect(fresh.every(([, firstSeen]) => firstSeen > t0)).toBe(true);
+
+    // Older SDKs sent full_resync; a mode Nango does not have, or both forms at once, is refused and runs nothing.
+    await run(() =>
+      stack.api('POST', '/sync/trigger', { body: { provider_config_key: 'luma', connection_id: 'sdk-1', syncs: ['list-events'], full_resync: true } }),
+    );
+    const before = await finishedAt();
+    for (const extra of [{ sync_mode: 'everything' }, { sync_mode: 'full_refresh', opts: { reset: true } }]) {
+      const res = await stack.api('POST', '/sync/trigger', { body: { provider_config_key: 'luma', connection_id: 'sdk-1', syncs: ['list-events'], ...extra } });
+      expect([res.status, res.body.error?.code]).toEqual([400, 'invalid_body']);
+    }
+    expect(await finishedAt()).toBe(before);
+    expect(await seen()).toEqual(fresh);
+  });
+
   test('triggerSync without a connection: every connection runs again, eventually', async () => {
     const finished = async () => Object.fromEntries(((await sdk(nango.syncStatus('luma', ['list-events']))).syncs as any[]).map((s) => [s.connection_id, s]));
     const before = await finished();
