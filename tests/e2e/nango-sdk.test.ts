@@ -320,6 +320,19 @@ describe('Nango Node SDK against a running Weft', () => {
       const now = await finished();
       return ['sdk-1', 'sdk-2'].every((id) => now[id].status === 'SUCCESS' && now[id].finishedAt > mid[id].finishedAt);
     }, 60_000);
+
+    // With reset + emptyCache: every connection's cache is emptied and refilled.
+    const t0 = new Date().toISOString();
+    await sdk(nango.triggerSync('luma', ['list-events'], undefined, { reset: true, emptyCache: true }));
+    await waitUntil(async () => {
+      const now = await finished();
+      if (!['sdk-1', 'sdk-2'].every((id) => now[id].status === 'SUCCESS' && now[id].finishedAt > t0)) return false;
+      for (const id of ['sdk-1', 'sdk-2']) {
+        const records = await allRecords(id);
+        if (records.length !== EVENTS || !records.every((r) => r._weft_metadata.first_seen_at > t0 && typeof r.name === 'string')) return false;
+      }
+      return true;
+    }, 60_000);
   });
 });
 
