@@ -13,7 +13,16 @@ import { readCheckpoint } from '../runtime/checkpoint';
 import { withActivityFailures } from './failures';
 import type { ConnectionDoc } from '../store/connections';
 import type { IntegrationDoc } from '../store/integrations';
-import type { FailSyncRunInput, FinishSyncRunInput, RunSyncInput, RunSyncResult, StartedSyncRun, SyncRunInput, SyncRunSummary } from './sync-contracts';
+import {
+  BASE_VARIANT,
+  type FailSyncRunInput,
+  type FinishSyncRunInput,
+  type RunSyncInput,
+  type RunSyncResult,
+  type StartedSyncRun,
+  type SyncRunInput,
+  type SyncRunSummary,
+} from './sync-contracts';
 
 export interface SyncActivityDeps {
   stores: Stores;
@@ -64,14 +73,21 @@ export function createSyncActivities(deps: SyncActivityDeps) {
       const def = syncDefinition(input);
       await loadScope(input);
       const key = { connection: input.connection, name: input.syncName, variant: input.variant };
-      const sync = await stores.syncs.ensure({
-        environment: input.environment,
-        connection: input.connection,
-        connection_id: input.connectionId,
-        provider_config_key: input.providerConfigKey,
-        name: input.syncName,
-        variant: input.variant,
-      });
+      // A base sync's state is made if missing (a connection of an earlier version); a variant's
+      // only by POST /sync/:name/variant/:variant, so a run of a deleted one (a fire already on
+      // its way as the variant went) stops here instead of bringing it back.
+      const sync =
+        input.variant === BASE_VARIANT
+          ? await stores.syncs.ensure({
+              environment: input.environment,
+              connection: input.connection,
+              connection_id: input.connectionId,
+              provider_config_key: input.providerConfigKey,
+              name: input.syncName,
+              variant: input.variant,
+            })
+          : await stores.syncs.get(key);
+      if (!sync) throw new NotFoundError('unknown_sync_variant', `Variant "${input.variant}" of sync "${input.syncName}" no longer exists.`);
       const type = sync.last_success_started_at ? 'INCREMENTAL' : 'INITIAL';
       const run = await stores.syncRuns.start({
         _id: input.runId,

@@ -2,6 +2,9 @@
  * What the syncRun workflow passes to its activities and gets back. Only ids and
  * summaries: records and credentials never travel through workflow history.
  */
+/** The variant every sync has; others are made by POST /sync/:name/variant/:variant. */
+export const BASE_VARIANT = 'base';
+
 export interface SyncRunInput {
   environment: string;
   /** ConnectionDoc._id */

@@ -120,6 +120,28 @@ export class SyncStore {
     return (await this.col.findOne({ _id })) as SyncDoc;
   }
 
+  /** A new sync state (a variant), or null when one with this key exists already (a concurrent create won). */
+  async create(input: Pick<SyncDoc, 'environment' | 'connection' | 'connection_id' | 'provider_config_key' | 'name' | 'variant'>): Promise<SyncDoc | null> {
+    const now = new Date();
+    const doc: SyncDoc = {
+      _id: syncId(input),
+      ...input,
+      frequency: null,
+      last_success_started_at: null,
+      last_run: null,
+      record_count: {},
+      created_at: now,
+      updated_at: now,
+    };
+    try {
+      await this.col.insertOne(doc);
+      return doc;
+    } catch (err) {
+      if (isDuplicateKey(err)) return null;
+      throw err;
+    }
+  }
+
   async get(key: SyncKey): Promise<SyncDoc | null> {
     return this.col.findOne({ _id: syncId(key) });
   }

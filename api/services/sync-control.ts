@@ -2,11 +2,11 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import { BadRequestError } from '../../common/errors';
 import type { ConnectionDoc } from '../../store/connections';
 import type { SyncDoc } from '../../store/syncs';
-import type { SyncRunInput } from '../../activities/sync-contracts';
+import { BASE_VARIANT, type SyncRunInput } from '../../activities/sync-contracts';
 import { searchAttributesFor } from './search-attributes';
 import type { ApiDeps } from '../deps';
 
-export const DEFAULT_VARIANT = 'base';
+export const DEFAULT_VARIANT = BASE_VARIANT;
 
 /** What controlling a sync needs (the API has it; the worker builds it for background operations and the reconcile pass). */
 export type SyncControlDeps = Pick<ApiDeps, 'temporal' | 'registry' | 'stores'> & {

@@ -25,16 +25,9 @@ export async function createSyncVariant(deps: ApiDeps, connection: ConnectionDoc
   const def = deps.registry.getSync(connection.provider, syncName);
   if (!def) throw new BadRequestError('unknown_sync', `Integration "${connection.provider_config_key}" has no sync "${syncName}".`);
   const existing = (await deps.stores.syncs.listForConnection(connection._id)).filter((s) => s.name === syncName && s.variant !== DEFAULT_VARIANT);
-  if (existing.some((s) => s.variant === variant)) {
-    throw new ConflictError('sync_variant_exists', `Sync "${syncName}" of connection "${connection.connection_id}" already has a variant "${variant}".`);
-  }
-  if (existing.length >= MAX_VARIANTS_PER_SYNC) {
-    throw new ConflictError(
-      'too_many_variants',
-      `Sync "${syncName}" of connection "${connection.connection_id}" has ${existing.length} variants, the most it may have.`,
-    );
-  }
-  const state = await deps.stores.syncs.ensure({
+  if (existing.some((s) => s.variant === variant)) throw variantExists(connection, syncName, variant);
+  if (existing.length >= MAX_VARIANTS_PER_SYNC) throw tooManyVariants(connection, syncName, existing.length);
+  const state = await deps.stores.syncs.create({
     environment: connection.environment,
     connection: connection._id,
     connection_id: connection.connection_id,
@@ -42,13 +35,27 @@ export async function createSyncVariant(deps: ApiDeps, connection: ConnectionDoc
     name: syncName,
     variant,
   });
+  if (!state) throw variantExists(connection, syncName, variant);
+  // Concurrent creates of different variants can each have seen room for one more: counted
+  // again, the ones past the limit in creation order (the same order for every racer) go.
+  const variants = (await deps.stores.syncs.listForConnection(connection._id))
+    .filter((s) => s.name === syncName && s.variant !== DEFAULT_VARIANT)
+    .sort((a, b) => a.created_at.getTime() - b.created_at.getTime() || (a.variant < b.variant ? -1 : 1));
+  if (variants.findIndex((s) => s.variant === variant) >= MAX_VARIANTS_PER_SYNC) {
+    await deps.stores.syncs.delete({ connection: connection._id, name: syncName, variant });
+    throw tooManyVariants(connection, syncName, variants.length - 1);
+  }
+  // A variant of this name deleted a moment ago may have had a run that wrote a last page or
+  // checkpoint as it was stopped: the new one starts from nothing.
+  await deps.stores.syncs.reset({ connection: connection._id, name: syncName, variant });
+  await deleteVariantRecords(deps, connection, syncName, variant);
   const sel = { name: syncName, variant };
   await putSyncSchedule(deps, connection, sel, { paused: !def.autoStart, everyMs: parseFrequency(def.frequency) });
   if (def.autoStart) await startSyncRun(deps, connection, sel);
   return state;
 }
 
-/** Deletes a variant: its schedule first (nothing fires again), its run, then its records, checkpoint and state. */
+/** Deletes a variant: its schedule first (nothing fires again), its state and checkpoint, its run, then its records. */
 export async function deleteSyncVariant(deps: ApiDeps, connection: ConnectionDoc, syncName: string, variant: string): Promise<void> {
   if (variant === DEFAULT_VARIANT) throw new BadRequestError('invalid_variant', `The base variant of a sync cannot be deleted; delete the connection instead.`);
   const sel: SyncSelector = { name: syncName, variant };
@@ -57,6 +64,8 @@ export async function deleteSyncVariant(deps: ApiDeps, connection: ConnectionDoc
     throw new NotFoundError('unknown_sync_variant', `Connection "${connection.connection_id}" has no variant "${variant}" of sync "${syncName}".`);
   }
   await deleteSyncSchedules(deps, connection, [sel]);
+  // The state next: a fire or trigger still on its way finds no variant and runs nothing.
+  await deps.stores.syncs.delete(key);
   await deps.temporal.workflow
     .getHandle(connectionSyncWorkflowId(deps.settings.temporalIdPrefix, connection, sel))
     .terminate('sync variant deleted')
@@ -64,9 +73,20 @@ export async function deleteSyncVariant(deps: ApiDeps, connection: ConnectionDoc
     .catch((err: unknown) => {
       if (outageOf(err)) throw err;
     });
-  // The sync's own models only: another sync may have a variant of the same name.
+  await deleteVariantRecords(deps, connection, syncName, variant);
+}
+
+/** The variant's records: of the sync's own models only (another sync may have a variant of the same name). */
+async function deleteVariantRecords(deps: Pick<ApiDeps, 'registry' | 'stores'>, connection: ConnectionDoc, syncName: string, variant: string) {
   for (const model of Object.keys(deps.registry.getSync(connection.provider, syncName)?.models ?? {})) {
     await deps.stores.records.deleteScope({ environment: connection.environment, connection: connection._id, model, variant });
   }
-  await deps.stores.syncs.delete(key);
+}
+
+function variantExists(connection: ConnectionDoc, syncName: string, variant: string): ConflictError {
+  return new ConflictError('sync_variant_exists', `Sync "${syncName}" of connection "${connection.connection_id}" already has a variant "${variant}".`);
+}
+
+function tooManyVariants(connection: ConnectionDoc, syncName: string, count: number): ConflictError {
+  return new ConflictError('too_many_variants', `Sync "${syncName}" of connection "${connection.connection_id}" has ${count} variants, the most it may have.`);
 }

@@ -1,5 +1,5 @@
 import { ScheduleNotFoundError } from '@temporalio/client';
-import { syncWorkflowId } from '../../api/services/sync-control';
+import { syncRunInput, syncWorkflowId } from '../../api/services/sync-control';
 import { reconcileSyncSchedules } from '../../api/services/sync-schedules';
 import { startWeftStack, createLumaIntegration, createOneDriveIntegration, connectOneDrive, waitForOperation, type WeftStack } from '../support/weft-stack';
 
@@ -287,6 +287,49 @@ describe('sync schedules (real Temporal dev server)', () => {
     expect([again.status, again.body.error.code]).toEqual([404, 'unknown_sync_variant']);
     const base = await stack.api('DELETE', '/sync/list-events/variant/base', { body: target });
     expect([base.status, base.body.error.code]).toEqual([400, 'invalid_variant']);
+  });
+
+  test('concurrent variant creates never exceed the limit, and a run of a deleted variant does not bring it back', async () => {
+    // user-files/selected is not auto-start: its variants get paused schedules and no runs.
+    expect((await connectOneDrive(stack, 'variants-od')).status).toBe(201);
+    const target = { provider_config_key: 'one-drive', connection_id: 'variants-od' };
+    for (let i = 0; i < 18; i++) expect((await stack.api('POST', `/sync/user-files%2Fselected/variant/v${i}`, { body: target })).status).toBe(200);
+    // Two places left, five asking at once: two get them.
+    const racers = await Promise.all(
+      ['r0', 'r1', 'r2', 'r3', 'r4'].map((v) => stack.api('POST', `/sync/user-files%2Fselected/variant/${v}`, { body: target })),
+    );
+    expect(racers.map((r) => r.status).sort()).toEqual([200, 200, 409, 409, 409]);
+    for (const r of racers.filter((x) => x.status === 409)) expect(r.body.error.code).toBe('too_many_variants');
+    const variants = (await status('variants-od', 'user-files/selected', 'one-drive')).map((x) => x.variant).filter((v) => v !== 'base');
+    expect(variants).toHaveLength(20);
+    // The same name twice at once: one is created, the other told it exists.
+    await stack.api('DELETE', '/sync/user-files%2Fselected/variant/v0', { body: target });
+    const same = await Promise.all([0, 1].map(() => stack.api('POST', '/sync/user-files%2Fselected/variant/twin', { body: target })));
+    expect(same.map((r) => [r.status, r.body.error?.code ?? null]).sort()).toEqual([
+      [200, null],
+      [409, 'sync_variant_exists'],
+    ]);
+
+    // A fire already on its way as the variant is deleted: its run stops at the start and writes nothing.
+    await connectLuma('variants-luma');
+    const connection = (await stack.core.stores.connections.find({ environment: 'dev', providerConfigKey: 'luma', connectionId: 'variants-luma' }))!;
+    expect((await stack.api('POST', '/sync/list-events/variant/late', { body: { provider_config_key: 'luma', connection_id: 'variants-luma' } })).status).toBe(
+      200,
+    );
+    const lateId = syncWorkflowId(stack.temporalIdPrefix, 'dev', 'luma', 'variants-luma', 'list-events', 'late');
+    await stack.temporal.workflow.getHandle(lateId).result();
+    expect(
+      (await stack.api('DELETE', '/sync/list-events/variant/late', { body: { provider_config_key: 'luma', connection_id: 'variants-luma' } })).status,
+    ).toBe(200);
+    const input = syncRunInput({ settings: { heartbeatTimeoutMs: 30_000 } }, connection, { name: 'list-events', variant: 'late' });
+    await expect(stack.temporal.workflow.execute('syncRun', { workflowId: lateId, taskQueue: stack.taskQueue, args: [input] })).rejects.toMatchObject({
+      cause: { cause: { type: 'unknown_sync_variant' } },
+    });
+    expect((await status('variants-luma', '*')).map((x) => x.variant)).toEqual(['base']);
+    const lateRecords = await stack.api('GET', '/records?model=CalendarEvent&variant=late', {
+      headers: { 'connection-id': 'variants-luma', 'provider-config-key': 'luma' },
+    });
+    expect(lateRecords.body.records).toHaveLength(0);
   });
 
   test('deleting a connection deletes its schedules', async () => {
