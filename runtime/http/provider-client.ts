@@ -99,7 +99,11 @@ export class ProviderClient implements ProviderTransport {
         this.log({ method, url, status: null, started, attempt, waitMs: waited.waitedMs + pause, error: reason, requestId: null });
         // The policy will refuse the next attempt too: say so now, with its own code.
         if (err instanceof EgressRefusedError) throw err;
-        if (serverErrorAttempts < retries && !this.deps.signal?.aborted) {
+        // Aborted by its caller (a worker shutting down, an attempt the orchestrator dropped):
+        // not the provider's failure. The abort's own reason goes up, so the attempt ends as
+        // cancelled and is retried, instead of failing the run as provider_unreachable.
+        if (this.deps.signal?.aborted) throw this.deps.signal.reason ?? err;
+        if (serverErrorAttempts < retries) {
           serverErrorAttempts += 1;
           await this.deps.sleep(backoffMs(serverErrorAttempts));
           continue;

@@ -135,6 +135,27 @@ describe('faults on real servers in the middle of a sync', () => {
     await expectEveryEventOnce('mongo-restart');
   });
 
+  test('the worker stopped gracefully mid-sync (SIGTERM, as a deploy does): the run completes on the next worker, every record once', async () => {
+    stack.luma.setLatency(PAGE_LATENCY_MS);
+    try {
+      await connect('worker-stop');
+      const before = await stack.temporal.workflow.getHandle(workflowIdOf('worker-stop')).describe();
+      await waitUntilMidSync('worker-stop');
+      // Worker.shutdown(), what `weft worker` does on SIGTERM: it cancels the activity in flight,
+      // whose page request is aborted. That is no failure of Luma's: the attempt is retried (once
+      // it failed the run as provider_unreachable, "failed: WORKER_SHUTDOWN").
+      await stack.stopWorker();
+      await stack.startWorker();
+      const summary: any = await stack.waitForSync('worker-stop', 'list-events');
+      expect(summary.result.CalendarEvent).toEqual({ added: EVENTS, updated: 0, deleted: 0 });
+      expect((await stack.temporal.workflow.getHandle(workflowIdOf('worker-stop')).describe()).runId).toBe(before.runId);
+    } finally {
+      stack.luma.setLatency(0);
+    }
+    expect(await syncStatus('worker-stop')).toMatchObject({ status: 'SUCCESS', recordCount: { CalendarEvent: EVENTS } });
+    await expectEveryEventOnce('worker-stop');
+  });
+
   test('the only worker killed while a schedule is due: the run happens when a worker returns, once', async () => {
     await connect('scheduled');
     await stack.waitForSync('scheduled', 'list-events');
