@@ -1,5 +1,5 @@
 import { Context } from '@temporalio/activity';
-import { WeftError } from '../common/errors';
+import { ConflictError, WeftError } from '../common/errors';
 import type { Logger } from '../common/logger';
 import type { Stores } from '../store/db';
 import type { ConnectionDoc } from '../store/connections';
@@ -12,7 +12,11 @@ import type { FanOutBatchInput, FanOutBatchResult, SyncOperation } from './sync-
  * connection ('skipped': nothing to do there, e.g. it has no such variant). The composition
  * root gives it (it starts workflows and changes schedules through the Temporal client).
  */
-export type ApplySyncOperation = (connection: ConnectionDoc, operation: SyncOperation) => Promise<'applied' | 'skipped'>;
+export type ApplySyncOperation = (
+  connection: ConnectionDoc,
+  operation: SyncOperation,
+  opts: { waitWhileRunning: (isRunning: () => Promise<boolean>) => Promise<void> },
+) => Promise<'applied' | 'skipped'>;
 
 export interface SyncFanOutActivityDeps {
   stores: Stores;
@@ -22,6 +26,9 @@ export interface SyncFanOutActivityDeps {
 
 /** Connections of one batch worked on at once: each is a few Temporal and database calls. */
 const CONNECTIONS_IN_FLIGHT = 10;
+/** How long a reset waits for a sync's run in progress to end before that connection counts as failed. */
+const RUN_WAIT_MS = 30 * 60_000;
+const RUN_POLL_MS = 1_000;
 /** Reasons kept in the operation's `errors` (the counts are complete). */
 const ERRORS_KEPT = 10;
 
@@ -40,11 +47,19 @@ export function createSyncFanOutActivities(deps: SyncFanOutActivityDeps) {
         limit: input.batchSize,
       });
       const progress: SyncOperationProgress = { ...input.progress, errors: [...input.progress.errors] };
+      // A reset waits for a run in progress to end (it cannot start over under it), heartbeating.
+      const waitWhileRunning = async (isRunning: () => Promise<boolean>) => {
+        for (const deadline = Date.now() + RUN_WAIT_MS; await isRunning();) {
+          if (Date.now() > deadline) throw new ConflictError('sync_running', `The sync's run was still going after ${RUN_WAIT_MS / 60_000} minutes.`);
+          activity.heartbeat();
+          await activity.sleep(RUN_POLL_MS);
+        }
+      };
       const queue = [...page.connections];
       const worker = async () => {
         for (let connection = queue.shift(); connection; connection = queue.shift()) {
           try {
-            const outcome = await deps.applySyncOperation(connection, input.operation);
+            const outcome = await deps.applySyncOperation(connection, input.operation, { waitWhileRunning });
             if (outcome === 'applied') progress.done++;
             else progress.skipped++;
           } catch (err) {

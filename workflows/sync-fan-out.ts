@@ -19,7 +19,8 @@ const BATCHES_PER_RUN = 100;
  */
 export async function syncFanOut(input: SyncFanOutInput): Promise<SyncOperationProgress> {
   const { applySyncOperationBatch } = proxyActivities<FanOutActivities>({
-    startToCloseTimeout: '10 minutes',
+    // A reset can wait for runs in progress (up to 30 min each); the heartbeat notices a dead worker.
+    startToCloseTimeout: '2 hours',
     heartbeatTimeout: '1 minute',
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 12 },
   });

@@ -108,7 +108,11 @@ export function syncSearchAttributes(connection: ConnectionDoc, sel: SyncSelecto
 }
 
 /** Whether Temporal is running this sync right now (the source of truth for RUNNING). */
-export async function isSyncRunning(deps: ApiDeps, connection: ConnectionDoc, sel: SyncSelector): Promise<boolean> {
+export async function isSyncRunning(
+  deps: Pick<ApiDeps, 'temporal'> & { settings: Pick<ApiDeps['settings'], 'temporalIdPrefix'> },
+  connection: ConnectionDoc,
+  sel: SyncSelector,
+): Promise<boolean> {
   const workflowId = connectionSyncWorkflowId(deps.settings.temporalIdPrefix, connection, sel);
   try {
     const desc = await deps.temporal.workflow.getHandle(workflowId).describe();

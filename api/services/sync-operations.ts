@@ -2,7 +2,8 @@ import type { ConnectionDoc } from '../../store/connections';
 import type { SyncOperationDoc } from '../../store/sync-operations';
 import type { SyncFanOutInput, SyncOperation } from '../../activities/sync-operation-contracts';
 import type { ApiDeps } from '../deps';
-import { DEFAULT_VARIANT, ensureSyncStates, startSyncRun, type SyncControlDeps, type SyncSelector } from './sync-control';
+import { ConflictError } from '../../common/errors';
+import { DEFAULT_VARIANT, ensureSyncStates, isSyncRunning, startSyncRun, type SyncControlDeps, type SyncSelector } from './sync-control';
 import { setSyncSchedulePaused } from './sync-schedules';
 import { searchAttributesFor } from './search-attributes';
 
@@ -12,7 +13,12 @@ import { searchAttributesFor } from './search-attributes';
  * refuses one by name before calling this); 'skipped' when nothing was left to do.
  * Idempotent: twice is once (a run already going is joined, a paused schedule stays paused).
  */
-export async function applySyncOperation(deps: SyncControlDeps, connection: ConnectionDoc, operation: SyncOperation): Promise<'applied' | 'skipped'> {
+export async function applySyncOperation(
+  deps: SyncControlDeps,
+  connection: ConnectionDoc,
+  operation: SyncOperation,
+  opts: ApplyOptions = {},
+): Promise<'applied' | 'skipped'> {
   const states = await ensureSyncStates(deps, connection);
   const variants = await Promise.all(
     operation.syncs.map(async (sel) =>
@@ -23,18 +29,33 @@ export async function applySyncOperation(deps: SyncControlDeps, connection: Conn
   );
   const present = operation.syncs.flatMap((sel, i) => (variants[i] ? [{ sel, override: variants[i].frequency }] : []));
   if (present.length === 0) return 'skipped';
+  if (operation.kind === 'trigger' && operation.reset && !opts.waitWhileRunning) {
+    // Refused before anything changes: every selected sync is idle, or none is reset.
+    for (const { sel } of present) if (await isSyncRunning(deps, connection, sel)) throw syncRunning(connection, sel);
+  }
   await Promise.all(
     present.map(({ sel, override }) =>
       operation.kind === 'trigger'
-        ? triggerOne(deps, connection, sel, operation)
+        ? triggerOne(deps, connection, sel, operation, opts)
         : setSyncSchedulePaused(deps, connection, sel, operation.kind === 'pause', override),
     ),
   );
   return 'applied';
 }
 
-async function triggerOne(deps: SyncControlDeps, connection: ConnectionDoc, sel: SyncSelector, operation: SyncOperation): Promise<void> {
+export interface ApplyOptions {
+  /**
+   * A reset must not meet a run in progress: that run would write its checkpoint over the
+   * reset, and records into an emptied cache. Given, this waits until `isRunning` says the
+   * run has ended (a background operation, which can wait); absent, a running sync refuses
+   * the reset with 409 sync_running (a request, which cannot).
+   */
+  waitWhileRunning?: (isRunning: () => Promise<boolean>) => Promise<void>;
+}
+
+async function triggerOne(deps: SyncControlDeps, connection: ConnectionDoc, sel: SyncSelector, operation: SyncOperation, opts: ApplyOptions): Promise<void> {
   if (operation.reset) {
+    if (opts.waitWhileRunning) await opts.waitWhileRunning(() => isSyncRunning(deps, connection, sel));
     await deps.stores.syncs.reset({ connection: connection._id, name: sel.name, variant: sel.variant });
     if (operation.emptyCache) {
       const models = Object.keys(deps.registry.getSync(connection.provider, sel.name)?.models ?? {});
@@ -43,6 +64,13 @@ async function triggerOne(deps: SyncControlDeps, connection: ConnectionDoc, sel:
     }
   }
   await startSyncRun(deps, connection, sel);
+}
+
+function syncRunning(connection: ConnectionDoc, sel: SyncSelector): ConflictError {
+  return new ConflictError(
+    'sync_running',
+    `Sync "${sel.name}" of connection "${connection.connection_id}" is running; a reset starts it from scratch, so it waits until that run has ended. Try again then.`,
+  );
 }
 
 /** The workflow ID of a background operation: one per operation, found in the UI by integration. */

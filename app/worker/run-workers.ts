@@ -51,7 +51,7 @@ export async function buildWorkers(core: Core, opts: { logger?: Logger } = {}): 
   const fanOutActivities = createSyncFanOutActivities({
     stores: core.stores,
     logger,
-    applySyncOperation: (connection, operation) => applySyncOperation(controlDeps, connection, operation),
+    applySyncOperation: (connection, operation, opts) => applySyncOperation(controlDeps, connection, operation, opts),
   });
   // A compiled worker uses the bundle built with it: webpack at start costs seconds and memory.
   const bundleFile = config.WEFT_WORKFLOW_BUNDLE || prebuiltWorkflowBundle();

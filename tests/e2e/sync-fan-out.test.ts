@@ -88,6 +88,41 @@ describe('sync operations over every connection of an integration', () => {
     expect((await statuses()).operations.slice(0, 2).map((o) => o.id)).toEqual([start.body.operation.id, pause.body.operation.id]);
   });
 
+  test('a reset never starts over under a run in progress: one connection is refused with 409, every connection waits for it', async () => {
+    const syncId = (id: string) => [`${stack.temporalIdPrefix}-sync`, 'dev', 'luma', id, 'list-events', 'base'].map(encodeURIComponent).join(':');
+    const records = async (id: string) =>
+      (await stack.api('GET', '/records?model=CalendarEvent', { headers: { 'Connection-Id': id, 'Provider-Config-Key': 'luma' } })).body.records;
+    stack.luma.setLatency(2_000);
+    try {
+      // ids[0] is mid-run (its first page takes 2 s).
+      expect((await stack.api('POST', '/sync/trigger', { body: { provider_config_key: 'luma', connection_id: ids[0], syncs: [] } })).status).toBe(200);
+      const running = stack.temporal.workflow.getHandle(syncId(ids[0]));
+      expect((await running.describe()).status.name).toBe('RUNNING');
+      const firstSeen = (await records(ids[0])).map((r: any) => r._weft_metadata.first_seen_at);
+
+      const refused = await stack.api('POST', '/sync/trigger', {
+        body: { provider_config_key: 'luma', connection_id: ids[0], syncs: ['list-events'], opts: { reset: true, emptyCache: true } },
+      });
+      expect([refused.status, refused.body.error?.code]).toEqual([409, 'sync_running']);
+      // Nothing changed: the cache is as it was.
+      expect((await records(ids[0])).map((r: any) => r._weft_metadata.first_seen_at)).toEqual(firstSeen);
+
+      // Every connection: the operation waits for ids[0]'s run to end, then empties and reruns it.
+      const all = await stack.api('POST', '/sync/trigger', { body: { provider_config_key: 'luma', syncs: [], opts: { reset: true, emptyCache: true } } });
+      expect(all.status).toBe(202);
+      const runBefore = (await running.describe()).runId;
+      stack.luma.setLatency(0);
+      expect(await waitForOperation(stack, 'luma', all.body.operation.id, 120_000)).toMatchObject({ status: 'SUCCESS', done: CONNECTIONS, failed: 0 });
+      const after = stack.temporal.workflow.getHandle(syncId(ids[0]));
+      const run: any = await after.result();
+      expect((await after.describe()).runId).not.toBe(runBefore);
+      expect(run.type).toBe('INITIAL');
+      expect(run.result.CalendarEvent).toEqual({ added: EVENTS, updated: 0, deleted: 0 });
+    } finally {
+      stack.luma.setLatency(0);
+    }
+  });
+
   test('a refused request starts no operation and changes nothing', async () => {
     const known = (await statuses()).operations.map((o) => o.id);
     const unknownSync = await stack.api('POST', '/sync/trigger', { body: { provider_config_key: 'luma', syncs: ['nope'], opts: { reset: true } } });
