@@ -54,7 +54,8 @@ export async function triggerLatency(): Promise<Figure[]> {
         median_phases_ms: {
           trigger_request: median((p) => p.triggerRequest),
           trigger_to_run_started: median((p) => p.toStarted),
-          workflow_tasks: median((p) => p.workflowTasks),
+          workflow_task_queueing: median((p) => p.workflowTaskQueueing),
+          workflow_task_processing: median((p) => p.workflowTaskProcessing),
           activity_queueing: median((p) => p.activityQueueing),
           activities_running: median((p) => p.activitiesRunning),
           run_closed_to_status_success: median((p) => p.closedToSeen),
@@ -98,8 +99,10 @@ type HistoryEvent = NonNullable<Awaited<ReturnType<WorkflowHandle['fetchHistory'
 interface Phases {
   triggerRequest: number;
   toStarted: number;
-  /** Time from a workflow task being scheduled to its completion, summed over the run. */
-  workflowTasks: number;
+  /** Time from a workflow task being scheduled to a worker picking it up, summed over the run. */
+  workflowTaskQueueing: number;
+  /** Time from a worker picking a workflow task up to its completion, summed. */
+  workflowTaskProcessing: number;
   /** Time from an activity being scheduled to a worker starting it, summed. */
   activityQueueing: number;
   activitiesRunning: number;
@@ -114,14 +117,19 @@ async function phasesOf(stack: WeftStack, connectionId: string, run: TimedRun): 
   const at = (e: HistoryEvent) => Number(e.eventTime?.seconds ?? 0) * 1000 + Math.floor((e.eventTime?.nanos ?? 0) / 1e6);
   const byId = new Map(events.map((e) => [Number(e.eventId), e]));
   const type = (e: HistoryEvent) => String(temporalEventType(e.eventType)).replace('EVENT_TYPE_', '');
-  let workflowTasks = 0;
+  let workflowTaskQueueing = 0;
+  let workflowTaskProcessing = 0;
   let activityQueueing = 0;
   let activitiesRunning = 0;
   const counts = { workflow_tasks: 0, activities: 0 };
   for (const e of events) {
+    if (type(e) === 'WORKFLOW_TASK_STARTED') {
+      const scheduled = byId.get(Number(e.workflowTaskStartedEventAttributes?.scheduledEventId));
+      if (scheduled) workflowTaskQueueing += at(e) - at(scheduled);
+    }
     if (type(e) === 'WORKFLOW_TASK_COMPLETED') {
-      const scheduled = byId.get(Number(e.workflowTaskCompletedEventAttributes?.scheduledEventId));
-      if (scheduled) workflowTasks += at(e) - at(scheduled);
+      const started = byId.get(Number(e.workflowTaskCompletedEventAttributes?.startedEventId));
+      if (started) workflowTaskProcessing += at(e) - at(started);
       counts.workflow_tasks++;
     }
     if (type(e) === 'ACTIVITY_TASK_STARTED') {
@@ -139,7 +147,8 @@ async function phasesOf(stack: WeftStack, connectionId: string, run: TimedRun): 
   return {
     triggerRequest: run.answeredAt - run.sentAt,
     toStarted: first ? at(first) - run.sentAt : NaN,
-    workflowTasks,
+    workflowTaskQueueing,
+    workflowTaskProcessing,
     activityQueueing,
     activitiesRunning,
     closedToSeen: last ? run.seenAt - at(last) : NaN,

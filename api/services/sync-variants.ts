@@ -84,7 +84,7 @@ async function deleteVariantRecords(deps: Pick<ApiDeps, 'registry' | 'stores'>, 
 }
 
 function variantExists(connection: ConnectionDoc, syncName: string, variant: string): ConflictError {
-  return new ConflictError('sync_variant_exists', `Sync "${syncName}" of connection "${connection.connection_id}" already has a variant "${variant}".`);
+  return new ConflictError('sync_variant_already_exists', `Sync "${syncName}" of connection "${connection.connection_id}" already has a variant "${variant}".`);
 }
 
 function tooManyVariants(connection: ConnectionDoc, syncName: string, count: number): ConflictError {

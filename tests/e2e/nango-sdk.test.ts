@@ -185,7 +185,7 @@ describe('Nango Node SDK against a running Weft', () => {
     expect((await allRecords('sdk-2', 'eu')).every((r) => Object.keys(r).sort().join() === '_weft_metadata,id')).toBe(true);
     expect((await allRecords('sdk-2')).every((r) => typeof r.name === 'string')).toBe(true);
 
-    await expect(sdkError(nango.createSyncVariant(target))).resolves.toEqual([409, 'sync_variant_exists']);
+    await expect(sdkError(nango.createSyncVariant(target))).resolves.toEqual([409, 'sync_variant_already_exists']);
     expect(await sdk(nango.deleteSyncVariant(target))).toEqual({ success: true });
     await expect(scheduleHandle('sdk-2', 'eu').describe()).rejects.toBeInstanceOf(ScheduleNotFoundError);
     expect(await allRecords('sdk-2', 'eu')).toEqual([]);

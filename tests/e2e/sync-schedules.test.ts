@@ -263,7 +263,7 @@ describe('sync schedules (real Temporal dev server)', () => {
     expect((await schedule('sched-1')).state.paused).toBe(false);
 
     for (const [path, body, httpStatus, code] of [
-      ['/sync/list-events/variant/v2', target, 409, 'sync_variant_exists'],
+      ['/sync/list-events/variant/v2', target, 409, 'sync_variant_already_exists'],
       ['/sync/list-events/variant/base', target, 400, 'invalid_variant'],
       ['/sync/list-events/variant/not%20a%20name', target, 400, 'invalid_variant'],
       ['/sync/nope/variant/v3', target, 400, 'unknown_sync'],
@@ -307,7 +307,7 @@ describe('sync schedules (real Temporal dev server)', () => {
     const same = await Promise.all([0, 1].map(() => stack.api('POST', '/sync/user-files%2Fselected/variant/twin', { body: target })));
     expect(same.map((r) => [r.status, r.body.error?.code ?? null]).sort()).toEqual([
       [200, null],
-      [409, 'sync_variant_exists'],
+      [409, 'sync_variant_already_exists'],
     ]);
 
     // A fire already on its way as the variant is deleted: its run stops at the start and writes nothing.
