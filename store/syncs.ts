@@ -38,6 +38,8 @@ export interface SyncDoc {
   updated_at: Date;
 }
 
+type NewSyncState = Pick<SyncDoc, 'environment' | 'connection' | 'connection_id' | 'provider_config_key' | 'name' | 'variant'>;
+
 export interface SyncKey {
   connection: string;
   name: string;
@@ -96,32 +98,13 @@ export class SyncStore {
   }
 
   /** Creates the sync's state document if missing (idempotent; concurrent callers get the same one). */
-  async ensure(input: Pick<SyncDoc, 'environment' | 'connection' | 'connection_id' | 'provider_config_key' | 'name' | 'variant'>): Promise<SyncDoc> {
+  async ensure(input: NewSyncState): Promise<SyncDoc> {
     const _id = syncId(input);
-    const existing = await this.col.findOne({ _id });
-    if (existing) return existing;
-    const now = new Date();
-    const doc: SyncDoc = {
-      _id,
-      ...input,
-      frequency: null,
-      last_success_started_at: null,
-      last_run: null,
-      record_count: {},
-      created_at: now,
-      updated_at: now,
-    };
-    try {
-      await this.col.insertOne(doc);
-      return doc;
-    } catch (err) {
-      if (!isDuplicateKey(err)) throw err;
-    }
-    return (await this.col.findOne({ _id })) as SyncDoc;
+    return (await this.col.findOne({ _id })) ?? (await this.create(input)) ?? ((await this.col.findOne({ _id })) as SyncDoc);
   }
 
   /** A new sync state (a variant), or null when one with this key exists already (a concurrent create won). */
-  async create(input: Pick<SyncDoc, 'environment' | 'connection' | 'connection_id' | 'provider_config_key' | 'name' | 'variant'>): Promise<SyncDoc | null> {
+  async create(input: NewSyncState): Promise<SyncDoc | null> {
     const now = new Date();
     const doc: SyncDoc = {
       _id: syncId(input),
