@@ -51,6 +51,13 @@ async function recordSuccessFailureAndAction(): Promise<void> {
     await waitFor(async () => Boolean((scheduled = (await listIds(stack.temporal, 'scheduledSync'))[0])), 30_000, 'the scheduled run to start');
     await save(stack.temporal, 'scheduled-sync', scheduled!);
 
+    // An operation over every connection of the integration (here a pause, which starts no run): syncFanOut.
+    const pause = await stack.api('POST', '/sync/pause', { body: { provider_config_key: 'luma', syncs: [] } });
+    if (pause.status !== 202) throw new Error(`pause: ${pause.status} ${JSON.stringify(pause.body)}`);
+    await save(stack.temporal, 'sync-fan-out', (await listIds(stack.temporal, 'syncFanOut'))[0]!);
+    const start = await stack.api('POST', '/sync/start', { body: { provider_config_key: 'luma', connection_id: 'replay-ok', syncs: [] } });
+    if (start.status !== 200) throw new Error(`start: ${start.status} ${JSON.stringify(start.body)}`);
+
     // One record the model refuses: invalid_sync_record, a final error (the next run of the same workflow ID).
     stack.luma.corruptEvent(stack.luma.eventIds()[60]!, { start_at: 'next tuesday' });
     const trigger = await stack.api('POST', '/sync/trigger', { body: { provider_config_key: 'luma', connection_id: 'replay-ok', syncs: ['list-events'] } });

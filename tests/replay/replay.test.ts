@@ -35,7 +35,14 @@ describe('replaying recorded histories', () => {
 
   test('every committed history replays against the current workflows', async () => {
     const results = await replayAll(workflowCode());
-    expect(results.map((r) => r.workflowId)).toEqual(['action', 'scheduled-sync', 'sync-failed', 'sync-retried-after-worker-crash', 'sync-success']);
+    expect(results.map((r) => r.workflowId)).toEqual([
+      'action',
+      'scheduled-sync',
+      'sync-failed',
+      'sync-fan-out',
+      'sync-retried-after-worker-crash',
+      'sync-success',
+    ]);
     expect(results.map((r) => ({ history: r.workflowId, error: r.error?.message }))).toEqual(results.map((r) => ({ history: r.workflowId, error: undefined })));
   });
 
@@ -64,6 +71,7 @@ describe('replaying recorded histories', () => {
         action: undefined,
         'scheduled-sync': undefined,
         'sync-failed': 'DeterminismViolationError',
+        'sync-fan-out': undefined,
         'sync-retried-after-worker-crash': 'DeterminismViolationError',
         'sync-success': 'DeterminismViolationError',
       });
