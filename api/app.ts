@@ -15,6 +15,7 @@ import { connectSessionsRouter } from './routers/connect-sessions';
 import { connectPageRouter } from './routers/connect-page';
 import { oauthFlowRouter } from './routers/oauth-flow';
 import { environmentRouter } from './routers/environment';
+import { logsRouter } from './routers/logs';
 import { healthRouter } from './routers/health';
 import { parseQueryString } from './query-parser';
 
@@ -40,6 +41,7 @@ export function createApp(deps: ApiDeps): Express {
   app.use('/action', auth, actionsRouter(deps));
   app.use('/v1', auth, operationsRouter(deps));
   app.use('/environment', auth, environmentRouter(deps));
+  app.use('/logs', auth, logsRouter(deps));
 
   app.use('/connect/sessions', auth, connectSessionsRouter(deps));
   // Browser-facing: the connect session token (or the OAuth state) is the credential.
