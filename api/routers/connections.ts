@@ -27,6 +27,7 @@ import { webhookDeps } from '../services/connection-authorization';
 import { queueAuthWebhook } from '../../webhooks/auth-webhook';
 import { tokenRefreshDeps } from '../../webhooks/auth-events';
 import { outageOf } from '../outage';
+import { connectionListErrors, type ConnectionListError } from '../services/integration-status';
 
 export function connectionsRouter(deps: ApiDeps): Router {
   const router = Router();
@@ -93,7 +94,7 @@ export function connectionsRouter(deps: ApiDeps): Router {
       const keys = q.integrationId ? [q.integrationId] : (await deps.stores.integrations.list(env)).map((i) => i.unique_key);
       const found = await deps.stores.connections.findInIntegrations(env, keys, q.connectionId);
       found.sort((a, b) => b.created_at.getTime() - a.created_at.getTime() || (a._id < b._id ? -1 : a._id > b._id ? 1 : 0));
-      res.json({ connections: found.slice(q.page * q.limit, (q.page + 1) * q.limit).map((c) => summarize(c)) });
+      res.json({ connections: await summarizeAll(deps, found.slice(q.page * q.limit, (q.page + 1) * q.limit)) });
       return;
     }
     const docs = await deps.stores.connections.list(environmentOf(res), {
@@ -103,7 +104,7 @@ export function connectionsRouter(deps: ApiDeps): Router {
       limit: q.limit,
       page: q.page,
     });
-    res.json({ connections: docs.map((c) => summarize(c)) });
+    res.json({ connections: await summarizeAll(deps, docs) });
   });
 
   router.get('/:connectionId', async (req, res) => {
@@ -183,7 +184,13 @@ export function connectionsRouter(deps: ApiDeps): Router {
   return router;
 }
 
-function summarize(c: ConnectionDoc) {
+/** List items with their errors (auth, and each sync whose last run failed), as Nango lists them. */
+async function summarizeAll(deps: ApiDeps, docs: ConnectionDoc[]) {
+  const errors = await connectionListErrors(deps, docs);
+  return docs.map((c, i) => summarize(c, errors[i]));
+}
+
+function summarize(c: ConnectionDoc, errors: ConnectionListError[]) {
   return {
     id: c._id,
     connection_id: c.connection_id,
@@ -192,7 +199,7 @@ function summarize(c: ConnectionDoc) {
     created: c.created_at.toISOString(),
     metadata: c.metadata,
     tags: c.tags,
-    errors: c.auth_status === 'ok' ? [] : [{ type: 'auth', message: c.last_auth_error ?? 'The connection needs to be re-authorized.' }],
+    errors,
   };
 }
 

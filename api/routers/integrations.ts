@@ -6,9 +6,16 @@ import type { IntegrationDoc } from '../../store/integrations';
 import type { ApiDeps } from '../deps';
 import { environmentOf } from '../middleware/auth';
 import { parseInput } from '../validate';
-import { createIntegrationBody, patchIntegrationBody, type integrationCredentialsSchema, type providerOverridesSchema } from '../schemas/integrations';
+import {
+  createIntegrationBody,
+  integrationStatusQuery,
+  patchIntegrationBody,
+  type integrationCredentialsSchema,
+  type providerOverridesSchema,
+} from '../schemas/integrations';
 import type { z } from 'zod';
 import { validateClientCredentials } from '../services/client-credentials';
+import { integrationStatus } from '../services/integration-status';
 
 export function integrationsRouter(deps: ApiDeps): Router {
   const router = Router();
@@ -56,6 +63,11 @@ export function integrationsRouter(deps: ApiDeps): Router {
         ...(withCredentials ? { credentials: deps.cipher.open(doc.credentials_encrypted as string, sealedAt.integrationCredentials(doc._id)) } : {}),
       },
     });
+  });
+
+  router.get('/:key/status', async (req, res) => {
+    const q = parseInput(integrationStatusQuery, req.query, 'invalid_query_params');
+    res.json({ data: await integrationStatus(deps, environmentOf(res), req.params.key, q) });
   });
 
   router.patch('/:key', async (req, res) => {

@@ -63,3 +63,8 @@ export const patchIntegrationBody = z.strictObject({
   credentials: integrationCredentialsSchema.optional(),
   provider_overrides: providerOverridesSchema.optional(),
 });
+
+/** `GET /integrations/:key/status`: how many of the latest errors to list. */
+export const integrationStatusQuery = z.object({
+  errors: z.coerce.number().int().min(1).max(100).default(10),
+});
