@@ -26,6 +26,11 @@ function prefixEnd(prefix: string): string {
   return `${prefix.slice(0, -1)}}`;
 }
 
+/** Every string that starts with `prefix` (which ends in `|`), as an `_id` range filter. */
+export function prefixRange(prefix: string): { $gte: string; $lt: string } {
+  return { $gte: prefix, $lt: prefixEnd(prefix) };
+}
+
 /** Milliseconds as ISO-8601 UTC (`2026-11-23T21:21:48.123Z`): sorts as text for years 1970-9999, and reads as a time. */
 export function timeKey(at: Date | number): string {
   const ms = typeof at === 'number' ? at : at.getTime();

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { prefixRange } from './key-range';
 import { BSON, MongoServerError, type Collection, type Db } from 'mongodb';
 import type { RecordDoc } from './record-doc';
 
@@ -191,15 +192,19 @@ export class RecordIndex {
   }
 
   /** Swaps of the scope a crashed writer left behind. */
-  async leftoverSwaps(scope: IndexScope): Promise<Swap[]> {
-    const swaps = await this.swaps.find(pick(scope)).toArray();
+  async leftoverSwaps(scopeKey: string): Promise<Swap[]> {
+    // A swap's id is its chunk's (newChunkId): the scope's key first, so the scope's swaps are one `_id` range.
+    const swaps = await this.swaps.find({ _id: prefixRange(scopeKey) }).toArray();
     return swaps.map((s) => ({ id: s._id, docs: BSON.EJSON.parse(s.docs, { relaxed: false }) as RecordDoc[], entries: s.entries }));
   }
 
-  /** Forgets a connection's index (optionally one model/variant): its records are gone. */
-  async deleteScope(filter: Partial<IndexScope>): Promise<void> {
-    await this.chunks.deleteMany(filter);
-    await this.swaps.deleteMany(filter);
+  /**
+   * Forgets the index of every scope under a key prefix (a connection's, a model's or one
+   * scope's key, ending in '|'): its records are gone. Chunk and swap ids start with their scope's key.
+   */
+  async deleteScope(prefix: string): Promise<void> {
+    await this.chunks.deleteMany({ _id: prefixRange(prefix) });
+    await this.swaps.deleteMany({ _id: prefixRange(prefix) });
   }
 }
 

@@ -1,10 +1,12 @@
-import { MongoBulkWriteError, type Collection, type Db, type Filter } from 'mongodb';
+import { MongoBulkWriteError, type Collection, type Db } from 'mongodb';
 import { canonicalHash } from './canonical-hash';
 import { RecordFeed, feedKey, positionOf, seqPrefix } from './record-feed';
 import { RecordIndex, encodeEntries, fingerprintOf, indexedStateOf, type IndexedState, type IndexedStates } from './record-index';
 import { readPage, type PageQuery, type RecordPage, type RecordPosition } from './record-pages';
 import { serverTraits } from './server-traits';
 import { ensureExpiry, type ExpiryRule } from './ttl';
+import { prefixRange, timeKey, uniqueSuffix } from './key-range';
+import { runOnce } from './migrations';
 import type { RecordAction, RecordDoc, RecordScope } from './record-doc';
 
 export type { RecordAction, RecordDoc, RecordScope } from './record-doc';
@@ -51,6 +53,8 @@ interface CounterDoc {
  * changed, in order. A run's finish reads its own batches instead of scanning `records`.
  */
 interface RunBatchDoc {
+  /** batchKey(scope, run, time): a run's batches of a scope are one `_id` range, in the order they were logged. */
+  _id: string;
   run_id: string;
   connection: string;
   model: string;
@@ -150,12 +154,30 @@ export class RecordStore {
     if (secondary) {
       // Pages are read through record_feed now; this index served only the old scan.
       await this.col.dropIndex('connection_1_model_1_variant_1_seq_1_id_1').catch(() => undefined);
-      await this.col.createIndex({ connection: 1, model: 1, variant: 1, deleted_at: 1 });
-      await this.batches.createIndex({ run_id: 1, connection: 1, model: 1, variant: 1 });
+      // A scope's records, a run's batches and a scope's swaps are `_id` ranges now: these only cost writes.
+      await this.col.dropIndex('connection_1_model_1_variant_1_deleted_at_1').catch(() => undefined);
+      await this.batches.dropIndex('run_id_1_connection_1_model_1_variant_1').catch(() => undefined);
     }
+    await runOnce(this.db, 'record_run_batches_by_key', () => this.moveBatchesToKeyedIds());
     await this.index.ensureIndexes(secondary);
     // Batches of runs that never finished are garbage after a few days.
     return [await ensureExpiry(this.batches, 'created_at', 3 * 86_400)];
+  }
+
+  /**
+   * Batches logged by earlier versions had generated `_id`s and were found by a filter that
+   * FerretDB answers by reading the whole collection: each moves to its batchKey (a copy
+   * first, then the original goes). Batches live only while their run does, so there are few.
+   */
+  private async moveBatchesToKeyedIds(): Promise<void> {
+    for await (const doc of this.batches.find({})) {
+      if (typeof doc._id === 'string') continue;
+      const key = batchKey(doc, doc.run_id, doc.created_at);
+      await this.batches.insertOne({ ...doc, _id: key }).catch((err: unknown) => {
+        if (!(err instanceof Error && 'code' in err && err.code === 11000)) throw err;
+      });
+      await this.batches.deleteOne({ _id: doc._id });
+    }
   }
 
   /**
@@ -179,7 +201,7 @@ export class RecordStore {
 
   /** Redoes every swap of the scope a crashed writer left: the parked versions are the newest. */
   private async repairSwaps(scope: RecordScope): Promise<void> {
-    for (const swap of await this.index.leftoverSwaps(scope)) {
+    for (const swap of await this.index.leftoverSwaps(counterId(scope))) {
       // Their feed entries were written before the swap began (a swap parked by a version
       // before the feed is covered by the backfill that follows in openWriter). Appending a
       // subset of a batch again would make a pack overlapping the batch's own.
@@ -208,7 +230,7 @@ export class RecordStore {
     // writer that wrote it (this version of Weft appends before it commits).
     const committed = (await this.counters.findOne({ _id: counterId(scope) }))?.committed ?? 0;
     const firstInFeed = (await this.feed.firstSeq(counterId(scope))) ?? Infinity;
-    const docs = (await this.col.find(scopeFilter(scope), { projection: { _id: 0, id: 1, seq: 1, last_modified_at: 1 } }).toArray()).filter(
+    const docs = (await this.col.find(scopeRange(scope), { projection: { _id: 0, id: 1, seq: 1, last_modified_at: 1 } }).toArray()).filter(
       (d) => d.seq <= committed && d.seq < firstInFeed,
     );
     docs.sort((a, b) => a.seq - b.seq);
@@ -225,7 +247,7 @@ export class RecordStore {
     const states = async function* (cursor: AsyncIterable<Pick<RecordDoc, 'id' | 'hash' | 'first_seen_at' | 'deleted_at'>>) {
       for await (const doc of cursor) yield [doc.id, indexedStateOf(doc)] as const;
     };
-    const cursor = this.col.find(scopeFilter(scope), { projection: { id: 1, hash: 1, first_seen_at: 1, deleted_at: 1 } });
+    const cursor = this.col.find(scopeRange(scope), { projection: { id: 1, hash: 1, first_seen_at: 1, deleted_at: 1 } });
     const ids: string[] = [];
     for await (const id of this.index.writeChunksFrom(counterId(scope), scope, states(cursor))) ids.push(id);
     const set = await this.counters.updateOne({ _id: counterId(scope), indexed: { $ne: true } }, { $set: { indexed: true, index: ids } });
@@ -236,7 +258,7 @@ export class RecordStore {
 
   /** What this run changed in the scope so far (earlier attempts), from its batch log. */
   private async runChanges(scope: RecordScope, runId: string): Promise<Map<string, RunChange>> {
-    return mergeBatches(await this.batches.find(batchFilter(scope, runId)).sort({ created_at: 1, _id: 1 }).toArray());
+    return mergeBatches(await this.batches.find(batchRange(scope, runId)).sort({ _id: 1 }).toArray());
   }
 
   /** @internal The stored versions of `ids` in `scope`, by id. */
@@ -303,14 +325,17 @@ export class RecordStore {
   async logBatch(scope: RecordScope, runId: string, seen: string[] | undefined, changes: RunChange[]): Promise<void> {
     if (!seen?.length && changes.length === 0) return;
     const ids = (action: RecordAction) => changes.filter((c) => c.action === action).map((c) => c.id);
+    const at = new Date();
     await this.batches.insertOne({
-      ...batchFilter(scope, runId),
+      _id: batchKey(scope, runId, at),
+      run_id: runId,
+      ...counterScope(scope),
       ...(seen ? { seen } : {}),
       added: ids('ADDED'),
       updated: ids('UPDATED'),
       deleted: ids('DELETED'),
       was_live: changes.filter((c) => c.live_before).map((c) => c.id),
-      created_at: new Date(),
+      created_at: at,
     });
   }
 
@@ -323,7 +348,7 @@ export class RecordStore {
     const counter = await this.counters.findOne({ _id: counterId(scope) });
     if (counter?.last_run?.id === runId && counter.live !== undefined) return { ...counter.last_run.counts, live: counter.live };
 
-    const batches = await this.batches.find(batchFilter(scope, runId)).sort({ created_at: 1, _id: 1 }).toArray();
+    const batches = await this.batches.find(batchRange(scope, runId)).sort({ _id: 1 }).toArray();
     const liveKnown = liveIsKnown(counter, runId);
     // Nothing live before the run means nothing for delete detection to find.
     const needsScan = detectDeletes && !(liveKnown && counter?.live === 0);
@@ -338,7 +363,7 @@ export class RecordStore {
       { $set: { live, writers: [], last_run: { id: runId, counts: changes } }, $setOnInsert: { ...counterScope(scope), next: 0, committed: 0, feed: true } },
       { upsert: true },
     );
-    await this.batches.deleteMany(batchFilter(scope, runId));
+    await this.batches.deleteMany(batchRange(scope, runId));
     await this.compactIndex(scope);
     return counts;
   }
@@ -375,7 +400,10 @@ export class RecordStore {
       delta += (c.action === 'DELETED' ? 0 : 1) - (c.live_before ? 1 : 0);
     }
     if (known?.live !== undefined) counts.live = known.live + delta;
-    else counts.live = await this.col.countDocuments({ ...scopeFilter(scope), deleted_at: null }); // unknown: count once
+    else {
+      // Unknown: counted once, over the scope's `_id` range (a filter on deleted_at too would read the whole collection on FerretDB).
+      for await (const doc of this.col.find(scopeRange(scope), { projection: { _id: 0, deleted_at: 1 } })) if (doc.deleted_at === null) counts.live += 1;
+    }
     return counts;
   }
 
@@ -385,7 +413,7 @@ export class RecordStore {
     for (const b of batches) for (const id of b.seen ?? []) seen.add(id);
     const counts = { added: 0, updated: 0, deleted: 0, live: 0 };
     const missing: Array<{ _id: string; id: string; state: IndexedState; live_before_run: boolean }> = [];
-    const cursor = this.col.find(scopeFilter(scope), { projection: { _id: 1, id: 1, hash: 1, first_seen_at: 1, deleted_at: 1, run_id: 1, last_action: 1 } });
+    const cursor = this.col.find(scopeRange(scope), { projection: { _id: 1, id: 1, hash: 1, first_seen_at: 1, deleted_at: 1, run_id: 1, last_action: 1 } });
     for await (const doc of cursor) {
       if (doc.run_id === runId) {
         if (doc.last_action === 'ADDED') counts.added += 1;
@@ -502,22 +530,24 @@ export class RecordStore {
 
   /** Drops cached records (connection deleted, or a reset with emptyCache); sequences keep counting up. */
   async deleteScope(scope: Omit<RecordScope, 'model' | 'variant'> & { model?: string; variant?: string }): Promise<void> {
-    const filter: Filter<RecordDoc> = { environment: scope.environment, connection: scope.connection };
-    const counterFilter: Filter<CounterDoc> = { connection: scope.connection };
-    const indexFilter: { connection: string; model?: string; variant?: string } = { connection: scope.connection };
-    if (scope.model) filter.model = counterFilter.model = indexFilter.model = scope.model;
-    if (scope.variant) filter.variant = counterFilter.variant = indexFilter.variant = scope.variant;
-    await this.col.deleteMany(filter);
-    if (scope.variant && !scope.model) {
-      // A variant across models is no key prefix: one prefix per scope it has.
-      for (const c of await this.counters.find(counterFilter, { projection: { _id: 1 } }).toArray()) await this.feed.deletePrefix(c._id);
-    } else await this.feed.deletePrefix(feedPrefix(scope));
-    // Nothing left: the index and the feed are exact again as empty ones.
-    await this.counters.updateMany(counterFilter, {
-      $set: { live: 0, writers: [], indexed: true, feed: true },
-      $unset: { last_run: '', index: '', index_base: '' },
-    });
-    await this.index.deleteScope(indexFilter);
+    // Every key of the connection starts with its id, of a model with both: `_id` ranges. A
+    // variant across models is no key prefix: one range per scope of it, from the counters.
+    const prefixes =
+      scope.variant && !scope.model
+        ? (await this.counters.find({ _id: prefixRange(feedPrefix(scope)) }, { projection: { _id: 1, variant: 1 } }).toArray())
+            .filter((c) => c.variant === scope.variant)
+            .map((c) => c._id)
+        : [feedPrefix(scope)];
+    for (const prefix of prefixes) {
+      await this.col.deleteMany({ _id: prefixRange(prefix) });
+      await this.feed.deletePrefix(prefix);
+      // Nothing left: the index and the feed are exact again as empty ones.
+      await this.counters.updateMany(
+        { _id: prefixRange(prefix) },
+        { $set: { live: 0, writers: [], indexed: true, feed: true }, $unset: { last_run: '', index: '', index_base: '' } },
+      );
+      await this.index.deleteScope(prefix);
+    }
   }
 
   /**
@@ -548,8 +578,9 @@ export class RecordStore {
   }
 }
 
-function scopeFilter(scope: RecordScope) {
-  return { environment: scope.environment, connection: scope.connection, model: scope.model, variant: scope.variant };
+/** A scope's records: their `_id`s (recordKey) share the scope's key as prefix. */
+function scopeRange(scope: RecordScope) {
+  return { _id: prefixRange(counterId(scope)) };
 }
 
 /**
@@ -586,8 +617,17 @@ function mergeBatches(batches: RunBatchDoc[]): Map<string, RunChange> {
   return last;
 }
 
-function batchFilter(scope: RecordScope, runId: string) {
-  return { run_id: runId, connection: scope.connection, model: scope.model, variant: scope.variant };
+/** A run's batch of a scope: the scope's key, the run, then the time it was logged (so `_id` order is log order). */
+function batchKey(scope: Pick<RecordScope, 'connection' | 'model' | 'variant'>, runId: string, at: Date): string {
+  return `${batchPrefix(scope, runId)}${timeKey(at)}|${uniqueSuffix()}`;
+}
+
+function batchPrefix(scope: Pick<RecordScope, 'connection' | 'model' | 'variant'>, runId: string): string {
+  return `${recordKey(scope, '')}${encodeURIComponent(runId)}|`;
+}
+
+function batchRange(scope: RecordScope, runId: string) {
+  return { _id: prefixRange(batchPrefix(scope, runId)) };
 }
 
 /** Whether `live` describes the scope as this run found it (no other run wrote since the last finish). */

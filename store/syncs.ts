@@ -2,7 +2,6 @@ import type { Collection, Db } from 'mongodb';
 import { isDuplicateKey } from './duplicate-key';
 import { keyId, keyPrefixRange } from './key-ids';
 import { runOnce } from './migrations';
-import { serverTraits } from './server-traits';
 
 export type ModelCounts = Record<string, { added: number; updated: number; deleted: number }>;
 
@@ -71,9 +70,9 @@ export class SyncStore {
 
   async ensureIndexes(): Promise<void> {
     await this.col.createIndex({ environment: 1, provider_config_key: 1 });
-    await this.checkpoints.createIndex({ connection: 1 });
-    // deleteForConnection on MongoDB (FerretDB would only pay for it on every write).
-    if (!(await serverTraits(this.db)).indexedByIdOnly) await this.col.createIndex({ connection: 1 });
+    // deleteForConnection reads `_id` ranges now; these indexes only cost writes.
+    await this.checkpoints.dropIndex('connection_1').catch(() => undefined);
+    await this.col.dropIndex('connection_1').catch(() => undefined);
     await runOnce(this.db, 'syncs_by_key', () => this.moveToKeyedIds());
   }
 
@@ -210,9 +209,10 @@ export class SyncStore {
     await this.checkpoints.deleteOne({ _id: checkpointId(key) });
   }
 
+  /** A connection's sync states and checkpoints: their `_id`s start with the connection's (one range each). */
   async deleteForConnection(connection: string): Promise<void> {
-    await this.col.deleteMany({ connection });
-    await this.checkpoints.deleteMany({ connection });
+    await this.col.deleteMany({ _id: keyPrefixRange(connection) });
+    await this.checkpoints.deleteMany({ _id: keyPrefixRange(connection) });
   }
 }
 
