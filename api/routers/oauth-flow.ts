@@ -20,6 +20,7 @@ import { bindBrowser, isSameBrowser } from '../services/browser-binding';
 import { countFlowAttempt, flowTarget, openConnectSession, sessionIntegration } from '../services/connect-session-access';
 import { reportFailedAuthorization, storeAuthorizedConnection } from '../services/connection-authorization';
 import { InstallationNotVerified, verifyInstallationOwner } from '../services/installation-verification';
+import { recordedConnectCalls } from '../services/connect-call-log';
 import { oauthCallbackUrl, publicBaseUrl } from '../services/public-url';
 import { parseInput } from '../validate';
 import { asPage } from '../pages/as-page';
@@ -288,7 +289,11 @@ async function redeem(deps: ApiDeps, state: AuthStateDoc, integration: Integrati
   const provider = resolveProvider(deps.registry, integration);
   const oauth = provider.definition.oauth;
   if (!oauth) throw new WeftError('invalid_auth_mode', `Integration "${integration.unique_key}" has no OAuth configuration.`, 400);
-  const ep = oauthEndpoints(oauth, integration, openIntegrationCredentials(deps.cipher, integration), deps.egress, state.tenant ?? undefined);
+  const ep = recordedConnectCalls(
+    deps,
+    oauthEndpoints(oauth, integration, openIntegrationCredentials(deps.cipher, integration), deps.egress, state.tenant ?? undefined),
+    { environment: state.environment, integration: integration.unique_key, connectionId: state.connection_id },
+  );
   const codeVerifier = state.code_verifier_sealed ? deps.cipher.open<string>(state.code_verifier_sealed, sealedAt.codeVerifier(state._id)) : undefined;
   const tokens = await exchangeCode(ep, { code, state: state._id, redirectUri: state.redirect_uri, codeVerifier });
   const granted = tokens.scopes.length ? tokens.scopes : state.scopes;

@@ -3,6 +3,7 @@ import { exchangeCode, oauthEndpoints, OAuthProviderError } from '../../auth/oau
 import { WeftError } from '../../common/errors';
 import { paginatePages } from '../../runtime/paginate';
 import { resolveProvider } from '../../runtime/http/provider-access';
+import { recordedConnectCalls } from './connect-call-log';
 import type { IntegrationDoc } from '../../store/integrations';
 import type { ApiDeps } from '../deps';
 
@@ -52,7 +53,11 @@ export async function verifyInstallationOwner(deps: ApiDeps, claim: Installation
     );
   }
 
-  const ep = oauthEndpoints(oauth, claim.integration, { type: 'OAUTH2', client_id: claim.app.client_id, client_secret: claim.app.client_secret }, deps.egress);
+  const ep = recordedConnectCalls(
+    deps,
+    oauthEndpoints(oauth, claim.integration, { type: 'OAUTH2', client_id: claim.app.client_id, client_secret: claim.app.client_secret }, deps.egress),
+    { environment: claim.environment, integration: claim.integration.unique_key, connectionId: claim.connectionId },
+  );
   let userToken: string;
   try {
     userToken = (await exchangeCode(ep, { code: claim.code, state: claim.state, redirectUri: claim.redirectUri })).accessToken;

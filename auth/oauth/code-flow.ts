@@ -2,6 +2,7 @@ import * as oauth from 'oauth4webapi';
 import { WeftError } from '../../common/errors';
 import type { Egress } from '../../egress/egress';
 import { EgressRefusedError } from '../../egress/errors';
+import { recordedEgress, type EgressCall } from '../../egress/recorded-egress';
 import type { OAuthConfig } from '../../runtime/types';
 import type { IntegrationCredentials } from '../credential-source';
 import type { StoredIntegration } from '../credential-store';
@@ -17,6 +18,17 @@ export interface OAuthEndpoints {
   insecure: boolean;
   /** Token endpoint calls (and the extra tokens' resource lookups) go out through it. */
   egress: Egress;
+  /** Hears of every such call once it has ended (the request log), named by what it was for. */
+  record?: (operation: OAuthCallOperation, call: EgressCall) => void;
+}
+
+/** What a call of the authorization server's side was for, as the request log names it. */
+export type OAuthCallOperation = 'auth:token' | 'auth:resource-host';
+
+/** The endpoints' egress, each call reported as `operation` when the endpoints are recorded. */
+export function egressFor(ep: OAuthEndpoints, operation: OAuthCallOperation): Egress {
+  const record = ep.record;
+  return record ? recordedEgress(ep.egress, (call) => record(operation, call)) : ep.egress;
 }
 
 /** The token endpoint's answer, normalised. */
@@ -166,7 +178,7 @@ function toTokenResult(r: oauth.TokenEndpointResponse): TokenResult {
 }
 
 function requestOptions(ep: OAuthEndpoints) {
-  return { [oauth.customFetch]: ep.egress.fetch, ...(ep.insecure ? { [oauth.allowInsecureRequests]: true } : {}) };
+  return { [oauth.customFetch]: egressFor(ep, 'auth:token').fetch, ...(ep.insecure ? { [oauth.allowInsecureRequests]: true } : {}) };
 }
 
 function isLoopback(host: string): boolean {

@@ -1,7 +1,7 @@
 import { WeftError } from '../../common/errors';
 import type { ExtraTokenDefinition, OAuthConfig } from '../../runtime/types';
 import { extraTokensOf, type ExtraToken, type OAuth2Credentials } from '../credentials';
-import { refreshGrant, type OAuthEndpoints, type TokenResult } from './code-flow';
+import { egressFor, refreshGrant, type OAuthEndpoints, type TokenResult } from './code-flow';
 import { grantsScope } from './scopes';
 
 /**
@@ -29,7 +29,7 @@ async function obtainExtraToken(
   accessToken: string,
   refreshToken: string,
 ): Promise<{ token: TokenResult; resource: string }> {
-  const res = await ep.egress.request(new URL(def.resourceHost.endpoint, apiBaseUrl), {
+  const res = await egressFor(ep, 'auth:resource-host').request(new URL(def.resourceHost.endpoint, apiBaseUrl), {
     headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json' },
   });
   const unknown = (why: string) =>
