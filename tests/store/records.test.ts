@@ -110,4 +110,35 @@ describe('RecordStore', () => {
     await w3.saveBatch([rec('r1')]);
     expect(await store.finishScope(s, 'full-3', true)).toEqual({ added: 1, updated: 0, deleted: 0, live: 1 });
   });
+
+  test('a full run in flight across an upgrade keeps the batches an earlier version logged (generated _ids): nothing it saw is deleted', async () => {
+    const db = testDb.db();
+    const store = new RecordStore(db);
+    const s = { ...scope, connection: 'c-upgrade' };
+    const w1 = await store.openWriter(s, 'up-1');
+    await w1.saveBatch([1, 2, 3, 4].map((n) => rec(`r${n}`)));
+    await store.finishScope(s, 'up-1', true);
+    // Run up-2 saw r1 and r2 on its first page, logged as the earlier version did.
+    await db.collection<any>('record_run_batches').insertOne({
+      run_id: 'up-2',
+      connection: s.connection,
+      model: s.model,
+      variant: s.variant,
+      seen: ['r1', 'r2'],
+      added: [],
+      updated: [],
+      deleted: [],
+      was_live: [],
+      created_at: new Date(),
+    });
+    // The new version starts (its migration runs once) and the run goes on with its second page.
+    await db.collection<any>('store_migrations').deleteOne({ _id: 'record_run_batches_by_key' });
+    await store.ensureIndexes();
+    expect(await db.collection('record_run_batches').countDocuments({ _id: { $type: 'objectId' } })).toBe(0);
+    const w2 = await store.openWriter(s, 'up-2');
+    await w2.saveBatch([rec('r3')]);
+    expect(await store.finishScope(s, 'up-2', true)).toEqual({ added: 0, updated: 0, deleted: 1, live: 3 });
+    const { records } = await store.list(s, { limit: 10, actions: ['DELETED'] });
+    expect(records.map((r) => r.id)).toEqual(['r4']);
+  });
 });
