@@ -22,6 +22,8 @@ export interface WebhookDeliveryDoc {
   error: string | null;
   duration_ms: number;
   created_at: Date;
+  /** The start of the receiver's answer, secrets replaced (deliveries since durable delivery). */
+  response_excerpt?: string | null;
 }
 
 /**

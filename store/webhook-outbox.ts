@@ -24,7 +24,7 @@ export interface WebhookOutboxDoc {
   /** The boolean environment setting that must still be on at delivery, e.g. send_auth_webhooks. */
   gate: string | null;
   created_at: Date;
-  /** Delivery rounds so far (each round may make a few quick attempts per URL). */
+  /** Delivery rounds (a durable delivery's attempts) so far; each round may make a few quick tries per URL. */
   rounds: number;
   /** When the next round is due. */
   next_attempt_at: Date;
@@ -200,6 +200,25 @@ export class WebhookOutboxStore {
       { $set: { next_attempt_at: at, lease_until: new Date(0), last_error: error }, $inc: { rounds: 1 } },
     );
     await this.dropKey(dueKey(doc), next);
+  }
+
+  /**
+   * A pending event handed to its delivery workflow: the sweeper leaves it alone until
+   * `until` (past the workflow's whole schedule), then checks on it again. The due key moves
+   * as in `retryAt` (new one first); the event's rounds and error stay.
+   */
+  async holdUntil(id: string, until: Date): Promise<void> {
+    const doc = await this.col.findOne({ _id: id });
+    if (!doc || doc.status !== 'pending') return;
+    const next = dueKeyAt(until, id);
+    await insertManyIgnoringDuplicates(this.keys, [{ _id: next }]);
+    await this.col.updateOne({ _id: id, status: 'pending' }, { $set: { lease_until: until } });
+    await this.dropKey(dueKey(doc), next);
+  }
+
+  /** A failed attempt of a durable delivery: counted, with its error, while the workflow holds the event. */
+  async noteFailedAttempt(id: string, error: string): Promise<void> {
+    await this.col.updateOne({ _id: id, status: 'pending' }, { $set: { last_error: error }, $inc: { rounds: 1 } });
   }
 
   /**

@@ -4,7 +4,7 @@ import type { CredentialCipher } from '../auth/credential-cipher';
 import type { Logger } from '../common/logger';
 import type { Egress } from '../egress/egress';
 import { EgressRefusedError } from '../egress/errors';
-import { redactUrl } from '../egress/redact';
+import { redactUrl, scrubSecrets } from '../egress/redact';
 import type { Stores } from '../store/db';
 import type { EnvironmentDoc } from '../store/environments';
 import type { WebhookDeliveryDoc } from '../store/webhook-deliveries';
@@ -35,6 +35,10 @@ export interface WebhookEvent {
   enabled?: (env: EnvironmentDoc) => boolean;
   /** The connection's `webhook_url_override`: the one URL the event goes to, instead of the environment's. */
   urlOverride?: string | null;
+  /** Only these of the event's URLs (a retry of the ones that have not answered 2xx yet); all when absent. */
+  targets?: ReadonlyArray<TargetDelivery['target']>;
+  /** The number recorded for this delivery's first try (a durable delivery's attempt count); 1 when absent. */
+  attempt?: number;
 }
 
 export interface TargetDelivery {
@@ -45,6 +49,8 @@ export interface TargetDelivery {
   status?: number;
   /** Undelivered, but a later try may succeed (network error, 5xx, 408/409/425/429); false for a 4xx or an egress refusal. */
   retryable?: boolean;
+  /** Why the last try failed: `HTTP <status>` or the network error. */
+  error?: string;
 }
 
 export interface DeliverySummary {
@@ -95,6 +101,10 @@ export async function deliverWebhook(deps: WebhookDeps, event: WebhookEvent): Pr
       if (env.webhook_url) targets.push({ target: 'primary', url: env.webhook_url });
       if (env.secondary_webhook_url && env.secondary_webhook_url !== env.webhook_url) targets.push({ target: 'secondary', url: env.secondary_webhook_url });
     }
+    if (event.targets) {
+      const wanted = new Set(event.targets);
+      targets.splice(0, targets.length, ...targets.filter((t) => wanted.has(t.target)));
+    }
     if (targets.length === 0) {
       log.debug('webhook not sent: no webhook URL configured');
       return { id, delivered: false, attempts: 0, skipped: 'no_webhook_url', targets: [] };
@@ -104,8 +114,13 @@ export async function deliverWebhook(deps: WebhookDeps, event: WebhookEvent): Pr
     const signers = [keys.current, keys.previous].filter((k): k is string => k !== null).map((k) => new Webhook(k));
     const body = JSON.stringify(event.payload);
     const sign = (at: Date) => signers.map((s) => s.sign(id, at, body)).join(' ');
+    const secrets = [keys.current, keys.previous].filter((k): k is string => k !== null);
 
-    const results = await Promise.all(targets.map((t) => deliverToUrl(deps, log, { id, type: event.type, environment: event.environment, body, sign }, t)));
+    const results = await Promise.all(
+      targets.map((t) =>
+        deliverToUrl(deps, log, { id, type: event.type, environment: event.environment, body, sign, secrets, firstAttempt: event.attempt ?? 1 }, t),
+      ),
+    );
     const summary: DeliverySummary = {
       id,
       delivered: results.every((r) => r.delivered),
@@ -126,6 +141,9 @@ interface SignedEvent {
   environment: string;
   body: string;
   sign(at: Date): string;
+  /** Scrubbed from what the receiver answers before it is recorded. */
+  secrets: string[];
+  firstAttempt: number;
 }
 
 async function deliverToUrl(
@@ -138,16 +156,19 @@ async function deliverToUrl(
   const timeoutMs = deps.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const shownUrl = redactUrl(dest.url);
   let status: number | undefined;
+  let error: string | null = null;
 
-  for (let attempt = 1; attempt <= retryDelays.length + 1; attempt += 1) {
+  for (let attempt = event.firstAttempt; attempt < event.firstAttempt + retryDelays.length + 1; attempt += 1) {
     const started = Date.now();
-    let error: string | null = null;
+    error = null;
+    let excerpt: string | null = null;
     let retryAfterMs = 0;
     let refused = false;
     status = undefined;
     try {
       // A new timestamp (and so a new signature) per attempt; the id stays the event's.
       const at = new Date();
+      const signature = event.sign(at);
       // Egress never follows a redirect: it would move a signed payload somewhere not configured.
       const res = await deps.egress.request(dest.url, {
         method: 'POST',
@@ -157,11 +178,12 @@ async function deliverToUrl(
           'user-agent': 'Weft-Webhooks/1',
           'webhook-id': event.id,
           'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
-          'webhook-signature': event.sign(at),
+          'webhook-signature': signature,
         },
         body: event.body,
       });
       status = res.status;
+      excerpt = responseExcerpt(res.body, [...event.secrets, signature]);
       retryAfterMs = parseRetryAfter(res.headers['retry-after'] ?? null);
       if (status < 200 || status >= 300) error = `HTTP ${status}`;
     } catch (err) {
@@ -181,23 +203,25 @@ async function deliverToUrl(
       error,
       duration_ms: Date.now() - started,
       created_at: new Date(),
+      response_excerpt: excerpt,
     });
 
     if (error === null) {
       log.info({ target: dest.target, url: shownUrl, attempt, status }, 'webhook delivered');
-      return { target: dest.target, url: shownUrl, delivered: true, attempts: attempt, status };
+      return { target: dest.target, url: shownUrl, delivered: true, attempts: attempt - event.firstAttempt + 1, status };
     }
     const retryable = !refused && (status === undefined || status >= 500 || RETRYABLE_STATUS.has(status));
-    const last = !retryable || attempt > retryDelays.length;
+    const last = !retryable || attempt >= event.firstAttempt + retryDelays.length;
     log[last ? 'error' : 'warn'](
       { target: dest.target, url: shownUrl, attempt, status, error },
       last ? 'webhook delivery failed' : 'webhook attempt failed; retrying',
     );
-    if (last) return { target: dest.target, url: shownUrl, delivered: false, attempts: attempt, retryable, ...(status !== undefined ? { status } : {}) };
-    await sleep(Math.max(retryDelays[attempt - 1], Math.min(retryAfterMs, MAX_RETRY_AFTER_MS)));
+    const tries = attempt - event.firstAttempt + 1;
+    if (last) return { target: dest.target, url: shownUrl, delivered: false, attempts: tries, retryable, error, ...(status !== undefined ? { status } : {}) };
+    await sleep(Math.max(retryDelays[tries - 1], Math.min(retryAfterMs, MAX_RETRY_AFTER_MS)));
   }
   // Unreachable: the loop returns on its last attempt.
-  return { target: dest.target, url: shownUrl, delivered: false, attempts: retryDelays.length + 1 };
+  return { target: dest.target, url: shownUrl, delivered: false, attempts: retryDelays.length + 1, ...(error ? { error } : {}) };
 }
 
 async function recordAttempt(deps: WebhookDeps, log: Logger, entry: WebhookDeliveryDoc): Promise<void> {
@@ -207,6 +231,20 @@ async function recordAttempt(deps: WebhookDeps, log: Logger, entry: WebhookDeliv
     // The record is for operators; failing to write it must not stop the delivery.
     log.warn({ err: describeError(err), attempt: entry.attempt }, 'could not record webhook attempt');
   }
+}
+
+const EXCERPT_CHARS = 200;
+/** `"token": "…"`, `password=…` and the like in a receiver's answer. */
+const SECRET_FIELD = /(["']?(?:[a-z_]*token|secret|password|api[_-]?key|authorization)["']?\s*[:=]\s*["']?)[^"'\s,&}]+/gi;
+
+/** The start of what the receiver answered, for operators: secrets Weft knows and token-like fields replaced. */
+function responseExcerpt(body: Buffer, secrets: string[]): string | null {
+  if (body.length === 0) return null;
+  const text = body
+    .subarray(0, EXCERPT_CHARS * 4)
+    .toString('utf8')
+    .slice(0, EXCERPT_CHARS);
+  return scrubSecrets(text, secrets).replace(SECRET_FIELD, '$1REDACTED');
 }
 
 function parseRetryAfter(value: string | null): number {

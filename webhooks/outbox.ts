@@ -2,21 +2,25 @@ import type { Stores } from '../store/db';
 import type { EnvironmentDoc } from '../store/environments';
 import type { WebhookOutboxDoc } from '../store/webhook-outbox';
 import { deliverWebhook, newWebhookId, type DeliverySummary, type WebhookDeps, type WebhookType } from './deliver';
+import type { WebhookDeliveryStarter } from './delivery-starter';
 
 /**
  * Webhooks that nobody waits for. `queueWebhook` writes the event to the outbox (MongoDB,
- * keyed by its webhook-id) and starts its first delivery in the background; the caller
- * (an OAuth callback, a connect page, `POST /connections`) answers at once. Failed rounds
- * are retried by the sweeper with growing, jittered delays for a day, and an event whose
- * process died mid-delivery is picked up by the sweeper once its lease runs out: nothing
- * recorded is lost, and every try carries the same webhook-id, so the app can drop repeats.
+ * keyed by its webhook-id), then hands it to its `webhookDelivery` workflow (one per event,
+ * workflows/webhook-delivery.ts), which retries it on a schedule of over a day; the caller
+ * (an OAuth callback, a connect page, `POST /connections`) answers at once. Every try carries
+ * the same webhook-id, so the app can drop repeats.
  *
- * Why an outbox in MongoDB rather than a workflow per event: the event is written to the
- * same store, in the same request, as the connection it reports, so it exists whenever
- * the connection does — also while Temporal is down, when a workflow could not be started.
+ * Why the outbox first: the event is written to the same store, in the same request, as the
+ * connection it reports, so it exists whenever the connection does — also while Temporal is
+ * down. Then the workflow cannot be started; the event stays due, and the sweeper starts its
+ * workflow once Temporal answers. Without a starter (`startDelivery`), the process delivers
+ * the event itself in rounds, and the sweeper retries them: the path before durable delivery.
  */
 export interface OutboxDeps extends WebhookDeps {
   stores: WebhookDeps['stores'] & Pick<Stores, 'webhookOutbox'>;
+  /** Starts the event's delivery workflow (webhooks/delivery-starter.ts); without it, delivery is in-process. */
+  startDelivery?: WebhookDeliveryStarter;
 }
 
 /** A boolean environment setting that gates a type of webhook (`send_auth_webhooks`). */
@@ -36,7 +40,7 @@ export interface QueueResult {
   id: string | null;
   /** Why nothing was queued: the environment sends nothing of this kind. */
   skipped?: 'no_webhook_url' | 'disabled' | 'unknown_environment';
-  /** Settles when the first round is over (delivered, or left for the sweeper); never rejects. */
+  /** Settles when the first round is over, or the workflow started (delivered, or left for the sweeper); never rejects. */
   firstRound: Promise<void>;
 }
 
@@ -46,6 +50,8 @@ const DELIVERY_LEASE_MS = 2 * 60_000;
 const RETRY_WINDOW_MS = 25 * 60 * 60_000;
 const FIRST_RETRY_DELAY_MS = 30_000;
 const MAX_RETRY_DELAY_MS = 60 * 60_000;
+/** How long the sweeper leaves an event with its workflow: past the workflow's whole schedule (~28-31 h). */
+const WORKFLOW_HOLD_MS = 48 * 60 * 60_000;
 
 /**
  * Records the event and sends it in the background. Resolves once the event is stored (one
@@ -77,7 +83,22 @@ export async function queueWebhook(deps: OutboxDeps, event: QueuedEvent): Promis
     ...(event.urlOverride ? { url_override: event.urlOverride } : {}),
   };
   await deps.stores.webhookOutbox.add(doc);
-  return { id: doc._id, firstRound: deliverRound(deps, doc) };
+  return { id: doc._id, firstRound: deps.startDelivery ? handOver(deps, deps.startDelivery, doc) : deliverRound(deps, doc) };
+}
+
+/**
+ * Starts the event's workflow and leaves the event to it. Never throws: if Temporal cannot be
+ * reached, the event's lease runs out and the sweeper tries again.
+ */
+async function handOver(deps: OutboxDeps, start: WebhookDeliveryStarter, doc: Pick<WebhookOutboxDoc, '_id' | 'type' | 'environment'>): Promise<void> {
+  const log = deps.logger.child({ webhook_id: doc._id, webhook_type: doc.type, environment: doc.environment });
+  try {
+    const started = await start(doc._id);
+    await deps.stores.webhookOutbox.holdUntil(doc._id, new Date(Date.now() + WORKFLOW_HOLD_MS));
+    log.debug({ started }, 'webhook handed to its delivery workflow');
+  } catch (err) {
+    log.warn({ err: (err as Error)?.message }, 'could not start the webhook delivery workflow; the sweeper will try again');
+  }
 }
 
 /**
@@ -144,8 +165,10 @@ export interface WebhookSweeper {
 }
 
 /**
- * Delivers what is due: retries of failed rounds, and events a crashed process left behind
- * (their lease ran out). Several processes may sweep at once; the claim on each event
+ * Delivers what is due: events whose workflow could not be started (Temporal was down), or
+ * without a starter, retries of failed rounds; and events a crashed process left behind
+ * (their lease ran out). An event held by a workflow comes back after WORKFLOW_HOLD_MS, and
+ * its start then finds the workflow (running or done) and holds it again. Several processes may sweep at once; the claim on each event
  * (deleting its queue key, see WebhookOutboxStore.claim) lets exactly one of them take it.
  */
 export function startWebhookSweeper(deps: OutboxDeps, opts: { intervalMs?: number; batch?: number } = {}): WebhookSweeper {
@@ -159,7 +182,8 @@ export function startWebhookSweeper(deps: OutboxDeps, opts: { intervalMs?: numbe
     const claimed = (await Promise.all(due.map((event) => deps.stores.webhookOutbox.claim(event, now, DELIVERY_LEASE_MS)))).filter(
       (d): d is WebhookOutboxDoc => d !== null,
     );
-    await Promise.all(claimed.map((doc) => deliverRound(deps, doc)));
+    const start = deps.startDelivery;
+    await Promise.all(claimed.map((doc) => (start ? handOver(deps, start, doc) : deliverRound(deps, doc))));
     return claimed.length;
   };
   const sweep = (): Promise<number> => {

@@ -3,3 +3,4 @@ export { syncRun } from './sync-run';
 export { actionRun } from './action-run';
 export { scheduledSync } from './scheduled-sync';
 export { syncFanOut } from './sync-fan-out';
+export { webhookDelivery } from './webhook-delivery';

@@ -1,0 +1,217 @@
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { Worker } from '@temporalio/worker';
+import pino from 'pino';
+import { Webhook } from 'standardwebhooks';
+import { createWebhookDeliveryActivities } from '../../activities/webhook-delivery';
+import { CredentialCipher } from '../../auth/credential-cipher';
+import { createEgress } from '../../egress/egress';
+import { createStores, ensureIndexes, type Stores } from '../../store/db';
+import { newWebhookId } from '../../webhooks/deliver';
+import { webhookDeliveryWorkflowId, type WebhookDeliveryResult } from '../../webhooks/delivery-contracts';
+import { temporalWebhookDelivery } from '../../webhooks/delivery-starter';
+import { queueWebhook, startWebhookSweeper, type OutboxDeps } from '../../webhooks/outbox';
+import { rotateWebhookSigningKey } from '../../webhooks/signing-key';
+import { useTestDatabase } from '../support/test-database';
+import { createTestWorker, createTimeSkippingEnv } from './time-skipping-env';
+
+/**
+ * The real webhookDelivery workflow on Temporal's time-skipping server, with its real
+ * activities on the run's MongoDB-wire server and a real local receiver: a day of retries
+ * passes in seconds, and what the receiver got and the store recorded is checked.
+ */
+
+const HOUR_MS = 60 * 60_000;
+const PREFIX = 'weft-whtest';
+
+interface Hit {
+  /** The test server's clock when the request came in: the workflow's time. */
+  at: number;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+/** The app's endpoint: `answer` decides per request (a status, or `drop` to cut the connection: a network error). */
+function startReceiver(env: () => TestWorkflowEnvironment) {
+  const hits: Hit[] = [];
+  let answer: (at: number) => number | 'drop' = () => 200;
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      void env()
+        .currentTimeMs()
+        .then((at) => {
+          const verdict = answer(at);
+          if (verdict === 'drop') {
+            req.socket.destroy();
+            return;
+          }
+          hits.push({ at, headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+          res.writeHead(verdict, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: verdict < 300, access_token: 'leaked-token-value' }));
+        });
+    });
+  });
+  return {
+    hits,
+    url: '',
+    setAnswer(next: typeof answer) {
+      answer = next;
+    },
+    async start() {
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      this.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
+    },
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+describe('webhookDelivery on the time-skipping test server', () => {
+  const testDb = useTestDatabase('weft_webhook_delivery');
+  let env: TestWorkflowEnvironment;
+  let stores: Stores;
+  let deps: OutboxDeps;
+  let signingKey: string;
+  let worker: Worker;
+  const receiver = startReceiver(() => env);
+
+  beforeAll(async () => {
+    env = await createTimeSkippingEnv();
+    await receiver.start();
+    stores = createStores(testDb.db());
+    await ensureIndexes(stores);
+    const cipher = new CredentialCipher(CredentialCipher.generateKey());
+    await stores.environments.ensure('dev');
+    await stores.environments.updateSettings('dev', { webhook_url: receiver.url });
+    signingKey = (await rotateWebhookSigningKey(stores.environments, cipher, 'dev')).key;
+    const port = new URL(receiver.url).port;
+    const egress = createEgress({ allow: [`127.0.0.1:${port}`], connectTimeoutMs: 2_000, headersTimeoutMs: 5_000, bodyTimeoutMs: 5_000 });
+    deps = { stores, cipher, logger: pino({ level: 'silent' }), egress };
+  });
+  afterAll(async () => {
+    await env?.teardown();
+    await receiver.stop();
+  });
+  beforeEach(async () => {
+    receiver.hits.length = 0;
+    // A worker runs once; each test gets its own, on a queue of its own, with the real activities.
+    worker = await createTestWorker(env, createWebhookDeliveryActivities(deps));
+    deps.startDelivery = temporalWebhookDelivery(env.client, { temporalIdPrefix: PREFIX, taskQueue: worker.options.taskQueue });
+  });
+
+  function verified(hit: Hit): unknown {
+    return new Webhook(signingKey).verify(hit.body, {
+      'webhook-id': String(hit.headers['webhook-id']),
+      'webhook-timestamp': String(hit.headers['webhook-timestamp']),
+      'webhook-signature': String(hit.headers['webhook-signature']),
+    });
+  }
+
+  /** Queues an auth event as the API does and runs the worker until its workflow is done. */
+  async function queueAndDeliver(payload: Record<string, unknown>): Promise<{ id: string; result: WebhookDeliveryResult }> {
+    return worker.runUntil(async () => {
+      const queued = await queueWebhook(deps, { environment: 'dev', type: 'auth', payload, gate: 'send_auth_webhooks' });
+      await queued.firstRound;
+      const id = queued.id!;
+      const result = await env.client.workflow.getHandle<() => Promise<WebhookDeliveryResult>>(webhookDeliveryWorkflowId(PREFIX, id)).result();
+      return { id, result };
+    });
+  }
+
+  test('a receiver down for 25 hours gets the event exactly once when it returns, every attempt recorded', async () => {
+    const downUntil = (await env.currentTimeMs()) + 25 * HOUR_MS;
+    receiver.setAnswer((at) => (at < downUntil ? 'drop' : 200));
+    const queuedAt = await env.currentTimeMs();
+
+    const { id, result } = await queueAndDeliver({ from: 'weft', type: 'auth', connectionId: 'user-1', operation: 'creation', success: true });
+
+    expect(result).toEqual({ outcome: 'delivered', attempts: 8 });
+    expect(receiver.hits).toHaveLength(1);
+    const [hit] = receiver.hits;
+    expect(hit!.headers['webhook-id']).toBe(id);
+    expect(verified(hit!)).toMatchObject({ connectionId: 'user-1', operation: 'creation' });
+    // The last step of the schedule: at least 27 h 35 min after queueing.
+    expect(hit!.at - queuedAt).toBeGreaterThanOrEqual(27 * HOUR_MS + 35 * 60_000);
+
+    const attempts = await stores.webhookDeliveries.listForEvent('dev', id);
+    expect(attempts.map((a) => a.attempt)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    for (const a of attempts.slice(0, 7)) {
+      expect(a).toMatchObject({ event_id: id, target: 'primary', status: null, url: receiver.url });
+      expect(a.error).toEqual(expect.any(String));
+    }
+    expect(attempts[7]).toMatchObject({ status: 200, error: null });
+    expect(attempts[7]!.duration_ms).toEqual(expect.any(Number));
+    // What the receiver answered, with the token-like field it echoed redacted.
+    expect(attempts[7]!.response_excerpt).toContain('"ok":true');
+    expect(JSON.stringify(attempts)).not.toContain('leaked-token-value');
+
+    const event = await stores.webhookOutbox.get(id);
+    expect(event).toMatchObject({ status: 'delivered', rounds: 7 });
+
+    // Asking again (the sweeper, a second API process) starts nothing new: one workflow per event.
+    await expect(deps.startDelivery!(id)).resolves.toBe('existing');
+    expect(receiver.hits).toHaveLength(1);
+  });
+
+  test('an event whose attempts run out is marked failed, under one webhook-id throughout', async () => {
+    receiver.setAnswer(() => 500);
+    const queuedAt = await env.currentTimeMs();
+
+    const { id, result } = await queueAndDeliver({ from: 'weft', type: 'auth', connectionId: 'user-2', operation: 'refresh', success: false });
+
+    expect(result).toEqual({ outcome: 'failed', attempts: 8 });
+    expect(receiver.hits).toHaveLength(8);
+    for (const hit of receiver.hits) {
+      expect(hit.headers['webhook-id']).toBe(id);
+      expect(verified(hit)).toMatchObject({ connectionId: 'user-2' });
+    }
+    // Retries spread over more than a day.
+    expect(receiver.hits[7]!.at - receiver.hits[0]!.at).toBeGreaterThanOrEqual(24 * HOUR_MS);
+    expect(receiver.hits[0]!.at - queuedAt).toBeLessThan(60_000);
+
+    const attempts = await stores.webhookDeliveries.listForEvent('dev', id);
+    expect(attempts).toHaveLength(8);
+    expect(attempts.every((a) => a.status === 500 && a.error === 'HTTP 500')).toBe(true);
+
+    const event = await stores.webhookOutbox.get(id);
+    expect(event).toMatchObject({ status: 'failed', rounds: 8 });
+    expect(event!.last_error).toMatch(/^undelivered after 8 attempts: primary: HTTP 500/);
+    expect(event!.settled_at).toBeInstanceOf(Date);
+  });
+
+  test('an event stored while Temporal was down is started by the sweeper, and delivered once', async () => {
+    receiver.setAnswer(() => 200);
+    const id = newWebhookId();
+    const past = new Date(Date.now() - 5 * 60_000);
+    // As queueWebhook leaves it when the start failed: pending, its 2-minute lease run out.
+    await stores.webhookOutbox.add({
+      _id: id,
+      environment: 'dev',
+      type: 'auth',
+      payload: { from: 'weft', type: 'auth', connectionId: 'user-3', operation: 'creation', success: true },
+      gate: 'send_auth_webhooks',
+      created_at: past,
+      next_attempt_at: past,
+      lease_until: past,
+    });
+    const sweeper = startWebhookSweeper(deps, { intervalMs: 60 * 60_000 });
+    try {
+      const result = await worker.runUntil(async () => {
+        expect(await sweeper.sweep()).toBeGreaterThanOrEqual(1);
+        return env.client.workflow.getHandle<() => Promise<WebhookDeliveryResult>>(webhookDeliveryWorkflowId(PREFIX, id)).result();
+      });
+      expect(result).toEqual({ outcome: 'delivered', attempts: 1 });
+      // Held by its workflow: a second pass takes nothing.
+      expect(await sweeper.sweep()).toBe(0);
+    } finally {
+      sweeper.stop();
+    }
+    expect(receiver.hits.filter((h) => h.headers['webhook-id'] === id)).toHaveLength(1);
+    expect(await stores.webhookOutbox.get(id)).toMatchObject({ status: 'delivered' });
+  });
+});

@@ -1,0 +1,47 @@
+import type { TargetDelivery } from './deliver';
+
+/**
+ * What the `webhookDelivery` workflow and its activities exchange. Here, below both, so the
+ * workflow names them as types and the starter (webhooks/delivery-starter.ts) without
+ * importing workflow code.
+ */
+
+export type WebhookTarget = TargetDelivery['target'];
+
+/** The workflow is started with the event's id only: the outbox holds the event. */
+export interface WebhookDeliveryInput {
+  eventId: string;
+}
+
+export interface WebhookAttemptInput {
+  eventId: string;
+  /** 1-based over the whole schedule; recorded with each try. */
+  attempt: number;
+  /** The URLs still owed a 2xx (all of the event's when absent), so a URL that took the event never gets it twice. */
+  targets?: WebhookTarget[];
+}
+
+export type WebhookAttemptResult =
+  | { outcome: 'delivered' }
+  /** Nothing (more) to do: no URL, turned off, the environment or the event gone, or already settled. */
+  | { outcome: 'settled'; reason: string }
+  /** `pendingTargets`: the URLs that did not answer 2xx; absent when none was tried. */
+  | { outcome: 'failed'; error: string; pendingTargets?: WebhookTarget[] };
+
+export interface WebhookFailInput {
+  eventId: string;
+  error: string;
+}
+
+export interface WebhookDeliveryResult {
+  outcome: 'delivered' | 'settled' | 'failed';
+  attempts: number;
+}
+
+/** The workflow type's name, as the worker registers it (workflows/webhook-delivery.ts). */
+export const WEBHOOK_DELIVERY_WORKFLOW = 'webhookDelivery';
+
+/** One workflow per event, whoever starts it: the event's id under the deployment's prefix. */
+export function webhookDeliveryWorkflowId(prefix: string, eventId: string): string {
+  return [`${prefix}-webhook`, eventId].map(encodeURIComponent).join(':');
+}
