@@ -9,6 +9,7 @@ import type { IntegrationRegistry } from '../runtime/registry';
 import type { ConnectionDoc } from '../store/connections';
 import type { Stores } from '../store/db';
 import type { Egress } from '../egress/egress';
+import type { EgressCall } from '../egress/recorded-egress';
 import type { Logger } from '../common/logger';
 import { tokenRefreshDeps } from '../webhooks/auth-events';
 import type { OpenProviderSession, ProviderSession, ProviderSessionRequest } from '../activities/provider-session';
@@ -46,7 +47,7 @@ function openProviderSession(deps: ProviderSessionDeps, req: ProviderSessionRequ
   const accountKey = accountKeyFor(provider, credentials, req.connection?._id ?? req.connectionId ?? 'unsaved');
   const sleep = req.sleep ?? defaultSleep;
   const throttle = accountThrottle(accountKey);
-  const logRequest = (entry: RequestLogEntry) => {
+  const logRequest = (entry: RequestLogEntry, operation = req.operation) => {
     deps.stores.requestLogs
       .insert({
         at: new Date(),
@@ -54,7 +55,7 @@ function openProviderSession(deps: ProviderSessionDeps, req: ProviderSessionRequ
         connection: req.connection?._id ?? null,
         connection_id: req.connectionId,
         integration: req.integration.unique_key,
-        operation: req.operation,
+        operation,
         run_id: req.runId,
         method: entry.method,
         url: entry.url,
@@ -67,6 +68,8 @@ function openProviderSession(deps: ProviderSessionDeps, req: ProviderSessionRequ
       })
       .catch((err: unknown) => deps.logger.warn({ err }, 'could not write request log'));
   };
+  // A refresh the session needed is an entry of its run, named for the token endpoint.
+  const logTokenCall = (operation: string, call: EgressCall) => logRequest({ ...call, attempt: 1, rateLimitWaitMs: 0, providerRequestId: null }, operation);
   const source = credentialSourceFor({
     provider,
     credentials,
@@ -74,7 +77,7 @@ function openProviderSession(deps: ProviderSessionDeps, req: ProviderSessionRequ
     persist: req.connection ? persistCredentials(deps.stores.connections, deps.cipher, req.connection._id, deps.logger) : undefined,
     refreshOAuth:
       req.connection && provider.definition.oauth
-        ? (opts) => freshOAuthCredentials(tokenRefreshDeps(deps), (req.connection as ConnectionDoc)._id, opts)
+        ? (opts) => freshOAuthCredentials({ ...tokenRefreshDeps(deps), record: logTokenCall }, (req.connection as ConnectionDoc)._id, opts)
         : undefined,
     oauthRefreshMarginMs: provider.definition.oauth?.refreshMarginMs,
     throttle,

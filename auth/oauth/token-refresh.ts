@@ -8,7 +8,7 @@ import { sealedAt, type CredentialCipher } from '../credential-cipher';
 import { openIntegrationCredentials } from '../credential-source';
 import type { AuthEventSink, CredentialStore, IntegrationLookup, StoredConnection } from '../credential-store';
 import { expiresWithin, type Credentials, type OAuth2Credentials } from '../credentials';
-import { oauthEndpoints, OAuthProviderError, refreshGrant } from './code-flow';
+import { oauthEndpoints, OAuthProviderError, refreshGrant, type OAuthEndpoints } from './code-flow';
 import { refreshExtraTokens } from './extra-tokens';
 
 export type { OAuth2Credentials };
@@ -27,6 +27,8 @@ export interface TokenRefreshDeps {
   leaseMs?: number;
   /** How often a process waiting for another's refresh looks again. */
   pollMs?: number;
+  /** Hears of each token endpoint call (the request log of the run or call that needed the refresh). */
+  record?: OAuthEndpoints['record'];
 }
 
 export interface RefreshOptions {
@@ -94,7 +96,7 @@ async function refresh(deps: TokenRefreshDeps, connection: StoredConnection, cre
     );
 
   const tenant = typeof connection.connection_config.tenant === 'string' ? connection.connection_config.tenant : undefined;
-  const ep = oauthEndpoints(oauth, integration, openIntegrationCredentials(deps.cipher, integration), deps.egress, tenant);
+  const ep = { ...oauthEndpoints(oauth, integration, openIntegrationCredentials(deps.cipher, integration), deps.egress, tenant), record: deps.record };
   try {
     const tokens = await refreshGrant(ep, credentials.refresh_token);
     const next: OAuth2Credentials = {

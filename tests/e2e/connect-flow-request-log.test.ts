@@ -6,7 +6,7 @@ import {
   type MicrosoftIdentitySimulator,
 } from '../../sandbox/microsoft-identity';
 import { Browser, type Page } from '../support/form-browser';
-import { startWeftStack, type WeftStack } from '../support/weft-stack';
+import { runSync, startWeftStack, type WeftStack } from '../support/weft-stack';
 
 const ADMIN = 'admin@contoso.onmicrosoft.com';
 const SCOPES = ['offline_access', 'Files.Read.All', 'User.Read', 'Sites.Read.All'];
@@ -23,9 +23,10 @@ describe('connect-flow calls in the request log', () => {
   beforeAll(async () => {
     identity = createMicrosoftIdentitySimulator({});
     await identity.start();
-    stack = await startWeftStack({ graph: { seed: 4, drives: [{ fileCount: 5 }] }, egressAllow: [identity.url as string], worker: false });
+    stack = await startWeftStack({ graph: { seed: 4, drives: [{ fileCount: 5 }] }, egressAllow: [identity.url as string] });
     identity.addRedirectUri(MS_IDENTITY_DEFAULT_CLIENT_ID, `${stack.apiUrl}/oauth/callback`);
     identity.onAccessToken((e) => void (e.resource === 'graph' && stack.graph.addAccessToken(e.token)));
+    identity.onAccessTokenRevoked((e) => stack.graph.revokeAccessToken(e.token));
     const root = (await (await fetch(`${stack.graph.url}/v1.0/sites/root`, { headers: { authorization: 'Bearer sandbox-graph-token' } })).json()) as any;
     identity.setSharePointHost(root.siteCollection.hostname);
     const created = await stack.api('POST', '/integrations', {
@@ -83,6 +84,8 @@ describe('connect-flow calls in the request log', () => {
     }
   }
 
+  let connected = '';
+
   const tokenCalls = () => identity.requestLog().filter((e) => e.path.endsWith('/oauth2/v2.0/token'));
   const siteLookups = () => stack.graph.requestLog().filter((e) => e.path === '/v1.0/sites/root');
 
@@ -106,9 +109,11 @@ describe('connect-flow calls in the request log', () => {
     }
     const lookups = await logsOf(`operation=auth%3Aresource-host&connection_id=${connectionId}`, 1);
     expect(lookups).toEqual([expect.objectContaining({ method: 'GET', url: `${stack.graph.url}/v1.0/sites/root`, status: 200, connection_id: connectionId })]);
-    // The verification with the new token follows them.
-    const all = await logsOf(`connection_id=${connectionId}&limit=100`, 4);
-    expect(all.map((e) => e.operation).reverse()).toEqual(['auth:token', 'auth:resource-host', 'auth:token', 'auth']);
+    // The verification with the new token follows them (then the first sync run's calls).
+    const all = await logsOf(`connection_id=${connectionId}&limit=1000`, 4);
+    const authCalls = all.filter((e) => e.operation.startsWith('auth'));
+    expect(authCalls.map((e) => e.operation).reverse()).toEqual(['auth:token', 'auth:resource-host', 'auth:token', 'auth']);
+    connected = connectionId;
 
     const conn = await stack.api('GET', `/connections/${connectionId}?provider_config_key=one-drive&refresh_token=true`);
     const secrets = [
@@ -122,6 +127,26 @@ describe('connect-flow calls in the request log', () => {
     const text = JSON.stringify([all, await stack.core.stores.db.collection('request_logs').find({}).toArray()]);
     for (const s of secrets) expect(text).not.toContain(s);
     expect(text).not.toMatch(/authorization|bearer/i);
+  });
+
+  test('a refresh a sync run needed is an entry of that run', async () => {
+    expect(connected).not.toBe('');
+    await stack.waitForSync(connected, 'user-files', { providerConfigKey: 'one-drive' });
+    identity.resetStats();
+    expect(identity.expireAccessTokens()).toBeGreaterThan(0);
+    await runSync(stack, 'one-drive', connected, 'user-files');
+
+    // The main token and the team-site token are refreshed together.
+    expect(tokenCalls().map((e) => e.status)).toEqual([200, 200]);
+    const refreshes = await logsOf(`operation=auth%3Atoken&connection_id=${connected}&limit=100`, 4);
+    const inRuns = refreshes.filter((e) => e.run_id !== null);
+    expect(inRuns).toHaveLength(2);
+    const runCalls = (await logsOf(`operation=sync%3Auser-files&connection_id=${connected}&limit=1000`, 1)).filter((e) => e.run_id === inRuns[0].run_id);
+    expect(inRuns[1].run_id).toBe(inRuns[0].run_id);
+    // The call the provider refused with the old token, then the same call after the refresh.
+    expect(runCalls.map((e) => e.status)).toContain(401);
+    expect(runCalls[0].status).toBe(200);
+    expect(JSON.stringify(refreshes)).not.toContain(MS_IDENTITY_DEFAULT_CLIENT_SECRET);
   });
 
   test('a token endpoint that fails leaves its entry: status, error, and no connection', async () => {
