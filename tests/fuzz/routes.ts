@@ -222,6 +222,14 @@ export const ROUTES: RouteSpec[] = [
     readOnly: true,
   },
 
+  {
+    name: 'GET /logs',
+    method: 'GET',
+    template: '/logs',
+    auth: 'secret-key',
+    query: (f) => ({ connection_id: f.ids.luma, integration: 'luma', status: '2xx', from: '2020-01-01T00:00:00Z', limit: '5' }),
+    readOnly: true,
+  },
   { name: 'GET /environment', method: 'GET', template: '/environment', auth: 'secret-key', readOnly: true },
   {
     name: 'PATCH /environment',
