@@ -44,7 +44,8 @@ export interface CredentialSourceDeps {
   /** Persists refreshed credentials (sealed) so other workers reuse them; absent when verifying. */
   persist?(credentials: Credentials): Promise<void>;
   throttle: AccountThrottle;
-  logRequest(entry: RequestLogEntry): void;
+  /** `operation` names calls made for the credentials themselves (`auth:token`); others are the session's. */
+  logRequest(entry: RequestLogEntry, operation?: string): void;
   maxInlineWaitMs: number;
   sleep(ms: number): Promise<void>;
   /** The installation-token mint goes out through it like any provider call. */
@@ -154,7 +155,7 @@ async function mintInstallationToken(deps: CredentialSourceDeps, installationId:
     },
     budget: null,
     throttle: deps.throttle,
-    logRequest: deps.logRequest,
+    logRequest: (entry) => deps.logRequest(entry, 'auth:token'),
     maxInlineWaitMs: deps.maxInlineWaitMs,
     sleep: deps.sleep,
     egress: deps.egress,
