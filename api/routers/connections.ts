@@ -26,6 +26,7 @@ import { deleteSyncSchedules, startNewConnectionSyncs } from '../services/sync-s
 import { webhookDeps } from '../services/connection-authorization';
 import { queueAuthWebhook } from '../../webhooks/auth-webhook';
 import { tokenRefreshDeps } from '../../webhooks/auth-events';
+import { authCallRecorder } from '../services/connect-call-log';
 import { outageOf } from '../outage';
 import { connectionListErrors, type ConnectionListError } from '../services/integration-status';
 
@@ -112,7 +113,13 @@ export function connectionsRouter(deps: ApiDeps): Router {
     let { connection } = await findConnection(deps.stores, environmentOf(res), q.provider_config_key, req.params.connectionId);
     if (connection.auth_mode === 'OAUTH2' && deps.registry.get(connection.provider)?.provider.oauth) {
       // Fresh credentials: refreshed first when expiring within the margin (15 min) or asked to.
-      await freshOAuthCredentials(tokenRefreshDeps(deps), connection._id, { force: q.force_refresh === 'true' });
+      const record = authCallRecorder(deps, {
+        environment: connection.environment,
+        integration: connection.provider_config_key,
+        connectionId: connection.connection_id,
+        connection: connection._id,
+      });
+      await freshOAuthCredentials({ ...tokenRefreshDeps(deps), record }, connection._id, { force: q.force_refresh === 'true' });
       connection = (await deps.stores.connections.getById(connection._id)) ?? connection;
     } else if (connection.auth_mode === 'APP') {
       // An installation token, minted (and stored) when there is none or its hour is nearly up.

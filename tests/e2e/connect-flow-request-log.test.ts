@@ -149,6 +149,21 @@ describe('connect-flow calls in the request log', () => {
     expect(JSON.stringify(refreshes)).not.toContain(MS_IDENTITY_DEFAULT_CLIENT_SECRET);
   });
 
+  test('a refresh asked of the API (force_refresh) is logged for the connection', async () => {
+    identity.resetStats();
+    const before = new Date().toISOString();
+    const res = await stack.api('GET', `/connections/${connected}?provider_config_key=one-drive&force_refresh=true&refresh_token=true`);
+    expect(res.status).toBe(200);
+    expect(tokenCalls().map((e) => e.status)).toEqual([200, 200]);
+    const entries = await logsOf(`connection_id=${connected}&from=${before}`, 2);
+    expect(entries.map((e) => [e.operation, e.method, e.status, e.run_id])).toEqual([
+      ['auth:token', 'POST', 200, null],
+      ['auth:token', 'POST', 200, null],
+    ]);
+    const text = JSON.stringify(entries);
+    for (const s of [res.body.credentials.access_token, res.body.credentials.refresh_token, MS_IDENTITY_DEFAULT_CLIENT_SECRET]) expect(text).not.toContain(s);
+  });
+
   test('a token endpoint that fails leaves its entry: status, error, and no connection', async () => {
     identity.resetStats();
     identity.failNext(1, 503);
