@@ -52,6 +52,8 @@ const FIRST_RETRY_DELAY_MS = 30_000;
 const MAX_RETRY_DELAY_MS = 60 * 60_000;
 /** How long the sweeper leaves an event with its workflow: past the workflow's whole schedule (~28-31 h). */
 const WORKFLOW_HOLD_MS = 48 * 60 * 60_000;
+/** When the sweeper tries again to start a workflow that could not be started. */
+const START_RETRY_MS = 15_000;
 
 /**
  * Records the event and sends it in the background. Resolves once the event is stored (one
@@ -98,6 +100,8 @@ async function handOver(deps: OutboxDeps, start: WebhookDeliveryStarter, doc: Pi
     log.debug({ started }, 'webhook handed to its delivery workflow');
   } catch (err) {
     log.warn({ err: (err as Error)?.message }, 'could not start the webhook delivery workflow; the sweeper will try again');
+    // Soon, not after a whole lease: the event is only waiting for Temporal to answer.
+    await deps.stores.webhookOutbox.holdUntil(doc._id, new Date(Date.now() + START_RETRY_MS)).catch(() => undefined);
   }
 }
 

@@ -9,6 +9,8 @@ import { createWeftWorker } from './create-worker';
 import { prebuiltWorkflowBundle } from './prebuilt-bundle';
 import { startExpirySweeper } from './expiry-sweeper';
 import { startWebhookSweeper } from '../../webhooks/outbox';
+import { temporalWebhookDelivery } from '../../webhooks/delivery-starter';
+import { createWebhookDeliveryActivities } from '../../activities/webhook-delivery';
 import { reconcileSyncSchedules } from '../../api/services/sync-schedules';
 import { applySyncOperation } from '../../api/services/sync-operations';
 import type { SyncControlDeps } from '../../api/services/sync-control';
@@ -19,8 +21,8 @@ export interface WeftWorkers {
   action: Worker;
   connection: NativeConnection;
   /**
-   * Runs both until shutdown() (or a signal), with the process's sweepers (webhook outbox,
-   * expired documents) alongside; resolves when both workers have stopped.
+   * Runs both until shutdown() (or a signal), with the process's sweepers (webhook events
+   * whose delivery workflow is not started yet, expired documents) alongside; resolves when both workers have stopped.
    */
   run(): Promise<void>;
   shutdown(): void;
@@ -53,6 +55,12 @@ export async function buildWorkers(core: Core, opts: { logger?: Logger } = {}): 
     logger,
     applySyncOperation: (connection, operation, opts) => applySyncOperation(controlDeps, connection, operation, opts),
   });
+  // Webhook events go out through their webhookDelivery workflows, on the sync queue with the other workflows.
+  const webhookDeps = { stores: core.stores, cipher: core.cipher, logger, egress: core.egress };
+  const startWebhookDelivery = temporalWebhookDelivery(core.temporal, {
+    temporalIdPrefix: config.WEFT_TEMPORAL_ID_PREFIX,
+    taskQueue: config.WEFT_SYNC_TASK_QUEUE,
+  });
   // A compiled worker uses the bundle built with it: webpack at start costs seconds and memory.
   const bundleFile = config.WEFT_WORKFLOW_BUNDLE || prebuiltWorkflowBundle();
   const workflowBundle = bundleFile ? { code: readFileSync(bundleFile, 'utf8') } : undefined;
@@ -63,7 +71,7 @@ export async function buildWorkers(core: Core, opts: { logger?: Logger } = {}): 
       ...common,
       workflows: true,
       taskQueue: config.WEFT_SYNC_TASK_QUEUE,
-      activities: { ...createSyncActivities(activityDeps), ...fanOutActivities },
+      activities: { ...createSyncActivities(activityDeps), ...fanOutActivities, ...createWebhookDeliveryActivities(webhookDeps) },
     });
     const action = await createWeftWorker({
       ...common,
@@ -76,13 +84,8 @@ export async function buildWorkers(core: Core, opts: { logger?: Logger } = {}): 
       action,
       connection,
       async run() {
-        // Webhooks left undelivered (failed rounds, or a process that died mid-delivery) go out from here.
-        const webhooks = startWebhookSweeper({
-          stores: core.stores,
-          cipher: core.cipher,
-          logger: logger.child({ component: 'webhook-sweeper' }),
-          egress: core.egress,
-        });
+        // Webhook events whose workflow could not be started (Temporal was down) get it from here.
+        const webhooks = startWebhookSweeper({ ...webhookDeps, logger: logger.child({ component: 'webhook-sweeper' }), startDelivery: startWebhookDelivery });
         const expiry = startExpirySweeper(core.manualExpiry, logger.child({ component: 'expiry-sweeper' }));
         const reconciled = reconcileSchedules(core, logger.child({ component: 'schedule-reconcile' }));
         try {

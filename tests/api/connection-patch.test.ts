@@ -17,7 +17,8 @@ describe('PATCH /connections/:connectionId', () => {
   beforeAll(async () => {
     envHooks = await startWebhookReceiver();
     connectionHooks = await startWebhookReceiver();
-    stack = await startWeftStack({ worker: false, egressAllow: [envHooks.url, connectionHooks.url] });
+    // With its worker: webhook events are delivered by their workflows.
+    stack = await startWeftStack({ egressAllow: [envHooks.url, connectionHooks.url] });
     await createLumaIntegration(stack);
     expect((await stack.api('PATCH', '/environment', { body: { webhook_url: envHooks.url } })).status).toBe(200);
     const created = await stack.api('POST', '/connections', {

@@ -1,17 +1,16 @@
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import pino from 'pino';
 import { Webhook } from 'standardwebhooks';
 import { DEFAULT_USER } from '../../sandbox/github';
 import { newWebhookId } from '../../webhooks/deliver';
-import { startWebhookSweeper, type WebhookSweeper } from '../../webhooks/outbox';
+import { webhookDeliveryWorkflowId } from '../../webhooks/delivery-contracts';
 import { createLumaIntegration, startWeftStack, type WeftStack } from '../support/weft-stack';
 import { Browser } from '../support/form-browser';
 
 /**
  * Connecting never waits on the app's webhook endpoint: the `auth` event is stored in the
- * outbox and delivered in the background, retried later when the app is down, and
- * delivered by the sweeper when the process that stored it died first.
+ * outbox and delivered by its workflow on the stack's worker, retried later when the app is
+ * down, and started by the worker's sweeper when the process that stored it died first.
  */
 
 /** How long the slow app takes to answer a webhook. */
@@ -78,12 +77,11 @@ describe('auth webhooks are queued, never waited on', () => {
   let stack: WeftStack;
   let app: Awaited<ReturnType<typeof startApp>>;
   let signingKey: string;
-  let sweeper: WebhookSweeper;
 
   beforeAll(async () => {
     app = await startApp();
-    // No in-process worker: its sweeper would race the one this test drives.
-    stack = await startWeftStack({ worker: false, egressAllow: [app.url], github: { seed: 5, pullsPerRepo: 1 } });
+    // The in-process worker runs the events' delivery workflows and its sweeper.
+    stack = await startWeftStack({ egressAllow: [app.url], github: { seed: 5, pullsPerRepo: 1 } });
     stack.github.configureAppUserAuthorization({ callbackUrls: [`${stack.apiUrl}/app-auth/connect`], requestOAuthOnInstall: true });
     expect((await stack.api('PATCH', '/environment', { body: { webhook_url: app.url } })).status).toBe(200);
     signingKey = (await stack.api('POST', '/environment/webhook-signing-key/rotate')).body.data.webhook_signing_key;
@@ -105,13 +103,8 @@ describe('auth webhooks are queued, never waited on', () => {
       },
     });
     expect(res.status).toBe(201);
-    sweeper = startWebhookSweeper(
-      { stores: stack.core.stores, cipher: stack.core.cipher, logger: pinoSink(stack), egress: stack.egress },
-      { intervalMs: 60 * 60_000 },
-    );
   });
   afterAll(async () => {
-    sweeper?.stop();
     await app?.close();
     await stack?.shutdown();
   });
@@ -223,12 +216,12 @@ describe('auth webhooks are queued, never waited on', () => {
     );
     expect(res.status).toBe(201);
     expect(ms).toBeLessThan(ANSWER_MS);
-    // The first round is stuck on the silent app; the event is held under its lease.
+    // The first attempt is stuck on the silent app; the event is held by its workflow.
     await waitUntil(async () => app.held.length > 0);
     const [queued] = await stack.core.stores.db.collection('webhook_outbox').find({ 'payload.connectionId': 'while-silent' }).toArray();
     expect(queued).toMatchObject({ type: 'auth', environment: 'dev', rounds: 0 });
     expect(queued.lease_until.getTime()).toBeGreaterThan(Date.now());
-    // The app comes to: the round's next quick try gets through, with the same id.
+    // The app comes to: the cut attempt fails, the next one (5 s later) gets through, with the same id.
     app.setMood({ kind: 'status', status: 200 });
     for (const held of app.held.splice(0)) held.destroy();
     const hook = await app.waitFor((r) => r.body.connectionId === 'while-silent');
@@ -236,41 +229,41 @@ describe('auth webhooks are queued, never waited on', () => {
     await waitUntil(async () => (await stack.core.stores.webhookOutbox.get(String(queued._id)))?.status === 'delivered');
   });
 
-  test('an app that is down gets the event from a later round, under the same webhook-id', async () => {
+  test('an app that is down gets the event from a later attempt, under the same webhook-id; one success recorded', async () => {
     app.setMood({ kind: 'status', status: 503 });
     const res = await stack.api('POST', '/connections', {
       body: { provider_config_key: 'luma', connection_id: 'while-down', credentials: { type: 'API_KEY', apiKey: 'sandbox-luma-api-key' } },
     });
     expect(res.status).toBe(201);
-    // The first round (1 + 3 quick tries) fails; the next is scheduled about 30 s out.
+    // The first attempt fails (one try, no quick retries); the next is about 5 s out.
     await waitUntil(
       async () => (await stack.core.stores.db.collection('webhook_outbox').countDocuments({ 'payload.connectionId': 'while-down', rounds: 1 })) === 1,
     );
     const [queued] = await stack.core.stores.db.collection('webhook_outbox').find({ 'payload.connectionId': 'while-down' }).toArray();
     const tries = app.received.filter((r) => r.body.connectionId === 'while-down');
-    expect(tries).toHaveLength(4);
-    expect(new Set(tries.map((r) => r.headers['webhook-id']))).toEqual(new Set([queued._id]));
-    const wait = queued.next_attempt_at.getTime() - Date.now();
-    expect(wait).toBeGreaterThan(20_000);
-    expect(wait).toBeLessThan(40_000);
+    expect(tries).toHaveLength(1);
+    expect(tries[0].headers['webhook-id']).toBe(queued._id);
     expect(queued.last_error).toContain('HTTP 503');
-    // Nothing is due yet.
-    expect(await sweeper.sweep()).toBe(0);
+    expect(queued.status).toBe('pending');
+    // Held by its workflow, not due for the sweeper.
+    expect(queued.lease_until.getTime()).toBeGreaterThan(Date.now() + 60 * 60_000);
 
-    // The app is back; bring the retry forward to now instead of waiting for it.
     app.setMood({ kind: 'status', status: 200 });
-    await stack.core.stores.webhookOutbox.retryAt(String(queued._id), new Date(), 'brought forward by the test');
-    expect(await sweeper.sweep()).toBe(1);
+    await waitUntil(async () => (await stack.core.stores.webhookOutbox.get(String(queued._id)))?.status === 'delivered');
     const delivered = app.received.filter((r) => r.body.connectionId === 'while-down');
-    expect(delivered).toHaveLength(5);
-    expect(delivered[4].headers['webhook-id']).toBe(queued._id);
-    expect(verified(delivered[4])).toEqual(delivered[4].body);
-    expect(await stack.core.stores.webhookOutbox.get(String(queued._id))).toMatchObject({ status: 'delivered' });
+    expect(delivered).toHaveLength(2);
+    expect(delivered[1].headers['webhook-id']).toBe(queued._id);
+    expect(verified(delivered[1])).toEqual(delivered[1].body);
+    const attempts = await stack.core.stores.webhookDeliveries.listForEvent('dev', String(queued._id));
+    expect(attempts.map((a) => [a.attempt, a.status])).toEqual([
+      [1, 503],
+      [2, 200],
+    ]);
   });
 
-  test('an event left behind by a process that died before delivering it is delivered by the sweeper', async () => {
+  test('an event left behind by a process that died before starting its workflow is delivered by the sweeper', async () => {
     app.setMood({ kind: 'status', status: 200 });
-    // What a crash between storing and delivering leaves: the event, its lease run out.
+    // What a crash (or Temporal down) between storing and starting leaves: the event, its lease run out.
     const id = newWebhookId();
     const payload = {
       from: 'weft',
@@ -294,17 +287,19 @@ describe('auth webhooks are queued, never waited on', () => {
       next_attempt_at: past,
       lease_until: past,
     });
-    expect(await sweeper.sweep()).toBe(1);
-    const hook = await app.waitFor((r) => r.body.connectionId === 'orphan');
+    // The worker's sweeper passes every 10 s.
+    const hook = await app.waitFor((r) => r.body.connectionId === 'orphan', 30_000);
     expect(hook.headers['webhook-id']).toBe(id);
     expect(hook.body).toEqual(payload);
     await waitUntil(async () => (await stack.core.stores.webhookOutbox.get(id))?.status === 'delivered');
-    // A second sweep finds nothing: delivered once.
-    expect(await sweeper.sweep()).toBe(0);
+    const run = await stack.core.temporal.workflow.getHandle(webhookDeliveryWorkflowId(stack.temporalIdPrefix, id)).describe();
+    expect(run.type).toBe('webhookDelivery');
+    // Later passes find nothing: delivered once.
+    await new Promise((r) => setTimeout(r, 11_000));
     expect(app.received.filter((r) => r.body.connectionId === 'orphan')).toHaveLength(1);
   });
 
-  test('an event the app refuses (4xx) is dropped, not retried', async () => {
+  test('an event the app refuses (4xx) is retried like any other non-2xx, and delivered once taken', async () => {
     app.setMood({ kind: 'status', status: 410 });
     const res = await stack.api('POST', '/connections', {
       body: { provider_config_key: 'luma', connection_id: 'refused', credentials: { type: 'API_KEY', apiKey: 'sandbox-luma-api-key' } },
@@ -312,9 +307,16 @@ describe('auth webhooks are queued, never waited on', () => {
     expect(res.status).toBe(201);
     await app.waitFor((r) => r.body.connectionId === 'refused');
     await waitUntil(
-      async () => (await stack.core.stores.db.collection('webhook_outbox').countDocuments({ 'payload.connectionId': 'refused', status: 'failed' })) === 1,
+      async () =>
+        (await stack.core.stores.db.collection('webhook_outbox').countDocuments({ 'payload.connectionId': 'refused', rounds: 1, status: 'pending' })) === 1,
     );
-    expect(app.received.filter((r) => r.body.connectionId === 'refused')).toHaveLength(1);
+    app.setMood({ kind: 'status', status: 200 });
+    await waitUntil(
+      async () => (await stack.core.stores.db.collection('webhook_outbox').countDocuments({ 'payload.connectionId': 'refused', status: 'delivered' })) === 1,
+    );
+    const tries = app.received.filter((r) => r.body.connectionId === 'refused');
+    expect(tries).toHaveLength(2);
+    expect(tries[0].headers['webhook-id']).toBe(tries[1].headers['webhook-id']);
   });
 });
 
@@ -324,9 +326,4 @@ async function waitUntil(check: () => Promise<boolean>, timeoutMs = 20_000): Pro
     if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 100));
   }
-}
-
-/** The sweeper logs where the stack's API does, so its lines are in stack.logs too. */
-function pinoSink(stack: WeftStack) {
-  return pino({ level: 'debug' }, { write: (line: string) => void stack.logs.push(line) });
 }
