@@ -12,6 +12,7 @@ import type { Egress } from '../egress/egress';
 import type { EgressCall } from '../egress/recorded-egress';
 import type { Logger } from '../common/logger';
 import { tokenRefreshDeps } from '../webhooks/auth-events';
+import type { WebhookDeliveryStarter } from '../webhooks/delivery-starter';
 import type { OpenProviderSession, ProviderSession, ProviderSessionRequest } from '../activities/provider-session';
 
 export interface ProviderSessionDeps {
@@ -22,6 +23,8 @@ export interface ProviderSessionDeps {
   maxInlineWaitMs: number;
   /** Every call of the session (provider API, token mint and refresh, webhooks) goes out through it. */
   egress: Egress;
+  /** A refused refresh's `auth` webhook is delivered by its workflow (webhooks/delivery-starter.ts). */
+  startWebhookDelivery?: WebhookDeliveryStarter;
 }
 
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

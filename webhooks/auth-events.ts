@@ -3,6 +3,7 @@ import type { TokenRefreshDeps } from '../auth/oauth/token-refresh';
 import type { Egress } from '../egress/egress';
 import type { Stores } from '../store/db';
 import { queueAuthWebhook } from './auth-webhook';
+import type { WebhookDeliveryStarter } from './delivery-starter';
 import type { OutboxDeps } from './outbox';
 
 /** auth/'s events as `auth` webhooks: a refused refresh is operation `refresh`, success false. */
@@ -20,15 +21,18 @@ function authEventWebhooks(deps: OutboxDeps): AuthEventSink {
   };
 }
 
-/** The token refresher's parts from the store, with its events sent as webhooks. */
+/**
+ * The token refresher's parts from the store, with its events sent as webhooks: through
+ * their delivery workflows when given `startWebhookDelivery`, else from this process.
+ */
 export function tokenRefreshDeps(
-  deps: Omit<TokenRefreshDeps, 'connections' | 'integrations' | 'events'> & { stores: Stores; egress: Egress },
+  deps: Omit<TokenRefreshDeps, 'connections' | 'integrations' | 'events'> & { stores: Stores; egress: Egress; startWebhookDelivery?: WebhookDeliveryStarter },
 ): TokenRefreshDeps {
-  const { stores, ...rest } = deps;
+  const { stores, startWebhookDelivery, ...rest } = deps;
   return {
     ...rest,
     connections: stores.connections,
     integrations: stores.integrations,
-    events: authEventWebhooks({ stores, cipher: deps.cipher, logger: deps.logger, egress: deps.egress }),
+    events: authEventWebhooks({ stores, cipher: deps.cipher, logger: deps.logger, egress: deps.egress, startDelivery: startWebhookDelivery }),
   };
 }

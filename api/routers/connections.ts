@@ -23,7 +23,7 @@ import {
 import { findConnection, findIntegration } from '../services/connection-lookup';
 import { syncWorkflowId } from '../services/sync-control';
 import { deleteSyncSchedules, startNewConnectionSyncs } from '../services/sync-schedules';
-import { webhookDeps } from '../services/connection-authorization';
+import { webhookDeliveryStarter, webhookDeps } from '../services/connection-authorization';
 import { queueAuthWebhook } from '../../webhooks/auth-webhook';
 import { tokenRefreshDeps } from '../../webhooks/auth-events';
 import { authCallRecorder } from '../services/connect-call-log';
@@ -119,7 +119,9 @@ export function connectionsRouter(deps: ApiDeps): Router {
         connectionId: connection.connection_id,
         connection: connection._id,
       });
-      await freshOAuthCredentials({ ...tokenRefreshDeps(deps), record }, connection._id, { force: q.force_refresh === 'true' });
+      await freshOAuthCredentials({ ...tokenRefreshDeps({ ...deps, startWebhookDelivery: webhookDeliveryStarter(deps) }), record }, connection._id, {
+        force: q.force_refresh === 'true',
+      });
       connection = (await deps.stores.connections.getById(connection._id)) ?? connection;
     } else if (connection.auth_mode === 'APP') {
       // An installation token, minted (and stored) when there is none or its hour is nearly up.

@@ -5,7 +5,7 @@ import { ConflictError } from '../../common/errors';
 import type { ConnectionDoc } from '../../store/connections';
 import type { IntegrationDoc } from '../../store/integrations';
 import { queueAuthWebhook } from '../../webhooks/auth-webhook';
-import { temporalWebhookDelivery } from '../../webhooks/delivery-starter';
+import { temporalWebhookDelivery, type WebhookDeliveryStarter } from '../../webhooks/delivery-starter';
 import type { OutboxDeps } from '../../webhooks/outbox';
 import type { ApiDeps } from '../deps';
 import { reconnectTargetMissing } from './connect-session-access';
@@ -101,13 +101,17 @@ export async function reportFailedAuthorization(
   });
 }
 
+/** Each event is delivered by its own workflow, run by the workers with the syncs' workflows. */
+export function webhookDeliveryStarter(deps: Pick<ApiDeps, 'temporal' | 'settings'>): WebhookDeliveryStarter {
+  return temporalWebhookDelivery(deps.temporal, { temporalIdPrefix: deps.settings.temporalIdPrefix, taskQueue: deps.settings.syncTaskQueue });
+}
+
 export function webhookDeps(deps: Pick<ApiDeps, 'stores' | 'cipher' | 'logger' | 'egress' | 'temporal' | 'settings'>): OutboxDeps {
   return {
     stores: deps.stores,
     cipher: deps.cipher,
     logger: deps.logger,
     egress: deps.egress,
-    // Each event is delivered by its own workflow, run by the workers with the syncs' workflows.
-    startDelivery: temporalWebhookDelivery(deps.temporal, { temporalIdPrefix: deps.settings.temporalIdPrefix, taskQueue: deps.settings.syncTaskQueue }),
+    startDelivery: webhookDeliveryStarter(deps),
   };
 }

@@ -4,6 +4,7 @@ import { WeftError } from '../../common/errors';
 import type { Logger } from '../../common/logger';
 import type { Core } from '../core';
 import { providerSessionOpener } from '../provider-session';
+import { coreWebhookDelivery } from '../webhook-delivery';
 
 /** Calls the API makes itself (verifying credentials) wait at most a few seconds inline. */
 const API_MAX_INLINE_WAIT_MS = 5_000;
@@ -26,6 +27,7 @@ function apiDeps(core: Core, opts: { logger?: Logger } = {}): ApiDeps {
       logger,
       maxInlineWaitMs: API_MAX_INLINE_WAIT_MS,
       egress: core.egress,
+      startWebhookDelivery: coreWebhookDelivery(core),
     }),
     settings: {
       temporalIdPrefix: config.WEFT_TEMPORAL_ID_PREFIX,

@@ -9,7 +9,7 @@ import { createWeftWorker } from './create-worker';
 import { prebuiltWorkflowBundle } from './prebuilt-bundle';
 import { startExpirySweeper } from './expiry-sweeper';
 import { startWebhookSweeper } from '../../webhooks/outbox';
-import { temporalWebhookDelivery } from '../../webhooks/delivery-starter';
+import { coreWebhookDelivery } from '../webhook-delivery';
 import { createWebhookDeliveryActivities } from '../../activities/webhook-delivery';
 import { reconcileSyncSchedules } from '../../api/services/sync-schedules';
 import { applySyncOperation } from '../../api/services/sync-operations';
@@ -39,7 +39,10 @@ export async function buildWorkers(core: Core, opts: { logger?: Logger } = {}): 
   const { config } = core;
   const logger = opts.logger ?? core.logger;
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
+  // Webhook events go out through their webhookDelivery workflows, on the sync queue with the other workflows.
+  const startWebhookDelivery = coreWebhookDelivery(core);
   const sessionDeps = {
+    startWebhookDelivery,
     stores: core.stores,
     cipher: core.cipher,
     registry: core.registry,
@@ -55,12 +58,7 @@ export async function buildWorkers(core: Core, opts: { logger?: Logger } = {}): 
     logger,
     applySyncOperation: (connection, operation, opts) => applySyncOperation(controlDeps, connection, operation, opts),
   });
-  // Webhook events go out through their webhookDelivery workflows, on the sync queue with the other workflows.
   const webhookDeps = { stores: core.stores, cipher: core.cipher, logger, egress: core.egress };
-  const startWebhookDelivery = temporalWebhookDelivery(core.temporal, {
-    temporalIdPrefix: config.WEFT_TEMPORAL_ID_PREFIX,
-    taskQueue: config.WEFT_SYNC_TASK_QUEUE,
-  });
   // A compiled worker uses the bundle built with it: webpack at start costs seconds and memory.
   const bundleFile = config.WEFT_WORKFLOW_BUNDLE || prebuiltWorkflowBundle();
   const workflowBundle = bundleFile ? { code: readFileSync(bundleFile, 'utf8') } : undefined;

@@ -13,6 +13,7 @@ import { sealedAt } from '../../auth/credential-cipher';
 import { hashSessionToken } from '../../store/connect-sessions';
 import { connectResult as result, launchBrowser } from '../support/browser';
 import { startWebhookReceiver } from '../support/webhook-receiver';
+import { webhookDeliveryWorkflowId } from '../../webhooks/delivery-contracts';
 import { readAllRecords, runSync, startWeftStack, type WeftStack } from '../support/weft-stack';
 
 const ADMIN = 'admin@contoso.onmicrosoft.com';
@@ -327,6 +328,9 @@ describe('Connect: OneDrive (Microsoft OAuth 2.0 + PKCE) in a browser', () => {
     expect(listed.errors).toEqual([expect.objectContaining({ type: 'auth' })]);
     const hook = await hooks.waitFor((w) => w.body.type === 'auth' && w.body.operation === 'refresh' && w.body.connectionId === connectionId);
     expect(hook.body).toMatchObject({ success: false, error: { type: 'refresh_failed' } });
+    // Sent by the event's delivery workflow, the durable path, not from the request that refreshed.
+    const delivery = stack.core.temporal.workflow.getHandle(webhookDeliveryWorkflowId(stack.temporalIdPrefix, String(hook.headers['webhook-id'])));
+    expect((await delivery.describe()).type).toBe('webhookDelivery');
   });
 
   test('no token, code or verifier appears in the logs', async () => {

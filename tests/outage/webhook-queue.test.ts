@@ -103,6 +103,14 @@ describe('auth webhooks are queued, never waited on', () => {
       },
     });
     expect(res.status).toBe(201);
+    // One event through the whole path first, so the timed requests below do not share the
+    // machine with the worker's start (its first workflow task loads the workflow bundle).
+    app.setMood({ kind: 'status', status: 200 });
+    const warmUp = await stack.api('POST', '/connections', {
+      body: { provider_config_key: 'luma', connection_id: 'warm-up', credentials: { type: 'API_KEY', apiKey: 'sandbox-luma-api-key' } },
+    });
+    expect(warmUp.status).toBe(201);
+    await app.waitFor((r) => r.body.connectionId === 'warm-up', 60_000);
   });
   afterAll(async () => {
     await app?.close();
