@@ -79,26 +79,35 @@ describe('webhookDelivery on the time-skipping test server', () => {
   let signingKey: string;
   let worker: Worker;
   const receiver = startReceiver(() => env);
+  // The environment's secondary URL, set by the one test that uses it.
+  const secondary = startReceiver(() => env);
 
   beforeAll(async () => {
     env = await createTimeSkippingEnv();
     await receiver.start();
+    await secondary.start();
     stores = createStores(testDb.db());
     await ensureIndexes(stores);
     const cipher = new CredentialCipher(CredentialCipher.generateKey());
     await stores.environments.ensure('dev');
     await stores.environments.updateSettings('dev', { webhook_url: receiver.url });
     signingKey = (await rotateWebhookSigningKey(stores.environments, cipher, 'dev')).key;
-    const port = new URL(receiver.url).port;
-    const egress = createEgress({ allow: [`127.0.0.1:${port}`], connectTimeoutMs: 2_000, headersTimeoutMs: 5_000, bodyTimeoutMs: 5_000 });
+    const egress = createEgress({
+      allow: [receiver.url, secondary.url].map((url) => `127.0.0.1:${new URL(url).port}`),
+      connectTimeoutMs: 2_000,
+      headersTimeoutMs: 5_000,
+      bodyTimeoutMs: 5_000,
+    });
     deps = { stores, cipher, logger: pino({ level: 'silent' }), egress };
   });
   afterAll(async () => {
     await env?.teardown();
     await receiver.stop();
+    await secondary.stop();
   });
   beforeEach(async () => {
     receiver.hits.length = 0;
+    secondary.hits.length = 0;
     // A worker runs once; each test gets its own, on a queue of its own, with the real activities.
     worker = await createTestWorker(env, createWebhookDeliveryActivities(deps));
     deps.startDelivery = temporalWebhookDelivery(env.client, { temporalIdPrefix: PREFIX, taskQueue: worker.options.taskQueue });
@@ -182,6 +191,29 @@ describe('webhookDelivery on the time-skipping test server', () => {
     expect(event).toMatchObject({ status: 'failed', rounds: 8 });
     expect(event!.last_error).toMatch(/^undelivered after 8 attempts: primary: HTTP 500/);
     expect(event!.settled_at).toBeInstanceOf(Date);
+  });
+
+  test('with a secondary URL down for an hour, the primary gets the event once and the secondary when it is back', async () => {
+    try {
+      await stores.environments.updateSettings('dev', { secondary_webhook_url: secondary.url });
+      const downUntil = (await env.currentTimeMs()) + HOUR_MS;
+      receiver.setAnswer(() => 200);
+      secondary.setAnswer((at) => (at < downUntil ? 503 : 200));
+
+      const { id, result } = await queueAndDeliver({ from: 'weft', type: 'auth', connectionId: 'user-4', operation: 'creation', success: true });
+
+      // At once, 5 s, 5 min, 30 min: down; 2 h 35 min in: back.
+      expect(result).toEqual({ outcome: 'delivered', attempts: 5 });
+      expect(receiver.hits.map((h) => h.headers['webhook-id'])).toEqual([id]);
+      expect(secondary.hits.map((h) => h.headers['webhook-id'])).toEqual([id, id, id, id, id]);
+      expect(secondary.hits.every((h) => verified(h) !== undefined)).toBe(true);
+      const attempts = await stores.webhookDeliveries.listForEvent('dev', id);
+      expect(attempts.filter((a) => a.target === 'primary').map((a) => [a.attempt, a.status])).toEqual([[1, 200]]);
+      expect(attempts.filter((a) => a.target === 'secondary').map((a) => a.status)).toEqual([503, 503, 503, 503, 200]);
+      expect(await stores.webhookOutbox.get(id)).toMatchObject({ status: 'delivered', rounds: 4 });
+    } finally {
+      await stores.environments.updateSettings('dev', { secondary_webhook_url: null });
+    }
   });
 
   test('an event stored while Temporal was down is started by the sweeper, and delivered once', async () => {
