@@ -8,7 +8,7 @@ import type { OutboxDeps, WebhookGate } from '../webhooks/outbox';
  * deliverWebhook. The outbox event is the source: its payload, gate and URL override are
  * read per attempt, so a webhook turned off meanwhile stops.
  */
-export function createWebhookDeliveryActivities(deps: OutboxDeps) {
+export function createWebhookDeliveryActivities(deps: Omit<OutboxDeps, 'startDelivery'>) {
   const outbox = deps.stores.webhookOutbox;
   // One try per URL per attempt: the quick in-call retries are replaced by the schedule.
   const once = { ...deps, retryDelaysMs: [] };

@@ -24,7 +24,7 @@ export interface ProviderSessionDeps {
   /** Every call of the session (provider API, token mint and refresh, webhooks) goes out through it. */
   egress: Egress;
   /** A refused refresh's `auth` webhook is delivered by its workflow (webhooks/delivery-starter.ts). */
-  startWebhookDelivery?: WebhookDeliveryStarter;
+  startWebhookDelivery: WebhookDeliveryStarter;
 }
 
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

@@ -10,9 +10,9 @@ const WEBHOOK_EVENT_RETENTION_SECONDS = 30 * 86_400;
 export type WebhookEventStatus = 'pending' | 'delivered' | 'failed';
 
 /**
- * One webhook event, keyed by its `webhook-id`, written before anyone tries to send it: a
- * process that dies mid-delivery leaves it pending, and a sweeper delivers it later under
- * the same id. Delivered and failed events stay (with their status) for the events API and
+ * One webhook event, keyed by its `webhook-id`, written before anyone tries to send it: its
+ * delivery workflow reads it per attempt, and an event whose workflow could not be started
+ * (Temporal down, the process died) stays due until a sweeper starts it, under the same id. Delivered and failed events stay (with their status) for the events API and
  * replays, until retention removes them.
  */
 export interface WebhookOutboxDoc {

@@ -21,12 +21,9 @@ function authEventWebhooks(deps: OutboxDeps): AuthEventSink {
   };
 }
 
-/**
- * The token refresher's parts from the store, with its events sent as webhooks: through
- * their delivery workflows when given `startWebhookDelivery`, else from this process.
- */
+/** The token refresher's parts from the store, with its events sent as webhooks (each by its delivery workflow). */
 export function tokenRefreshDeps(
-  deps: Omit<TokenRefreshDeps, 'connections' | 'integrations' | 'events'> & { stores: Stores; egress: Egress; startWebhookDelivery?: WebhookDeliveryStarter },
+  deps: Omit<TokenRefreshDeps, 'connections' | 'integrations' | 'events'> & { stores: Stores; egress: Egress; startWebhookDelivery: WebhookDeliveryStarter },
 ): TokenRefreshDeps {
   const { stores, startWebhookDelivery, ...rest } = deps;
   return {

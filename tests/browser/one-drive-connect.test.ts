@@ -14,6 +14,7 @@ import { hashSessionToken } from '../../store/connect-sessions';
 import { connectResult as result, launchBrowser } from '../support/browser';
 import { startWebhookReceiver } from '../support/webhook-receiver';
 import { webhookDeliveryWorkflowId } from '../../webhooks/delivery-contracts';
+import { coreWebhookDelivery } from '../../app/webhook-delivery';
 import { readAllRecords, runSync, startWeftStack, type WeftStack } from '../support/weft-stack';
 
 const ADMIN = 'admin@contoso.onmicrosoft.com';
@@ -293,6 +294,7 @@ describe('Connect: OneDrive (Microsoft OAuth 2.0 + PKCE) in a browser', () => {
         registry: stack.core.registry,
         logger: { info() {}, warn() {}, error() {}, debug() {} } as any,
         egress: stack.egress,
+        startWebhookDelivery: coreWebhookDelivery(stack.core),
         pollMs: 20,
       });
     const [a, b] = await Promise.all([

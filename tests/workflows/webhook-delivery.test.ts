@@ -75,6 +75,8 @@ describe('webhookDelivery on the time-skipping test server', () => {
   const testDb = useTestDatabase('weft_webhook_delivery');
   let env: TestWorkflowEnvironment;
   let stores: Stores;
+  /** What the activities get; `deps` adds the starter for each test's worker. */
+  let base: Omit<OutboxDeps, 'startDelivery'>;
   let deps: OutboxDeps;
   let signingKey: string;
   let worker: Worker;
@@ -98,7 +100,7 @@ describe('webhookDelivery on the time-skipping test server', () => {
       headersTimeoutMs: 5_000,
       bodyTimeoutMs: 5_000,
     });
-    deps = { stores, cipher, logger: pino({ level: 'silent' }), egress };
+    base = { stores, cipher, logger: pino({ level: 'silent' }), egress };
   });
   afterAll(async () => {
     await env?.teardown();
@@ -109,8 +111,8 @@ describe('webhookDelivery on the time-skipping test server', () => {
     receiver.hits.length = 0;
     secondary.hits.length = 0;
     // A worker runs once; each test gets its own, on a queue of its own, with the real activities.
-    worker = await createTestWorker(env, createWebhookDeliveryActivities(deps));
-    deps.startDelivery = temporalWebhookDelivery(env.client, { temporalIdPrefix: PREFIX, taskQueue: worker.options.taskQueue });
+    worker = await createTestWorker(env, createWebhookDeliveryActivities(base));
+    deps = { ...base, startDelivery: temporalWebhookDelivery(env.client, { temporalIdPrefix: PREFIX, taskQueue: worker.options.taskQueue }) };
   });
 
   function verified(hit: Hit): unknown {
@@ -125,7 +127,7 @@ describe('webhookDelivery on the time-skipping test server', () => {
   async function queueAndDeliver(payload: Record<string, unknown>): Promise<{ id: string; result: WebhookDeliveryResult }> {
     return worker.runUntil(async () => {
       const queued = await queueWebhook(deps, { environment: 'dev', type: 'auth', payload, gate: 'send_auth_webhooks' });
-      await queued.firstRound;
+      await queued.handedOver;
       const id = queued.id!;
       const result = await env.client.workflow.getHandle<() => Promise<WebhookDeliveryResult>>(webhookDeliveryWorkflowId(PREFIX, id)).result();
       return { id, result };
@@ -163,7 +165,7 @@ describe('webhookDelivery on the time-skipping test server', () => {
     expect(event).toMatchObject({ status: 'delivered', rounds: 7 });
 
     // Asking again (the sweeper, a second API process) starts nothing new: one workflow per event.
-    await expect(deps.startDelivery!(id)).resolves.toBe('existing');
+    await expect(deps.startDelivery(id)).resolves.toBe('existing');
     expect(receiver.hits).toHaveLength(1);
   });
 
