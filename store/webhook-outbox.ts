@@ -24,7 +24,7 @@ export interface WebhookOutboxDoc {
   /** The boolean environment setting that must still be on at delivery, e.g. send_auth_webhooks. */
   gate: string | null;
   created_at: Date;
-  /** Delivery rounds (a durable delivery's attempts) so far; each round may make a few quick tries per URL. */
+  /** Failed delivery attempts so far (events of earlier versions: rounds of a few quick tries each). */
   rounds: number;
   /** When the next round is due. */
   next_attempt_at: Date;
