@@ -24,7 +24,14 @@ describe('faults on real servers in the middle of a sync', () => {
   beforeAll(async () => {
     servers = await startRestartableServers();
     // A short heartbeat timeout: an attempt whose completion was lost is retried within seconds.
-    stack = await startWeftStack({ servers, heartbeatTimeoutMs: 3_000, luma: { eventCount: EVENTS, maxPageSize: PAGE_SIZE, defaultPageSize: PAGE_SIZE } });
+    // Status reads describe the run and the schedule; under a loaded CI run one took over the
+    // 1.5 s default (503 orchestrator_unavailable, which the outage tests check, not these).
+    stack = await startWeftStack({
+      servers,
+      heartbeatTimeoutMs: 3_000,
+      temporalCallTimeoutMs: 10_000,
+      luma: { eventCount: EVENTS, maxPageSize: PAGE_SIZE, defaultPageSize: PAGE_SIZE },
+    });
     await createLumaIntegration(stack);
   }, 120_000);
 
