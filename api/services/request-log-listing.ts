@@ -3,22 +3,10 @@ import type { Stores } from '../../store/db';
 import type { ListLogsQuery } from '../schemas/logs';
 
 /** An entry as `GET /logs` shows it: the store's internal connection key and environment stay inside. */
-export interface RequestLogView {
-  id: string;
+type RequestLogView = Omit<RequestLogEntry, 'at' | 'environment' | 'connection' | 'provider_request_id'> & {
   at: string;
-  connection_id: string | null;
-  integration: string;
-  operation: string;
-  run_id: string | null;
-  method: string;
-  url: string;
-  status: number | null;
-  duration_ms: number;
-  attempt: number;
-  rate_limit_wait_ms: number;
-  error: string | null;
   provider_request_id: string | null;
-}
+};
 
 /**
  * One page of an environment's request log, newest first. Connection and integration pick
