@@ -71,12 +71,18 @@ describe('ApiRateCounterStore', () => {
 
   test('two processes racing admit exactly the limit: no count lost, none over (blocks of 16)', async () => {
     const [a, b] = [await apiProcess(), await apiProcess()];
-    const admittedBy = await drain([a, b], 'dev', 3_200, Date.parse('2030-01-01T00:00:00Z'));
-    expect(admittedBy[0] + admittedBy[1]).toBe(3_200);
-    // Both took part (it was a race, not one process after the other).
+    const blocks = inspect.db(dbName).collection('api_rate_blocks');
+    // Under a loaded CI run one process can use up the whole limit before the other's first
+    // answer: that round was no race, so it is run again (each round's counts must be exact).
+    let admittedBy = [0, 0];
+    for (let round = 0; round < 4 && !(Math.min(...admittedBy) > 0); round++) {
+      await blocks.deleteMany({});
+      admittedBy = await drain([a, b], 'dev', 3_200, Date.parse('2030-01-01T00:00:00Z') + round * 600_000);
+      expect(admittedBy[0] + admittedBy[1]).toBe(3_200);
+      expect(await blocks.countDocuments()).toBe(200);
+    }
+    // Both took part in a round (it was a race, not one process after the other).
     expect(Math.min(...admittedBy)).toBeGreaterThan(0);
-    const blocks = await inspect.db(dbName).collection('api_rate_blocks').countDocuments();
-    expect(blocks).toBe(200);
   });
 
   test('small limits count request by request, exactly, across processes', async () => {
