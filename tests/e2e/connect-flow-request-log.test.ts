@@ -6,7 +6,7 @@ import {
   type MicrosoftIdentitySimulator,
 } from '../../sandbox/microsoft-identity';
 import { Browser, type Page } from '../support/form-browser';
-import { runSync, startWeftStack, type WeftStack } from '../support/weft-stack';
+import { runSync, startWeftStack, type WeftStack, waitForLogs } from '../support/weft-stack';
 
 const ADMIN = 'admin@contoso.onmicrosoft.com';
 const SCOPES = ['offline_access', 'Files.Read.All', 'User.Read', 'Sites.Read.All'];
@@ -74,15 +74,7 @@ describe('connect-flow calls in the request log', () => {
     return { page: await browser.request(callback.href), callback };
   }
 
-  async function logsOf(query: string, n: number): Promise<any[]> {
-    const deadline = Date.now() + 5_000;
-    for (;;) {
-      const res = await stack.api('GET', `/logs?${query}`);
-      expect(res.status).toBe(200);
-      if (res.body.logs.length >= n || Date.now() > deadline) return res.body.logs;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
+  const logsOf = (query: string, n: number) => waitForLogs(stack, query, n);
 
   let connected = '';
 

@@ -1,4 +1,4 @@
-import { connectGitHub, createGitHubIntegration, startWeftStack, type WeftStack } from '../support/weft-stack';
+import { connectGitHub, createGitHubIntegration, startWeftStack, type WeftStack, waitForLogs } from '../support/weft-stack';
 
 /** A GitHub App connection's installation-token mint is an `auth:token` entry of `GET /logs`, like a token endpoint call. */
 describe('GitHub installation tokens in the request log', () => {
@@ -12,15 +12,7 @@ describe('GitHub installation tokens in the request log', () => {
   });
   afterAll(async () => stack?.shutdown());
 
-  async function logsOf(query: string, n: number): Promise<any[]> {
-    const deadline = Date.now() + 5_000;
-    for (;;) {
-      const res = await stack.api('GET', `/logs?${query}`);
-      expect(res.status).toBe(200);
-      if (res.body.logs.length >= n || Date.now() > deadline) return res.body.logs;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
+  const logsOf = (query: string, n: number) => waitForLogs(stack, query, n);
 
   test('installation-token mints are auth:token entries, and every request the simulator received is one entry', async () => {
     stack.github.resetStats();

@@ -329,6 +329,17 @@ export async function connectGitHub(stack: WeftStack, connectionId: string, inst
   });
 }
 
+/** GET /logs?<query> until it lists at least `n` entries (request-log writes trail the calls a little), or 5 s; its entries. */
+export async function waitForLogs(stack: WeftStack, query: string, n: number): Promise<any[]> {
+  const deadline = Date.now() + 5_000;
+  for (;;) {
+    const res = await stack.api('GET', `/logs?${query}`);
+    if (res.status !== 200) throw new Error(`GET /logs?${query}: ${res.status} ${JSON.stringify(res.body)}`);
+    if (res.body.logs.length >= n || Date.now() > deadline) return res.body.logs;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 /**
  * Waits for a background operation (a trigger, start or pause of every connection of an
  * integration: 202 with `operation`) to finish, as GET /sync/status reports it; returns it.
