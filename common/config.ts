@@ -79,6 +79,10 @@ export const configSchema = z.object({
         .map((e) => e.trim())
         .filter(Boolean),
     ),
+  /** The Temporal UI's base URL: chat alerts link to the failed run there (e.g. http://localhost:8233). */
+  WEFT_TEMPORAL_UI_URL: z.string().url().default('http://localhost:8233'),
+  /** Chat alerts: one message per connection, sync and error code within this window; later failures are counted into it. */
+  WEFT_ALERT_WINDOW_MINUTES: duration.default(60),
   /** Outbound calls: time to connect (DNS included), to the response headers, to the end of the body. */
   WEFT_EGRESS_CONNECT_TIMEOUT_MS: duration.default(10_000),
   WEFT_EGRESS_HEADERS_TIMEOUT_MS: duration.default(30_000),

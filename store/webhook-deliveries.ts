@@ -14,8 +14,8 @@ export interface WebhookDeliveryDoc {
   event_id: string; // the `webhook-id` header, stable across attempts and URLs
   type: string; // auth, sync, async_action, forward
   environment: string;
-  /** `override`: the connection's `webhook_url_override`, sent to instead of the environment's URLs. */
-  target: 'primary' | 'secondary' | 'override';
+  /** `override`: the connection's `webhook_url_override`, sent to instead of the environment's URLs; `alert`: the chat alert URL. */
+  target: 'primary' | 'secondary' | 'override' | 'alert';
   url: string; // secrets in the query string redacted
   attempt: number; // 1-based, per URL
   status: number | null; // HTTP status, null when no response came back

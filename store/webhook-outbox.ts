@@ -1,5 +1,5 @@
 import type { Collection, Db } from 'mongodb';
-import { insertManyIgnoringDuplicates } from './duplicate-key';
+import { insertManyIgnoringDuplicates, isDuplicateKey } from './duplicate-key';
 import { runOnce } from './migrations';
 import { decodeCursor, encodeCursor, keyPrefix, readRangePage, timeKey, type Direction } from './key-range';
 import { ensureExpiry, type ExpiryRule } from './ttl';
@@ -113,11 +113,22 @@ export class WebhookOutboxStore {
     return [rule];
   }
 
-  /** Records a new event, already leased by the caller for its first round. */
-  async add(event: NewWebhookEvent): Promise<void> {
+  /**
+   * Records a new event, already leased by the caller for its first round. Returns false,
+   * changing nothing, when an event with its id is stored already (a caller that derives ids
+   * from what happened, retried).
+   */
+  async add(event: NewWebhookEvent): Promise<boolean> {
+    if (await this.col.findOne({ _id: event._id }, { projection: { _id: 1 } })) return false;
     const doc: WebhookOutboxDoc = { ...event, connection_id: connectionIdOf(event.payload), rounds: 0, last_error: null, status: 'pending', settled_at: null };
-    await this.keys.insertMany([...this.keysFor(doc), { _id: dueKey(doc) }], { ordered: false });
-    await this.col.insertOne(doc);
+    await insertManyIgnoringDuplicates(this.keys, [...this.keysFor(doc), { _id: dueKey(doc) }]);
+    try {
+      await this.col.insertOne(doc);
+      return true;
+    } catch (err) {
+      if (isDuplicateKey(err)) return false;
+      throw err;
+    }
   }
 
   /**

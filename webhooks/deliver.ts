@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import type { CredentialCipher } from '../auth/credential-cipher';
 import type { Logger } from '../common/logger';
@@ -10,7 +10,20 @@ import type { EnvironmentDoc } from '../store/environments';
 import type { WebhookDeliveryDoc } from '../store/webhook-deliveries';
 import { webhookSigningKeys } from './signing-key';
 
-export type WebhookType = 'auth' | 'sync' | 'async_action' | 'forward';
+export type WebhookType = 'auth' | 'sync' | 'async_action' | 'forward' | 'alert';
+
+/**
+ * Where an event goes: `alert` events (chat alerts for operators) to the environment's
+ * `alert_webhook_url`, every other type to the app (its override, or the environment's URLs).
+ */
+export function webhookTargets(env: EnvironmentDoc, type: WebhookType, urlOverride?: string | null): Array<{ target: TargetDelivery['target']; url: string }> {
+  if (type === 'alert') return env.alert_webhook_url ? [{ target: 'alert', url: env.alert_webhook_url }] : [];
+  if (urlOverride) return [{ target: 'override', url: urlOverride }];
+  const targets: Array<{ target: TargetDelivery['target']; url: string }> = [];
+  if (env.webhook_url) targets.push({ target: 'primary', url: env.webhook_url });
+  if (env.secondary_webhook_url && env.secondary_webhook_url !== env.webhook_url) targets.push({ target: 'secondary', url: env.secondary_webhook_url });
+  return targets;
+}
 
 /** What sending a webhook needs; the API, activities and tests hand in their own. */
 export interface WebhookDeps {
@@ -42,7 +55,7 @@ export interface WebhookEvent {
 }
 
 export interface TargetDelivery {
-  target: 'primary' | 'secondary' | 'override';
+  target: 'primary' | 'secondary' | 'override' | 'alert';
   url: string; // redacted
   delivered: boolean;
   attempts: number;
@@ -78,6 +91,15 @@ export function newWebhookId(): string {
 }
 
 /**
+ * A webhook-id derived from what the event reports (e.g. a run id and a model), for events
+ * queued by activities: a retry of the activity yields the same id, so the event is stored
+ * and delivered once. Same form as `newWebhookId`.
+ */
+export function eventIdFor(...parts: string[]): string {
+  return `msg_${createHash('sha256').update(parts.join('\u0000')).digest().subarray(0, 16).toString('base64url')}`;
+}
+
+/**
  * POSTs one event to the environment's webhook URLs, signed per Standard Webhooks, with a
  * few quick retries. Never throws: failures are logged and reported in the summary.
  * (Durable retries over hours come with the delivery queue; this is the in-call part.)
@@ -95,12 +117,7 @@ export async function deliverWebhook(deps: WebhookDeps, event: WebhookEvent): Pr
       log.debug('webhook not sent: disabled in environment settings');
       return { id, delivered: false, attempts: 0, skipped: 'disabled', targets: [] };
     }
-    const targets: Array<{ target: TargetDelivery['target']; url: string }> = [];
-    if (event.urlOverride) targets.push({ target: 'override', url: event.urlOverride });
-    else {
-      if (env.webhook_url) targets.push({ target: 'primary', url: env.webhook_url });
-      if (env.secondary_webhook_url && env.secondary_webhook_url !== env.webhook_url) targets.push({ target: 'secondary', url: env.secondary_webhook_url });
-    }
+    const targets = webhookTargets(env, event.type, event.urlOverride);
     if (event.targets) {
       const wanted = new Set(event.targets);
       targets.splice(0, targets.length, ...targets.filter((t) => wanted.has(t.target)));

@@ -1,7 +1,7 @@
 import type { Stores } from '../store/db';
 import type { EnvironmentDoc } from '../store/environments';
 import type { WebhookOutboxDoc } from '../store/webhook-outbox';
-import { newWebhookId, type WebhookDeps, type WebhookType } from './deliver';
+import { newWebhookId, webhookTargets, type WebhookDeps, type WebhookType } from './deliver';
 import type { WebhookDeliveryStarter } from './delivery-starter';
 
 /**
@@ -32,6 +32,11 @@ export interface QueuedEvent {
   gate: WebhookGate | null;
   /** The connection's `webhook_url_override`, if it has one: sent there instead of the environment's URLs. */
   urlOverride?: string | null;
+  /**
+   * The event's webhook-id when the caller derives it from what happened (see `eventIdFor`),
+   * so a retried activity queues the same event once; a new random id when absent.
+   */
+  id?: string;
 }
 
 export interface QueueResult {
@@ -62,11 +67,11 @@ export async function queueWebhook(deps: OutboxDeps, event: QueuedEvent): Promis
   const env = await deps.stores.environments.get(event.environment);
   if (!env) return { id: null, skipped: 'unknown_environment', handedOver: settled };
   if (event.gate && !env[event.gate]) return { id: null, skipped: 'disabled', handedOver: settled };
-  if (!event.urlOverride && !env.webhook_url && !env.secondary_webhook_url) return { id: null, skipped: 'no_webhook_url', handedOver: settled };
+  if (webhookTargets(env, event.type, event.urlOverride).length === 0) return { id: null, skipped: 'no_webhook_url', handedOver: settled };
 
   const now = new Date();
   const doc: WebhookOutboxDoc = {
-    _id: newWebhookId(),
+    _id: event.id ?? newWebhookId(),
     environment: event.environment,
     type: event.type,
     payload: event.payload,
@@ -79,6 +84,7 @@ export async function queueWebhook(deps: OutboxDeps, event: QueuedEvent): Promis
     last_error: null,
     ...(event.urlOverride ? { url_override: event.urlOverride } : {}),
   };
+  // Already stored (an activity retried after storing it): the same event, handed over again.
   await deps.stores.webhookOutbox.add(doc);
   return { id: doc._id, handedOver: handOver(deps, doc) };
 }

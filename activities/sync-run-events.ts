@@ -1,0 +1,68 @@
+import type { SyncRunError } from './sync-contracts';
+
+/**
+ * What a finished sync run tells the world outside the store: the app (`sync` webhooks) and
+ * the operators (chat alerts). Declared here, where runs end; app/ wires the concrete
+ * senders (webhooks/). Called from the runs' bookkeeping activities, which Temporal may
+ * retry: an implementation must make a repeated call for the same run change nothing more
+ * (derive event ids from `runId`).
+ */
+export interface SyncRunEvents {
+  succeeded(run: SucceededSyncRun): Promise<void>;
+  failed(run: FailedSyncRun): Promise<void>;
+}
+
+/** The run, as the events name it. */
+export interface SyncRunIdentity {
+  environment: string;
+  /** ConnectionDoc._id */
+  connection: string;
+  connectionId: string;
+  providerConfigKey: string;
+  provider: string;
+  syncName: string;
+  variant: string;
+  /** The Temporal run id of the sync's workflow (also the sync run's id in the store). */
+  runId: string;
+  /** The sync's workflow id: with `runId`, the run's page in the Temporal UI. */
+  workflowId: string;
+  type: 'INITIAL' | 'INCREMENTAL';
+  startedAt: Date;
+}
+
+/** One model's outcome of a successful run. */
+export interface ModelChanges {
+  model: string;
+  added: number;
+  updated: number;
+  deleted: number;
+  /**
+   * A `GET /records` cursor just before the run's first change of this model: reading from
+   * it returns the run's changes first, in change order.
+   */
+  cursor: string;
+}
+
+export interface SucceededSyncRun extends SyncRunIdentity {
+  finishedAt: Date;
+  models: ModelChanges[];
+}
+
+export interface FailedSyncRun extends SyncRunIdentity {
+  failedAt: Date;
+  /** The sync's models: a failure is reported per model, as Nango's `sync` webhooks are. */
+  models: string[];
+  error: SyncRunError;
+}
+
+/** Each of several senders hears every run's end, one after the other. */
+export function allSyncRunEvents(...senders: SyncRunEvents[]): SyncRunEvents {
+  return {
+    async succeeded(run) {
+      for (const s of senders) await s.succeeded(run);
+    },
+    async failed(run) {
+      for (const s of senders) await s.failed(run);
+    },
+  };
+}
