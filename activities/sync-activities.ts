@@ -13,6 +13,9 @@ import { readCheckpoint } from '../runtime/checkpoint';
 import { withActivityFailures } from './failures';
 import type { ConnectionDoc } from '../store/connections';
 import type { IntegrationDoc } from '../store/integrations';
+import type { SyncRunEvents, SyncRunIdentity } from './sync-run-events';
+import { recordCursorAfterSeq } from '../store/record-cursor';
+import type { SyncRunDoc } from '../store/sync-runs';
 import {
   BASE_VARIANT,
   type FailSyncRunInput,
@@ -31,6 +34,8 @@ export interface SyncActivityDeps {
   logger: Logger;
   /** Provider calls: credentials, throttle, budget, request log, egress (app/provider-session.ts). */
   openProviderSession: OpenProviderSession;
+  /** Who hears how each run ended: the app's `sync` webhooks, chat alerts (wired in app/). */
+  events: SyncRunEvents;
 }
 
 /** The activities of a sync run, given their dependencies (Temporal samples style). */
@@ -66,6 +71,25 @@ export function createSyncActivities(deps: SyncActivityDeps) {
     return def;
   }
 
+  /** The run as its events name it; the connection's override is read now (it may have changed since the run began). */
+  async function runIdentity(input: RunSyncInput, runDoc: SyncRunDoc | null): Promise<SyncRunIdentity> {
+    const connection = await stores.connections.getById(input.connection);
+    return {
+      environment: input.environment,
+      connection: input.connection,
+      connectionId: input.connectionId,
+      providerConfigKey: input.providerConfigKey,
+      provider: input.provider,
+      syncName: input.syncName,
+      variant: input.variant,
+      runId: input.run.runId,
+      workflowId: runDoc?.workflow_id ?? '',
+      type: input.run.type,
+      startedAt: new Date(input.run.startedAt),
+      webhookUrlOverride: connection?.webhook_url_override ?? null,
+    };
+  }
+
   // Whatever an activity throws reaches the workflow as toActivityFailure made it (stable code, retry decision).
   return withActivityFailures({
     /** Checks the connection and opens the run's records (idempotent on retry). */
@@ -89,6 +113,11 @@ export function createSyncActivities(deps: SyncActivityDeps) {
           : await stores.syncs.get(key);
       if (!sync) throw new NotFoundError('unknown_sync_variant', `Variant "${input.variant}" of sync "${input.syncName}" no longer exists.`);
       const type = sync.last_success_started_at ? 'INCREMENTAL' : 'INITIAL';
+      // Where each model's changes of this run will begin: the records cursor of its `sync` webhook.
+      const startSeqs: Record<string, number> = {};
+      for (const model of Object.keys(def.models)) {
+        startSeqs[model] = await stores.records.committedSeq({ environment: input.environment, connection: input.connection, model, variant: input.variant });
+      }
       const run = await stores.syncRuns.start({
         _id: input.runId,
         workflow_id: input.workflowId,
@@ -98,6 +127,7 @@ export function createSyncActivities(deps: SyncActivityDeps) {
         variant: input.variant,
         type,
         started_at: new Date(),
+        start_seqs: startSeqs,
       });
       await stores.syncs.markRunStarted(key, run._id, run.started_at);
       return {
@@ -173,6 +203,15 @@ export function createSyncActivities(deps: SyncActivityDeps) {
         { connection: input.connection, name: input.syncName, variant: input.variant },
         { id: input.run.runId, startedAt: new Date(input.run.startedAt), result, recordCount },
       );
+      const runDoc = await stores.syncRuns.get(input.run.runId);
+      await deps.events.succeeded({
+        ...(await runIdentity(input, runDoc)),
+        finishedAt: runDoc?.finished_at ?? new Date(),
+        models: Object.entries(result).map(([model, changes]) => {
+          const startSeq = runDoc?.start_seqs?.[model];
+          return { model, ...changes, cursor: startSeq === undefined ? null : recordCursorAfterSeq(startSeq) };
+        }),
+      });
       const changed = Object.values(result).some((c) => c.added + c.updated + c.deleted > 0);
       return { runId: input.run.runId, type: input.run.type, result, recordCount, changed };
     },
@@ -186,6 +225,13 @@ export function createSyncActivities(deps: SyncActivityDeps) {
       if (input.error.code === 'provider_auth_failed') {
         await stores.connections.markNeedsReauthorization(input.connection, input.error.message);
       }
+      const runDoc = await stores.syncRuns.get(input.run.runId);
+      await deps.events.failed({
+        ...(await runIdentity(input, runDoc)),
+        failedAt: runDoc?.finished_at ?? new Date(),
+        models: Object.keys(syncDefinition(input).models),
+        error: input.error,
+      });
     },
   });
 }

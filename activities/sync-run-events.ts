@@ -28,6 +28,8 @@ export interface SyncRunIdentity {
   workflowId: string;
   type: 'INITIAL' | 'INCREMENTAL';
   startedAt: Date;
+  /** The connection's `webhook_url_override`: the app's events go there instead of the environment's URLs. */
+  webhookUrlOverride?: string | null;
 }
 
 /** One model's outcome of a successful run. */
@@ -38,9 +40,10 @@ export interface ModelChanges {
   deleted: number;
   /**
    * A `GET /records` cursor just before the run's first change of this model: reading from
-   * it returns the run's changes first, in change order.
+   * it returns the run's changes first, in change order. Null for a run started by an
+   * earlier version, which did not note where its changes begin.
    */
-  cursor: string;
+  cursor: string | null;
 }
 
 export interface SucceededSyncRun extends SyncRunIdentity {

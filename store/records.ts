@@ -443,6 +443,12 @@ export class RecordStore {
     return counts;
   }
 
+  /** The scope's committed change mark (0 before its first change): every later change has a higher seq. */
+  async committedSeq(scope: RecordScope): Promise<number> {
+    const counter = await this.counters.findOne({ _id: counterId(scope) }, { projection: { committed: 1 } });
+    return counter?.committed ?? 0;
+  }
+
   /**
    * A page of the scope's records in change order, up to its committed mark: O(page) reads
    * by `_id` only (see store/record-pages.ts). A scope stored before the feed existed gets

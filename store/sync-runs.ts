@@ -14,6 +14,11 @@ export interface SyncRunDoc {
   finished_at: Date | null;
   result: ModelCounts | null;
   error: { code: string; message: string; detail?: unknown } | null;
+  /**
+   * Each model's committed change mark when the run started: the run's changes are the ones
+   * after it, where its `sync` webhook's records cursor points (runs of earlier versions: absent).
+   */
+  start_seqs?: Record<string, number>;
 }
 
 export class SyncRunStore {
@@ -28,12 +33,17 @@ export class SyncRunStore {
 
   /** Idempotent: a retried activity finds the run it already created. */
   async start(run: Omit<SyncRunDoc, 'status' | 'finished_at' | 'result' | 'error'>): Promise<SyncRunDoc> {
+    // The marks of the first attempt stay: a retry may come after the run wrote changes.
     const doc = await this.col.findOneAndUpdate(
       { _id: run._id },
       { $setOnInsert: { ...run, status: 'RUNNING', finished_at: null, result: null, error: null } },
       { upsert: true, returnDocument: 'after' },
     );
     return doc as SyncRunDoc;
+  }
+
+  async get(id: string): Promise<SyncRunDoc | null> {
+    return this.col.findOne({ _id: id });
   }
 
   async finish(

@@ -5,7 +5,16 @@ import { environmentOf } from '../middleware/auth';
 import { parseInput } from '../validate';
 import { actionHeaders, triggerActionBody } from '../schemas/actions';
 import { findConnection } from '../services/connection-lookup';
-import { actionState, actionTimeoutMs, actionWorkflowId, awaitActionResult, findAction, startAction, validateActionInput } from '../services/action-control';
+import {
+  actionState,
+  actionStatusUrl,
+  actionTimeoutMs,
+  actionWorkflowId,
+  awaitActionResult,
+  findAction,
+  startAction,
+  validateActionInput,
+} from '../services/action-control';
 
 /**
  * `POST /action/trigger` runs an action as an `actionRun` workflow on the action task
@@ -23,9 +32,10 @@ export function actionsRouter(deps: ApiDeps): Router {
     const { connection } = await findConnection(deps.stores, env, headers['provider-config-key'], headers['connection-id']);
     const def = findAction(deps, connection, body.action_name);
     const input = validateActionInput(def, body.input);
-    const started = await startAction(deps, connection, def, input, headers['x-max-retries'] ?? 0);
-    if (headers['x-async'] === 'true') {
-      res.status(202).json({ id: started.id, statusUrl: `/action/${started.id}` });
+    const isAsync = headers['x-async'] === 'true';
+    const started = await startAction(deps, connection, def, input, headers['x-max-retries'] ?? 0, { async: isAsync });
+    if (isAsync) {
+      res.status(202).json({ id: started.id, statusUrl: actionStatusUrl(started.id) });
       return;
     }
     res.json(await awaitActionResult(deps, started, actionTimeoutMs(deps, headers['x-action-timeout'])));

@@ -40,6 +40,7 @@ export async function startAction(
   def: ActionDefinition,
   input: unknown,
   maxRetries: number,
+  opts: { async?: boolean } = {},
 ): Promise<{ id: string; workflowId: string }> {
   const id = randomUUID();
   const workflowId = actionWorkflowId(deps.settings.temporalIdPrefix, connection.environment, id);
@@ -53,6 +54,7 @@ export async function startAction(
     input,
     maxRetries,
     activityTaskQueue: deps.settings.actionTaskQueue,
+    ...(opts.async ? { asyncCall: { id, statusUrl: actionStatusUrl(id) } } : {}),
   };
   // The workflow on the workflow workers' queue, its activity on the action queue (workflows/action-run.ts).
   await deps.temporal.workflow.start('actionRun', {
@@ -69,6 +71,11 @@ export async function startAction(
   return { id, workflowId };
 }
 
+/** Where an async call's output is read (`GET /action/:id`), as the 202 answer and the `async_action` webhook give it. */
+export function actionStatusUrl(id: string): string {
+  return `/action/${id}`;
+}
+
 /** A sync-mode call waits this long for the output unless WEFT_ACTION_TIMEOUT_MS or X-Action-Timeout say otherwise. */
 const DEFAULT_ACTION_TIMEOUT_MS = 60_000;
 
@@ -82,7 +89,7 @@ class ActionTimeoutError extends WeftError {
   constructor(id: string, timeoutMs: number) {
     super('action_timeout', `The action did not finish within ${timeoutMs / 1000} s. It keeps running: poll GET /action/${id} for its output.`, 504, {
       id,
-      statusUrl: `/action/${id}`,
+      statusUrl: actionStatusUrl(id),
     });
   }
 }

@@ -1,4 +1,4 @@
-import { BadRequestError } from '../../common/errors';
+import { decodeRecordCursor, encodeRecordCursor } from '../../store/record-cursor';
 import type { z } from 'zod';
 import type { IntegrationRegistry } from '../../runtime/registry';
 import type { UnifiedMapping } from '../../runtime/types';
@@ -21,7 +21,7 @@ export async function listRecordsPage(stores: Stores, registry: IntegrationRegis
   const page = await stores.records.list(
     { environment: connection.environment, connection: connection._id, model, variant: q.variant },
     {
-      after: q.cursor ? decodeCursor(q.cursor) : undefined,
+      after: q.cursor ? decodeRecordCursor(q.cursor) : undefined,
       limit: q.limit,
       modifiedAfter: q.modified_after ? new Date(q.modified_after) : undefined,
       actions,
@@ -31,7 +31,7 @@ export async function listRecordsPage(stores: Stores, registry: IntegrationRegis
   return {
     records: page.records.map((doc) => present(doc, mapping)),
     // Set while there may be more: a page cut short by the per-request scan bound has one too.
-    next_cursor: page.next ? encodeCursor(page.next) : null,
+    next_cursor: page.next ? encodeRecordCursor(page.next) : null,
   };
 }
 
@@ -59,23 +59,8 @@ function present(doc: RecordDoc, mapping?: UnifiedMapping) {
       last_modified_at: doc.last_modified_at.toISOString(),
       last_action: doc.last_action,
       deleted_at: doc.deleted_at ? doc.deleted_at.toISOString() : null,
-      cursor: encodeCursor(doc),
+      cursor: encodeRecordCursor(doc),
       pruned_at: doc.pruned_at ? doc.pruned_at.toISOString() : null,
     },
   };
-}
-
-/**
- * Opaque to the app: a position in the scope's change order (change sequence, then id for
- * ties), which is also a key of the scope's change feed (store/record-feed.ts); cursors
- * issued before the feed existed have the same form and read on from the same place.
- */
-function encodeCursor(doc: Pick<RecordDoc, 'seq' | 'id'>): string {
-  return Buffer.from(`v2:${doc.seq}:${doc.id}`).toString('base64url');
-}
-
-export function decodeCursor(cursor: string): { seq: number; id: string } {
-  const m = /^v2:(\d+):(.+)$/s.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
-  if (!m) throw new BadRequestError('invalid_cursor', 'The cursor is not one this API returned.');
-  return { seq: Number(m[1]), id: m[2] };
 }

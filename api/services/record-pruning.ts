@@ -4,7 +4,8 @@ import type { IntegrationRegistry } from '../../runtime/registry';
 import type { ConnectionDoc } from '../../store/connections';
 import type { Stores } from '../../store/db';
 import type { pruneRecordsBody } from '../schemas/records';
-import { decodeCursor, isKnownModel, resolveModel } from './record-listing';
+import { isKnownModel, resolveModel } from './record-listing';
+import { decodeRecordCursor } from '../../store/record-cursor';
 
 type PruneRecordsBody = z.infer<typeof pruneRecordsBody>;
 
@@ -17,7 +18,7 @@ export async function pruneRecords(stores: Stores, registry: IntegrationRegistry
   if (!isKnownModel(registry, connection.provider, body.model)) {
     throw new BadRequestError('unknown_model', `No sync of integration "${connection.provider_config_key}" stores model "${body.model}".`);
   }
-  const until = decodeCursor(body.until_cursor);
+  const until = decodeRecordCursor(body.until_cursor);
   const { model } = resolveModel(registry, connection.provider, body.model);
   const result = await stores.records.prune(
     { environment: connection.environment, connection: connection._id, model, variant: body.variant },

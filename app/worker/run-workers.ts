@@ -15,6 +15,9 @@ import { reconcileSyncSchedules } from '../../api/services/sync-schedules';
 import { applySyncOperation } from '../../api/services/sync-operations';
 import type { SyncControlDeps } from '../../api/services/sync-control';
 import { createSyncFanOutActivities } from '../../activities/sync-fan-out';
+import { allSyncRunEvents } from '../../activities/sync-run-events';
+import { createSyncWebhooks } from '../../webhooks/sync-webhooks';
+import { createActionCompletionActivities } from '../../activities/action-completion';
 
 export interface WeftWorkers {
   sync: Worker;
@@ -50,6 +53,10 @@ export async function buildWorkers(core: Core, opts: { logger?: Logger } = {}): 
     maxInlineWaitMs: config.WEFT_MAX_INLINE_WAIT_MS,
     egress: core.egress,
   };
+  const webhookDeps = { stores: core.stores, cipher: core.cipher, logger, egress: core.egress };
+  const outboxDeps = { ...webhookDeps, startDelivery: startWebhookDelivery };
+  // How runs end reaches the app (`sync` webhooks) and the operators, each event through the outbox.
+  const syncRunEvents = allSyncRunEvents(createSyncWebhooks(outboxDeps));
   const activityDeps = { stores: core.stores, cipher: core.cipher, registry: core.registry, logger, openProviderSession: providerSessionOpener(sessionDeps) };
   const controlDeps = syncControlDeps(core);
   // A background operation over every connection applies to each what the API applies to one.
@@ -58,7 +65,6 @@ export async function buildWorkers(core: Core, opts: { logger?: Logger } = {}): 
     logger,
     applySyncOperation: (connection, operation, opts) => applySyncOperation(controlDeps, connection, operation, opts),
   });
-  const webhookDeps = { stores: core.stores, cipher: core.cipher, logger, egress: core.egress };
   // A compiled worker uses the bundle built with it: webpack at start costs seconds and memory.
   const bundleFile = config.WEFT_WORKFLOW_BUNDLE || prebuiltWorkflowBundle();
   const workflowBundle = bundleFile ? { code: readFileSync(bundleFile, 'utf8') } : undefined;
@@ -69,7 +75,12 @@ export async function buildWorkers(core: Core, opts: { logger?: Logger } = {}): 
       ...common,
       workflows: true,
       taskQueue: config.WEFT_SYNC_TASK_QUEUE,
-      activities: { ...createSyncActivities(activityDeps), ...fanOutActivities, ...createWebhookDeliveryActivities(webhookDeps) },
+      activities: {
+        ...createSyncActivities({ ...activityDeps, events: syncRunEvents }),
+        ...createActionCompletionActivities(outboxDeps),
+        ...fanOutActivities,
+        ...createWebhookDeliveryActivities(webhookDeps),
+      },
     });
     const action = await createWeftWorker({
       ...common,
@@ -83,7 +94,7 @@ export async function buildWorkers(core: Core, opts: { logger?: Logger } = {}): 
       connection,
       async run() {
         // Webhook events whose workflow could not be started (Temporal was down) get it from here.
-        const webhooks = startWebhookSweeper({ ...webhookDeps, logger: logger.child({ component: 'webhook-sweeper' }), startDelivery: startWebhookDelivery });
+        const webhooks = startWebhookSweeper({ ...outboxDeps, logger: logger.child({ component: 'webhook-sweeper' }) });
         const expiry = startExpirySweeper(core.manualExpiry, logger.child({ component: 'expiry-sweeper' }));
         const reconciled = reconcileSchedules(core, logger.child({ component: 'schedule-reconcile' }));
         try {

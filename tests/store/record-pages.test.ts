@@ -1,5 +1,5 @@
 import { MongoClient, type CommandStartedEvent, type Document } from 'mongodb';
-import { decodeCursor } from '../../api/services/record-listing';
+import { decodeRecordCursor as decodeCursor } from '../../store/record-cursor';
 import { SCAN_FACTOR, type RecordPage } from '../../store/record-pages';
 import { RecordStore, recordKey, type ListRecordsQuery, type RecordDoc, type RecordScope } from '../../store/records';
 import { useTestDatabase } from '../support/test-database';
