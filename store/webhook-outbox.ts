@@ -38,7 +38,17 @@ export interface WebhookOutboxDoc {
   url_override?: string | null;
   /** When the event was delivered or given up on. */
   settled_at?: Date | null;
+  /**
+   * Replays so far (absent: never replayed). Replay n is delivered by its own workflow
+   * (`webhookDeliveryWorkflowId(prefix, id, n)`): the event's first workflow is closed for good.
+   */
+  replay?: number;
+  /** When each replay was asked for (n and time), so its attempts can be told from earlier ones. */
+  replays?: Array<{ n: number; at: Date }>;
 }
+
+/** What `requeue` did: the event is unknown (here), still pending, or back in the queue as replay `event.replay`. */
+export type RequeueResult = { outcome: 'unknown' } | { outcome: 'pending' } | { outcome: 'requeued'; event: WebhookOutboxDoc & { replay: number } };
 
 export type NewWebhookEvent = Pick<WebhookOutboxDoc, '_id' | 'environment' | 'type' | 'payload' | 'gate' | 'created_at' | 'next_attempt_at' | 'lease_until'> &
   Partial<Pick<WebhookOutboxDoc, 'url_override'>>;
@@ -233,20 +243,29 @@ export class WebhookOutboxStore {
   }
 
   /**
-   * A settled event back in the queue, due at `now`, same id and payload (a replay). Its
-   * rounds start again. Returns the event, or null when it is unknown or still pending.
+   * A settled event back in the queue, due at `now`, same id and payload (a replay), as
+   * replay n+1; its rounds start again. The number is read off the event before the
+   * conditional update, so two replays racing (FerretDB lets both conditional updates match)
+   * both name the same replay, whose workflow id then lets one delivery run.
    */
-  async requeue(environment: string, id: string, now = new Date()): Promise<WebhookOutboxDoc | null> {
+  async requeue(environment: string, id: string, now = new Date()): Promise<RequeueResult> {
     const doc = await this.col.findOne({ _id: id, environment });
-    if (!doc || doc.status === 'pending') return null;
+    if (!doc) return { outcome: 'unknown' };
+    if (doc.status === 'pending') return { outcome: 'pending' };
+    const replay = (doc.replay ?? 0) + 1;
     await insertManyIgnoringDuplicates(this.keys, [{ _id: dueKeyAt(now, id) }]);
     const requeued = await this.col.findOneAndUpdate(
-      { _id: id, status: { $ne: 'pending' } },
-      { $set: { status: 'pending', rounds: 0, next_attempt_at: now, lease_until: new Date(0), settled_at: null } },
+      { _id: id, status: { $ne: 'pending' }, replay: doc.replay === undefined ? { $exists: false } : doc.replay },
+      {
+        $set: { status: 'pending', rounds: 0, next_attempt_at: now, lease_until: new Date(0), settled_at: null, replay },
+        $push: { replays: { n: replay, at: now } },
+      },
       { returnDocument: 'after' },
     );
-    if (requeued) await this.dropKey(keyPrefix(doc.environment, 'f') + tailOf(doc));
-    return requeued;
+    // Another replay got there first (the event is pending again, or already past it): this one is not needed.
+    if (!requeued) return { outcome: 'pending' };
+    await this.dropKey(keyPrefix(doc.environment, 'f') + tailOf(doc));
+    return { outcome: 'requeued', event: { ...requeued, replay } };
   }
 
   async get(id: string): Promise<WebhookOutboxDoc | null> {

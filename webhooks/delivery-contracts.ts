@@ -41,7 +41,13 @@ export interface WebhookDeliveryResult {
 /** The workflow type's name, as the worker registers it (workflows/webhook-delivery.ts). */
 export const WEBHOOK_DELIVERY_WORKFLOW = 'webhookDelivery';
 
-/** One workflow per event, whoever starts it: the event's id under the deployment's prefix. */
-export function webhookDeliveryWorkflowId(prefix: string, eventId: string): string {
-  return [`${prefix}-webhook`, eventId].map(encodeURIComponent).join(':');
+/**
+ * One workflow per event and delivery, whoever starts it: the event's id under the
+ * deployment's prefix, and for replay n (n >= 1) `:replay-n` after it. A closed workflow's id
+ * is never used again, so each replay needs an id of its own; the number is the event's
+ * (store/webhook-outbox.ts `requeue`), so every process starting it names the same workflow.
+ */
+export function webhookDeliveryWorkflowId(prefix: string, eventId: string, replay?: number): string {
+  const parts = [`${prefix}-webhook`, eventId, ...(replay ? [`replay-${replay}`] : [])];
+  return parts.map(encodeURIComponent).join(':');
 }

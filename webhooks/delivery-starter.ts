@@ -2,11 +2,12 @@ import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/c
 import { WEBHOOK_DELIVERY_WORKFLOW, webhookDeliveryWorkflowId, type WebhookDeliveryInput } from './delivery-contracts';
 
 /**
- * Hands a stored event to its delivery workflow. Resolves once the workflow exists (or has
+ * Hands a stored event to its delivery workflow (that of its latest replay, when it was
+ * replayed: `replay` is the event's number). Resolves once the workflow exists (or has
  * already run); rejects when Temporal cannot be reached, and the event then waits in the
  * outbox for the sweeper to try again.
  */
-export type WebhookDeliveryStarter = (eventId: string) => Promise<'started' | 'existing'>;
+export type WebhookDeliveryStarter = (eventId: string, replay?: number) => Promise<'started' | 'existing'>;
 
 export interface DeliveryStarterSettings {
   /** WEFT_TEMPORAL_ID_PREFIX */
@@ -21,11 +22,11 @@ export interface DeliveryStarterSettings {
  * any number of sweepers may ask for the same event.
  */
 export function temporalWebhookDelivery(client: Pick<Client, 'workflow'>, settings: DeliveryStarterSettings): WebhookDeliveryStarter {
-  return async (eventId) => {
+  return async (eventId, replay) => {
     const input: WebhookDeliveryInput = { eventId };
     try {
       await client.workflow.start(WEBHOOK_DELIVERY_WORKFLOW, {
-        workflowId: webhookDeliveryWorkflowId(settings.temporalIdPrefix, eventId),
+        workflowId: webhookDeliveryWorkflowId(settings.temporalIdPrefix, eventId, replay),
         taskQueue: settings.taskQueue,
         args: [input],
         workflowIdConflictPolicy: 'USE_EXISTING',

@@ -101,11 +101,26 @@ describe('webhook events', () => {
 
     test('a replayed failed event is pending again and leaves the failed list', async () => {
       const id = ids[2];
-      const requeued = await outbox.requeue('dev', id, new Date(T0 + 10 * 86_400_000));
-      expect(requeued).toMatchObject({ _id: id, status: 'pending', rounds: 0 });
-      expect(await outbox.requeue('dev', id)).toBeNull(); // already pending
-      expect(await outbox.requeue('prod', ids[7])).toBeNull(); // not this environment's
+      const at = new Date(T0 + 10 * 86_400_000);
+      const requeued = await outbox.requeue('dev', id, at);
+      expect(requeued).toMatchObject({ outcome: 'requeued', event: { _id: id, status: 'pending', rounds: 0, replay: 1, replays: [{ n: 1, at }] } });
+      expect(await outbox.requeue('dev', id)).toEqual({ outcome: 'pending' }); // already pending
+      expect(await outbox.requeue('prod', ids[7])).toEqual({ outcome: 'unknown' }); // not this environment's
       expect(ns(await walk({ environment: 'dev', status: 'failed', to: new Date(T0 + 10_000), limit: 5 }))).toEqual([7]);
+
+      // Failed again, it is listed as failed again; its next replay is number 2.
+      await outbox.settle(id, { status: 'failed', error: 'HTTP 410' });
+      expect(ns(await walk({ environment: 'dev', status: 'failed', to: new Date(T0 + 10_000), limit: 5 }))).toEqual([7, 2]);
+      expect(await outbox.requeue('dev', id, at)).toMatchObject({ outcome: 'requeued', event: { replay: 2 } });
+    });
+
+    test('two replays of one event at once name the same replay', async () => {
+      const id = ids[12];
+      const results = await Promise.all([outbox.requeue('dev', id), outbox.requeue('dev', id), outbox.requeue('dev', id)]);
+      const replays = new Set(results.flatMap((r) => (r.outcome === 'requeued' ? [r.event.replay] : [])));
+      expect(replays).toEqual(new Set([1]));
+      expect(results.every((r) => r.outcome === 'requeued' || r.outcome === 'pending')).toBe(true);
+      expect(await outbox.get(id)).toMatchObject({ status: 'pending', replay: 1 });
     });
   });
 
