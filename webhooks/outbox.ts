@@ -86,40 +86,47 @@ export async function queueWebhook(deps: OutboxDeps, event: QueuedEvent): Promis
   };
   // Already stored (an activity retried after storing it): the same event, handed over again.
   await deps.stores.webhookOutbox.add(doc);
-  return { id: doc._id, handedOver: handOver(deps, doc) };
+  return { id: doc._id, handedOver: handOver(deps, doc).then(() => undefined) };
 }
 
 /**
  * Starts the event's workflow and leaves the event to it. Never throws: if Temporal cannot be
  * reached, the event's lease runs out and the sweeper tries again.
  */
-async function handOver(deps: OutboxDeps, doc: Pick<WebhookOutboxDoc, '_id' | 'type' | 'environment' | 'replay'>): Promise<void> {
+async function handOver(deps: OutboxDeps, doc: Pick<WebhookOutboxDoc, '_id' | 'type' | 'environment' | 'replay'>): Promise<boolean> {
   const log = deps.logger.child({ webhook_id: doc._id, webhook_type: doc.type, environment: doc.environment, ...(doc.replay ? { replay: doc.replay } : {}) });
   try {
     // A replayed event's delivery is its latest replay's workflow (the earlier ones are closed).
     const started = await deps.startDelivery(doc._id, doc.replay);
     await deps.stores.webhookOutbox.holdUntil(doc._id, new Date(Date.now() + WORKFLOW_HOLD_MS));
     log.debug({ started }, 'webhook handed to its delivery workflow');
+    return true;
   } catch (err) {
     log.warn({ err: (err as Error)?.message }, 'could not start the webhook delivery workflow; the sweeper will try again');
     // Soon, not after a whole lease: the event is only waiting for Temporal to answer.
     await deps.stores.webhookOutbox.holdUntil(doc._id, new Date(Date.now() + START_RETRY_MS)).catch(() => undefined);
+    return false;
   }
 }
 
-export type ReplayResult = { outcome: 'unknown' } | { outcome: 'pending' } | { outcome: 'replayed'; id: string; replay: number };
+export type ReplayResult =
+  | { outcome: 'unknown' }
+  | { outcome: 'pending' }
+  /** `started`: its workflow runs; false: it waits, due, for the sweeper to start it. */
+  | { outcome: 'replayed'; id: string; replay: number; started: boolean };
 
 /**
  * Delivers a settled (delivered or failed) event again: same webhook-id and body, signed
  * afresh at each attempt, on the whole schedule, by a workflow of its own. Resolves once that
- * workflow is started, or left for the sweeper to start (Temporal down); an event that is
- * unknown in `environment`, or still pending, is left as it is.
+ * workflow is started, or left for the sweeper to start (Temporal down, or `start: false`:
+ * a caller that found Temporal down for an earlier event does not wait on it again); an
+ * event that is unknown in `environment`, or still pending, is left as it is.
  */
-export async function replayWebhook(deps: OutboxDeps, environment: string, id: string): Promise<ReplayResult> {
+export async function replayWebhook(deps: OutboxDeps, environment: string, id: string, opts: { start?: boolean } = {}): Promise<ReplayResult> {
   const requeued = await deps.stores.webhookOutbox.requeue(environment, id);
   if (requeued.outcome !== 'requeued') return requeued;
-  await handOver(deps, requeued.event);
-  return { outcome: 'replayed', id, replay: requeued.event.replay };
+  const started = opts.start === false ? false : await handOver(deps, requeued.event);
+  return { outcome: 'replayed', id, replay: requeued.event.replay, started };
 }
 
 export interface WebhookSweeper {
