@@ -5,13 +5,11 @@ import type { OutboxDeps, WebhookGate } from '../webhooks/outbox';
 /**
  * The activities of `webhookDelivery`: one attempt is one activity (the workflow owns the
  * schedule and never lets Temporal retry it), each try recorded in `webhook_deliveries` by
- * deliverWebhook. The outbox event is the source: its payload, gate and URL override are
+ * deliverWebhook (one try per URL). The outbox event is the source: its payload, gate and URL override are
  * read per attempt, so a webhook turned off meanwhile stops.
  */
 export function createWebhookDeliveryActivities(deps: Omit<OutboxDeps, 'startDelivery'>) {
   const outbox = deps.stores.webhookOutbox;
-  // One try per URL per attempt: the quick in-call retries are replaced by the schedule.
-  const once = { ...deps, retryDelaysMs: [] };
 
   return {
     async attemptWebhookDelivery(input: WebhookAttemptInput): Promise<WebhookAttemptResult> {
@@ -19,7 +17,7 @@ export function createWebhookDeliveryActivities(deps: Omit<OutboxDeps, 'startDel
       if (!doc) return { outcome: 'settled', reason: 'event gone' };
       if (doc.status !== 'pending') return { outcome: 'settled', reason: `already ${doc.status}` };
       const gate = doc.gate as WebhookGate | null;
-      const summary = await deliverWebhook(once, {
+      const summary = await deliverWebhook(deps, {
         id: doc._id,
         environment: doc.environment,
         type: doc.type as WebhookType,

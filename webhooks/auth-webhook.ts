@@ -1,5 +1,4 @@
 import type { AuthMode, ConnectionDoc } from '../store/connections';
-import { deliverWebhook, type DeliverySummary, type WebhookDeps } from './deliver';
 import { queueWebhook, type OutboxDeps, type QueueResult } from './outbox';
 
 export type AuthOperation = 'creation' | 'override' | 'refresh';
@@ -55,20 +54,6 @@ export async function queueAuthWebhook(deps: OutboxDeps, input: AuthWebhookInput
     type: 'auth',
     payload: { ...buildAuthWebhook(input) },
     gate: 'send_auth_webhooks',
-    urlOverride: input.connection.webhook_url_override,
-  });
-}
-
-/**
- * Delivers the `auth` webhook now and reports how it went (a few quick retries, no queue).
- * Skipped when the environment has no webhook URL or turned `send_auth_webhooks` off. Never throws.
- */
-export async function sendAuthWebhook(deps: WebhookDeps, input: AuthWebhookInput): Promise<DeliverySummary> {
-  return deliverWebhook(deps, {
-    environment: input.environment,
-    type: 'auth',
-    payload: { ...buildAuthWebhook(input) },
-    enabled: (env) => env.send_auth_webhooks,
     urlOverride: input.connection.webhook_url_override,
   });
 }

@@ -3,7 +3,6 @@ import { Webhook } from 'standardwebhooks';
 import type { CredentialCipher } from '../auth/credential-cipher';
 import type { Logger } from '../common/logger';
 import type { Egress } from '../egress/egress';
-import { EgressRefusedError } from '../egress/errors';
 import { redactUrl, scrubSecrets } from '../egress/redact';
 import type { Stores } from '../store/db';
 import type { EnvironmentDoc } from '../store/environments';
@@ -25,16 +24,14 @@ export function webhookTargets(env: EnvironmentDoc, type: WebhookType, urlOverri
   return targets;
 }
 
-/** What sending a webhook needs; the API, activities and tests hand in their own. */
+/** What sending a webhook needs; the delivery activities hand in their own. */
 export interface WebhookDeps {
   stores: Pick<Stores, 'environments' | 'webhookDeliveries'>;
   cipher: CredentialCipher;
   logger: Logger;
   /** Deliveries go out through it: address policy, timeouts, redirects not followed. */
   egress: Pick<Egress, 'request'>;
-  /** Waits before each quick retry; its length is the number of retries. */
-  retryDelaysMs?: readonly number[];
-  /** Per-attempt limit for the whole request, response body included. */
+  /** Limit for the whole request, response body included. */
   timeoutMs?: number;
 }
 
@@ -42,15 +39,15 @@ export interface WebhookEvent {
   environment: string;
   type: WebhookType;
   payload: Record<string, unknown>;
-  /** The `webhook-id`; a new `msg_...` unless an existing event is being re-sent. */
-  id?: string;
+  /** The `webhook-id`: the outbox event's, the same on every attempt and on a replay. */
+  id: string;
   /** Whether the environment's settings let this event out (e.g. `send_auth_webhooks`). */
   enabled?: (env: EnvironmentDoc) => boolean;
   /** The connection's `webhook_url_override`: the one URL the event goes to, instead of the environment's. */
   urlOverride?: string | null;
   /** Only these of the event's URLs (a retry of the ones that have not answered 2xx yet); all when absent. */
   targets?: ReadonlyArray<TargetDelivery['target']>;
-  /** The number recorded for this delivery's first try (a durable delivery's attempt count); 1 when absent. */
+  /** The number recorded with this try (the durable delivery's attempt count); 1 when absent. */
   attempt?: number;
 }
 
@@ -58,33 +55,24 @@ export interface TargetDelivery {
   target: 'primary' | 'secondary' | 'override' | 'alert';
   url: string; // redacted
   delivered: boolean;
-  attempts: number;
   status?: number;
-  /** Undelivered, but a later try may succeed (network error, 5xx, 408/409/425/429); false for a 4xx or an egress refusal. */
-  retryable?: boolean;
-  /** Why the last try failed: `HTTP <status>` or the network error. */
+  /** Why the try failed: `HTTP <status>` or the network error (an egress refusal included). */
   error?: string;
 }
 
 export interface DeliverySummary {
   /** The event's `webhook-id`. */
   id: string;
-  /** True when every configured URL answered 2xx. */
+  /** True when every URL tried answered 2xx. */
   delivered: boolean;
-  /** Attempts over all URLs. */
-  attempts: number;
-  /** Last HTTP status from the primary URL (or the secondary when it is the only one). */
+  /** HTTP status from the first URL tried, when it answered. */
   status?: number;
   /** Why nothing was sent, when nothing was. */
   skipped?: 'no_webhook_url' | 'disabled' | 'unknown_environment' | 'failed';
   targets: TargetDelivery[];
 }
 
-const DEFAULT_RETRY_DELAYS_MS = [250, 750, 1_500] as const;
 const DEFAULT_TIMEOUT_MS = 10_000;
-const MAX_RETRY_AFTER_MS = 2_000;
-/** Statuses worth trying again (api.md): the receiver is busy, restarting or rate limiting. */
-const RETRYABLE_STATUS = new Set([408, 409, 425, 429]);
 
 export function newWebhookId(): string {
   return `msg_${randomBytes(16).toString('base64url')}`;
@@ -100,55 +88,47 @@ export function eventIdFor(...parts: string[]): string {
 }
 
 /**
- * POSTs one event to the environment's webhook URLs, signed per Standard Webhooks, with a
- * few quick retries. Never throws: failures are logged and reported in the summary.
- * (Durable retries over hours come with the delivery queue; this is the in-call part.)
+ * One try of an outbox event: POSTs it once to each of its URLs (the environment's, or the
+ * connection's override), signed per Standard Webhooks, and records the try of each URL in
+ * `webhook_deliveries`. Never throws: failures are logged and reported in the summary. The
+ * retries are the `webhookDelivery` workflow's schedule (one call of this per attempt), so
+ * every non-2xx and every network error is simply reported as undelivered.
  */
 export async function deliverWebhook(deps: WebhookDeps, event: WebhookEvent): Promise<DeliverySummary> {
-  const id = event.id ?? newWebhookId();
+  const { id } = event;
   const log = deps.logger.child({ webhook_id: id, webhook_type: event.type, environment: event.environment });
   try {
     const env = await deps.stores.environments.get(event.environment);
     if (!env) {
       log.warn('webhook not sent: unknown environment');
-      return { id, delivered: false, attempts: 0, skipped: 'unknown_environment', targets: [] };
+      return { id, delivered: false, skipped: 'unknown_environment', targets: [] };
     }
     if (event.enabled && !event.enabled(env)) {
       log.debug('webhook not sent: disabled in environment settings');
-      return { id, delivered: false, attempts: 0, skipped: 'disabled', targets: [] };
+      return { id, delivered: false, skipped: 'disabled', targets: [] };
     }
-    const targets = webhookTargets(env, event.type, event.urlOverride);
-    if (event.targets) {
-      const wanted = new Set(event.targets);
-      targets.splice(0, targets.length, ...targets.filter((t) => wanted.has(t.target)));
-    }
+    const wanted = event.targets ? new Set(event.targets) : null;
+    const targets = webhookTargets(env, event.type, event.urlOverride).filter((t) => !wanted || wanted.has(t.target));
     if (targets.length === 0) {
       log.debug('webhook not sent: no webhook URL configured');
-      return { id, delivered: false, attempts: 0, skipped: 'no_webhook_url', targets: [] };
+      return { id, delivered: false, skipped: 'no_webhook_url', targets: [] };
     }
 
+    // During a rotation's grace period both keys sign, so receivers holding either verify.
     const keys = await webhookSigningKeys(deps.stores.environments, deps.cipher, env);
-    const signers = [keys.current, keys.previous].filter((k): k is string => k !== null).map((k) => new Webhook(k));
+    const secrets = [keys.current, keys.previous].filter((k): k is string => k !== null);
+    const signers = secrets.map((k) => new Webhook(k));
     const body = JSON.stringify(event.payload);
     const sign = (at: Date) => signers.map((s) => s.sign(id, at, body)).join(' ');
-    const secrets = [keys.current, keys.previous].filter((k): k is string => k !== null);
+    const signed: SignedEvent = { id, type: event.type, environment: event.environment, body, sign, secrets, attempt: event.attempt ?? 1 };
 
-    const results = await Promise.all(
-      targets.map((t) =>
-        deliverToUrl(deps, log, { id, type: event.type, environment: event.environment, body, sign, secrets, firstAttempt: event.attempt ?? 1 }, t),
-      ),
-    );
-    const summary: DeliverySummary = {
-      id,
-      delivered: results.every((r) => r.delivered),
-      attempts: results.reduce((n, r) => n + r.attempts, 0),
-      targets: results,
-    };
+    const results = await Promise.all(targets.map((t) => deliverToUrl(deps, log, signed, t)));
+    const summary: DeliverySummary = { id, delivered: results.every((r) => r.delivered), targets: results };
     if (results[0].status !== undefined) summary.status = results[0].status;
     return summary;
   } catch (err) {
     log.error({ err: describeError(err) }, 'webhook delivery failed before sending');
-    return { id, delivered: false, attempts: 0, skipped: 'failed', targets: [] };
+    return { id, delivered: false, skipped: 'failed', targets: [] };
   }
 }
 
@@ -160,85 +140,67 @@ interface SignedEvent {
   sign(at: Date): string;
   /** Scrubbed from what the receiver answers before it is recorded. */
   secrets: string[];
-  firstAttempt: number;
+  attempt: number;
 }
 
+/** One POST to one URL, recorded. */
 async function deliverToUrl(
   deps: WebhookDeps,
   log: Logger,
   event: SignedEvent,
   dest: { target: TargetDelivery['target']; url: string },
 ): Promise<TargetDelivery> {
-  const retryDelays = deps.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
-  const timeoutMs = deps.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const shownUrl = redactUrl(dest.url);
+  const started = Date.now();
   let status: number | undefined;
   let error: string | null = null;
-
-  for (let attempt = event.firstAttempt; attempt < event.firstAttempt + retryDelays.length + 1; attempt += 1) {
-    const started = Date.now();
-    error = null;
-    let excerpt: string | null = null;
-    let retryAfterMs = 0;
-    let refused = false;
-    status = undefined;
-    try {
-      // A new timestamp (and so a new signature) per attempt; the id stays the event's.
-      const at = new Date();
-      const signature = event.sign(at);
-      // Egress never follows a redirect: it would move a signed payload somewhere not configured.
-      const res = await deps.egress.request(dest.url, {
-        method: 'POST',
-        signal: AbortSignal.timeout(timeoutMs),
-        headers: {
-          'content-type': 'application/json',
-          'user-agent': 'Weft-Webhooks/1',
-          'webhook-id': event.id,
-          'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
-          'webhook-signature': signature,
-        },
-        body: event.body,
-      });
-      status = res.status;
-      excerpt = responseExcerpt(res.body, [...event.secrets, signature]);
-      retryAfterMs = parseRetryAfter(res.headers['retry-after'] ?? null);
-      if (status < 200 || status >= 300) error = `HTTP ${status}`;
-    } catch (err) {
-      error = describeError(err);
-      // The policy will refuse every retry as well.
-      refused = err instanceof EgressRefusedError;
-    }
-
-    await recordAttempt(deps, log, {
-      event_id: event.id,
-      type: event.type,
-      environment: event.environment,
-      target: dest.target,
-      url: shownUrl,
-      attempt,
-      status: status ?? null,
-      error,
-      duration_ms: Date.now() - started,
-      created_at: new Date(),
-      response_excerpt: excerpt,
+  let excerpt: string | null = null;
+  try {
+    // A new timestamp (and so a new signature) per try; the id stays the event's.
+    const at = new Date();
+    const signature = event.sign(at);
+    // Egress never follows a redirect: it would move a signed payload somewhere not configured.
+    const res = await deps.egress.request(dest.url, {
+      method: 'POST',
+      signal: AbortSignal.timeout(deps.timeoutMs ?? DEFAULT_TIMEOUT_MS),
+      headers: {
+        'content-type': 'application/json',
+        'user-agent': 'Weft-Webhooks/1',
+        'webhook-id': event.id,
+        'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+        'webhook-signature': signature,
+      },
+      body: event.body,
     });
-
-    if (error === null) {
-      log.info({ target: dest.target, url: shownUrl, attempt, status }, 'webhook delivered');
-      return { target: dest.target, url: shownUrl, delivered: true, attempts: attempt - event.firstAttempt + 1, status };
-    }
-    const retryable = !refused && (status === undefined || status >= 500 || RETRYABLE_STATUS.has(status));
-    const last = !retryable || attempt >= event.firstAttempt + retryDelays.length;
-    log[last ? 'error' : 'warn'](
-      { target: dest.target, url: shownUrl, attempt, status, error },
-      last ? 'webhook delivery failed' : 'webhook attempt failed; retrying',
-    );
-    const tries = attempt - event.firstAttempt + 1;
-    if (last) return { target: dest.target, url: shownUrl, delivered: false, attempts: tries, retryable, error, ...(status !== undefined ? { status } : {}) };
-    await sleep(Math.max(retryDelays[tries - 1], Math.min(retryAfterMs, MAX_RETRY_AFTER_MS)));
+    status = res.status;
+    excerpt = responseExcerpt(res.body, [...event.secrets, signature]);
+    if (status < 200 || status >= 300) error = `HTTP ${status}`;
+  } catch (err) {
+    // A network error, a timeout, or the egress policy refusing the address.
+    error = describeError(err);
   }
-  // Unreachable: the loop returns on its last attempt.
-  return { target: dest.target, url: shownUrl, delivered: false, attempts: retryDelays.length + 1, ...(error ? { error } : {}) };
+
+  await recordAttempt(deps, log, {
+    event_id: event.id,
+    type: event.type,
+    environment: event.environment,
+    target: dest.target,
+    url: shownUrl,
+    attempt: event.attempt,
+    status: status ?? null,
+    error,
+    duration_ms: Date.now() - started,
+    created_at: new Date(),
+    response_excerpt: excerpt,
+  });
+
+  const fields = { target: dest.target, url: shownUrl, attempt: event.attempt, status };
+  if (error === null) {
+    log.info(fields, 'webhook delivered');
+    return { target: dest.target, url: shownUrl, delivered: true, status };
+  }
+  log.warn({ ...fields, error }, 'webhook attempt failed');
+  return { target: dest.target, url: shownUrl, delivered: false, error, ...(status !== undefined ? { status } : {}) };
 }
 
 async function recordAttempt(deps: WebhookDeps, log: Logger, entry: WebhookDeliveryDoc): Promise<void> {
@@ -264,22 +226,10 @@ function responseExcerpt(body: Buffer, secrets: string[]): string | null {
   return scrubSecrets(text, secrets).replace(SECRET_FIELD, '$1REDACTED');
 }
 
-function parseRetryAfter(value: string | null): number {
-  if (!value) return 0;
-  const seconds = Number(value);
-  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? 0 : Math.max(0, date - Date.now());
-}
-
 /** A short description without stack or request details (which could carry the URL's secrets). */
 function describeError(err: unknown): string {
   const e = err as { name?: string; message?: string; cause?: { code?: string; message?: string } } | null;
   const head = e?.message ? `${e.name && e.name !== 'Error' ? `${e.name}: ` : ''}${e.message}` : String(err);
   const cause = e?.cause?.code ?? e?.cause?.message;
   return (cause ? `${head} (${cause})` : head).slice(0, 500);
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -1,9 +1,10 @@
 import { generateKeyPairSync } from 'node:crypto';
-import pino from 'pino';
 import { oauthEndpoints, refreshGrant } from '../../auth/oauth/code-flow';
 import { obtainExtraTokens } from '../../auth/oauth/extra-tokens';
 import { LUMA_DEFAULT_API_KEY } from '../../sandbox/luma';
-import { sendAuthWebhook } from '../../webhooks/auth-webhook';
+import { queueAuthWebhook } from '../../webhooks/auth-webhook';
+import { stackOutboxDeps } from '../support/scripted-receiver';
+import { waitFor } from '../support/worker-process';
 import { startWeftStack, type WeftStack } from '../support/weft-stack';
 import { startRecordingServer, type RecordingServer } from './recording-server';
 
@@ -163,24 +164,30 @@ describe('outbound calls go through the egress policy', () => {
     expect((await stack.api('PATCH', '/environment', { body: { secondary_webhook_url: null, alert_webhook_url: null } })).status).toBe(200);
   });
 
-  test('a webhook URL whose name resolves to loopback is refused at delivery, once, and recorded', async () => {
+  test('a webhook URL whose name resolves to loopback is refused at delivery, once per attempt, and recorded', async () => {
     expect((await stack.api('PATCH', '/environment', { body: { webhook_url: `http://localhost:${forbidden.port}/hook` } })).status).toBe(200);
-    const logger = pino({ level: 'silent' });
-    const summary = await sendAuthWebhook(
-      { stores: stack.core.stores, cipher: stack.core.cipher, logger, egress: stack.egress, retryDelaysMs: [10, 10, 10] },
-      {
+    // The event goes the product's way: the outbox, then its webhookDelivery workflow on a worker.
+    await stack.startWorker();
+    try {
+      const queued = await queueAuthWebhook(stackOutboxDeps(stack), {
         environment: 'dev',
         connection: { connection_id: 'c', provider_config_key: 'luma', provider: 'luma', auth_mode: 'API_KEY' },
         operation: 'creation',
         success: true,
-      },
-    );
-    expect(summary).toMatchObject({ delivered: false, attempts: 1 });
-    const attempts = await stack.core.stores.webhookDeliveries.listForEvent('dev', summary.id);
-    expect(attempts).toHaveLength(1);
-    expect(attempts[0].error).toMatch(/refused by the "loopback" rule/);
-    expect(forbidden.connections).toBe(0);
-    await stack.api('PATCH', '/environment', { body: { webhook_url: null } });
+      });
+      const id = queued.id!;
+      expect(id).toMatch(/^msg_/);
+      // The first attempt is refused and recorded; the workflow retries on its schedule (the next one ~5 s later).
+      await waitFor(async () => (await stack.core.stores.webhookOutbox.get(id))?.rounds === 1, 20_000, 'the first attempt');
+      const attempts = await stack.core.stores.webhookDeliveries.listForEvent('dev', id);
+      expect(attempts.map((a) => [a.attempt, a.target, a.status])).toEqual([[1, 'primary', null]]);
+      expect(attempts[0].error).toMatch(/refused by the "loopback" rule/);
+      expect(await stack.core.stores.webhookOutbox.get(id)).toMatchObject({ status: 'pending', last_error: expect.stringMatching(/loopback/) });
+      expect(forbidden.connections).toBe(0);
+    } finally {
+      await stack.stopWorker();
+      await stack.api('PATCH', '/environment', { body: { webhook_url: null } });
+    }
   });
 
   test('the GitHub installation-token mint is called through egress', async () => {
