@@ -16,6 +16,7 @@ import { connectPageRouter } from './routers/connect-page';
 import { oauthFlowRouter } from './routers/oauth-flow';
 import { environmentRouter } from './routers/environment';
 import { logsRouter } from './routers/logs';
+import { webhooksRouter } from './routers/webhooks';
 import { healthRouter } from './routers/health';
 import { parseQueryString } from './query-parser';
 
@@ -42,6 +43,7 @@ export function createApp(deps: ApiDeps): Express {
   app.use('/v1', auth, operationsRouter(deps));
   app.use('/environment', auth, environmentRouter(deps));
   app.use('/logs', auth, logsRouter(deps));
+  app.use('/webhooks', auth, webhooksRouter(deps));
 
   app.use('/connect/sessions', auth, connectSessionsRouter(deps));
   // Browser-facing: the connect session token (or the OAuth state) is the credential.
