@@ -13,6 +13,7 @@ import { WebhookOutboxStore } from './webhook-outbox';
 import { ConnectSessionStore } from './connect-sessions';
 import { AuthStateStore } from './auth-states';
 import { ApiRateCounterStore } from './api-rate-counters';
+import { AlertStateStore } from './alert-states';
 import type { ExpiryRule } from './ttl';
 
 /** Every collection Weft uses, each behind its own module. */
@@ -32,6 +33,7 @@ export interface Stores {
   connectSessions: ConnectSessionStore;
   authStates: AuthStateStore;
   apiRateCounters: ApiRateCounterStore;
+  alertStates: AlertStateStore;
 }
 
 export interface StoreOptions {
@@ -84,6 +86,7 @@ export function createStores(db: Db, options: StoreOptions = { requestLogTtlDays
     connectSessions: new ConnectSessionStore(db),
     authStates: new AuthStateStore(db),
     apiRateCounters: new ApiRateCounterStore(db),
+    alertStates: new AlertStateStore(db),
   };
 }
 
@@ -107,6 +110,7 @@ export async function ensureIndexes(stores: Stores): Promise<ExpiryRule[]> {
     stores.connectSessions.ensureIndexes(),
     stores.authStates.ensureIndexes(),
     stores.apiRateCounters.ensureIndexes(),
+    stores.alertStates.ensureIndexes(),
   ]);
   // A store answers nothing (no expiry), one rule or several.
   return results.flatMap((r) => (Array.isArray(r) ? r : r ? [r] : [])).filter((r) => !r.native);

@@ -17,6 +17,7 @@ import type { SyncControlDeps } from '../../api/services/sync-control';
 import { createSyncFanOutActivities } from '../../activities/sync-fan-out';
 import { allSyncRunEvents } from '../../activities/sync-run-events';
 import { createSyncWebhooks } from '../../webhooks/sync-webhooks';
+import { createChatAlerts } from '../../webhooks/chat-alerts';
 import { createActionCompletionActivities } from '../../activities/action-completion';
 
 export interface WeftWorkers {
@@ -56,7 +57,13 @@ export async function buildWorkers(core: Core, opts: { logger?: Logger } = {}): 
   const webhookDeps = { stores: core.stores, cipher: core.cipher, logger, egress: core.egress };
   const outboxDeps = { ...webhookDeps, startDelivery: startWebhookDelivery };
   // How runs end reaches the app (`sync` webhooks) and the operators, each event through the outbox.
-  const syncRunEvents = allSyncRunEvents(createSyncWebhooks(outboxDeps));
+  const chatAlerts = createChatAlerts({
+    ...outboxDeps,
+    temporalUiUrl: config.WEFT_TEMPORAL_UI_URL,
+    temporalNamespace: config.TEMPORAL_NAMESPACE,
+    windowMs: config.WEFT_ALERT_WINDOW_MINUTES * 60_000,
+  });
+  const syncRunEvents = allSyncRunEvents(createSyncWebhooks(outboxDeps), chatAlerts);
   const activityDeps = { stores: core.stores, cipher: core.cipher, registry: core.registry, logger, openProviderSession: providerSessionOpener(sessionDeps) };
   const controlDeps = syncControlDeps(core);
   // A background operation over every connection applies to each what the API applies to one.
