@@ -229,7 +229,8 @@ export function createSyncActivities(deps: SyncActivityDeps) {
       await deps.events.failed({
         ...(await runIdentity(input, runDoc)),
         failedAt: runDoc?.finished_at ?? new Date(),
-        models: Object.keys(syncDefinition(input).models),
+        // A sync removed from its integration since the run began still has its failure recorded.
+        models: Object.keys(registry.getSync(input.provider, input.syncName)?.models ?? {}),
         error: input.error,
       });
     },
