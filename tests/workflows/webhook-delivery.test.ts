@@ -11,7 +11,7 @@ import { createStores, ensureIndexes, type Stores } from '../../store/db';
 import { newWebhookId } from '../../webhooks/deliver';
 import { webhookDeliveryWorkflowId, type WebhookDeliveryResult } from '../../webhooks/delivery-contracts';
 import { temporalWebhookDelivery } from '../../webhooks/delivery-starter';
-import { queueWebhook, startWebhookSweeper, type OutboxDeps } from '../../webhooks/outbox';
+import { queueWebhook, replayWebhook, startWebhookSweeper, type OutboxDeps } from '../../webhooks/outbox';
 import { rotateWebhookSigningKey } from '../../webhooks/signing-key';
 import { useTestDatabase } from '../support/test-database';
 import { createTestWorker, createTimeSkippingEnv } from './time-skipping-env';
@@ -107,12 +107,15 @@ describe('webhookDelivery on the time-skipping test server', () => {
     await receiver.stop();
     await secondary.stop();
   });
+  /** A worker runs once; each test gets its own, on a queue of its own, with the real activities (and a test that runs two, a second). */
+  async function freshWorker(): Promise<void> {
+    worker = await createTestWorker(env, createWebhookDeliveryActivities(base));
+    deps = { ...base, startDelivery: temporalWebhookDelivery(env.client, { temporalIdPrefix: PREFIX, taskQueue: worker.options.taskQueue }) };
+  }
   beforeEach(async () => {
     receiver.hits.length = 0;
     secondary.hits.length = 0;
-    // A worker runs once; each test gets its own, on a queue of its own, with the real activities.
-    worker = await createTestWorker(env, createWebhookDeliveryActivities(base));
-    deps = { ...base, startDelivery: temporalWebhookDelivery(env.client, { temporalIdPrefix: PREFIX, taskQueue: worker.options.taskQueue }) };
+    await freshWorker();
   });
 
   function verified(hit: Hit): unknown {
@@ -193,6 +196,76 @@ describe('webhookDelivery on the time-skipping test server', () => {
     expect(event).toMatchObject({ status: 'failed', rounds: 8 });
     expect(event!.last_error).toMatch(/^undelivered after 8 attempts: primary: HTTP 500/);
     expect(event!.settled_at).toBeInstanceOf(Date);
+  });
+
+  test('an event whose attempts run out is marked failed and a replay delivers it with the same id', async () => {
+    receiver.setAnswer(() => 500);
+    const payload = { from: 'weft', type: 'auth', connectionId: 'user-5', operation: 'creation', success: true };
+    const { id, result } = await queueAndDeliver(payload);
+    expect(result).toEqual({ outcome: 'failed', attempts: 8 });
+    expect(await stores.webhookOutbox.get(id)).toMatchObject({ status: 'failed' });
+    const failedHits = receiver.hits.splice(0);
+    expect(failedHits).toHaveLength(8);
+
+    receiver.setAnswer(() => 200);
+    await freshWorker();
+    const replayed = await worker.runUntil(async () => {
+      const replay = await replayWebhook(deps, 'dev', id);
+      // Its own workflow: the first one is closed for good.
+      const outcome = await env.client.workflow.getHandle<() => Promise<WebhookDeliveryResult>>(webhookDeliveryWorkflowId(PREFIX, id, 1)).result();
+      return { replay, outcome };
+    });
+    expect(replayed).toEqual({ replay: { outcome: 'replayed', id, replay: 1, started: true }, outcome: { outcome: 'delivered', attempts: 1 } });
+
+    // Same webhook-id and body, and a signature made for this send that the app's library accepts.
+    expect(receiver.hits).toHaveLength(1);
+    const [hit] = receiver.hits;
+    expect(hit!.headers['webhook-id']).toBe(id);
+    expect(hit!.body).toBe(failedHits[0]!.body);
+    expect(verified(hit!)).toEqual(payload);
+    expect(Number(hit!.headers['webhook-timestamp'])).toBeGreaterThanOrEqual(Number(failedHits[7]!.headers['webhook-timestamp']));
+
+    const event = await stores.webhookOutbox.get(id);
+    expect(event).toMatchObject({ status: 'delivered', replay: 1, rounds: 0 });
+    const attempts = await stores.webhookDeliveries.listForEvent('dev', id);
+    expect(attempts.map((a) => [a.attempt, a.status])).toEqual([...[1, 2, 3, 4, 5, 6, 7, 8].map((n) => [n, 500]), [1, 200]]);
+    // The replay's attempt is the one made after it was asked for.
+    expect(attempts[8]!.created_at.getTime()).toBeGreaterThanOrEqual(event!.replays![0]!.at.getTime());
+    expect(attempts[7]!.created_at.getTime()).toBeLessThanOrEqual(event!.replays![0]!.at.getTime());
+
+    // Another environment's event is unknown here.
+    expect(await replayWebhook(deps, 'prod', id)).toEqual({ outcome: 'unknown' });
+  });
+
+  test("a replay whose workflow could not be started is started by the sweeper, as that replay's workflow", async () => {
+    receiver.setAnswer(() => 500);
+    const { id } = await queueAndDeliver({ from: 'weft', type: 'auth', connectionId: 'user-6', operation: 'creation', success: true });
+    expect(await stores.webhookOutbox.get(id)).toMatchObject({ status: 'failed' });
+    receiver.hits.length = 0;
+    receiver.setAnswer(() => 200);
+
+    // Temporal unreachable when the replay is asked for: the event waits, pending, in the queue.
+    const down: OutboxDeps = { ...deps, startDelivery: () => Promise.reject(new Error('connect ECONNREFUSED')) };
+    expect(await replayWebhook(down, 'dev', id)).toEqual({ outcome: 'replayed', id, replay: 1, started: false });
+    expect(await stores.webhookOutbox.get(id)).toMatchObject({ status: 'pending', replay: 1 });
+    // A pending event is not replayed again.
+    expect(await replayWebhook(deps, 'dev', id)).toEqual({ outcome: 'pending' });
+    // Past the short hold a failed start leaves (the sweeper would come back 15 s later).
+    await stores.webhookOutbox.holdUntil(id, new Date(Date.now() - 1_000));
+
+    await freshWorker();
+    const sweeper = startWebhookSweeper(deps, { intervalMs: 60 * 60_000 });
+    try {
+      const result = await worker.runUntil(async () => {
+        expect(await sweeper.sweep()).toBeGreaterThanOrEqual(1);
+        return env.client.workflow.getHandle<() => Promise<WebhookDeliveryResult>>(webhookDeliveryWorkflowId(PREFIX, id, 1)).result();
+      });
+      expect(result).toEqual({ outcome: 'delivered', attempts: 1 });
+    } finally {
+      sweeper.stop();
+    }
+    expect(receiver.hits.map((h) => h.headers['webhook-id'])).toEqual([id]);
+    expect(await stores.webhookOutbox.get(id)).toMatchObject({ status: 'delivered', replay: 1 });
   });
 
   test('with a secondary URL down for an hour, the primary gets the event once and the secondary when it is back', async () => {
