@@ -173,7 +173,7 @@ async function deliverToUrl(
       body: event.body,
     });
     status = res.status;
-    excerpt = responseExcerpt(res.body, [...event.secrets, signature]);
+    excerpt = responseExcerpt(res.body, [...event.secrets, ...signature.split(' ')]);
     if (status < 200 || status >= 300) error = `HTTP ${status}`;
   } catch (err) {
     // A network error, a timeout, or the egress policy refusing the address.
@@ -216,14 +216,16 @@ const EXCERPT_CHARS = 200;
 /** `"token": "…"`, `password=…` and the like in a receiver's answer. */
 const SECRET_FIELD = /(["']?(?:[a-z_]*token|secret|password|api[_-]?key|authorization)["']?\s*[:=]\s*["']?)[^"'\s,&}]+/gi;
 
-/** The start of what the receiver answered, for operators: secrets Weft knows and token-like fields replaced. */
+/**
+ * The start of what the receiver answered, for operators: secrets Weft knows (each also without
+ * its `whsec_` / `v1,` prefix) and token-like fields replaced. Scrubbed before it is cut, so a
+ * secret at the cut is not left half there.
+ */
 function responseExcerpt(body: Buffer, secrets: string[]): string | null {
   if (body.length === 0) return null;
-  const text = body
-    .subarray(0, EXCERPT_CHARS * 4)
-    .toString('utf8')
-    .slice(0, EXCERPT_CHARS);
-  return scrubSecrets(text, secrets).replace(SECRET_FIELD, '$1REDACTED');
+  const known = secrets.flatMap((s) => [s, s.replace(/^(whsec_|v1,)/, '')]);
+  const text = scrubSecrets(body.subarray(0, EXCERPT_CHARS * 4).toString('utf8'), known);
+  return text.replace(SECRET_FIELD, '$1REDACTED').slice(0, EXCERPT_CHARS);
 }
 
 /** A short description without stack or request details (which could carry the URL's secrets). */

@@ -34,9 +34,6 @@ describe('environment settings and signed webhooks', () => {
     await receiver?.close();
     await closed?.close();
   });
-  beforeEach(() => {
-    receiver.statuses.length = 0;
-  });
 
   /** Queues an `auth` event as the product does and waits until its workflow has it; its webhook-id. */
   async function queue(input: Partial<AuthWebhookInput> = {}): Promise<string> {

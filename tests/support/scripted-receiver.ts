@@ -19,9 +19,11 @@ export interface ReceivedRequest {
 export interface ScriptedReceiver {
   url: string;
   received: ReceivedRequest[];
-  /** Statuses to answer with, in order; 200 once they are used up. */
-  statuses: number[];
-  /** The status answered when `statuses` is empty (200 unless changed). */
+  /** The next request matching `match` (each call one request) is answered `status`; others get the default. */
+  answerNext(match: (r: Omit<ReceivedRequest, 'status'>) => boolean, status: number): void;
+  /** Forgets the answers of answerNext that no request took. */
+  clearAnswers(): void;
+  /** The status answered when no answerNext applies (200 unless changed). */
   setDefaultStatus(status: number): void;
   /** What to answer with (the body), given the request; empty when unset. */
   setAnswerBody(answer: ((r: Omit<ReceivedRequest, 'status'>) => string) | null): void;
@@ -35,7 +37,7 @@ export interface ScriptedReceiver {
 /** An app's webhook endpoint on 127.0.0.1 that answers as told (statuses, bodies) and keeps what each request got, for the delivery tests. */
 export async function startScriptedReceiver(): Promise<ScriptedReceiver> {
   const received: ReceivedRequest[] = [];
-  const statuses: number[] = [];
+  const answers: Array<{ match: (r: Omit<ReceivedRequest, 'status'>) => boolean; status: number }> = [];
   let defaultStatus = 200;
   let answerBody: ((r: Omit<ReceivedRequest, 'status'>) => string) | null = null;
   const server = createServer((req, res) => {
@@ -44,7 +46,8 @@ export async function startScriptedReceiver(): Promise<ScriptedReceiver> {
     req.on('end', () => {
       const raw = Buffer.concat(chunks).toString('utf8');
       const request = { at: Date.now(), path: req.url ?? '', headers: req.headers, raw, body: JSON.parse(raw) };
-      const status = statuses.shift() ?? defaultStatus;
+      const answer = answers.findIndex((a) => a.match(request));
+      const status = answer === -1 ? defaultStatus : answers.splice(answer, 1)[0].status;
       received.push({ ...request, status });
       res.writeHead(status, { 'content-type': 'application/json' }).end(answerBody ? answerBody(request) : '');
     });
@@ -53,7 +56,8 @@ export async function startScriptedReceiver(): Promise<ScriptedReceiver> {
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     received,
-    statuses,
+    answerNext: (match, status) => void answers.push({ match, status }),
+    clearAnswers: () => void answers.splice(0),
     setDefaultStatus: (status) => (defaultStatus = status),
     setAnswerBody: (answer) => (answerBody = answer),
     async waitFor(pred, timeoutMs = 20_000) {
