@@ -25,7 +25,11 @@ export const listWebhookEventsQuery = z
     cursor: cursor.optional(),
     limit: z.coerce.number().int().min(1).max(1_000).default(100),
   })
-  .refine((q) => !q.from || !q.to || q.from.getTime() <= q.to.getTime(), { message: '`from` must not be after `to`', path: ['from'] });
+  // zod runs these refinements even when a time did not parse (its format check lets parsing go on): only compare times.
+  .refine((q) => !(q.from instanceof Date && q.to instanceof Date) || q.from.getTime() <= q.to.getTime(), {
+    message: '`from` must not be after `to`',
+    path: ['from'],
+  });
 
 export type ListWebhookEventsQuery = z.infer<typeof listWebhookEventsQuery>;
 
@@ -41,7 +45,13 @@ export const bulkReplayBody = z
     cursor: cursor.optional(),
     limit: z.number().int().min(1).max(MAX_REPLAY_BATCH).default(MAX_REPLAY_BATCH),
   })
-  .refine((b) => b.from.getTime() < b.to.getTime(), { message: '`from` must be before `to`', path: ['from'] })
-  .refine((b) => b.to.getTime() - b.from.getTime() <= MAX_REPLAY_RANGE_MS, { message: 'the range may span 31 days at most', path: ['to'] });
+  .refine((b) => !(b.from instanceof Date && b.to instanceof Date) || b.from.getTime() < b.to.getTime(), {
+    message: '`from` must be before `to`',
+    path: ['from'],
+  })
+  .refine((b) => !(b.from instanceof Date && b.to instanceof Date) || b.to.getTime() - b.from.getTime() <= MAX_REPLAY_RANGE_MS, {
+    message: 'the range may span 31 days at most',
+    path: ['to'],
+  });
 
 export type BulkReplayBody = z.infer<typeof bulkReplayBody>;
