@@ -11,9 +11,9 @@ const connectionId = z.string().min(1).max(255);
 const cursor = z.string().min(1).max(512);
 
 /** The longest time range one bulk replay covers (events are kept 30 days). */
-export const MAX_REPLAY_RANGE_MS = 31 * 86_400_000;
+const MAX_REPLAY_RANGE_MS = 31 * 86_400_000;
 /** Events one bulk replay call requeues at most; the rest by calling again with `cursor`. */
-export const MAX_REPLAY_BATCH = 1_000;
+const MAX_REPLAY_BATCH = 1_000;
 
 export const listWebhookEventsQuery = z
   .strictObject({
