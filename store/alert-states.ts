@@ -36,12 +36,14 @@ export interface AlertMark {
   /** The failure that sent it. */
   run: string;
   at: Date;
+  /** Failures of its code it accounted for (itself and those before it), counted before it was sent. */
+  reported: number;
 }
 
 type AlertStateDoc =
   | { _id: string; kind: 'episode'; episode: string; since: Date; at: Date }
   | { _id: string; kind: 'failure'; code: string; at: Date }
-  | { _id: string; kind: 'alert'; run: string; at: Date }
+  | { _id: string; kind: 'alert'; run: string; at: Date; reported: number }
   | { _id: string; kind: 'expiry'; at: Date };
 
 const INDEX_DIGITS = 8;
@@ -114,7 +116,7 @@ export class AlertStateStore {
       .find({ _id: prefixRange(prefix) })
       .sort({ _id: 1 })
       .toArray();
-    return docs.flatMap((d) => (d.kind === 'alert' ? [{ index: Number(d._id.slice(prefix.length)), run: d.run, at: d.at }] : []));
+    return docs.flatMap((d) => (d.kind === 'alert' ? [{ index: Number(d._id.slice(prefix.length)), run: d.run, at: d.at, reported: d.reported }] : []));
   }
 
   /**
@@ -122,10 +124,10 @@ export class AlertStateStore {
    * (it inserted it now, or an earlier try of the same report did): exactly one of several
    * processes racing for it gets true.
    */
-  async claimAlert(ep: AlertEpisode, code: string, index: number, mark: { run: string; at: Date }): Promise<boolean> {
+  async claimAlert(ep: AlertEpisode, code: string, index: number, mark: Omit<AlertMark, 'index'>): Promise<boolean> {
     const _id = `a|${ep.episode}|${keyPrefix(code)}${String(index).padStart(INDEX_DIGITS, '0')}`;
     try {
-      await this.col.insertOne({ _id, kind: 'alert', run: mark.run, at: mark.at });
+      await this.col.insertOne({ _id, kind: 'alert', run: mark.run, at: mark.at, reported: mark.reported });
       return true;
     } catch (err) {
       if (!isDuplicateKey(err)) throw err;

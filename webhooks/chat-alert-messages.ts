@@ -85,7 +85,7 @@ export function resolvedMessage(subject: AlertSubject, alert: ResolvedAlert): Ch
     .map(([code, n]) => `${code} × ${n}`)
     .join(', ');
   const what = subject.sync
-    ? `Sync ${syncLabel(subject.sync)} of ${subject.providerConfigKey} connection ${subject.connectionId}`
+    ? `sync ${syncLabel(subject.sync)} of ${subject.providerConfigKey} connection ${subject.connectionId}`
     : `${subject.providerConfigKey} connection ${subject.connectionId}`;
   const summary = `Resolved: ${what} succeeded again after ${plural(total, 'failed run')} since ${iso(alert.since)}`;
   const blocks: Block[] = [
@@ -124,7 +124,7 @@ const URL_IN_TEXT = /\bhttps?:\/\/[^\s"'<>`]+/gi;
  * credentials Weft knows already; URLs also lose their user info, query and fragment (a
  * provider's signed or token-carrying link), and the length is bounded.
  */
-export function safeText(message: string): string {
+function safeText(message: string): string {
   const withoutQueries = message.replace(URL_IN_TEXT, (raw) => {
     try {
       const u = new URL(raw);

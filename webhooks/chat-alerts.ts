@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { FailedSyncRun, SucceededSyncRun, SyncRunEvents } from '../activities/sync-run-events';
 import type { StoredConnection } from '../auth/credential-store';
-import { alertScope, type AlertEpisode } from '../store/alert-states';
+import { alertScope, type AlertEpisode, type AlertMark } from '../store/alert-states';
 import type { Stores } from '../store/db';
 import { failureMessage, resolvedMessage, temporalRunUrl, type AlertSubject, type ChatMessage, type FailureAlert } from './chat-alert-messages';
 import { eventIdFor } from './deliver';
@@ -29,7 +28,37 @@ export interface ReauthorizationNeeded {
   at?: Date;
 }
 
-export interface ChatAlerts extends SyncRunEvents {
+/**
+ * What alerts read of a sync run's end. activities/sync-run-events.ts declares the events
+ * runs send (webhooks/ does not import activities/); its runs carry at least this, so the
+ * composition root hands these alerts in as one of its SyncRunEvents.
+ */
+interface AlertedRun {
+  environment: string;
+  /** ConnectionDoc._id */
+  connection: string;
+  connectionId: string;
+  providerConfigKey: string;
+  provider: string;
+  syncName: string;
+  variant: string;
+  /** The Temporal run id and workflow id: the run's page in the Temporal UI. */
+  runId: string;
+  workflowId: string;
+}
+
+export interface FailedRun extends AlertedRun {
+  failedAt: Date;
+  error: { code: string; message: string };
+}
+
+export interface SucceededRun extends AlertedRun {
+  finishedAt: Date;
+}
+
+export interface ChatAlerts {
+  failed(run: FailedRun): Promise<void>;
+  succeeded(run: SucceededRun): Promise<void>;
   needsReauthorization(event: ReauthorizationNeeded): Promise<void>;
 }
 
@@ -49,7 +78,7 @@ const REAUTHORIZE_CODE = 'provider_auth_failed';
 export function createChatAlerts(deps: ChatAlertDeps): ChatAlerts {
   const runUrl = (run: { workflowId: string; runId: string }) => temporalRunUrl(deps.temporalUiUrl, deps.temporalNamespace, run.workflowId, run.runId);
   return {
-    async failed(run: FailedSyncRun) {
+    async failed(run: FailedRun) {
       await reportFailure(deps, subjectOfRun(run), alertScope(run.connection, { name: run.syncName, variant: run.variant }), {
         run: run.runId,
         kind: run.error.code === REAUTHORIZE_CODE ? 'reauthorize' : 'sync_failed',
@@ -60,7 +89,7 @@ export function createChatAlerts(deps: ChatAlertDeps): ChatAlerts {
       });
     },
 
-    async succeeded(run: SucceededSyncRun) {
+    async succeeded(run: SucceededRun) {
       const subject = subjectOfRun(run);
       await resolve(deps, subject, alertScope(run.connection, { name: run.syncName, variant: run.variant }), run.finishedAt, runUrl(run));
       // A run that succeeded had working credentials: the connection's own episode (a refused refresh) is over too.
@@ -114,39 +143,34 @@ async function reportFailure(deps: AlertWindowDeps, subject: AlertSubject, scope
 
   const marks = await alerts.alerts(episode, failure.code);
   const last = marks.at(-1);
-  let index: number;
-  if (last && last.run === failure.run) {
+  const retried = last !== undefined && last.run === failure.run;
+  // Inside the window of the last alert: counted, told with the next message.
+  if (!retried && last && failure.at.getTime() - last.at.getTime() < deps.windowMs) return;
+
+  const failures = (await alerts.failures(episode)).filter((f) => f.at.getTime() <= failure.at.getTime());
+  let mark: AlertMark;
+  if (retried) {
     // This report again (a retried activity): its alert is queued again under the same id, which stores it once.
-    index = last.index;
-  } else if (!last || failure.at.getTime() - last.at.getTime() >= deps.windowMs) {
-    index = (last?.index ?? -1) + 1;
-    // Another process reporting another failure of this code took this alert: this failure is counted into the next one.
-    if (!(await alerts.claimAlert(episode, failure.code, index, { run: failure.run, at: failure.at }))) return;
+    mark = last;
   } else {
-    // Inside the window of the last alert: counted, told with the next message.
-    return;
+    // What this alert accounts for, counted before it is claimed: failures recorded meanwhile are the next one's.
+    mark = { index: (last?.index ?? -1) + 1, run: failure.run, at: failure.at, reported: failures.filter((f) => f.code === failure.code).length };
+    // Another process reporting another failure of this code took this alert: this failure is counted into the next one.
+    if (!(await alerts.claimAlert(episode, failure.code, mark.index, mark))) return;
   }
 
-  const previous = marks.filter((m) => m.index < index).at(-1);
-  const failures = (await alerts.failures(episode)).filter((f) => f.at.getTime() <= failure.at.getTime());
-  const sincePrevious = previous
-    ? {
-        count: failures.filter((f) => f.code === failure.code && f.run !== previous.run && f.run !== failure.run && f.at.getTime() >= previous.at.getTime())
-          .length,
-        at: previous.at,
-      }
-    : null;
+  const previous = marks.filter((m) => m.index < mark.index).at(-1);
   const message = failureMessage(subject, {
     kind: failure.kind,
     code: failure.code,
     message: failure.message,
     at: failure.at,
     runUrl: failure.runUrl,
-    sincePrevious,
+    sincePrevious: previous ? { count: Math.max(mark.reported - 1 - previous.reported, 0), at: previous.at } : null,
     failures: Math.max(failures.length, 1),
     since: episode.since,
   });
-  await queueAlert(deps, subject.environment, eventIdFor('weft-alert', episode.episode, failure.code, String(index)), message);
+  await queueAlert(deps, subject.environment, eventIdFor('weft-alert', episode.episode, failure.code, String(mark.index)), message);
 }
 
 /** The episode of `scope` (if one is open) is over: "resolved", with its failures counted, then forgotten. */
@@ -171,7 +195,7 @@ async function queueAlert(deps: AlertWindowDeps, environment: string, id: string
   await queued.handedOver;
 }
 
-function subjectOfRun(run: FailedSyncRun | SucceededSyncRun): AlertSubject {
+function subjectOfRun(run: AlertedRun): AlertSubject {
   return {
     environment: run.environment,
     connectionId: run.connectionId,
