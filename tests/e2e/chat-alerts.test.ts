@@ -169,7 +169,7 @@ describe('chat alerts', () => {
         ...identity(i, at),
         failedAt: new Date(at),
         models: ['CalendarEvent'],
-        error: { code: 'provider_unreachable', message: `GET https://api.lu.ma/v1/x?api_key=${WINDOW_SECRET} failed: ECONNRESET` },
+        error: { code: 'provider_unreachable', message: `GET https://svc:${WINDOW_SECRET}@api.lu.ma/v1/x?api_key=${WINDOW_SECRET} failed: ECONNRESET` },
       };
       return alerts.failed(run);
     };
