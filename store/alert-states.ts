@@ -47,6 +47,12 @@ type AlertStateDoc =
   | { _id: string; kind: 'expiry'; at: Date };
 
 const INDEX_DIGITS = 8;
+/**
+ * Documents one episode read returns at most: FerretDB pushes an `_id` range down only with a
+ * sort and a limit. An episode this long (a sync failing every 30 s for over a month) is
+ * counted up to it.
+ */
+const MAX_EPISODE_DOCS = 100_000;
 
 /** A sync's scope (connection `_id`, sync, variant), or the connection's own (auth) when `sync` is null. */
 export function alertScope(connection: string, sync: { name: string; variant: string } | null): string {
@@ -105,6 +111,7 @@ export class AlertStateStore {
     const docs = await this.col
       .find({ _id: prefixRange(prefix) })
       .sort({ _id: 1 })
+      .limit(MAX_EPISODE_DOCS)
       .toArray();
     return docs.flatMap((d) => (d.kind === 'failure' ? [{ run: decodeURIComponent(d._id.slice(prefix.length)), code: d.code, at: d.at }] : []));
   }
@@ -115,6 +122,7 @@ export class AlertStateStore {
     const docs = await this.col
       .find({ _id: prefixRange(prefix) })
       .sort({ _id: 1 })
+      .limit(MAX_EPISODE_DOCS)
       .toArray();
     return docs.flatMap((d) => (d.kind === 'alert' ? [{ index: Number(d._id.slice(prefix.length)), run: d.run, at: d.at, reported: d.reported }] : []));
   }
@@ -144,7 +152,13 @@ export class AlertStateStore {
 
   private async removeEpisodeDocs(episode: string): Promise<void> {
     for (const prefix of [`f|${episode}|`, `a|${episode}|`]) {
-      const ids = (await this.col.find({ _id: prefixRange(prefix) }, { projection: { _id: 1 } }).toArray()).map((d) => d._id);
+      const ids = (
+        await this.col
+          .find({ _id: prefixRange(prefix) }, { projection: { _id: 1 } })
+          .sort({ _id: 1 })
+          .limit(MAX_EPISODE_DOCS)
+          .toArray()
+      ).map((d) => d._id);
       if (ids.length > 0) await this.col.deleteMany({ _id: { $in: ids } });
     }
   }
