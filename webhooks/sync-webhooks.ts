@@ -1,4 +1,3 @@
-import type { FailedSyncRun, SucceededSyncRun, SyncRunEvents, SyncRunIdentity } from '../activities/sync-run-events';
 import { eventIdFor } from './deliver';
 import { queueWebhook, type OutboxDeps, type WebhookGate } from './outbox';
 
@@ -24,7 +23,39 @@ export interface SyncWebhookPayload {
   failedAt?: string;
 }
 
-function base(run: SyncRunIdentity, model: string): Omit<SyncWebhookPayload, 'success'> {
+/**
+ * The parts of a run's end that the events report. Declared here (webhooks/ imports no
+ * activities/); activities/sync-run-events.ts's reports carry them, which the composition
+ * root's typing checks.
+ */
+interface ReportedRun {
+  environment: string;
+  connectionId: string;
+  providerConfigKey: string;
+  syncName: string;
+  variant: string;
+  runId: string;
+  type: 'INITIAL' | 'INCREMENTAL';
+  startedAt: Date;
+  webhookUrlOverride?: string | null;
+}
+
+interface SucceededRun extends ReportedRun {
+  models: Array<{ model: string; added: number; updated: number; deleted: number; cursor: string | null }>;
+}
+
+interface FailedRun extends ReportedRun {
+  failedAt: Date;
+  models: string[];
+  error: { code: string; message: string; detail?: unknown };
+}
+
+export interface SyncWebhooks {
+  succeeded(run: SucceededRun): Promise<void>;
+  failed(run: FailedRun): Promise<void>;
+}
+
+function base(run: ReportedRun, model: string): Omit<SyncWebhookPayload, 'success'> {
   return {
     from: 'weft',
     type: 'sync',
@@ -45,8 +76,8 @@ function base(run: SyncRunIdentity, model: string): Omit<SyncWebhookPayload, 'su
  * toggles are read when the event is queued and again at delivery. Event ids come from the
  * run and model, so a retried bookkeeping activity queues each event once.
  */
-export function createSyncWebhooks(deps: OutboxDeps): SyncRunEvents {
-  const queue = async (run: SyncRunIdentity, id: string, payload: SyncWebhookPayload, gate: WebhookGate | null) => {
+export function createSyncWebhooks(deps: OutboxDeps): SyncWebhooks {
+  const queue = async (run: ReportedRun, id: string, payload: SyncWebhookPayload, gate: WebhookGate | null) => {
     const queued = await queueWebhook(deps, {
       environment: run.environment,
       type: 'sync',
@@ -60,7 +91,7 @@ export function createSyncWebhooks(deps: OutboxDeps): SyncRunEvents {
   };
 
   return {
-    async succeeded(run: SucceededSyncRun) {
+    async succeeded(run: SucceededRun) {
       for (const m of run.models) {
         const changed = m.added + m.updated + m.deleted > 0;
         const payload: SyncWebhookPayload = {
@@ -73,7 +104,7 @@ export function createSyncWebhooks(deps: OutboxDeps): SyncRunEvents {
       }
     },
 
-    async failed(run: FailedSyncRun) {
+    async failed(run: FailedRun) {
       const error = {
         type: run.error.code,
         description: run.error.message,
