@@ -29,5 +29,7 @@ export interface ApiDeps {
     apiRateLimit: { limit: number; windowMs: number };
     /** WEFT_ACTION_TIMEOUT_MS: how long a sync-mode action call waits before 504 action_timeout (default 60 s). */
     actionTimeoutMs?: number;
+    /** WEFT_ALERT_WINDOW_MINUTES in ms: a connection's re-authorization alerts within it are one chat message. */
+    alertWindowMs?: number;
   };
 }

@@ -25,6 +25,8 @@ export interface ProviderSessionDeps {
   egress: Egress;
   /** A refused refresh's `auth` webhook is delivered by its workflow (webhooks/delivery-starter.ts). */
   startWebhookDelivery: WebhookDeliveryStarter;
+  /** WEFT_ALERT_WINDOW_MINUTES in ms: a refused refresh's chat alert counts into an open one within it. */
+  alertWindowMs?: number;
 }
 
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

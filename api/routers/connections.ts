@@ -119,9 +119,13 @@ export function connectionsRouter(deps: ApiDeps): Router {
         connectionId: connection.connection_id,
         connection: connection._id,
       });
-      await freshOAuthCredentials({ ...tokenRefreshDeps({ ...deps, startWebhookDelivery: webhookDeliveryStarter(deps) }), record }, connection._id, {
-        force: q.force_refresh === 'true',
-      });
+      await freshOAuthCredentials(
+        { ...tokenRefreshDeps({ ...deps, startWebhookDelivery: webhookDeliveryStarter(deps), alertWindowMs: deps.settings.alertWindowMs }), record },
+        connection._id,
+        {
+          force: q.force_refresh === 'true',
+        },
+      );
       connection = (await deps.stores.connections.getById(connection._id)) ?? connection;
     } else if (connection.auth_mode === 'APP') {
       // An installation token, minted (and stored) when there is none or its hour is nearly up.

@@ -28,6 +28,7 @@ function apiDeps(core: Core, opts: { logger?: Logger } = {}): ApiDeps {
       maxInlineWaitMs: API_MAX_INLINE_WAIT_MS,
       egress: core.egress,
       startWebhookDelivery: coreWebhookDelivery(core),
+      alertWindowMs: config.WEFT_ALERT_WINDOW_MINUTES * 60_000,
     }),
     settings: {
       temporalIdPrefix: config.WEFT_TEMPORAL_ID_PREFIX,
@@ -37,6 +38,7 @@ function apiDeps(core: Core, opts: { logger?: Logger } = {}): ApiDeps {
       publicUrl: config.WEFT_PUBLIC_URL,
       apiRateLimit: { limit: config.WEFT_API_RATE_LIMIT, windowMs: config.WEFT_API_RATE_LIMIT_WINDOW_S * 1000 },
       actionTimeoutMs: config.WEFT_ACTION_TIMEOUT_MS,
+      alertWindowMs: config.WEFT_ALERT_WINDOW_MINUTES * 60_000,
     },
   };
 }

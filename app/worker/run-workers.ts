@@ -53,6 +53,7 @@ export async function buildWorkers(core: Core, opts: { logger?: Logger } = {}): 
     logger,
     maxInlineWaitMs: config.WEFT_MAX_INLINE_WAIT_MS,
     egress: core.egress,
+    alertWindowMs: config.WEFT_ALERT_WINDOW_MINUTES * 60_000,
   };
   const webhookDeps = { stores: core.stores, cipher: core.cipher, logger, egress: core.egress };
   const outboxDeps = { ...webhookDeps, startDelivery: startWebhookDelivery };
