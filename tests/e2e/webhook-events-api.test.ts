@@ -62,8 +62,17 @@ describe('the webhook events API', () => {
     expect(listed.body.events).toHaveLength(1);
     idOf[connectionId] = listed.body.events[0].id;
   }
+  /** Waits until every event has `status`; a replay whose workflow start timed out is started by the worker's sweeper (15 s later, every 10 s). */
   async function settled(ids: string[], status: 'delivered' | 'failed', key?: string): Promise<void> {
-    await waitFor(async () => (await Promise.all(ids.map((id) => statusOf(id, key)))).every((s) => s === status), 30_000, `${ids.join(', ')} ${status}`);
+    let seen: string[] = [];
+    const done = async () => {
+      seen = await Promise.all(ids.map((id) => statusOf(id, key)));
+      return seen.every((s) => s === status);
+    };
+    await waitFor(done, 60_000, `${ids.join(', ')} ${status}`).catch((err: Error) => {
+      const starts = stack.logs.filter((l) => l.includes('could not start the webhook delivery workflow')).length;
+      throw new Error(`${err.message}; statuses ${seen.join(', ')}; workflow starts that failed: ${starts}`);
+    });
   }
   const tick = () => new Promise((r) => setTimeout(r, 5));
 
