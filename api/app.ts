@@ -18,6 +18,7 @@ import { environmentRouter } from './routers/environment';
 import { logsRouter } from './routers/logs';
 import { webhooksRouter } from './routers/webhooks';
 import { healthRouter } from './routers/health';
+import { proxyRouter } from './routers/proxy';
 import { parseQueryString } from './query-parser';
 
 /** The app-facing REST API (shape of Nango's public API; see reference/api.md). */
@@ -27,13 +28,16 @@ export function createApp(deps: ApiDeps): Express {
   app.set('query parser', parseQueryString);
   // First, so every answer has them, including the body parser's refusals and 404s.
   app.use(securityHeaders());
+  // Secret key first (it names the environment), then that environment's rate limit.
+  const auth = [requireSecretKey(deps.stores.environments), apiRateLimit(deps.stores.apiRateCounters, deps.settings.apiRateLimit, deps.logger)];
+  // Before the body parser: any method, and the body streamed to the provider as it came.
+  app.use('/proxy', auth, proxyRouter(deps));
+
   // JSON bodies everywhere; the Connect page's API-key form is the one form route.
   app.use(bodyParsing({ formRoutes: ['/connect/api-key/:key'] }));
 
   app.use(healthRouter(deps));
 
-  // Secret key first (it names the environment), then that environment's rate limit.
-  const auth = [requireSecretKey(deps.stores.environments), apiRateLimit(deps.stores.apiRateCounters, deps.settings.apiRateLimit, deps.logger)];
   app.use('/integrations', auth, integrationsRouter(deps));
   app.use('/connections', auth, connectionsRouter(deps));
   app.use('/connection', auth, connectionsRouter(deps)); // Nango's older singular path

@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import { Agent, request as undiciRequest } from 'undici';
 import { WeftError } from '../common/errors';
 import { AddressPolicy, parseAddress } from './address-policy';
@@ -31,6 +32,26 @@ export interface EgressResponse {
   body: Buffer;
 }
 
+export interface EgressStreamRequest {
+  method?: string;
+  headers?: Record<string, string>;
+  /** Bytes, or a stream sent as it is read (a stream can be sent once: the caller decides about retries). */
+  body?: string | Uint8Array | Readable;
+  signal?: AbortSignal;
+}
+
+export interface EgressStreamResponse {
+  status: number;
+  /** Lower-case names; repeated headers joined with ", ". */
+  headers: Record<string, string>;
+  /**
+   * The body as it arrives. Read it to the end or destroy it, or the connection stays taken.
+   * There is no whole-body deadline (a large download takes its time); a silence longer
+   * than the body timeout between two chunks ends it with an error.
+   */
+  body: Readable;
+}
+
 /**
  * The one way out of Weft: every request to a third party or to the app's webhook URLs.
  * Destinations pass the address policy (checked on the address connected to), redirects
@@ -39,6 +60,11 @@ export interface EgressResponse {
  */
 export interface Egress {
   request(url: string | URL, req?: EgressRequest): Promise<EgressResponse>;
+  /**
+   * The same call with both bodies streamed (the proxy): same address policy, connect and
+   * headers timeouts, no redirects followed; resolves when the response headers arrive.
+   */
+  stream(url: string | URL, req?: EgressStreamRequest): Promise<EgressStreamResponse>;
   /** The same exchange as a `fetch` function, for libraries that take one (oauth4webapi). */
   fetch(input: string | URL, init?: RequestInit): Promise<Response>;
   /**
@@ -68,10 +94,7 @@ class PolicedEgress implements Egress {
   }
 
   async request(url: string | URL, req: EgressRequest = {}): Promise<EgressResponse> {
-    const target = new URL(url);
-    if (target.protocol !== 'https:' && target.protocol !== 'http:') {
-      throw new WeftError('egress_unsupported_protocol', `Only http and https URLs are called (got ${target.protocol}).`, 400);
-    }
+    const target = httpTarget(url);
     const deadline = new AbortController();
     const signal = req.signal ? AbortSignal.any([req.signal, deadline.signal]) : deadline.signal;
     let res: Awaited<ReturnType<typeof undiciRequest>>;
@@ -92,6 +115,25 @@ class PolicedEgress implements Egress {
       throw this.describeFailure(err, target, bodyTimedOut ? 'body' : null);
     } finally {
       clearTimeout(timer);
+    }
+  }
+
+  async stream(url: string | URL, req: EgressStreamRequest = {}): Promise<EgressStreamResponse> {
+    const target = httpTarget(url);
+    try {
+      const res = await undiciRequest(target, {
+        method: (req.method ?? 'GET') as 'GET',
+        headers: req.headers,
+        body: req.body,
+        signal: req.signal,
+        dispatcher: this.agent,
+      });
+      // A body that fails before its reader attaches (or after it left) must not crash the
+      // process as an unhandled 'error'; readers still receive the error themselves.
+      res.body.on('error', () => undefined);
+      return { status: res.statusCode, headers: flattenHeaders(res.headers), body: res.body };
+    } catch (err) {
+      throw this.describeFailure(err, target, null);
     }
   }
 
@@ -138,6 +180,14 @@ class PolicedEgress implements Egress {
     if (code === 'UND_ERR_CONNECT_TIMEOUT') return new EgressTimeoutError('connect', target.host, this.settings.connectTimeoutMs);
     return err;
   }
+}
+
+function httpTarget(url: string | URL): URL {
+  const target = new URL(url);
+  if (target.protocol !== 'https:' && target.protocol !== 'http:') {
+    throw new WeftError('egress_unsupported_protocol', `Only http and https URLs are called (got ${target.protocol}).`, 400);
+  }
+  return target;
 }
 
 function flattenHeaders(h: Record<string, string | string[] | undefined>): Record<string, string> {

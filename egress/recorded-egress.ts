@@ -39,6 +39,13 @@ export function recordedEgress(egress: Egress, record: (call: EgressCall) => voi
         () => egress.request(url, req),
         (res) => res.status,
       ),
+    stream: (url, req) =>
+      observe(
+        req?.method,
+        url,
+        () => egress.stream(url, req),
+        (res) => res.status,
+      ),
     fetch: (input, init) =>
       observe(
         init?.method,

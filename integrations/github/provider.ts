@@ -12,6 +12,9 @@ export const githubProvider: ProviderDefinition = {
   authMode: 'APP',
   authModes: ['APP', 'OAUTH2'],
   baseUrl: 'https://api.github.com',
+  // Release asset uploads, and where archive and asset downloads redirect (followed by the
+  // proxy without credentials, which go to the API's own origin only).
+  allowedHosts: ['uploads.github.com', 'codeload.github.com', 'objects.githubusercontent.com'],
   defaultHeaders: { accept: 'application/vnd.github+json', 'x-github-api-version': '2022-11-28' },
   app: {
     accessTokenEndpoint: '/app/installations/{installation_id}/access_tokens',

@@ -6,6 +6,8 @@ export const lumaProvider: ProviderDefinition = {
   displayName: 'Luma',
   authMode: 'API_KEY',
   baseUrl: 'https://api.lu.ma',
+  // Luma's other API hosts (providers.md §D1): the same API, reachable through the proxy's Base-Url-Override.
+  allowedHosts: ['public-api.lu.ma', 'public-api.luma.com'],
   // The key header is redacted from logs like every provider's `apiKey.header`.
   apiKey: { header: 'x-luma-api-key' },
   verify: { method: 'GET', endpoint: '/public/v1/user/get-self' },

@@ -11,6 +11,9 @@ export const oneDriveProvider: ProviderDefinition = {
   displayName: 'OneDrive (Microsoft Graph)',
   authMode: 'OAUTH2',
   baseUrl: 'https://graph.microsoft.com',
+  // Where `/content` redirects to (providers.md §B2: a pre-authenticated download URL on the
+  // SharePoint / OneDrive file hosts). The proxy follows it without the bearer token.
+  allowedHosts: ['sharepoint.com', 'files.1drv.com', 'livefilestore.com'],
   verify: { method: 'GET', endpoint: '/v1.0/me' },
   oauth: {
     authorizationUrl: 'https://login.microsoftonline.com/{tenant}/oauth2/v2.0/authorize',

@@ -5,6 +5,7 @@ import type { AccountThrottle } from './account-throttle';
 import { ProviderAuthError, ProviderHttpError, ProviderRedirectError, ProviderUnreachableError, RateLimitedError } from '../errors';
 import { redactUrl, scrubSecrets } from '../../egress/redact';
 import type { RequestBudgetGate } from './request-budget';
+import { forwardRequest, type ForwardRequest, type ForwardResponse } from './provider-forward';
 
 /** The provider as configured for one integration: definition plus per-integration overrides. */
 export interface ResolvedProvider {
@@ -41,8 +42,8 @@ export interface ProviderClientDeps {
   /** Waits up to this long inside the call; longer waits throw RateLimitedError. */
   maxInlineWaitMs: number;
   sleep(ms: number): Promise<void>;
-  /** The way out: address policy, timeouts, no redirects followed. */
-  egress: Pick<Egress, 'request'>;
+  /** The way out: address policy, timeouts, no redirects followed (`stream` for forward(); clients that never forward need not have it). */
+  egress: Pick<Egress, 'request'> & Partial<Pick<Egress, 'stream'>>;
   signal?: AbortSignal;
 }
 
@@ -167,6 +168,11 @@ export class ProviderClient implements ProviderTransport {
       }
       return { status, headers: responseHeaders, data: data as T };
     }
+  }
+
+  /** A request forwarded as it is, both bodies streamed (the proxy): see provider-forward.ts. */
+  forward(req: ForwardRequest): Promise<ForwardResponse> {
+    return forwardRequest(this.deps, req);
   }
 
   /** Sleeps a short wait here; a long one ends the call so Temporal can wait durably. */
