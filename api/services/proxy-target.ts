@@ -16,7 +16,7 @@ export function isProviderHost(provider: ResolvedProvider, url: URL): boolean {
 }
 
 /** Refused `Base-Url-Override`: a host the integration does not allow, or not a URL at all. */
-export class BaseUrlOverrideRefusedError extends WeftError {
+class BaseUrlOverrideRefusedError extends WeftError {
   constructor(override: string, provider: ResolvedProvider) {
     const allowed = [
       new URL(provider.baseUrl).host,

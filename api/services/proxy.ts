@@ -15,7 +15,7 @@ import { isProviderHost, proxyTargetUrl } from './proxy-target';
  * bodies, and chunked ones of unknown length, are streamed to the provider as they arrive
  * and sent once: a failure of that one attempt is answered as it is.
  */
-export const REPLAYABLE_BODY_MAX_BYTES = 1024 * 1024;
+const REPLAYABLE_BODY_MAX_BYTES = 1024 * 1024;
 /** Error answers up to this size have the connection's secrets scrubbed from their body. */
 const ERROR_BODY_SCRUB_MAX_BYTES = 256 * 1024;
 

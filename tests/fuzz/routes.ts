@@ -223,6 +223,16 @@ export const ROUTES: RouteSpec[] = [
   },
 
   {
+    // The proxy hands the provider's own answers back; Graph's errors carry `error.code`.
+    name: 'ANY /proxy/*path',
+    method: 'GET',
+    template: '/proxy/v1.0/me',
+    auth: 'secret-key',
+    headers: driveHeaders,
+    query: () => ({ $select: 'id,displayName' }),
+    readOnly: true,
+  },
+  {
     name: 'GET /logs',
     method: 'GET',
     template: '/logs',
