@@ -12,6 +12,7 @@ import type { Figure } from './figure';
 import { schedulesFigure } from './schedules';
 import { triggerLatency } from './trigger-latency';
 import { userFilesIngest } from './user-files-ingest';
+import { webhookThroughput } from './webhook-throughput';
 import { startStandaloneTestInfra } from '../tests/support/standalone-infra';
 
 async function main(): Promise<void> {
@@ -19,11 +20,13 @@ async function main(): Promise<void> {
   try {
     // `npm run bench` (everything, 100,000 files), `npm run bench -- 20000` (another size),
     // `npm run bench -- pacing`, `npm run bench -- reads [files]`, `npm run bench -- memory [files]`,
-    // `npm run bench -- trigger` or `npm run bench -- schedules [connections]` (one part only).
+    // `npm run bench -- trigger`, `npm run bench -- schedules [connections]` or `npm run bench -- webhooks [events]` (one part only).
     const args = process.argv.slice(2);
     const only = args.find((a) => !/^\d+$/.test(a));
-    if (only !== undefined && !['pacing', 'reads', 'memory', 'trigger', 'schedules'].includes(only))
-      throw new Error(`unknown part "${only}": pacing, reads, memory, trigger, schedules, or a number (files; connections for schedules)`);
+    if (only !== undefined && !['pacing', 'reads', 'memory', 'trigger', 'schedules', 'webhooks'].includes(only))
+      throw new Error(
+        `unknown part "${only}": pacing, reads, memory, trigger, schedules, webhooks, or a number (files; connections for schedules; events for webhooks)`,
+      );
     const count = args.find((a) => /^\d+$/.test(a));
     const files = Number(count ?? 100_000);
     const emit = (figure: Figure) => console.log(JSON.stringify(figure));
@@ -35,6 +38,7 @@ async function main(): Promise<void> {
     if (only === undefined || only === 'pacing') for (const figure of await lumaPacing()) emit(figure);
     if (only === undefined || only === 'trigger') for (const figure of await triggerLatency()) emit(figure);
     if (only === undefined || only === 'schedules') for (const figure of await schedulesFigure(Number((only === 'schedules' && count) || 1_000))) emit(figure);
+    if (only === undefined || only === 'webhooks') for (const figure of await webhookThroughput(Number((only === 'webhooks' && count) || 1_000))) emit(figure);
   } finally {
     await infra.stop();
   }
