@@ -73,6 +73,8 @@ async function startApp() {
   };
 }
 
+// A new Luma connection also syncs, and its `sync` events come to the same app: each check
+// below picks the connection's `auth` event.
 describe('auth webhooks are queued, never waited on', () => {
   let stack: WeftStack;
   let app: Awaited<ReturnType<typeof startApp>>;
@@ -110,7 +112,7 @@ describe('auth webhooks are queued, never waited on', () => {
       body: { provider_config_key: 'luma', connection_id: 'warm-up', credentials: { type: 'API_KEY', apiKey: 'sandbox-luma-api-key' } },
     });
     expect(warmUp.status).toBe(201);
-    await app.waitFor((r) => r.body.connectionId === 'warm-up', 60_000);
+    await app.waitFor((r) => r.body.type === 'auth' && r.body.connectionId === 'warm-up', 60_000);
   });
   afterAll(async () => {
     await app?.close();
@@ -147,7 +149,7 @@ describe('auth webhooks are queued, never waited on', () => {
     const answeredAt = Date.now();
     expect(res.status).toBe(201);
     expect(ms).toBeLessThan(ANSWER_MS);
-    const hook = await app.waitFor((r) => r.body.connectionId === 'imported');
+    const hook = await app.waitFor((r) => r.body.type === 'auth' && r.body.connectionId === 'imported');
     expect(hook.at).toBeGreaterThan(answeredAt);
     expect(hook.body).toEqual({
       from: 'weft',
@@ -187,7 +189,7 @@ describe('auth webhooks are queued, never waited on', () => {
     expect(refused.value.status).toBeGreaterThanOrEqual(400);
     expect(refused.ms).toBeLessThan(ANSWER_MS);
 
-    const created = await app.waitFor((r) => r.body.connectionId === connectionId && r.body.success === true);
+    const created = await app.waitFor((r) => r.body.type === 'auth' && r.body.connectionId === connectionId && r.body.success === true);
     expect(created.body).toMatchObject({ type: 'auth', operation: 'creation', providerConfigKey: 'luma' });
     const failed = await app.waitFor((r) => r.body.success === false && r.body.providerConfigKey === 'luma');
     expect(failed.body).toMatchObject({ type: 'auth', operation: 'creation', error: { type: expect.any(String) } });
@@ -210,7 +212,7 @@ describe('auth webhooks are queued, never waited on', () => {
     expect(ms).toBeLessThan(ANSWER_MS);
     const connectionId = /data-connection-id="([^"]+)"/.exec(done.html)?.[1];
     expect(connectionId).toBeTruthy();
-    const hook = await app.waitFor((r) => r.body.connectionId === connectionId);
+    const hook = await app.waitFor((r) => r.body.type === 'auth' && r.body.connectionId === connectionId);
     expect(hook.body).toMatchObject({ type: 'auth', providerConfigKey: 'github', authMode: 'APP', operation: 'creation', success: true });
     expect(verified(hook)).toEqual(hook.body);
   });
@@ -226,13 +228,13 @@ describe('auth webhooks are queued, never waited on', () => {
     expect(ms).toBeLessThan(ANSWER_MS);
     // The first attempt is stuck on the silent app; the event is held by its workflow.
     await waitUntil(async () => app.held.length > 0);
-    const [queued] = await stack.core.stores.db.collection('webhook_outbox').find({ 'payload.connectionId': 'while-silent' }).toArray();
+    const [queued] = await stack.core.stores.db.collection('webhook_outbox').find({ type: 'auth', 'payload.connectionId': 'while-silent' }).toArray();
     expect(queued).toMatchObject({ type: 'auth', environment: 'dev', rounds: 0 });
     expect(queued.lease_until.getTime()).toBeGreaterThan(Date.now());
     // The app comes to: the cut attempt fails, the next one (5 s later) gets through, with the same id.
     app.setMood({ kind: 'status', status: 200 });
     for (const held of app.held.splice(0)) held.destroy();
-    const hook = await app.waitFor((r) => r.body.connectionId === 'while-silent');
+    const hook = await app.waitFor((r) => r.body.type === 'auth' && r.body.connectionId === 'while-silent');
     expect(hook.headers['webhook-id']).toBe(queued._id);
     await waitUntil(async () => (await stack.core.stores.webhookOutbox.get(String(queued._id)))?.status === 'delivered');
   });
@@ -245,10 +247,11 @@ describe('auth webhooks are queued, never waited on', () => {
     expect(res.status).toBe(201);
     // The first attempt fails (one try, no quick retries); the next is about 5 s out.
     await waitUntil(
-      async () => (await stack.core.stores.db.collection('webhook_outbox').countDocuments({ 'payload.connectionId': 'while-down', rounds: 1 })) === 1,
+      async () =>
+        (await stack.core.stores.db.collection('webhook_outbox').countDocuments({ type: 'auth', 'payload.connectionId': 'while-down', rounds: 1 })) === 1,
     );
-    const [queued] = await stack.core.stores.db.collection('webhook_outbox').find({ 'payload.connectionId': 'while-down' }).toArray();
-    const tries = app.received.filter((r) => r.body.connectionId === 'while-down');
+    const [queued] = await stack.core.stores.db.collection('webhook_outbox').find({ type: 'auth', 'payload.connectionId': 'while-down' }).toArray();
+    const tries = app.received.filter((r) => r.body.type === 'auth' && r.body.connectionId === 'while-down');
     expect(tries).toHaveLength(1);
     expect(tries[0].headers['webhook-id']).toBe(queued._id);
     expect(queued.last_error).toContain('HTTP 503');
@@ -258,7 +261,7 @@ describe('auth webhooks are queued, never waited on', () => {
 
     app.setMood({ kind: 'status', status: 200 });
     await waitUntil(async () => (await stack.core.stores.webhookOutbox.get(String(queued._id)))?.status === 'delivered');
-    const delivered = app.received.filter((r) => r.body.connectionId === 'while-down');
+    const delivered = app.received.filter((r) => r.body.type === 'auth' && r.body.connectionId === 'while-down');
     expect(delivered).toHaveLength(2);
     expect(delivered[1].headers['webhook-id']).toBe(queued._id);
     expect(verified(delivered[1])).toEqual(delivered[1].body);
@@ -296,7 +299,7 @@ describe('auth webhooks are queued, never waited on', () => {
       lease_until: past,
     });
     // The worker's sweeper passes every 10 s.
-    const hook = await app.waitFor((r) => r.body.connectionId === 'orphan', 30_000);
+    const hook = await app.waitFor((r) => r.body.type === 'auth' && r.body.connectionId === 'orphan', 30_000);
     expect(hook.headers['webhook-id']).toBe(id);
     expect(hook.body).toEqual(payload);
     await waitUntil(async () => (await stack.core.stores.webhookOutbox.get(id))?.status === 'delivered');
@@ -304,7 +307,7 @@ describe('auth webhooks are queued, never waited on', () => {
     expect(run.type).toBe('webhookDelivery');
     // Later passes find nothing: delivered once.
     await new Promise((r) => setTimeout(r, 11_000));
-    expect(app.received.filter((r) => r.body.connectionId === 'orphan')).toHaveLength(1);
+    expect(app.received.filter((r) => r.body.type === 'auth' && r.body.connectionId === 'orphan')).toHaveLength(1);
   });
 
   test('an event the app refuses (4xx) is retried like any other non-2xx, and delivered once taken', async () => {
@@ -313,16 +316,20 @@ describe('auth webhooks are queued, never waited on', () => {
       body: { provider_config_key: 'luma', connection_id: 'refused', credentials: { type: 'API_KEY', apiKey: 'sandbox-luma-api-key' } },
     });
     expect(res.status).toBe(201);
-    await app.waitFor((r) => r.body.connectionId === 'refused');
+    await app.waitFor((r) => r.body.type === 'auth' && r.body.connectionId === 'refused');
     await waitUntil(
       async () =>
-        (await stack.core.stores.db.collection('webhook_outbox').countDocuments({ 'payload.connectionId': 'refused', rounds: 1, status: 'pending' })) === 1,
+        (await stack.core.stores.db
+          .collection('webhook_outbox')
+          .countDocuments({ type: 'auth', 'payload.connectionId': 'refused', rounds: 1, status: 'pending' })) === 1,
     );
     app.setMood({ kind: 'status', status: 200 });
     await waitUntil(
-      async () => (await stack.core.stores.db.collection('webhook_outbox').countDocuments({ 'payload.connectionId': 'refused', status: 'delivered' })) === 1,
+      async () =>
+        (await stack.core.stores.db.collection('webhook_outbox').countDocuments({ type: 'auth', 'payload.connectionId': 'refused', status: 'delivered' })) ===
+        1,
     );
-    const tries = app.received.filter((r) => r.body.connectionId === 'refused');
+    const tries = app.received.filter((r) => r.body.type === 'auth' && r.body.connectionId === 'refused');
     expect(tries).toHaveLength(2);
     expect(tries[0].headers['webhook-id']).toBe(tries[1].headers['webhook-id']);
   });

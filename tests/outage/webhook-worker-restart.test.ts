@@ -1,5 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { queueAuthWebhook } from '../../webhooks/auth-webhook';
+import { webhookDeliveryWorkflowId } from '../../webhooks/delivery-contracts';
 import { startScriptedReceiver, stackOutboxDeps, verifies, type ScriptedReceiver } from '../support/scripted-receiver';
 import { startWeftStack, type WeftStack } from '../support/weft-stack';
 import { spawnWorker, waitFor } from '../support/worker-process';
@@ -49,8 +50,14 @@ describe('webhook events survive the worker', () => {
     children.push(doomed);
     app.setDefaultStatus(503);
     const waiting = await Promise.all(Array.from({ length: WAITING }, (_, i) => queue(`waiting-${i}`)));
-    // Every first attempt fails; each workflow now waits on its timer for the next (~5 s).
-    await waitFor(async () => (await outbox().countDocuments({ _id: { $in: waiting as never[] }, rounds: 1 })) === WAITING, 30_000, 'the first attempts');
+    // Every first attempt fails, and each workflow waits on its timer for the next (~5 s). (Killed
+    // with an attempt still running, that attempt would end by its 1-minute timeout instead.)
+    const waitingOnTimer = async (id: string) => {
+      const history = await stack.temporal.workflow.getHandle(webhookDeliveryWorkflowId(stack.temporalIdPrefix, id)).fetchHistory();
+      return (history.events ?? []).some((e) => e.timerStartedEventAttributes);
+    };
+    await waitFor(async () => (await Promise.all(waiting.map(waitingOnTimer))).every(Boolean), 30_000, 'the first attempts to fail');
+    expect(await outbox().countDocuments({ _id: { $in: waiting as never[] }, rounds: 1 })).toBe(WAITING);
     doomed.kill('SIGKILL');
     await new Promise((r) => doomed.once('exit', r));
     expect(doomed.signalCode).toBe('SIGKILL');
