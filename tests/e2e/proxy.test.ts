@@ -397,6 +397,27 @@ describe('proxy', () => {
     await stack.api('PATCH', '/integrations/echo', { body: { provider_overrides: { base_url: echo.url } } });
   });
 
+  test('Graph throttling: the 429 comes back as it is, and the account stays paused for its Retry-After (no call breaks it)', async () => {
+    const before = stack.graph.stats();
+    stack.graph.throttleNext(1, { status: 429, retryAfterSeconds: 0.8 });
+    const throttled = await fetch(`${stack.apiUrl}/proxy/v1.0/me`, { headers: proxyHeaders('one-drive', 'p-drive') });
+    expect(throttled.status).toBe(429);
+    expect(throttled.headers.get('retry-after')).toBe('0.8');
+    expect((await json(throttled)).error.code).toBe('TooManyRequests');
+    // The next call (a sync's would too: they share the account's throttle state) waits it out.
+    const started = Date.now();
+    const next = await fetch(`${stack.apiUrl}/proxy/v1.0/me`, { headers: proxyHeaders('one-drive', 'p-drive') });
+    expect(next.status).toBe(200);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(500);
+    expect(stack.graph.stats().retryAfterViolations).toBe(before.retryAfterViolations);
+
+    // With Retries, the same wait happens inside the call and the app sees the success.
+    stack.graph.throttleNext(1, { status: 503, retryAfterSeconds: 0.3 });
+    const retried = await nango.proxy({ method: 'GET', endpoint: '/v1.0/me', retries: 1, providerConfigKey: 'one-drive', connectionId: 'p-drive' });
+    expect(retried.status).toBe(200);
+    expect(stack.graph.stats().retryAfterViolations).toBe(before.retryAfterViolations);
+  });
+
   test('a burst on a Luma key is paced within the shared budget: no request of it is locked out', async () => {
     const statsBefore = stack.luma.stats();
     const burst = await Promise.all(
