@@ -255,14 +255,14 @@ describe('environment settings and signed webhooks', () => {
     const none = await queueAuthWebhook(outbox, { environment: 'prod', connection, operation: 'creation', success: true });
     expect(none).toMatchObject({ id: null, skipped: 'no_webhook_url' });
     const outboxed = stack.core.stores.db.collection('webhook_outbox');
-    expect(await outboxed.countDocuments({ 'payload.connectionId': 'while-off' })).toBe(0);
+    expect(await outboxed.countDocuments({ type: 'auth', 'payload.connectionId': 'while-off' })).toBe(0);
     expect(await outboxed.countDocuments({ environment: 'prod' })).toBe(0);
 
     // Turned on again, the next event arrives; nothing of the time it was off came before it.
     await stack.api('PATCH', '/environment', { body: { send_auth_webhooks: true } });
     const id = await queue({ connection: { ...connection, connection_id: 'after-off' } });
     await receiver.waitFor((r) => r.headers['webhook-id'] === id);
-    expect(receiver.received.filter((r) => r.body.connectionId === 'while-off')).toHaveLength(0);
+    expect(receiver.received.filter((r) => r.body.type === 'auth' && r.body.connectionId === 'while-off')).toHaveLength(0);
   });
 
   test('the first webhook creates the signing key itself, once, stored encrypted', async () => {

@@ -145,7 +145,7 @@ describe('webhook delivery on real servers', () => {
   test('send_auth_webhooks is honoured: off, nothing is queued or sent; turned off while an event waits, its retry is not sent', async () => {
     expect((await stack.api('PATCH', '/environment', { body: { send_auth_webhooks: false } })).status).toBe(200);
     expect(await connect('while-off')).toBeNull();
-    expect(await stack.core.stores.db.collection('webhook_outbox').countDocuments({ 'payload.connectionId': 'while-off' })).toBe(0);
+    expect(await stack.core.stores.db.collection('webhook_outbox').countDocuments({ type: 'auth', 'payload.connectionId': 'while-off' })).toBe(0);
 
     // On again: an event whose first try fails waits for its next attempt; turned off meanwhile, it stops there.
     expect((await stack.api('PATCH', '/environment', { body: { send_auth_webhooks: true } })).status).toBe(200);
