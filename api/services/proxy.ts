@@ -90,7 +90,8 @@ export async function forwardProxyCall(deps: Pick<ApiDeps, 'stores' | 'openProvi
       followRedirect: (location) => isProviderHost(provider, location),
     });
     const returned = returnedHeaders(provider, res.headers);
-    if (res.status < 400) return { status: res.status, headers: returned, body: res.body };
+    // A HEAD answer has no body to scrub, and its Content-Length is the GET body's.
+    if (res.status < 400 || call.method === 'HEAD') return { status: res.status, headers: returned, body: res.body };
     return scrubbedErrorAnswer(res.status, returned, res.body, res.secrets);
   } catch (err) {
     // Refused at call time (a name that resolved to a refused address): the app's request
@@ -107,7 +108,7 @@ export async function forwardProxyCall(deps: Pick<ApiDeps, 'stores' | 'openProvi
 async function scrubbedErrorAnswer(status: number, headers: Record<string, string>, body: Readable, secrets: string[]): Promise<ProxyAnswer> {
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of body) {
+  for await (const chunk of body.iterator({ destroyOnReturn: false })) {
     size += (chunk as Buffer).length;
     chunks.push(chunk as Buffer);
     if (size > ERROR_BODY_SCRUB_MAX_BYTES) {

@@ -84,6 +84,7 @@ export async function forwardRequest(deps: ForwardDeps, req: ForwardRequest): Pr
   let url = req.url;
   let method = req.method.toUpperCase();
   let body = req.body;
+  let sentHeaders = req.headers;
   let retriesUsed = 0;
   let reauthorized = false;
   let redirects = 0;
@@ -95,7 +96,7 @@ export async function forwardRequest(deps: ForwardDeps, req: ForwardRequest): Pr
     if (pause > deps.maxInlineWaitMs) throw new RateLimitedError(pause, `${definition.displayName} asked to pause requests`);
     if (pause > 0) await deps.sleep(pause);
 
-    const headers: Record<string, string> = { ...req.headers };
+    const headers: Record<string, string> = { ...sentHeaders };
     // Credentials go to the provider's own origin only, not to wherever a redirect pointed
     // (Graph's download URLs are pre-authenticated and must not get the bearer token).
     const secrets = new URL(url).origin === origin ? await deps.authorize(headers) : [];
@@ -137,8 +138,9 @@ export async function forwardRequest(deps: ForwardDeps, req: ForwardRequest): Pr
     const rule = definition.throttle;
     let throttleText = '';
     if (rule?.statuses.includes(status)) {
-      throttleText = await readSmall(res.body, MAX_THROTTLE_BODY);
-      res = { ...res, body: bufferStream(throttleText) };
+      const { head, rest } = await readHead(res.body, MAX_THROTTLE_BODY);
+      throttleText = head.toString('utf8');
+      res = { ...res, body: Readable.from(joined(head, rest)) };
     }
     // A 401's budget headers are those of an unauthenticated caller (GitHub: 60 an hour, per
     // address), not the account's: read, they would slow the repeated request for nothing.
@@ -178,7 +180,11 @@ export async function forwardRequest(deps: ForwardDeps, req: ForwardRequest): Pr
       redirects += 1;
       url = location.toString();
       if (status === 303 && method !== 'HEAD') method = 'GET';
-      if (method === 'GET') body = null;
+      if ((method === 'GET' || method === 'HEAD') && body !== null) {
+        // What described the dropped body must not go with the bodiless request.
+        body = null;
+        sentHeaders = Object.fromEntries(Object.entries(sentHeaders).filter(([name]) => !/^content-(length|type|encoding)$/i.test(name)));
+      }
       continue;
     }
     return { ...res, secrets };
@@ -194,23 +200,22 @@ function safeUrl(location: string, base: string): URL | null {
   }
 }
 
-async function readSmall(body: Readable, max: number): Promise<string> {
+/** Up to `max` bytes of a body, and the rest of it still unread (null when it all fit). */
+async function readHead(body: Readable, max: number): Promise<{ head: Buffer; rest: Readable | null }> {
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of body) {
+  for await (const chunk of body.iterator({ destroyOnReturn: false })) {
     const buf = Buffer.from(chunk as Uint8Array);
-    size += buf.length;
-    if (size > max) {
-      body.destroy();
-      break;
-    }
     chunks.push(buf);
+    size += buf.length;
+    if (size > max) return { head: Buffer.concat(chunks), rest: body };
   }
-  return Buffer.concat(chunks).toString('utf8');
+  return { head: Buffer.concat(chunks), rest: null };
 }
 
-function bufferStream(text: string): Readable {
-  return Readable.from([Buffer.from(text, 'utf8')]);
+async function* joined(head: Buffer, rest: Readable | null): AsyncGenerator<Buffer> {
+  yield head;
+  if (rest) for await (const chunk of rest) yield Buffer.from(chunk as Uint8Array);
 }
 
 function backoffMs(attempt: number): number {
