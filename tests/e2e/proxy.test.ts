@@ -64,7 +64,8 @@ async function startEchoProvider(): Promise<{ url: string; received: Received[];
       };
       received.push(entry);
       const body = JSON.stringify({ received: length, sha256: entry.sha256, user: { api_id: 'usr-echo' } });
-      res.writeHead(req.url?.startsWith('/public/v1/user/get-self') ? 200 : 201, { 'content-type': 'application/json', 'x-echo': 'yes' });
+      const status = req.url?.startsWith('/fail') ? 500 : req.url?.startsWith('/public/v1/user/get-self') ? 200 : 201;
+      res.writeHead(status, { 'content-type': 'application/json', 'x-echo': 'yes' });
       res.end(body);
     });
   });
@@ -234,7 +235,7 @@ describe('proxy', () => {
     for (const e of logs) expect(e).toMatchObject({ operation: 'proxy', method: 'GET', integration: 'one-drive', connection_id: 'p-drive' });
   });
 
-  test('binary and multipart bodies arrive intact: a small one (buffered), a 3 MB one (streamed)', async () => {
+  test('binary and multipart bodies arrive intact: a small one (buffered, repeated by Retries), a 3 MB one (streamed, sent once)', async () => {
     const small = randomBytes(300 * 1024);
     const big = randomBytes(3 * MB);
     for (const bytes of [small, big]) {
@@ -252,6 +253,23 @@ describe('proxy', () => {
         sha256: createHash('sha256').update(bytes).digest('hex'),
       });
       expect(got.headers['content-type']).toBe('application/octet-stream');
+    }
+
+    // Retries repeat what can be sent again: the small body three times, the streamed one once.
+    for (const [bytes, sent] of [
+      [small, 3],
+      [big, 1],
+    ] as const) {
+      const before = echo.received.length;
+      const res = await fetch(`${stack.apiUrl}/proxy/fail`, {
+        method: 'POST',
+        headers: proxyHeaders('echo', 'p-echo', { 'content-type': 'application/octet-stream', retries: '2' }),
+        body: bytes,
+      });
+      expect(res.status).toBe(500);
+      const got = echo.received.slice(before);
+      expect(got).toHaveLength(sent);
+      for (const g of got) expect(g.sha256).toBe(createHash('sha256').update(bytes).digest('hex'));
     }
 
     const form = new FormData();
