@@ -1,4 +1,4 @@
-import type { Collection, Db } from 'mongodb';
+import { MongoBulkWriteError, type Collection, type Db } from 'mongodb';
 import { insertManyIgnoringDuplicates, isDuplicateKey } from './duplicate-key';
 import { runOnce } from './migrations';
 import { decodeCursor, encodeCursor, keyPrefix, readRangePage, timeKey, type Direction } from './key-range';
@@ -64,6 +64,7 @@ export type NewWebhookEvent = Pick<WebhookOutboxDoc, '_id' | 'environment' | 'ty
  *                                            as one range; moved (new key first, then the old
  *                                            one removed) when a round is leased or rescheduled
  *   `#expiry|<created>|<id>`                 where the server has no TTL: what retention deletes
+ *   `#replay|<id>|<n>`                       replay n of the event, taken by the one process that inserts it
  * Keys are written before the event, so a listed or queued event never goes missing; a key
  * whose event is gone is skipped (and a due key removed) by its readers.
  */
@@ -71,6 +72,7 @@ type KeyDoc = { _id: string; at?: Date; environment?: string; ids?: string[] };
 
 const DUE_PREFIX = '#due|';
 const EXPIRY_PREFIX = '#expiry|';
+const REPLAY_PREFIX = '#replay|';
 /** A due key whose event is missing this long after its time is an orphan, not an insert in progress. */
 const ORPHAN_GRACE_MS = 60_000;
 const EVENT_TAIL = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z\|[0-9a-zA-Z_.%-]{1,128}$/;
@@ -246,28 +248,78 @@ export class WebhookOutboxStore {
 
   /**
    * A settled event back in the queue, due at `now`, same id and payload (a replay), as
-   * replay n+1; its rounds start again. The number is read off the event before the
-   * conditional update, so two replays racing (FerretDB lets both conditional updates match)
-   * both name the same replay, whose workflow id then lets one delivery run.
+   * replay n+1; its rounds start again. Returns the event, or why not: unknown (here), or
+   * pending (being delivered, or another replay of it took this number first).
    */
   async requeue(environment: string, id: string, now = new Date()): Promise<RequeueResult> {
-    const doc = await this.col.findOne({ _id: id, environment });
-    if (!doc) return { outcome: 'unknown' };
+    const doc = await this.col.findOne({ _id: id });
+    if (!doc || doc.environment !== environment) return { outcome: 'unknown' };
     if (doc.status === 'pending') return { outcome: 'pending' };
-    const replay = (doc.replay ?? 0) + 1;
-    await insertManyIgnoringDuplicates(this.keys, [{ _id: dueKeyAt(now, id) }]);
-    const requeued = await this.col.findOneAndUpdate(
-      { _id: id, status: { $ne: 'pending' }, replay: doc.replay === undefined ? { $exists: false } : doc.replay },
-      {
-        $set: { status: 'pending', rounds: 0, next_attempt_at: now, lease_until: new Date(0), settled_at: null, replay },
-        $push: { replays: { n: replay, at: now } },
-      },
-      { returnDocument: 'after' },
+    const [event] = await this.takeReplays([doc], now);
+    return event ? { outcome: 'requeued', event } : { outcome: 'pending' };
+  }
+
+  /**
+   * `requeue` for a batch (a bulk replay), in a few requests for the whole batch (`_id $in`,
+   * insertMany, bulkWrite). Returns the events now pending as their next replay, in the order
+   * of `ids`; unknown, other environments', pending and raced ones are left out.
+   */
+  async requeueMany(environment: string, ids: readonly string[], now = new Date()): Promise<Array<WebhookOutboxDoc & { replay: number }>> {
+    const unique = [...new Set(ids)];
+    if (unique.length === 0) return [];
+    const found = new Map((await this.col.find({ _id: { $in: unique } }).toArray()).map((d) => [d._id, d]));
+    const settled = unique.flatMap((id) => {
+      const doc = found.get(id);
+      return doc && doc.environment === environment && doc.status !== 'pending' ? [doc] : [];
+    });
+    return this.takeReplays(settled, now);
+  }
+
+  /**
+   * Makes each settled event replay n+1 of itself. The replay's key (`#replay|<id>|<n>`) is
+   * the claim: of processes naming the same replay, exactly one inserts it (FerretDB's
+   * conditional updates could let several match, and on FerretDB an update filtering on more
+   * than `_id` reads the whole collection), so the events are then updated by `_id` alone.
+   * A key older than ORPHAN_GRACE_MS whose event was never updated belongs to a process that
+   * died in between, before any workflow of that replay was started: it is taken over.
+   */
+  private async takeReplays(settled: WebhookOutboxDoc[], now: Date): Promise<Array<WebhookOutboxDoc & { replay: number }>> {
+    if (settled.length === 0) return [];
+    const claims = settled.map((doc) => ({ doc, replay: (doc.replay ?? 0) + 1 }));
+    const keyOf = (c: (typeof claims)[number]) => replayKey(c.doc._id, c.replay);
+    const taken = await insertEach(
+      this.keys,
+      claims.map((c) => ({ _id: keyOf(c), at: now })),
     );
-    // Another replay got there first (the event is pending again, or already past it): this one is not needed.
-    if (!requeued) return { outcome: 'pending' };
-    await this.dropKey(keyPrefix(doc.environment, 'f') + tailOf(doc));
-    return { outcome: 'requeued', event: { ...requeued, replay } };
+    if (taken.includes(false)) {
+      const held = new Map((await this.keys.find({ _id: { $in: claims.filter((_, i) => !taken[i]).map(keyOf) } }).toArray()).map((k) => [k._id, k]));
+      for (const [i, c] of claims.entries()) {
+        const at = held.get(keyOf(c))?.at;
+        if (!taken[i]) taken[i] = at instanceof Date && at.getTime() < now.getTime() - ORPHAN_GRACE_MS;
+      }
+    }
+    const mine = claims.filter((_, i) => taken[i]);
+    if (mine.length === 0) return [];
+
+    const set = { status: 'pending' as const, rounds: 0, next_attempt_at: now, lease_until: new Date(0), settled_at: null };
+    await insertManyIgnoringDuplicates(
+      this.keys,
+      mine.map((c) => ({ _id: dueKeyAt(now, c.doc._id) })),
+    );
+    await this.col.bulkWrite(
+      mine.map((c) => ({
+        updateOne: { filter: { _id: c.doc._id }, update: { $set: { ...set, replay: c.replay }, $push: { replays: { n: c.replay, at: now } } } },
+      })),
+      { ordered: false },
+    );
+    // Where retention runs on the expiry keys, the replay's key leaves with its event.
+    if (this.writeExpiryKeys)
+      await this.keys.bulkWrite(
+        mine.map((c) => ({ updateOne: { filter: { _id: EXPIRY_PREFIX + tailOf(c.doc) }, update: { $push: { ids: keyOf(c) } } } })),
+        { ordered: false },
+      );
+    await this.keys.deleteMany({ _id: { $in: mine.map((c) => keyPrefix(c.doc.environment, 'f') + tailOf(c.doc)) } });
+    return mine.map((c) => ({ ...c.doc, ...set, replay: c.replay, replays: [...(c.doc.replays ?? []), { n: c.replay, at: now }] }));
   }
 
   async get(id: string): Promise<WebhookOutboxDoc | null> {
@@ -392,6 +444,28 @@ function timeOfKey(key: string): number {
 
 function isDue(doc: Pick<WebhookOutboxDoc, 'next_attempt_at' | 'lease_until'>, now: Date): boolean {
   return doc.next_attempt_at.getTime() <= now.getTime() && doc.lease_until.getTime() <= now.getTime();
+}
+
+function replayKey(id: string, replay: number): string {
+  return `${REPLAY_PREFIX}${encodeURIComponent(id)}|${replay}`;
+}
+
+/** Inserts each document on its own (unordered); which ones went in, false where the `_id` was taken. */
+async function insertEach(col: Collection<KeyDoc>, docs: KeyDoc[]): Promise<boolean[]> {
+  const inserted = docs.map(() => true);
+  try {
+    await col.insertMany(docs, { ordered: false });
+  } catch (err) {
+    if (!(err instanceof MongoBulkWriteError)) {
+      if (docs.length === 1 && isDuplicateKey(err)) return [false];
+      throw err;
+    }
+    for (const e of Array.isArray(err.writeErrors) ? err.writeErrors : [err.writeErrors]) {
+      if (e.code !== 11000) throw err;
+      inserted[e.index] = false;
+    }
+  }
+  return inserted;
 }
 
 function dueKeyAt(at: Date, id: string): string {

@@ -109,24 +109,49 @@ async function handOver(deps: OutboxDeps, doc: Pick<WebhookOutboxDoc, '_id' | 't
   }
 }
 
-export type ReplayResult =
-  | { outcome: 'unknown' }
-  | { outcome: 'pending' }
-  /** `started`: its workflow runs; false: it waits, due, for the sweeper to start it. */
-  | { outcome: 'replayed'; id: string; replay: number; started: boolean };
+export type ReplayResult = { outcome: 'unknown' } | { outcome: 'pending' } | { outcome: 'replayed'; id: string; replay: number };
 
 /**
  * Delivers a settled (delivered or failed) event again: same webhook-id and body, signed
  * afresh at each attempt, on the whole schedule, by a workflow of its own. Resolves once that
- * workflow is started, or left for the sweeper to start (Temporal down, or `start: false`:
- * a caller that found Temporal down for an earlier event does not wait on it again); an
- * event that is unknown in `environment`, or still pending, is left as it is.
+ * workflow is started, or left for the sweeper to start (Temporal down); an event that is
+ * unknown in `environment`, or still pending, is left as it is.
  */
-export async function replayWebhook(deps: OutboxDeps, environment: string, id: string, opts: { start?: boolean } = {}): Promise<ReplayResult> {
+export async function replayWebhook(deps: OutboxDeps, environment: string, id: string): Promise<ReplayResult> {
   const requeued = await deps.stores.webhookOutbox.requeue(environment, id);
   if (requeued.outcome !== 'requeued') return requeued;
-  const started = opts.start === false ? false : await handOver(deps, requeued.event);
-  return { outcome: 'replayed', id, replay: requeued.event.replay, started };
+  await handOver(deps, requeued.event);
+  return { outcome: 'replayed', id, replay: requeued.event.replay };
+}
+
+/** Workflows a bulk replay starts at once. */
+const REPLAY_CONCURRENCY = 25;
+
+export interface ReplayBatch {
+  /** The events back in the queue, oldest first as given, each with its replay number; unknown, pending or raced ones are left out. */
+  replayed: Array<{ id: string; replay: number }>;
+  /** Settles once their workflows are started, or left for the sweeper; never rejects. */
+  handedOver: Promise<void>;
+}
+
+/**
+ * `replayWebhook` for many events: all are requeued before this resolves (a few requests
+ * for the batch), their workflows are started afterwards, in the background, as `queueWebhook` does
+ * (a start is a round trip to Temporal, the slow part of a batch of 1,000). Once a start
+ * fails, the rest are left, due, to the sweeper rather than each waiting on Temporal again.
+ */
+export async function replayWebhooks(deps: OutboxDeps, environment: string, ids: readonly string[]): Promise<ReplayBatch> {
+  const requeued = await deps.stores.webhookOutbox.requeueMany(environment, ids);
+  const startAll = async (): Promise<void> => {
+    for (let i = 0; i < requeued.length; i += REPLAY_CONCURRENCY) {
+      const started = await Promise.all(requeued.slice(i, i + REPLAY_CONCURRENCY).map((doc) => handOver(deps, doc)));
+      if (started.includes(false)) return;
+    }
+  };
+  return {
+    replayed: requeued.map((doc) => ({ id: doc._id, replay: doc.replay })),
+    handedOver: startAll().catch((err: unknown) => deps.logger.warn({ err: (err as Error)?.message }, 'replayed webhooks left to the sweeper')),
+  };
 }
 
 export interface WebhookSweeper {

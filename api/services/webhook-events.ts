@@ -1,7 +1,7 @@
 import { ConflictError, NotFoundError } from '../../common/errors';
 import type { WebhookDeliveryDoc } from '../../store/webhook-deliveries';
 import type { WebhookOutboxDoc } from '../../store/webhook-outbox';
-import { replayWebhook, type OutboxDeps } from '../../webhooks/outbox';
+import { replayWebhook, replayWebhooks, type OutboxDeps } from '../../webhooks/outbox';
 import type { BulkReplayBody, ListWebhookEventsQuery } from '../schemas/webhooks';
 
 /** An event as the API shows it: the body the app receives, where it stands, nothing internal (gate, lease, URL override). */
@@ -89,13 +89,10 @@ export async function replayWebhookEvent(deps: OutboxDeps, environment: string, 
   return { id, status: 'pending' as const, replay: result.replay };
 }
 
-/** Events handed over at once by a bulk replay (each: a few store writes and a workflow start). */
-const REPLAY_CONCURRENCY = 25;
-
 /**
  * The failed events of a time range, oldest first, replayed (at most `limit` per call; the
- * `next_cursor` continues after the last one read). Once a workflow cannot be started, the
- * rest are only requeued: the sweeper starts them when Temporal answers.
+ * `next_cursor` continues after the last one read). They are requeued before the answer;
+ * their workflows start right after it (webhooks/outbox.ts, `replayWebhooks`).
  */
 export async function replayFailedWebhookEvents(deps: OutboxDeps, environment: string, body: BulkReplayBody) {
   const page = await deps.stores.webhookOutbox.list({
@@ -109,18 +106,13 @@ export async function replayFailedWebhookEvents(deps: OutboxDeps, environment: s
     limit: body.limit,
     direction: 'asc',
   });
-  const ids: string[] = [];
-  let temporalAnswers = true;
-  for (let i = 0; i < page.events.length; i += REPLAY_CONCURRENCY) {
-    const batch = page.events.slice(i, i + REPLAY_CONCURRENCY);
-    const results = await Promise.all(batch.map((e) => replayWebhook(deps, environment, e._id, { start: temporalAnswers })));
-    for (const r of results) {
-      // Replayed meanwhile by someone else: theirs delivers it.
-      if (r.outcome !== 'replayed') continue;
-      ids.push(r.id);
-      if (!r.started) temporalAnswers = false;
-    }
-  }
+  const batch = await replayWebhooks(
+    deps,
+    environment,
+    page.events.map((e) => e._id),
+  );
+  // Replayed meanwhile by someone else: not in `ids`, theirs delivers it.
+  const ids = batch.replayed.map((r) => r.id);
   return { replayed: ids.length, ids, next_cursor: page.nextCursor };
 }
 

@@ -114,13 +114,46 @@ describe('webhook events', () => {
       expect(await outbox.requeue('dev', id, at)).toMatchObject({ outcome: 'requeued', event: { replay: 2 } });
     });
 
-    test('two replays of one event at once name the same replay', async () => {
+    test('two replays of one event at once: one takes it, the others find it pending', async () => {
       const id = ids[12];
       const results = await Promise.all([outbox.requeue('dev', id), outbox.requeue('dev', id), outbox.requeue('dev', id)]);
-      const replays = new Set(results.flatMap((r) => (r.outcome === 'requeued' ? [r.event.replay] : [])));
-      expect(replays).toEqual(new Set([1]));
-      expect(results.every((r) => r.outcome === 'requeued' || r.outcome === 'pending')).toBe(true);
-      expect(await outbox.get(id)).toMatchObject({ status: 'pending', replay: 1 });
+      expect(results.filter((r) => r.outcome === 'requeued')).toEqual([{ outcome: 'requeued', event: expect.objectContaining({ _id: id, replay: 1 }) }]);
+      expect(results.filter((r) => r.outcome === 'pending')).toHaveLength(2);
+      expect(await outbox.get(id)).toMatchObject({ status: 'pending', replay: 1, replays: [{ n: 1 }] });
+    });
+
+    test('a batch is requeued in a few requests: settled ones of the environment only, each as its next replay', async () => {
+      // n = 17, 22, 27: failed; 21: delivered; 23: pending; prod's event; one unknown; 17 twice.
+      const batch = [ids[17], ids[21], ids[22], ids[23], ids[27], ids[17], ids[120], 'msg_unknown'];
+      const before = await outbox.requeue('dev', ids[27]);
+      expect(before.outcome).toBe('requeued');
+      await outbox.settle(ids[27], { status: 'failed', error: 'HTTP 500' }); // replayed once, failed again
+      const at = new Date(T0 + 20 * 86_400_000);
+      const requeued = await outbox.requeueMany('dev', batch, at);
+      expect(requeued.map((e) => [e.payload.n, e.replay, e.status])).toEqual([
+        [17, 1, 'pending'],
+        [21, 1, 'pending'],
+        [22, 1, 'pending'],
+        [27, 2, 'pending'],
+      ]);
+      expect(await outbox.get(ids[27])).toMatchObject({ replays: [{ n: 1 }, { n: 2, at }], rounds: 0, settled_at: null });
+      expect(await outbox.get(ids[120])).toMatchObject({ environment: 'prod', status: 'pending' });
+      // Out of the failed list; due at `at`; a second call finds nothing settled.
+      const failed = ns(await walk({ environment: 'dev', status: 'failed', from: new Date(T0 + 15_000), to: new Date(T0 + 30_000), limit: 50 }));
+      expect(failed.filter((n) => [17, 22, 27].includes(n))).toEqual([]);
+      expect((await outbox.due(at, 1_000)).map((d) => d.id)).toEqual(expect.arrayContaining([ids[17], ids[21], ids[22], ids[27]]));
+      expect(await outbox.requeueMany('dev', batch, at)).toEqual([]);
+
+      // Two bulk replays and a single one racing over the same events: each event is taken by one of them.
+      const racing = [32, 37, 42, 47].map((n) => ids[n]!);
+      const [a, b, c] = await Promise.all([
+        outbox.requeueMany('dev', racing),
+        outbox.requeueMany('dev', [...racing].reverse()),
+        outbox.requeue('dev', racing[0]!),
+      ]);
+      const winners = [...a, ...b, ...(c.outcome === 'requeued' ? [c.event] : [])].map((e) => e._id);
+      expect([...winners].sort()).toEqual([...racing].sort());
+      for (const id of racing) expect(await outbox.get(id)).toMatchObject({ status: 'pending', replay: 1, replays: [{ n: 1 }] });
     });
   });
 
