@@ -122,6 +122,20 @@ describe('webhook events', () => {
       expect(await outbox.get(id)).toMatchObject({ status: 'pending', replay: 1, replays: [{ n: 1 }] });
     });
 
+    test('a replay whose process died before updating its event is taken over after a minute, under the same number', async () => {
+      const keys = testDb.db().collection<{ _id: string; at: Date }>('webhook_event_keys');
+      const [young, old] = [ids[52]!, ids[57]!];
+      const now = new Date();
+      // As a process leaves them when it dies between taking replay 1 and updating the event.
+      await keys.insertMany([
+        { _id: `#replay|${encodeURIComponent(young)}|1`, at: new Date(now.getTime() - 5_000) },
+        { _id: `#replay|${encodeURIComponent(old)}|1`, at: new Date(now.getTime() - 120_000) },
+      ]);
+      expect(await outbox.requeue('dev', young, now)).toEqual({ outcome: 'pending' }); // may still be in progress
+      expect(await outbox.requeue('dev', old, now)).toMatchObject({ outcome: 'requeued', event: { _id: old, replay: 1 } });
+      expect(await outbox.get(young)).toMatchObject({ status: 'failed' });
+    });
+
     test('a batch is requeued in a few requests: settled ones of the environment only, each as its next replay', async () => {
       // n = 17, 22, 27: failed; 21: delivered; 23: pending; prod's event; one unknown; 17 twice.
       const batch = [ids[17], ids[21], ids[22], ids[23], ids[27], ids[17], ids[120], 'msg_unknown'];
