@@ -37,7 +37,6 @@ export function createActionCompletionActivities(deps: ActionCompletionDeps) {
         // One event per call: a retried activity finds it stored.
         id: eventIdFor('async_action', input.workflowId),
       });
-      await queued.handedOver;
       return { queued: queued.id !== null };
     },
   };

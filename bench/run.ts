@@ -13,6 +13,7 @@ import { schedulesFigure } from './schedules';
 import { triggerLatency } from './trigger-latency';
 import { userFilesIngest } from './user-files-ingest';
 import { webhookThroughput } from './webhook-throughput';
+import { syncWebhookLatency } from './sync-webhook-latency';
 import { startStandaloneTestInfra } from '../tests/support/standalone-infra';
 
 async function main(): Promise<void> {
@@ -20,7 +21,7 @@ async function main(): Promise<void> {
   try {
     // `npm run bench` (everything, 100,000 files), `npm run bench -- 20000` (another size),
     // `npm run bench -- pacing`, `npm run bench -- reads [files]`, `npm run bench -- memory [files]`,
-    // `npm run bench -- trigger`, `npm run bench -- schedules [connections]` or `npm run bench -- webhooks [events]` (one part only).
+    // `npm run bench -- trigger`, `npm run bench -- schedules [connections]` or `npm run bench -- webhooks [events]` (throughput, then a sync run's end to its webhook) (one part only).
     const args = process.argv.slice(2);
     const only = args.find((a) => !/^\d+$/.test(a));
     if (only !== undefined && !['pacing', 'reads', 'memory', 'trigger', 'schedules', 'webhooks'].includes(only))
@@ -38,7 +39,10 @@ async function main(): Promise<void> {
     if (only === undefined || only === 'pacing') for (const figure of await lumaPacing()) emit(figure);
     if (only === undefined || only === 'trigger') for (const figure of await triggerLatency()) emit(figure);
     if (only === undefined || only === 'schedules') for (const figure of await schedulesFigure(Number((only === 'schedules' && count) || 1_000))) emit(figure);
-    if (only === undefined || only === 'webhooks') for (const figure of await webhookThroughput(Number((only === 'webhooks' && count) || 1_000))) emit(figure);
+    if (only === undefined || only === 'webhooks') {
+      for (const figure of await webhookThroughput(Number((only === 'webhooks' && count) || 1_000))) emit(figure);
+      for (const figure of await syncWebhookLatency()) emit(figure);
+    }
   } finally {
     await infra.stop();
   }

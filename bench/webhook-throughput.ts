@@ -109,7 +109,6 @@ async function deliverBatch(deps: OutboxDeps, app: ScriptedReceiver, label: stri
         });
         if (!queued.id) throw new Error(`event not queued: ${queued.skipped}`);
         queuedAt.set(queued.id, at);
-        await queued.handedOver;
       }
     }),
   );

@@ -97,6 +97,8 @@ export interface WebhookEventQuery {
 export interface DueEvent {
   id: string;
   key: string;
+  /** The event as `due` read it (its claim need not read it again). */
+  doc?: WebhookOutboxDoc;
 }
 
 export interface WebhookEventPage {
@@ -169,7 +171,7 @@ export class WebhookOutboxStore {
         stale.push(entry._id);
       } else if (isDue(doc, now)) {
         if (ready.some((r) => r.id === doc._id)) stale.push(entry._id);
-        else ready.push({ id: doc._id, key: entry._id });
+        else ready.push({ id: doc._id, key: entry._id, doc });
       } else {
         rightKeys.push({ _id: dueKey(doc) });
         stale.push(entry._id);
@@ -188,7 +190,8 @@ export class WebhookOutboxStore {
    */
   async claim(due: DueEvent | string, now: Date, leaseMs: number): Promise<WebhookOutboxDoc | null> {
     const id = typeof due === 'string' ? due : due.id;
-    const doc = await this.col.findOne({ _id: id });
+    // Read by `due` a moment ago, or now; either way the key's deletion below decides.
+    const doc = (typeof due === 'string' ? null : due.doc) ?? (await this.col.findOne({ _id: id }));
     if (!doc || doc.status !== 'pending' || !isDue(doc, now)) return null;
     const leaseUntil = new Date(now.getTime() + leaseMs);
     // The key for "the lease ran out" first: if this process dies, the event comes back then.
@@ -199,9 +202,12 @@ export class WebhookOutboxStore {
     return { ...doc, lease_until: leaseUntil };
   }
 
-  /** Delivered (or nothing left to deliver), or given up on: the event leaves the queue and keeps its status. */
-  async settle(id: string, outcome: { status: 'delivered' } | { status: 'failed'; error: string }, now = new Date()): Promise<void> {
-    const doc = await this.col.findOne({ _id: id });
+  /**
+   * Delivered (or nothing left to deliver), or given up on: the event leaves the queue and
+   * keeps its status. `known`: the event as its holder has it now (saves reading it again).
+   */
+  async settle(id: string, outcome: { status: 'delivered' } | { status: 'failed'; error: string }, now = new Date(), known?: WebhookOutboxDoc): Promise<void> {
+    const doc = known ?? (await this.col.findOne({ _id: id }));
     if (!doc) return;
     if (outcome.status === 'failed')
       await insertManyIgnoringDuplicates(this.keys, [{ _id: keyPrefix(doc.environment, 'f') + tailOf(doc), at: doc.created_at }]);

@@ -190,9 +190,7 @@ async function resolve(deps: AlertWindowDeps, subject: AlertSubject, scope: stri
 }
 
 async function queueAlert(deps: AlertWindowDeps, environment: string, id: string, message: ChatMessage): Promise<void> {
-  const queued = await queueWebhook(deps, { environment, type: 'alert', payload: { ...message }, gate: null, id });
-  // Never rejects: the delivery is started, or left to the sweeper.
-  await queued.handedOver;
+  await queueWebhook(deps, { environment, type: 'alert', payload: { ...message }, gate: null, id });
 }
 
 function subjectOfRun(run: AlertedRun): AlertSubject {

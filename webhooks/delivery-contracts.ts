@@ -8,9 +8,17 @@ import type { TargetDelivery } from './deliver';
 
 export type WebhookTarget = TargetDelivery['target'];
 
-/** The workflow is started with the event's id only: the outbox holds the event. */
+/** The workflow is started with the event's id: the outbox holds the event. */
 export interface WebhookDeliveryInput {
   eventId: string;
+  /**
+   * The attempt to begin with (1-based; 1 when absent). The dispatcher makes an event's first
+   * attempt itself and starts the workflow at 2 when it failed: the workflow then waits the
+   * schedule's second step before trying again.
+   */
+  fromAttempt?: number;
+  /** The URLs still owed a 2xx after the attempts made before the workflow (all when absent). */
+  targets?: WebhookTarget[];
 }
 
 export interface WebhookAttemptInput {

@@ -7,7 +7,11 @@ import { WEBHOOK_DELIVERY_WORKFLOW, webhookDeliveryWorkflowId, type WebhookDeliv
  * already run); rejects when Temporal cannot be reached, and the event then waits in the
  * outbox for the sweeper to try again.
  */
-export type WebhookDeliveryStarter = (eventId: string, replay?: number) => Promise<'started' | 'existing'>;
+export type WebhookDeliveryStarter = (
+  eventId: string,
+  replay?: number,
+  after?: Pick<WebhookDeliveryInput, 'fromAttempt' | 'targets'>,
+) => Promise<'started' | 'existing'>;
 
 export interface DeliveryStarterSettings {
   /** WEFT_TEMPORAL_ID_PREFIX */
@@ -22,8 +26,8 @@ export interface DeliveryStarterSettings {
  * any number of sweepers may ask for the same event.
  */
 export function temporalWebhookDelivery(client: Pick<Client, 'workflow'>, settings: DeliveryStarterSettings): WebhookDeliveryStarter {
-  return async (eventId, replay) => {
-    const input: WebhookDeliveryInput = { eventId };
+  return async (eventId, replay, after) => {
+    const input: WebhookDeliveryInput = { eventId, ...after };
     try {
       await client.workflow.start(WEBHOOK_DELIVERY_WORKFLOW, {
         workflowId: webhookDeliveryWorkflowId(settings.temporalIdPrefix, eventId, replay),

@@ -78,7 +78,7 @@ function base(run: ReportedRun, model: string): Omit<SyncWebhookPayload, 'succes
  */
 export function createSyncWebhooks(deps: OutboxDeps): SyncWebhooks {
   const queue = async (run: ReportedRun, id: string, payload: SyncWebhookPayload, gate: WebhookGate | null) => {
-    const queued = await queueWebhook(deps, {
+    await queueWebhook(deps, {
       environment: run.environment,
       type: 'sync',
       payload: { ...payload },
@@ -86,8 +86,6 @@ export function createSyncWebhooks(deps: OutboxDeps): SyncWebhooks {
       urlOverride: run.webhookUrlOverride ?? null,
       id,
     });
-    // Waited for (it never rejects): the activity ends with the delivery started, or left to the sweeper.
-    await queued.handedOver;
   };
 
   return {

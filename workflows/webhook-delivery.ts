@@ -20,7 +20,9 @@ const JITTER = 0.1;
  * per step of the schedule, on durable timers, until every URL has answered 2xx; after the
  * last one the event is marked failed. Attempts are single activities that Temporal does not
  * retry (the schedule is the retry policy), each recorded by the activity. An attempt that
- * could not run at all (the database down) counts as a failed one.
+ * could not run at all (the database down) counts as a failed one. An event's first attempt
+ * is usually made by the worker's dispatcher (webhooks/dispatcher.ts), which starts this
+ * workflow at the second only when that one failed (`fromAttempt`).
  */
 export async function webhookDelivery(input: WebhookDeliveryInput): Promise<WebhookDeliveryResult> {
   const { attemptWebhookDelivery } = proxyActivities<WebhookDeliveryActivities>({
@@ -33,9 +35,11 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<Webh
     retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '10 minutes' },
   });
 
-  let targets: WebhookTarget[] | undefined;
-  let lastError = '';
+  let targets: WebhookTarget[] | undefined = input.targets;
+  let lastError = input.fromAttempt ? 'the first attempt failed' : '';
   for (const [i, waitMs] of WEBHOOK_RETRY_SCHEDULE_MS.entries()) {
+    // Attempts made before the workflow began (the dispatcher's first) are not made again.
+    if (i + 1 < (input.fromAttempt ?? 1)) continue;
     // Math.random is seeded per workflow: the same jitter on replay.
     if (waitMs > 0) await sleep(Math.round(waitMs * (1 + JITTER * Math.random())));
     try {

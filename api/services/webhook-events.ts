@@ -106,13 +106,13 @@ export async function replayFailedWebhookEvents(deps: OutboxDeps, environment: s
     limit: body.limit,
     direction: 'asc',
   });
-  const batch = await replayWebhooks(
+  const replayed = await replayWebhooks(
     deps,
     environment,
     page.events.map((e) => e._id),
   );
   // Replayed meanwhile by someone else: not in `ids`, theirs delivers it.
-  const ids = batch.replayed.map((r) => r.id);
+  const ids = replayed.map((r) => r.id);
   return { replayed: ids.length, ids, next_cursor: page.nextCursor };
 }
 

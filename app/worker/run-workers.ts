@@ -8,7 +8,7 @@ import { createActionActivities } from '../../activities/action-activities';
 import { createWeftWorker } from './create-worker';
 import { prebuiltWorkflowBundle } from './prebuilt-bundle';
 import { startExpirySweeper } from './expiry-sweeper';
-import { startWebhookSweeper } from '../../webhooks/outbox';
+import { startWebhookDispatcher, type WebhookDispatcher } from '../../webhooks/dispatcher';
 import { coreWebhookDelivery } from '../webhook-delivery';
 import { createWebhookDeliveryActivities } from '../../activities/webhook-delivery';
 import { reconcileSyncSchedules } from '../../api/services/sync-schedules';
@@ -25,8 +25,8 @@ export interface WeftWorkers {
   action: Worker;
   connection: NativeConnection;
   /**
-   * Runs both until shutdown() (or a signal), with the process's sweepers (webhook events
-   * whose delivery workflow is not started yet, expired documents) alongside; resolves when both workers have stopped.
+   * Runs both until shutdown() (or a signal), with the process's webhook dispatcher (due
+   * events: first attempts, workflows for the failed) and expiry sweeper alongside; resolves when both workers have stopped.
    */
   run(): Promise<void>;
   shutdown(): void;
@@ -56,7 +56,9 @@ export async function buildWorkers(core: Core, opts: { logger?: Logger } = {}): 
     alertWindowMs: config.WEFT_ALERT_WINDOW_MINUTES * 60_000,
   };
   const webhookDeps = { stores: core.stores, cipher: core.cipher, logger, egress: core.egress };
-  const outboxDeps = { ...webhookDeps, startDelivery: startWebhookDelivery };
+  // Events this process stores (a run's `sync` events, alerts) wake its dispatcher at once.
+  let dispatcher: WebhookDispatcher | null = null;
+  const outboxDeps = { ...webhookDeps, startDelivery: startWebhookDelivery, wakeDispatcher: () => dispatcher?.wake() };
   // How runs end reaches the app (`sync` webhooks) and the operators, each event through the outbox.
   const chatAlerts = createChatAlerts({
     ...outboxDeps,
@@ -102,13 +104,16 @@ export async function buildWorkers(core: Core, opts: { logger?: Logger } = {}): 
       connection,
       async run() {
         // Webhook events whose workflow could not be started (Temporal was down) get it from here.
-        const webhooks = startWebhookSweeper({ ...outboxDeps, logger: logger.child({ component: 'webhook-sweeper' }) });
+        // Due webhook events: their first attempt from here, the retries of failed ones by their workflows.
+        dispatcher = startWebhookDispatcher({ ...outboxDeps, logger: logger.child({ component: 'webhook-dispatcher' }) });
         const expiry = startExpirySweeper(core.manualExpiry, logger.child({ component: 'expiry-sweeper' }));
         const reconciled = reconcileSchedules(core, logger.child({ component: 'schedule-reconcile' }));
         try {
           await Promise.all([sync.run(), action.run()]);
         } finally {
-          webhooks.stop();
+          // A first attempt in progress ends (its lease covers a process that dies meanwhile).
+          await dispatcher.stop();
+          dispatcher = null;
           expiry.stop();
           await reconciled;
         }

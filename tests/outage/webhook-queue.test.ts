@@ -9,8 +9,8 @@ import { Browser } from '../support/form-browser';
 
 /**
  * Connecting never waits on the app's webhook endpoint: the `auth` event is stored in the
- * outbox and delivered by its workflow on the stack's worker, retried later when the app is
- * down, and started by the worker's sweeper when the process that stored it died first.
+ * outbox, delivered by the stack's worker (its dispatcher's first attempt), retried by its
+ * workflow when the app is down, and taken by a dispatcher when the process that had it died first.
  */
 
 /** How long the slow app takes to answer a webhook. */
@@ -82,7 +82,7 @@ describe('auth webhooks are queued, never waited on', () => {
 
   beforeAll(async () => {
     app = await startApp();
-    // The in-process worker runs the events' delivery workflows and its sweeper.
+    // The in-process worker runs the webhook dispatcher and the events' delivery workflows.
     stack = await startWeftStack({ egressAllow: [app.url], github: { seed: 5, pullsPerRepo: 1 } });
     stack.github.configureAppUserAuthorization({ callbackUrls: [`${stack.apiUrl}/app-auth/connect`], requestOAuthOnInstall: true });
     expect((await stack.api('PATCH', '/environment', { body: { webhook_url: app.url } })).status).toBe(200);
@@ -226,7 +226,7 @@ describe('auth webhooks are queued, never waited on', () => {
     );
     expect(res.status).toBe(201);
     expect(ms).toBeLessThan(ANSWER_MS);
-    // The first attempt is stuck on the silent app; the event is held by its workflow.
+    // The first attempt (the worker's dispatcher's) is stuck on the silent app; the event is held by its claim.
     await waitUntil(async () => app.held.length > 0);
     const [queued] = await stack.core.stores.db.collection('webhook_outbox').find({ type: 'auth', 'payload.connectionId': 'while-silent' }).toArray();
     expect(queued).toMatchObject({ type: 'auth', environment: 'dev', rounds: 0 });
@@ -245,10 +245,12 @@ describe('auth webhooks are queued, never waited on', () => {
       body: { provider_config_key: 'luma', connection_id: 'while-down', credentials: { type: 'API_KEY', apiKey: 'sandbox-luma-api-key' } },
     });
     expect(res.status).toBe(201);
-    // The first attempt fails (one try, no quick retries); the next is about 5 s out.
+    // The first attempt fails (one try, no quick retries) and the event goes to its workflow; the next attempt is about 5 s out.
     await waitUntil(
       async () =>
-        (await stack.core.stores.db.collection('webhook_outbox').countDocuments({ type: 'auth', 'payload.connectionId': 'while-down', rounds: 1 })) === 1,
+        (await stack.core.stores.db
+          .collection('webhook_outbox')
+          .countDocuments({ type: 'auth', 'payload.connectionId': 'while-down', rounds: 1, lease_until: { $gt: new Date(Date.now() + 60 * 60_000) } })) === 1,
     );
     const [queued] = await stack.core.stores.db.collection('webhook_outbox').find({ type: 'auth', 'payload.connectionId': 'while-down' }).toArray();
     const tries = app.received.filter((r) => r.body.type === 'auth' && r.body.connectionId === 'while-down');
@@ -256,7 +258,7 @@ describe('auth webhooks are queued, never waited on', () => {
     expect(tries[0].headers['webhook-id']).toBe(queued._id);
     expect(queued.last_error).toContain('HTTP 503');
     expect(queued.status).toBe('pending');
-    // Held by its workflow, not due for the sweeper.
+    // Held by its workflow, not due for a dispatcher.
     expect(queued.lease_until.getTime()).toBeGreaterThan(Date.now() + 60 * 60_000);
 
     app.setMood({ kind: 'status', status: 200 });
@@ -272,9 +274,9 @@ describe('auth webhooks are queued, never waited on', () => {
     ]);
   });
 
-  test('an event left behind by a process that died before starting its workflow is delivered by the sweeper', async () => {
+  test('an event left behind (stored by a process that died, or claimed by a dispatcher that died) is delivered by a dispatcher, once', async () => {
     app.setMood({ kind: 'status', status: 200 });
-    // What a crash (or Temporal down) between storing and starting leaves: the event, its lease run out.
+    // What a dispatcher that died during the first attempt leaves: the event, its claim run out.
     const id = newWebhookId();
     const payload = {
       from: 'weft',
@@ -298,15 +300,14 @@ describe('auth webhooks are queued, never waited on', () => {
       next_attempt_at: past,
       lease_until: past,
     });
-    // The worker's sweeper passes every 10 s.
     const hook = await app.waitFor((r) => r.body.type === 'auth' && r.body.connectionId === 'orphan', 30_000);
     expect(hook.headers['webhook-id']).toBe(id);
     expect(hook.body).toEqual(payload);
     await waitUntil(async () => (await stack.core.stores.webhookOutbox.get(id))?.status === 'delivered');
-    const run = await stack.core.temporal.workflow.getHandle(webhookDeliveryWorkflowId(stack.temporalIdPrefix, id)).describe();
-    expect(run.type).toBe('webhookDelivery');
-    // Later passes find nothing: delivered once.
-    await new Promise((r) => setTimeout(r, 11_000));
+    // Delivered by its first attempt: no workflow was needed.
+    await expect(stack.core.temporal.workflow.getHandle(webhookDeliveryWorkflowId(stack.temporalIdPrefix, id)).describe()).rejects.toThrow();
+    // Later passes (every 250 ms) find nothing: delivered once.
+    await new Promise((r) => setTimeout(r, 1_500));
     expect(app.received.filter((r) => r.body.type === 'auth' && r.body.connectionId === 'orphan')).toHaveLength(1);
   });
 

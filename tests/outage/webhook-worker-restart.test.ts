@@ -40,7 +40,6 @@ describe('webhook events survive the worker', () => {
       operation: 'creation',
       success: true,
     });
-    await queued.handedOver;
     return queued.id!;
   };
   const outbox = () => stack.core.stores.db.collection('webhook_outbox');
@@ -50,11 +49,13 @@ describe('webhook events survive the worker', () => {
     children.push(doomed);
     app.setDefaultStatus(503);
     const waiting = await Promise.all(Array.from({ length: WAITING }, (_, i) => queue(`waiting-${i}`)));
-    // Every first attempt fails, and each workflow waits on its timer for the next (~5 s). (Killed
-    // with an attempt still running, that attempt would end by its 1-minute timeout instead.)
+    // Every first attempt (the dispatcher's) fails, and each event's workflow, started then,
+    // waits on its timer for the next (~5 s). (Killed with an attempt still running, that
+    // attempt would end by its 1-minute timeout instead.)
     const waitingOnTimer = async (id: string) => {
-      const history = await stack.temporal.workflow.getHandle(webhookDeliveryWorkflowId(stack.temporalIdPrefix, id)).fetchHistory();
-      return (history.events ?? []).some((e) => e.timerStartedEventAttributes);
+      const handle = stack.temporal.workflow.getHandle(webhookDeliveryWorkflowId(stack.temporalIdPrefix, id));
+      const history = await handle.fetchHistory().catch(() => null); // not started yet
+      return (history?.events ?? []).some((e) => e.timerStartedEventAttributes);
     };
     await waitFor(async () => (await Promise.all(waiting.map(waitingOnTimer))).every(Boolean), 30_000, 'the first attempts to fail');
     expect(await outbox().countDocuments({ _id: { $in: waiting as never[] }, rounds: 1 })).toBe(WAITING);
@@ -62,7 +63,7 @@ describe('webhook events survive the worker', () => {
     await new Promise((r) => doomed.once('exit', r));
     expect(doomed.signalCode).toBe('SIGKILL');
 
-    // With no worker at all: stored and their workflows started, nothing sent.
+    // With no worker at all: stored, nothing sent.
     const queuedWhileDown = await Promise.all(Array.from({ length: QUEUED_WHILE_DOWN }, (_, i) => queue(`while-down-${i}`)));
     app.setDefaultStatus(200);
     expect(queuedWhileDown.flatMap((id) => app.withId(id))).toHaveLength(0);

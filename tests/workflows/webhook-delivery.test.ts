@@ -11,15 +11,17 @@ import { createStores, ensureIndexes, type Stores } from '../../store/db';
 import { newWebhookId } from '../../webhooks/deliver';
 import { webhookDeliveryWorkflowId, type WebhookDeliveryResult } from '../../webhooks/delivery-contracts';
 import { temporalWebhookDelivery } from '../../webhooks/delivery-starter';
-import { queueWebhook, replayWebhook, startWebhookSweeper, type OutboxDeps } from '../../webhooks/outbox';
+import { queueWebhook, replayWebhook, type OutboxDeps } from '../../webhooks/outbox';
+import { webhookDispatchPass } from '../../webhooks/dispatcher';
 import { rotateWebhookSigningKey } from '../../webhooks/signing-key';
 import { useTestDatabase } from '../support/test-database';
 import { createTestWorker, createTimeSkippingEnv } from './time-skipping-env';
 
 /**
- * The real webhookDelivery workflow on Temporal's time-skipping server, with its real
- * activities on the run's MongoDB-wire server and a real local receiver: a day of retries
- * passes in seconds, and what the receiver got and the store recorded is checked.
+ * The real dispatcher (first attempts) and webhookDelivery workflow (the retries) on
+ * Temporal's time-skipping server, with their real activities on the run's MongoDB-wire
+ * server and a real local receiver: a day of retries passes in seconds, and what the
+ * receiver got and the store recorded is checked.
  */
 
 const HOUR_MS = 60 * 60_000;
@@ -78,6 +80,8 @@ describe('webhookDelivery on the time-skipping test server', () => {
   /** What the activities get; `deps` adds the starter for each test's worker. */
   let base: Omit<OutboxDeps, 'startDelivery'>;
   let deps: OutboxDeps;
+  /** One dispatcher pass with `deps`: the first attempts of due events, workflows for the failed. */
+  let dispatch: () => Promise<number>;
   let signingKey: string;
   let worker: Worker;
   const receiver = startReceiver(() => env);
@@ -111,6 +115,7 @@ describe('webhookDelivery on the time-skipping test server', () => {
   async function freshWorker(): Promise<void> {
     worker = await createTestWorker(env, createWebhookDeliveryActivities(base));
     deps = { ...base, startDelivery: temporalWebhookDelivery(env.client, { temporalIdPrefix: PREFIX, taskQueue: worker.options.taskQueue }) };
+    dispatch = webhookDispatchPass(deps);
   }
   beforeEach(async () => {
     receiver.hits.length = 0;
@@ -126,12 +131,16 @@ describe('webhookDelivery on the time-skipping test server', () => {
     });
   }
 
-  /** Queues an auth event as the API does and runs the worker until its workflow is done. */
+  /**
+   * Queues an auth event as the API does, lets a dispatcher pass make its first attempt, and
+   * (the first attempt failed) runs the worker until the event's workflow is done.
+   */
   async function queueAndDeliver(payload: Record<string, unknown>): Promise<{ id: string; result: WebhookDeliveryResult }> {
     return worker.runUntil(async () => {
       const queued = await queueWebhook(deps, { environment: 'dev', type: 'auth', payload, gate: 'send_auth_webhooks' });
-      await queued.handedOver;
       const id = queued.id!;
+      expect(await dispatch()).toBeGreaterThanOrEqual(1);
+      expect(await stores.webhookOutbox.get(id)).toMatchObject({ status: 'pending', rounds: 1 });
       const result = await env.client.workflow.getHandle<() => Promise<WebhookDeliveryResult>>(webhookDeliveryWorkflowId(PREFIX, id)).result();
       return { id, result };
     });
@@ -208,14 +217,9 @@ describe('webhookDelivery on the time-skipping test server', () => {
     expect(failedHits).toHaveLength(8);
 
     receiver.setAnswer(() => 200);
-    await freshWorker();
-    const replayed = await worker.runUntil(async () => {
-      const replay = await replayWebhook(deps, 'dev', id);
-      // Its own workflow: the first one is closed for good.
-      const outcome = await env.client.workflow.getHandle<() => Promise<WebhookDeliveryResult>>(webhookDeliveryWorkflowId(PREFIX, id, 1)).result();
-      return { replay, outcome };
-    });
-    expect(replayed).toEqual({ replay: { outcome: 'replayed', id, replay: 1 }, outcome: { outcome: 'delivered', attempts: 1 } });
+    expect(await replayWebhook(deps, 'dev', id)).toEqual({ outcome: 'replayed', id, replay: 1 });
+    // Back in the queue: the next pass's first attempt delivers it (no workflow needed).
+    expect(await dispatch()).toBeGreaterThanOrEqual(1);
 
     // Same webhook-id and body, and a signature made for this send that the app's library accepts.
     expect(receiver.hits).toHaveLength(1);
@@ -237,35 +241,37 @@ describe('webhookDelivery on the time-skipping test server', () => {
     expect(await replayWebhook(deps, 'prod', id)).toEqual({ outcome: 'unknown' });
   });
 
-  test("a replay whose workflow could not be started is started by the sweeper, as that replay's workflow", async () => {
+  test("a replay while Temporal is unreachable: its first attempt is made anyway; after it failed, a later pass starts that replay's workflow", async () => {
     receiver.setAnswer(() => 500);
     const { id } = await queueAndDeliver({ from: 'weft', type: 'auth', connectionId: 'user-6', operation: 'creation', success: true });
     expect(await stores.webhookOutbox.get(id)).toMatchObject({ status: 'failed' });
     receiver.hits.length = 0;
-    receiver.setAnswer(() => 200);
 
-    // Temporal unreachable when the replay is asked for: the event waits, pending, in the queue.
+    // Temporal unreachable: the replay's first attempt (500) is made; its workflow cannot be started.
     const down: OutboxDeps = { ...deps, startDelivery: () => Promise.reject(new Error('connect ECONNREFUSED')) };
     expect(await replayWebhook(down, 'dev', id)).toEqual({ outcome: 'replayed', id, replay: 1 });
-    expect(await stores.webhookOutbox.get(id)).toMatchObject({ status: 'pending', replay: 1 });
+    expect(await webhookDispatchPass(down)()).toBeGreaterThanOrEqual(1);
+    expect(await stores.webhookOutbox.get(id)).toMatchObject({ status: 'pending', replay: 1, rounds: 1 });
     // A pending event is not replayed again.
     expect(await replayWebhook(deps, 'dev', id)).toEqual({ outcome: 'pending' });
-    // Past the short hold a failed start leaves (the sweeper would come back 15 s later).
+    // Past the short hold a failed start leaves (the dispatcher would come back 15 s later).
     await stores.webhookOutbox.holdUntil(id, new Date(Date.now() - 1_000));
 
+    receiver.setAnswer(() => 200);
     await freshWorker();
-    const sweeper = startWebhookSweeper(deps, { intervalMs: 60 * 60_000 });
-    try {
-      const result = await worker.runUntil(async () => {
-        expect(await sweeper.sweep()).toBeGreaterThanOrEqual(1);
-        return env.client.workflow.getHandle<() => Promise<WebhookDeliveryResult>>(webhookDeliveryWorkflowId(PREFIX, id, 1)).result();
-      });
-      expect(result).toEqual({ outcome: 'delivered', attempts: 1 });
-    } finally {
-      sweeper.stop();
-    }
-    expect(receiver.hits.map((h) => h.headers['webhook-id'])).toEqual([id]);
+    const result = await worker.runUntil(async () => {
+      expect(await dispatch()).toBeGreaterThanOrEqual(1);
+      return env.client.workflow.getHandle<() => Promise<WebhookDeliveryResult>>(webhookDeliveryWorkflowId(PREFIX, id, 1)).result();
+    });
+    // The replay's workflow took over at its second attempt, after the schedule's first wait.
+    expect(result).toEqual({ outcome: 'delivered', attempts: 2 });
+    expect(receiver.hits.map((h) => h.headers['webhook-id'])).toEqual([id, id]);
     expect(await stores.webhookOutbox.get(id)).toMatchObject({ status: 'delivered', replay: 1 });
+    const attempts = await stores.webhookDeliveries.listForEvent('dev', id);
+    expect(attempts.slice(-2).map((a) => [a.attempt, a.status])).toEqual([
+      [1, 500],
+      [2, 200],
+    ]);
   });
 
   test('with a secondary URL down for an hour, the primary gets the event once and the secondary when it is back', async () => {
@@ -291,11 +297,10 @@ describe('webhookDelivery on the time-skipping test server', () => {
     }
   });
 
-  test('an event stored while Temporal was down is started by the sweeper, and delivered once', async () => {
+  test('an event stored while no worker ran is delivered by the next pass, once, without a workflow', async () => {
     receiver.setAnswer(() => 200);
     const id = newWebhookId();
     const past = new Date(Date.now() - 5 * 60_000);
-    // As queueWebhook leaves it when the start failed: pending, its 2-minute lease run out.
     await stores.webhookOutbox.add({
       _id: id,
       environment: 'dev',
@@ -304,21 +309,14 @@ describe('webhookDelivery on the time-skipping test server', () => {
       gate: 'send_auth_webhooks',
       created_at: past,
       next_attempt_at: past,
-      lease_until: past,
+      lease_until: new Date(0),
     });
-    const sweeper = startWebhookSweeper(deps, { intervalMs: 60 * 60_000 });
-    try {
-      const result = await worker.runUntil(async () => {
-        expect(await sweeper.sweep()).toBeGreaterThanOrEqual(1);
-        return env.client.workflow.getHandle<() => Promise<WebhookDeliveryResult>>(webhookDeliveryWorkflowId(PREFIX, id)).result();
-      });
-      expect(result).toEqual({ outcome: 'delivered', attempts: 1 });
-      // Held by its workflow: a second pass takes nothing.
-      expect(await sweeper.sweep()).toBe(0);
-    } finally {
-      sweeper.stop();
-    }
+    // Two dispatchers (two worker processes) at once: exactly one takes it.
+    const passes = await Promise.all([dispatch(), webhookDispatchPass(deps)()]);
+    expect(passes.some((n) => n >= 1)).toBe(true);
+    expect(await dispatch()).toBe(0);
     expect(receiver.hits.filter((h) => h.headers['webhook-id'] === id)).toHaveLength(1);
-    expect(await stores.webhookOutbox.get(id)).toMatchObject({ status: 'delivered' });
+    expect(await stores.webhookOutbox.get(id)).toMatchObject({ status: 'delivered', rounds: 0 });
+    await expect(env.client.workflow.getHandle(webhookDeliveryWorkflowId(PREFIX, id)).describe()).rejects.toThrow();
   });
 });
