@@ -12,7 +12,7 @@ export type WebhookEventStatus = 'pending' | 'delivered' | 'failed';
 /**
  * One webhook event, keyed by its `webhook-id`, written before anyone tries to send it: its
  * delivery workflow reads it per attempt, and an event whose workflow could not be started
- * (Temporal down, the process died) stays due until a sweeper starts it, under the same id. Delivered and failed events stay (with their status) for the events API and
+ * (no worker yet, the process that took it died) stays due until a dispatcher takes it, under the same id. Delivered and failed events stay (with their status) for the events API and
  * replays, until retention removes them.
  */
 export interface WebhookOutboxDoc {
@@ -60,7 +60,7 @@ export type NewWebhookEvent = Pick<WebhookOutboxDoc, '_id' | 'environment' | 'ty
  *   `<env>|t|<type>|<created>|<id>`         by type
  *   `<env>|c|<connection_id>|<created>|<id>` by connection id
  *   `<env>|f|<created>|<id>`                failed ones (written when an event fails; bulk replay)
- *   `#due|<due time>|<id>`                   the delivery queue: the sweeper reads what is due
+ *   `#due|<due time>|<id>`                   the delivery queue: dispatchers read what is due
  *                                            as one range; moved (new key first, then the old
  *                                            one removed) when a round is leased or rescheduled
  *   `#expiry|<created>|<id>`                 where the server has no TTL: what retention deletes
@@ -230,7 +230,7 @@ export class WebhookOutboxStore {
   }
 
   /**
-   * A pending event handed to its delivery workflow: the sweeper leaves it alone until
+   * A pending event handed to its delivery workflow: dispatchers leave it alone until
    * `until` (past the workflow's whole schedule), then checks on it again. The due key moves
    * as in `retryAt` (new one first); the event's rounds and error stay.
    */
@@ -408,7 +408,7 @@ export class WebhookOutboxStore {
 
   /**
    * Events queued by earlier versions (no status: all were pending, delivered ones were
-   * removed) get their keys and a due key once, so the sweeper delivers them and the API
+   * removed) get their keys and a due key once, so a dispatcher delivers them and the API
    * lists them. One scan of the outbox, which those versions kept small, at the first start.
    */
   private async adoptEarlierEvents(): Promise<void> {

@@ -5,7 +5,7 @@ import { WEBHOOK_DELIVERY_WORKFLOW, webhookDeliveryWorkflowId, type WebhookDeliv
  * Hands a stored event to its delivery workflow (that of its latest replay, when it was
  * replayed: `replay` is the event's number). Resolves once the workflow exists (or has
  * already run); rejects when Temporal cannot be reached, and the event then waits in the
- * outbox for the sweeper to try again.
+ * outbox for the dispatcher to try again.
  */
 export type WebhookDeliveryStarter = (
   eventId: string,
@@ -23,7 +23,7 @@ export interface DeliveryStarterSettings {
 /**
  * Starts `webhookDelivery` for an event at most once: a running workflow is the answer
  * (USE_EXISTING), and a closed one is never started again (REJECT_DUPLICATE), so the API and
- * any number of sweepers may ask for the same event.
+ * any number of dispatchers may ask for the same event.
  */
 export function temporalWebhookDelivery(client: Pick<Client, 'workflow'>, settings: DeliveryStarterSettings): WebhookDeliveryStarter {
   return async (eventId, replay, after) => {

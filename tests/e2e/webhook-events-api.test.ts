@@ -62,7 +62,7 @@ describe('the webhook events API', () => {
     expect(listed.body.events).toHaveLength(1);
     idOf[connectionId] = listed.body.events[0].id;
   }
-  /** Waits until every event has `status`; a replay whose workflow start timed out is started by the worker's sweeper (15 s later, every 10 s). */
+  /** Waits until every event has `status` (a failed first attempt whose workflow start timed out is handed over again 15 s later). */
   async function settled(ids: string[], status: 'delivered' | 'failed', key?: string): Promise<void> {
     let seen: string[] = [];
     const done = async () => {
