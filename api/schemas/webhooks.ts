@@ -1,10 +1,5 @@
 import { z } from 'zod';
-
-// Event keys hold times from 1970 to 9999 (store/key-range.ts); anything else is no event's time.
-const eventTime = z.iso
-  .datetime({ offset: true })
-  .transform((v) => new Date(v))
-  .refine((d) => d.getTime() >= 0 && d.getTime() <= 253_402_300_799_999, 'a time between 1970 and 9999');
+import { inOrder, keyTime } from './key-time';
 
 const eventType = z.enum(['auth', 'sync', 'async_action', 'forward', 'alert']);
 const connectionId = z.string().min(1).max(255);
@@ -20,13 +15,12 @@ export const listWebhookEventsQuery = z
     type: eventType.optional(),
     connection_id: connectionId.optional(),
     status: z.enum(['pending', 'delivered', 'failed']).optional(),
-    from: eventTime.optional(),
-    to: eventTime.optional(),
+    from: keyTime.optional(),
+    to: keyTime.optional(),
     cursor: cursor.optional(),
     limit: z.coerce.number().int().min(1).max(1_000).default(100),
   })
-  // zod runs these refinements even when a time did not parse (its format check lets parsing go on): only compare times.
-  .refine((q) => !(q.from instanceof Date && q.to instanceof Date) || q.from.getTime() <= q.to.getTime(), {
+  .refine((q) => inOrder(q), {
     message: '`from` must not be after `to`',
     path: ['from'],
   });
@@ -37,15 +31,15 @@ export const webhookEventParams = z.strictObject({ id: z.string().min(1).max(128
 
 export const bulkReplayBody = z
   .strictObject({
-    from: eventTime,
-    to: eventTime,
+    from: keyTime,
+    to: keyTime,
     type: eventType.optional(),
     connection_id: connectionId.optional(),
     /** Where an earlier call stopped (its `next_cursor`). */
     cursor: cursor.optional(),
     limit: z.number().int().min(1).max(MAX_REPLAY_BATCH).default(MAX_REPLAY_BATCH),
   })
-  .refine((b) => !(b.from instanceof Date && b.to instanceof Date) || b.from.getTime() < b.to.getTime(), {
+  .refine((b) => inOrder(b, true), {
     message: '`from` must be before `to`',
     path: ['from'],
   })

@@ -189,6 +189,8 @@ describe('GET /logs', () => {
       ['from=yesterday', 'invalid_query_params'],
       ['to=1969-12-31T23:59:59.000Z', 'invalid_query_params'],
       ['from=2026-01-02T00:00:00Z&to=2026-01-01T00:00:00Z', 'invalid_query_params'],
+      // Both present, neither a time: the range check must not run on the strings (it answered 500).
+      ['from=soon&to=later', 'invalid_query_params'],
       ['connection=user-1', 'invalid_query_params'],
       ['connection_id=a&connection_id=b', 'invalid_query_params'],
       ['cursor=not-a-cursor', 'invalid_cursor'],
