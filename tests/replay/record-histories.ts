@@ -17,6 +17,8 @@ import { syncWorkflowId } from '../../api/services/sync-control';
 import { connectOneDrive, createLumaIntegration, createOneDriveIntegration, startWeftStack, type WeftStack } from '../support/weft-stack';
 import { spawnWorker, waitFor } from '../support/worker-process';
 import { startStandaloneTestInfra } from '../support/standalone-infra';
+import { startScriptedReceiver } from '../support/scripted-receiver';
+import { webhookDeliveryWorkflowId } from '../../webhooks/delivery-contracts';
 
 const REPO = path.resolve(__dirname, '../..');
 const HISTORIES = path.join(__dirname, 'histories');
@@ -81,6 +83,41 @@ async function recordSuccessFailureAndAction(): Promise<void> {
   }
 }
 
+/**
+ * An async action call (announced by an `async_action` webhook), and a webhook whose first
+ * attempt (the dispatcher's) failed, so its workflow made the second after the schedule's wait.
+ */
+async function recordAsyncActionAndWebhookRetry(): Promise<void> {
+  const receiver = await startScriptedReceiver();
+  const stack = await startWeftStack({ graph: { seed: 5, drives: [{ fileCount: 3 }] }, egressAllow: [receiver.url] });
+  try {
+    const env = await stack.api('PATCH', '/environment', { body: { webhook_url: receiver.url } });
+    if (env.status !== 200) throw new Error(`environment: ${env.status} ${JSON.stringify(env.body)}`);
+    await createOneDriveIntegration(stack);
+    // The connection's `auth` event: refused once, then taken by the workflow's second attempt.
+    receiver.answerNext((r) => r.body?.type === 'auth', 503);
+    const od = await connectOneDrive(stack, 'replay-async');
+    if (od.status !== 201) throw new Error(`connection: ${od.status} ${JSON.stringify(od.body)}`);
+    const [authEvent] = (await stack.core.stores.webhookOutbox.list({ environment: 'dev', type: 'auth', limit: 1 })).events;
+    if (!authEvent) throw new Error('no auth event stored');
+    await waitFor(async () => (await stack.core.stores.webhookOutbox.get(authEvent._id))?.status === 'delivered', 60_000, 'the auth event to be delivered');
+    await save(stack.temporal, 'webhook-delivery', webhookDeliveryWorkflowId(stack.temporalIdPrefix, authEvent._id));
+
+    const before = new Set(await listIds(stack.temporal, 'actionRun'));
+    const action = await stack.api('POST', '/action/trigger', {
+      headers: { 'connection-id': 'replay-async', 'provider-config-key': 'one-drive', 'x-async': 'true' },
+      body: { action_name: 'list-drives', input: {} },
+    });
+    if (action.status !== 202) throw new Error(`action: ${action.status} ${JSON.stringify(action.body)}`);
+    let actionId: string | undefined;
+    await waitFor(async () => Boolean((actionId = (await listIds(stack.temporal, 'actionRun')).find((id) => !before.has(id)))), 30_000, 'the async action');
+    await save(stack.temporal, 'action-async', actionId!);
+  } finally {
+    await stack.shutdown();
+    await receiver.close();
+  }
+}
+
 async function listIds(client: Client, workflowType: string): Promise<string[]> {
   const ids: string[] = [];
   for await (const wf of client.workflow.list({ query: `WorkflowType = '${workflowType}'` })) ids.push(wf.workflowId);
@@ -116,9 +153,14 @@ async function main(): Promise<void> {
     process.stderr.write(`[infra] ${m}
 `),
   );
+  // `npx tsx tests/replay/record-histories.ts webhooks`: only the async action and webhook histories.
+  const only = process.argv[2];
   try {
-    await recordSuccessFailureAndAction();
-    await recordRetriedAfterWorkerCrash();
+    if (only !== 'webhooks') {
+      await recordSuccessFailureAndAction();
+      await recordRetriedAfterWorkerCrash();
+    }
+    await recordAsyncActionAndWebhookRetry();
   } finally {
     await infra.stop();
   }

@@ -36,12 +36,14 @@ describe('replaying recorded histories', () => {
   test('every committed history replays against the current workflows', async () => {
     const results = await replayAll(workflowCode());
     expect(results.map((r) => r.workflowId)).toEqual([
+      'action-async',
       'action',
       'scheduled-sync',
       'sync-failed',
       'sync-fan-out',
       'sync-retried-after-worker-crash',
       'sync-success',
+      'webhook-delivery',
     ]);
     expect(results.map((r) => ({ history: r.workflowId, error: r.error?.message }))).toEqual(results.map((r) => ({ history: r.workflowId, error: undefined })));
   });
@@ -69,11 +71,13 @@ describe('replaying recorded histories', () => {
       const byHistory = Object.fromEntries(results.map((r) => [r.workflowId, r.error?.name]));
       expect(byHistory).toEqual({
         action: undefined,
+        'action-async': undefined,
         'scheduled-sync': undefined,
         'sync-failed': 'DeterminismViolationError',
         'sync-fan-out': undefined,
         'sync-retried-after-worker-crash': 'DeterminismViolationError',
         'sync-success': 'DeterminismViolationError',
+        'webhook-delivery': undefined,
       });
     } finally {
       rmSync(dir, { recursive: true, force: true });
