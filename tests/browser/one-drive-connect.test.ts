@@ -13,7 +13,7 @@ import { sealedAt } from '../../auth/credential-cipher';
 import { hashSessionToken } from '../../store/connect-sessions';
 import { connectResult as result, launchBrowser } from '../support/browser';
 import { startWebhookReceiver } from '../support/webhook-receiver';
-import { webhookDeliveryWorkflowId } from '../../webhooks/delivery-contracts';
+import { waitFor } from '../support/worker-process';
 import { coreWebhookDelivery } from '../../app/webhook-delivery';
 import { readAllRecords, runSync, startWeftStack, type WeftStack } from '../support/weft-stack';
 
@@ -330,9 +330,11 @@ describe('Connect: OneDrive (Microsoft OAuth 2.0 + PKCE) in a browser', () => {
     expect(listed.errors).toEqual([expect.objectContaining({ type: 'auth' })]);
     const hook = await hooks.waitFor((w) => w.body.type === 'auth' && w.body.operation === 'refresh' && w.body.connectionId === connectionId);
     expect(hook.body).toMatchObject({ success: false, error: { type: 'refresh_failed' } });
-    // Sent by the event's delivery workflow, the durable path, not from the request that refreshed.
-    const delivery = stack.core.temporal.workflow.getHandle(webhookDeliveryWorkflowId(stack.temporalIdPrefix, String(hook.headers['webhook-id'])));
-    expect((await delivery.describe()).type).toBe('webhookDelivery');
+    // Sent through the outbox, the durable path, not from the request that refreshed: stored, delivered, the attempt recorded.
+    const eventId = String(hook.headers['webhook-id']);
+    await waitFor(async () => (await stack.core.stores.webhookOutbox.get(eventId))?.status === 'delivered', 10_000, 'the refresh event delivered');
+    expect(await stack.core.stores.webhookOutbox.get(eventId)).toMatchObject({ type: 'auth', payload: hook.body });
+    expect((await stack.core.stores.webhookDeliveries.listForEvent('dev', eventId)).map((a) => a.status)).toEqual([expect.any(Number)]);
   });
 
   test('no token, code or verifier appears in the logs', async () => {

@@ -204,13 +204,13 @@ describe('outages of MongoDB and Temporal', () => {
     expect(Number(raw.headers.get('retry-after'))).toBeGreaterThan(0);
     // A connection stored while Temporal is away (its first sync cannot start: 503) is still
     // reported to the app, from POST /connections and from a connect flow alike: the event is
-    // stored now, and delivered by its workflow once Temporal is back (below).
+    // stored now and delivered by the worker's dispatcher, whose first attempt needs no workflow.
     const imported = await timed('POST', '/connections', {
       body: { provider_config_key: 'luma', connection_id: 'while-temporal-down', credentials: { type: 'API_KEY', apiKey: 'sandbox-luma-api-key' } },
     });
     expect(imported).toMatchObject({ status: 503, body: { error: { code: 'orchestrator_unavailable' } } });
     const outbox = stack.core.stores.db.collection('webhook_outbox');
-    expect(await outbox.countDocuments({ 'payload.connectionId': 'while-temporal-down', status: 'pending' })).toBe(1);
+    expect(await outbox.countDocuments({ type: 'auth', 'payload.connectionId': 'while-temporal-down' })).toBe(1);
     const session = await stack.api('POST', '/connect/sessions', { body: { allowed_integrations: ['luma'] } });
     const viaFlow = await fetch(`${stack.apiUrl}/api-auth/api-key/luma?connect_session_token=${session.body.data.token}`, {
       method: 'POST',
@@ -221,7 +221,13 @@ describe('outages of MongoDB and Temporal', () => {
     const [stored] = (await stack.api('GET', '/connections?integrationId=luma')).body.connections.filter(
       (c: any) => !['user-1', 'user-2', 'while-temporal-down'].includes(c.connection_id),
     );
-    expect(await outbox.countDocuments({ 'payload.connectionId': stored.connection_id, status: 'pending' })).toBe(1);
+    expect(await outbox.countDocuments({ type: 'auth', 'payload.connectionId': stored.connection_id })).toBe(1);
+    // Delivered while Temporal is still away.
+    await hooks.waitFor(
+      (w) => w.body.type === 'auth' && w.body.connectionId === 'while-temporal-down' && w.body.operation === 'creation' && w.body.success === true,
+      30_000,
+    );
+    await hooks.waitFor((w) => w.body.type === 'auth' && w.body.connectionId === stored.connection_id && w.body.success === true, 30_000);
     // Deleting a connection would leave its syncs running: refused, nothing deleted.
     const deleting = await timed('DELETE', '/connections/user-1?provider_config_key=luma');
     expect(deleting).toMatchObject({ status: 503, body: { error: { code: 'orchestrator_unavailable' } } });
@@ -240,12 +246,6 @@ describe('outages of MongoDB and Temporal', () => {
       15_000,
     );
     expect(trigger.status).toBe(200);
-    // The events stored while Temporal was away: the worker's sweeper starts their workflows, which deliver them.
-    await hooks.waitFor(
-      (w) => w.body.type === 'auth' && w.body.connectionId === 'while-temporal-down' && w.body.operation === 'creation' && w.body.success === true,
-      60_000,
-    );
-    await hooks.waitFor((w) => w.body.type === 'auth' && w.body.connectionId === stored.connection_id && w.body.success === true, 60_000);
     // The worker rode out the outage: it picks up the new run, and the action.
     expect(((await stack.waitForSync('user-1', 'list-events')) as any).result.CalendarEvent).toEqual({ added: 0, updated: 0, deleted: 0 });
     const action = await timed('POST', '/action/trigger', { headers: actionHeaders, body: { action_name: 'list-drives', input: {} } });
