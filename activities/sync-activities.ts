@@ -13,7 +13,7 @@ import { readCheckpoint } from '../runtime/checkpoint';
 import { withActivityFailures } from './failures';
 import type { ConnectionDoc } from '../store/connections';
 import type { IntegrationDoc } from '../store/integrations';
-import type { SyncRunEvents, SyncRunIdentity } from './sync-run-events';
+import type { SyncRunEvents, SyncRunIdentity } from '../webhooks/sync-run-report';
 import { recordCursorAfterSeq } from '../store/record-cursor';
 import type { SyncRunDoc } from '../store/sync-runs';
 import {

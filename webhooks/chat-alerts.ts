@@ -5,6 +5,7 @@ import type { Stores } from '../store/db';
 import { failureMessage, resolvedMessage, temporalRunUrl, type AlertSubject, type ChatMessage, type FailureAlert } from './chat-alert-messages';
 import { eventIdFor } from './deliver';
 import { queueWebhook, type OutboxDeps } from './outbox';
+import type { FailedSyncRun, SucceededSyncRun, SyncRunEvents, SyncRunIdentity } from './sync-run-report';
 
 /** What alerts without a run (a refused token refresh) need. */
 export interface AlertWindowDeps extends OutboxDeps {
@@ -28,37 +29,7 @@ export interface ReauthorizationNeeded {
   at?: Date;
 }
 
-/**
- * What alerts read of a sync run's end. activities/sync-run-events.ts declares the events
- * runs send (webhooks/ does not import activities/); its runs carry at least this, so the
- * composition root hands these alerts in as one of its SyncRunEvents.
- */
-interface AlertedRun {
-  environment: string;
-  /** ConnectionDoc._id */
-  connection: string;
-  connectionId: string;
-  providerConfigKey: string;
-  provider: string;
-  syncName: string;
-  variant: string;
-  /** The Temporal run id and workflow id: the run's page in the Temporal UI. */
-  runId: string;
-  workflowId: string;
-}
-
-export interface FailedRun extends AlertedRun {
-  failedAt: Date;
-  error: { code: string; message: string };
-}
-
-export interface SucceededRun extends AlertedRun {
-  finishedAt: Date;
-}
-
-export interface ChatAlerts {
-  failed(run: FailedRun): Promise<void>;
-  succeeded(run: SucceededRun): Promise<void>;
+export interface ChatAlerts extends SyncRunEvents {
   needsReauthorization(event: ReauthorizationNeeded): Promise<void>;
 }
 
@@ -78,7 +49,7 @@ const REAUTHORIZE_CODE = 'provider_auth_failed';
 export function createChatAlerts(deps: ChatAlertDeps): ChatAlerts {
   const runUrl = (run: { workflowId: string; runId: string }) => temporalRunUrl(deps.temporalUiUrl, deps.temporalNamespace, run.workflowId, run.runId);
   return {
-    async failed(run: FailedRun) {
+    async failed(run: FailedSyncRun) {
       await reportFailure(deps, subjectOfRun(run), alertScope(run.connection, { name: run.syncName, variant: run.variant }), {
         run: run.runId,
         kind: run.error.code === REAUTHORIZE_CODE ? 'reauthorize' : 'sync_failed',
@@ -89,7 +60,7 @@ export function createChatAlerts(deps: ChatAlertDeps): ChatAlerts {
       });
     },
 
-    async succeeded(run: SucceededRun) {
+    async succeeded(run: SucceededSyncRun) {
       const subject = subjectOfRun(run);
       await resolve(deps, subject, alertScope(run.connection, { name: run.syncName, variant: run.variant }), run.finishedAt, runUrl(run));
       // A run that succeeded had working credentials: the connection's own episode (a refused refresh) is over too.
@@ -193,7 +164,7 @@ async function queueAlert(deps: AlertWindowDeps, environment: string, id: string
   await queueWebhook(deps, { environment, type: 'alert', payload: { ...message }, gate: null, id });
 }
 
-function subjectOfRun(run: AlertedRun): AlertSubject {
+function subjectOfRun(run: SyncRunIdentity): AlertSubject {
   return {
     environment: run.environment,
     connectionId: run.connectionId,

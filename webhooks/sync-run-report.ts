@@ -1,11 +1,9 @@
-import type { SyncRunError } from './sync-contracts';
-
 /**
- * What a finished sync run tells the world outside the store: the app (`sync` webhooks) and
- * the operators (chat alerts). Declared here, where runs end; app/ wires the concrete
- * senders (webhooks/). Called from the runs' bookkeeping activities, which Temporal may
- * retry: an implementation must make a repeated call for the same run change nothing more
- * (derive event ids from `runId`).
+ * What a finished sync run tells the world outside the store: the app (`sync` webhooks,
+ * sync-webhooks.ts) and the operators (chat alerts, chat-alerts.ts). Declared here, with its
+ * senders (activities/ may import webhooks/, not the other way round); the runs' bookkeeping
+ * activities call it, and Temporal may retry them: a sender must make a repeated call for
+ * the same run change nothing more (derive event ids from `runId`).
  */
 export interface SyncRunEvents {
   succeeded(run: SucceededSyncRun): Promise<void>;
@@ -55,7 +53,8 @@ export interface FailedSyncRun extends SyncRunIdentity {
   failedAt: Date;
   /** The sync's models: a failure is reported per model, as Nango's `sync` webhooks are. */
   models: string[];
-  error: SyncRunError;
+  /** The run's stable code, its message, and the structured detail where there is one (activities/sync-contracts.ts SyncRunError). */
+  error: { code: string; message: string; detail?: unknown };
 }
 
 /** Each of several senders hears every run's end, one after the other. */

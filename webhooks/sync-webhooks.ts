@@ -1,4 +1,5 @@
 import { eventIdFor } from './deliver';
+import type { FailedSyncRun, SucceededSyncRun, SyncRunEvents, SyncRunIdentity } from './sync-run-report';
 import { queueWebhook, type OutboxDeps, type WebhookGate } from './outbox';
 
 /** The `sync` webhook body (reference/api.md, "Webhooks from Weft to the app"), one per model. */
@@ -23,39 +24,7 @@ export interface SyncWebhookPayload {
   failedAt?: string;
 }
 
-/**
- * The parts of a run's end that the events report. Declared here (webhooks/ imports no
- * activities/); activities/sync-run-events.ts's reports carry them, which the composition
- * root's typing checks.
- */
-interface ReportedRun {
-  environment: string;
-  connectionId: string;
-  providerConfigKey: string;
-  syncName: string;
-  variant: string;
-  runId: string;
-  type: 'INITIAL' | 'INCREMENTAL';
-  startedAt: Date;
-  webhookUrlOverride?: string | null;
-}
-
-interface SucceededRun extends ReportedRun {
-  models: Array<{ model: string; added: number; updated: number; deleted: number; cursor: string | null }>;
-}
-
-interface FailedRun extends ReportedRun {
-  failedAt: Date;
-  models: string[];
-  error: { code: string; message: string; detail?: unknown };
-}
-
-export interface SyncWebhooks {
-  succeeded(run: SucceededRun): Promise<void>;
-  failed(run: FailedRun): Promise<void>;
-}
-
-function base(run: ReportedRun, model: string): Omit<SyncWebhookPayload, 'success'> {
+function base(run: SyncRunIdentity, model: string): Omit<SyncWebhookPayload, 'success'> {
   return {
     from: 'weft',
     type: 'sync',
@@ -76,8 +45,8 @@ function base(run: ReportedRun, model: string): Omit<SyncWebhookPayload, 'succes
  * toggles are read when the event is queued and again at delivery. Event ids come from the
  * run and model, so a retried bookkeeping activity queues each event once.
  */
-export function createSyncWebhooks(deps: OutboxDeps): SyncWebhooks {
-  const queue = async (run: ReportedRun, id: string, payload: SyncWebhookPayload, gate: WebhookGate | null) => {
+export function createSyncWebhooks(deps: OutboxDeps): SyncRunEvents {
+  const queue = async (run: SyncRunIdentity, id: string, payload: SyncWebhookPayload, gate: WebhookGate | null) => {
     await queueWebhook(deps, {
       environment: run.environment,
       type: 'sync',
@@ -89,7 +58,7 @@ export function createSyncWebhooks(deps: OutboxDeps): SyncWebhooks {
   };
 
   return {
-    async succeeded(run: SucceededRun) {
+    async succeeded(run: SucceededSyncRun) {
       for (const m of run.models) {
         const changed = m.added + m.updated + m.deleted > 0;
         const payload: SyncWebhookPayload = {
@@ -102,7 +71,7 @@ export function createSyncWebhooks(deps: OutboxDeps): SyncWebhooks {
       }
     },
 
-    async failed(run: FailedRun) {
+    async failed(run: FailedSyncRun) {
       const error = {
         type: run.error.code,
         description: run.error.message,

@@ -15,7 +15,7 @@ import { reconcileSyncSchedules } from '../../api/services/sync-schedules';
 import { applySyncOperation } from '../../api/services/sync-operations';
 import type { SyncControlDeps } from '../../api/services/sync-control';
 import { createSyncFanOutActivities } from '../../activities/sync-fan-out';
-import { allSyncRunEvents } from '../../activities/sync-run-events';
+import { allSyncRunEvents } from '../../webhooks/sync-run-report';
 import { createSyncWebhooks } from '../../webhooks/sync-webhooks';
 import { createChatAlerts } from '../../webhooks/chat-alerts';
 import { createActionCompletionActivities } from '../../activities/action-completion';

@@ -1,4 +1,4 @@
-import type { FailedSyncRun, SucceededSyncRun } from '../../activities/sync-run-events';
+import type { FailedSyncRun, SucceededSyncRun } from '../../webhooks/sync-run-report';
 import { syncWorkflowId } from '../../api/services/sync-control';
 import { coreWebhookDelivery } from '../../app/webhook-delivery';
 import { alertScope } from '../../store/alert-states';
