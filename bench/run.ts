@@ -14,6 +14,7 @@ import { triggerLatency } from './trigger-latency';
 import { userFilesIngest } from './user-files-ingest';
 import { webhookThroughput } from './webhook-throughput';
 import { syncWebhookLatency } from './sync-webhook-latency';
+import { proxyOverhead } from './proxy-overhead';
 import { startStandaloneTestInfra } from '../tests/support/standalone-infra';
 
 async function main(): Promise<void> {
@@ -21,12 +22,13 @@ async function main(): Promise<void> {
   try {
     // `npm run bench` (everything, 100,000 files), `npm run bench -- 20000` (another size),
     // `npm run bench -- pacing`, `npm run bench -- reads [files]`, `npm run bench -- memory [files]`,
-    // `npm run bench -- trigger`, `npm run bench -- schedules [connections]` or `npm run bench -- webhooks [events]` (throughput, then a sync run's end to its webhook) (one part only).
+    // `npm run bench -- trigger`, `npm run bench -- schedules [connections]` `npm run bench -- webhooks [events]` (throughput, then a sync run's end to its webhook)
+    // or `npm run bench -- proxy` (one part only).
     const args = process.argv.slice(2);
     const only = args.find((a) => !/^\d+$/.test(a));
-    if (only !== undefined && !['pacing', 'reads', 'memory', 'trigger', 'schedules', 'webhooks'].includes(only))
+    if (only !== undefined && !['pacing', 'reads', 'memory', 'trigger', 'schedules', 'webhooks', 'proxy'].includes(only))
       throw new Error(
-        `unknown part "${only}": pacing, reads, memory, trigger, schedules, webhooks, or a number (files; connections for schedules; events for webhooks)`,
+        `unknown part "${only}": pacing, reads, memory, trigger, schedules, webhooks, proxy, or a number (files; connections for schedules; events for webhooks)`,
       );
     const count = args.find((a) => /^\d+$/.test(a));
     const files = Number(count ?? 100_000);
@@ -43,6 +45,7 @@ async function main(): Promise<void> {
       for (const figure of await webhookThroughput(Number((only === 'webhooks' && count) || 1_000))) emit(figure);
       for (const figure of await syncWebhookLatency()) emit(figure);
     }
+    if (only === undefined || only === 'proxy') for (const figure of await proxyOverhead()) emit(figure);
   } finally {
     await infra.stop();
   }

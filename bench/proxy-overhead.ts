@@ -1,0 +1,147 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { GRAPH_DEFAULT_ACCESS_TOKEN } from '../sandbox/graph';
+import { connectOneDrive, createOneDriveIntegration, startWeftStack } from '../tests/support/weft-stack';
+import type { Figure } from './figure';
+import { now, percentile, round1, sampleConcurrent } from './timing';
+
+const REPO = path.resolve(__dirname, '..');
+const MB = 1024 * 1024;
+const SEQUENTIAL = 300;
+const CONCURRENCY = 32;
+const CONCURRENT_MS = 5_000;
+
+/**
+ * The proxy's cost against calling the provider directly, side by side in one run, with the
+ * API as a process of its own (`weft api`, as deployed) in front of the Graph simulator:
+ * - added latency at concurrency 1: `GET /proxy/v1.0/me` against `GET <graph>/v1.0/me`, the
+ *   two interleaved, SEQUENTIAL each (p50 and p99 of each, and their differences);
+ * - throughput at concurrency 32 for CONCURRENT_MS each, as a ratio of proxied to direct;
+ * - the API process's peak RSS while a file of at least 50 MB streams through it.
+ */
+export async function proxyOverhead(): Promise<Figure[]> {
+  const stack = await startWeftStack({ worker: false, graph: { seed: 1, drives: [{ fileCount: 200 }] }, temporalCallTimeoutMs: 10_000 });
+  const api = await spawnApi(stack.env);
+  try {
+    await createOneDriveIntegration(stack);
+    const created = await connectOneDrive(stack, 'bench-proxy');
+    if (created.status !== 201) throw new Error(`connection: ${created.status} ${JSON.stringify(created.body)}`);
+    const direct = { url: `${stack.graph.url}/v1.0/me`, headers: { authorization: `Bearer ${GRAPH_DEFAULT_ACCESS_TOKEN}` } };
+    const proxied = {
+      url: `${api.url}/proxy/v1.0/me`,
+      headers: { authorization: `Bearer ${stack.keys.dev}`, 'connection-id': 'bench-proxy', 'provider-config-key': 'one-drive' },
+    };
+    const get = async (target: { url: string; headers: Record<string, string> }) => {
+      const res = await fetch(target.url, { headers: target.headers });
+      await res.arrayBuffer();
+      if (res.status !== 200) throw new Error(`${target.url}: HTTP ${res.status}`);
+    };
+
+    // Warm both paths (connections, caches), then interleave so drift hits both alike.
+    for (let i = 0; i < 20; i++) await Promise.all([get(direct), get(proxied)]);
+    const seq = { direct: [] as number[], proxied: [] as number[] };
+    for (let i = 0; i < SEQUENTIAL; i++) {
+      for (const [name, target] of [
+        ['direct', direct],
+        ['proxied', proxied],
+      ] as const) {
+        const t = now();
+        await get(target);
+        seq[name].push(now() - t);
+      }
+    }
+    const directLoad = await sampleConcurrent(() => get(direct), CONCURRENCY, CONCURRENT_MS);
+    const proxiedLoad = await sampleConcurrent(() => get(proxied), CONCURRENCY, CONCURRENT_MS);
+
+    // The smallest file of at least 50 MB, through the proxy, while the API's RSS is sampled.
+    const file = stack.graph
+      .items()
+      .filter((i: any) => i.file && i.size >= 50 * MB)
+      .sort((a: any, b: any) => a.size - b.size)[0] as any;
+    const driveId = stack.graph.drives()[0].id;
+    const rssBefore = readRssMb(api.child.pid!);
+    let peak = rssBefore;
+    const sampler = setInterval(() => (peak = Math.max(peak, readRssMb(api.child.pid!))), 20);
+    const t = now();
+    const res = await fetch(`${api.url}/proxy/v1.0/drives/${encodeURIComponent(driveId)}/items/${encodeURIComponent(file.id)}/content`, {
+      headers: proxied.headers,
+    });
+    let bytes = 0;
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) bytes += chunk.length;
+    const downloadMs = now() - t;
+    clearInterval(sampler);
+    peak = Math.max(peak, readRssMb(api.child.pid!));
+    if (res.status !== 200 || bytes !== file.size) throw new Error(`download: HTTP ${res.status}, ${bytes} of ${file.size} bytes`);
+
+    const p = (xs: number[], q: number) => percentile(xs, q);
+    return [
+      {
+        figure: 'proxy_overhead',
+        route: 'GET /proxy/v1.0/me (one-drive) vs GET <graph simulator>/v1.0/me',
+        api: 'weft api in its own process',
+        sequential_requests_each: SEQUENTIAL,
+        direct_p50_ms: p(seq.direct, 50),
+        direct_p99_ms: p(seq.direct, 99),
+        proxied_p50_ms: p(seq.proxied, 50),
+        proxied_p99_ms: p(seq.proxied, 99),
+        added_p50_ms: round1(p(seq.proxied, 50) - p(seq.direct, 50)),
+        added_p99_ms: round1(p(seq.proxied, 99) - p(seq.direct, 99)),
+        concurrency: CONCURRENCY,
+        direct_requests_per_s: round1(directLoad.requestsPerS),
+        proxied_requests_per_s: round1(proxiedLoad.requestsPerS),
+        throughput_ratio: Math.round((proxiedLoad.requestsPerS / directLoad.requestsPerS) * 100) / 100,
+        targets: 'added p50 <= 1 ms; throughput ratio >= 0.8',
+        pass: p(seq.proxied, 50) - p(seq.direct, 50) <= 1 && proxiedLoad.requestsPerS / directLoad.requestsPerS >= 0.8,
+      },
+      {
+        figure: 'proxy_streaming_memory',
+        file_mb: round1(file.size / MB),
+        download_ms: Math.round(downloadMs),
+        api_rss_before_mb: rssBefore,
+        api_rss_peak_mb: peak,
+        api_rss_growth_mb: round1(peak - rssBefore),
+      },
+    ];
+  } finally {
+    await stopProcess(api.child);
+    await stack.shutdown();
+  }
+}
+
+/** `weft api` (cli/weft.ts under tsx) on a free port, with the stack's configuration. */
+function spawnApi(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/weft.ts', 'api'], {
+    cwd: REPO,
+    env: { ...process.env, ...env, PORT: '0', LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  return new Promise((resolve, reject) => {
+    let output = '';
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const line = output.split('\n').find((l) => l.includes('weft api listening'));
+      if (!line) return;
+      child.stdout!.off('data', onData);
+      child.stdout!.resume();
+      child.stderr!.resume();
+      resolve({ child, url: String((JSON.parse(line) as { url: string }).url) });
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
+    child.once('exit', (code) => reject(new Error(`weft api exited early (${code}):\n${output}`)));
+  });
+}
+
+function stopProcess(child: ChildProcess): Promise<void> {
+  return new Promise((done) => {
+    if (child.exitCode !== null) return done();
+    child.once('exit', () => done());
+    child.kill('SIGTERM');
+  });
+}
+
+function readRssMb(pid: number): number {
+  const kb = Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN);
+  return round1(kb / 1024);
+}
