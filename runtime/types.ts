@@ -19,6 +19,11 @@ export interface RequestConfig {
   data?: unknown;
   /** Extra attempts on network errors and 5xx (default from the provider). */
   retries?: number;
+  /**
+   * The URL carries its own authorization (Graph's upload session URL): sent without the
+   * connection's credentials, which such a URL may refuse.
+   */
+  preAuthenticated?: boolean;
 }
 
 export interface HttpResponse<T = unknown> {

@@ -126,7 +126,12 @@ export class ProviderClient implements ProviderTransport {
         requestId: this.requestIdOf(responseHeaders),
       });
 
-      const throttleWait = this.deps.throttle.onResponse(definition.throttle, status, responseHeaders, text, this.deps.provider.budget?.lockoutMs ?? 60_000);
+      // A 401's budget headers are those of an unauthenticated caller (GitHub: 60 an hour, per
+      // address), not the account's: read, they would slow the re-minted request for nothing.
+      const throttleWait =
+        status === 401
+          ? null
+          : this.deps.throttle.onResponse(definition.throttle, status, responseHeaders, text, this.deps.provider.budget?.lockoutMs ?? 60_000);
       if (throttleWait !== null) {
         if (this.deps.budget && definition.throttle?.kind === 'lockout') {
           // The provider locked the key: stop every run sharing it until the lockout ends.

@@ -92,6 +92,17 @@ describe('GitHub (App installation), end to end', () => {
     expect(second.result.Commit).toEqual({ added: 2, updated: 0, deleted: 0 });
   });
 
+  test('a dead installation token in a sync: re-minted once, and the 401 budget headers (an anonymous caller\'s) do not slow the repeat', async () => {
+    stack.github.expireTokens();
+    await runSync(stack, 'github', 'gh-user', 'repositories');
+    const logs = (await stack.api('GET', '/logs?connection_id=gh-user&operation=sync:repositories&limit=20')).body.logs as any[];
+    const i = logs.findIndex((e) => e.status === 401);
+    expect(i).toBeGreaterThan(0); // newest first: the repeat comes before it
+    expect(logs[i - 1]).toMatchObject({ status: 200, attempt: 2 });
+    // Read as the account's, they held the repeat back by WEFT_MAX_INLINE_WAIT_MS (10 s here).
+    expect(Date.parse(logs[i - 1].at) - Date.parse(logs[i].at)).toBeLessThan(2_000);
+  });
+
   test('repositories: every repository of the installation; one removed from it is deleted', async () => {
     const expected = stack.github
       .repositories(INSTALLATION)
