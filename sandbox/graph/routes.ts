@@ -10,6 +10,9 @@
  *   GET {drive}/items/{id}/content | /root:/{path}:/content          302 → download URL
  *   GET {drive}/root/delta[?token=] | /root/delta(token='...')
  *   GET /sites/root | /sites/{id} | /sites/{s}/drives
+ *   PUT {drive}/items/{parent}:/{name}:/content | /root:/{path}:/content | /items/{id}/content   upload (writes.ts)
+ *   POST {drive}/items/{parent}:/{name}:/createUploadSession                                     upload session
+ *   POST {drive}/items/{parent}/children | /root/children                                         create folder
  */
 import { GraphError, RESYNC_MESSAGE } from './errors';
 import type { Tenant } from './data';
@@ -17,6 +20,17 @@ import { takePage, type DeltaListing, type DeltaListings } from './delta';
 import { cTag, driveItemJson, driveJson, eTag, hasCTag, librarySiteJson, siteJson, tombstoneJson, userJson, type PathMode } from './serialize';
 import { KIND_FILE, upperBound, type DriveStore } from './store';
 import { TOKEN, type TokenCodec } from './tokens';
+import {
+  checkPlacement,
+  createFolder,
+  nameTaken,
+  parseConflictBehavior,
+  sessionStatusJson,
+  writeFile,
+  writtenItemJson,
+  type Placement,
+  type UploadSessions,
+} from './writes';
 
 export interface Reply {
   status: number;
@@ -36,6 +50,10 @@ export interface GraphState {
   epoch(): number;
   defaultPageSize: number;
   maxPageSize: number;
+  /** Open upload sessions (createUploadSession). */
+  uploads: UploadSessions;
+  /** The pre-authenticated URL of an upload session. */
+  mintUploadUrl(base: string, sessionId: number): string;
   /** A new pre-authenticated download URL for an item (new expiry every call). */
   mintDownloadUrl(base: string, store: DriveStore, i: number, now: number): string;
 }
@@ -52,17 +70,19 @@ export interface RequestContext {
   query: URLSearchParams;
   ifNoneMatch: string | undefined;
   now: number;
+  /** The request body (writes); empty for reads. */
+  body: Buffer;
 }
 
 // ---------------------------------------------------------------------------------------
 // Route parsing
 // ---------------------------------------------------------------------------------------
 
-type DriveRef = { kind: 'me' } | { kind: 'id'; id: string } | { kind: 'site'; site: string };
-type ItemRef = { kind: 'root' } | { kind: 'id'; id: string } | { kind: 'path'; segments: string[] };
-type Action = 'get' | 'children' | 'content' | 'delta';
+export type DriveRef = { kind: 'me' } | { kind: 'id'; id: string } | { kind: 'site'; site: string };
+export type ItemRef = { kind: 'root' } | { kind: 'id'; id: string } | { kind: 'path'; segments: string[]; from?: string };
+export type Action = 'get' | 'children' | 'content' | 'delta' | 'createUploadSession';
 
-type Target =
+export type Target =
   | { t: 'me' }
   | { t: 'myDrives' }
   | { t: 'site'; site: string }
@@ -119,6 +139,14 @@ function parseTarget(raw: string): Target | null {
   } else if ((m = /^\/root(\/.*)?$/.exec(rest))) {
     item = { kind: 'root' };
     tail = m[1] ?? '';
+  } else if ((m = /^\/items\/([^/:]+):(\/[^:]*)?(?::(.*))?$/.exec(rest))) {
+    // A path below an item: `/items/{parent-id}:/{name}:/content` (uploads).
+    const segments = (m[2] ?? '')
+      .split('/')
+      .filter((s) => s !== '')
+      .map(dec);
+    item = segments.length ? { kind: 'path', segments, from: dec(m[1]) } : { kind: 'id', id: dec(m[1]) };
+    tail = m[3] ?? '';
   } else if ((m = /^\/items\/([^/:]+)(\/.*)?$/.exec(rest))) {
     item = { kind: 'id', id: dec(m[1]) };
     tail = m[2] ?? '';
@@ -129,6 +157,7 @@ function parseTarget(raw: string): Target | null {
   if (tail === '' || tail === '/') return { ...base, action: 'get', linkPath: '' };
   if (tail === '/children') return { ...base, action: 'children', linkPath: '' };
   if (tail === '/content') return { ...base, action: 'content', linkPath: '' };
+  if (tail === '/createUploadSession') return { ...base, action: 'createUploadSession', linkPath: '' };
   if ((m = /^\/delta(?:\(\)|\(token='([^']*)'\))?$/.exec(tail))) {
     const itemPart = path.slice(drivePrefix.length, path.length - tail.length);
     return { ...base, action: 'delta', pathToken: m[1] === undefined ? undefined : dec(m[1]), linkPath: `${drivePrefix}${itemPart}/delta` };
@@ -299,7 +328,7 @@ function link(ctx: RequestContext, path: string, drop: string[], add: [string, s
 /** Paging parameters replaced in nextLinks (beta accepts them without `$`). */
 const SKIP_PARAMS = ['$skiptoken', 'skiptoken'];
 
-function context(ctx: RequestContext, fragment: string): string {
+export function context(ctx: RequestContext, fragment: string): string {
   return `${ctx.base}/${ctx.version}/$metadata#${fragment}`;
 }
 
@@ -311,7 +340,7 @@ function itemNotFound(): GraphError {
   return new GraphError(404, 'itemNotFound', 'The resource could not be found.');
 }
 
-function resolveDrive(state: GraphState, ref: DriveRef): DriveStore {
+export function resolveDrive(state: GraphState, ref: DriveRef): DriveStore {
   if (ref.kind === 'me') return state.drives[0];
   if (ref.kind === 'id') {
     const d = state.driveById.get(ref.id);
@@ -323,16 +352,16 @@ function resolveDrive(state: GraphState, ref: DriveRef): DriveStore {
   return libs[0];
 }
 
-function resolveItem(store: DriveStore, ref: ItemRef): number {
+export function resolveItem(store: DriveStore, ref: ItemRef): number {
   let i: number;
   if (ref.kind === 'root') i = 0;
   else if (ref.kind === 'id') i = store.liveIndex(ref.id);
-  else i = store.resolvePath(ref.segments);
+  else i = store.resolvePath(ref.segments, ref.from === undefined ? 0 : store.liveIndex(ref.from));
   if (i < 0) throw itemNotFound();
   return i;
 }
 
-function pathModeOf(ref: DriveRef): PathMode {
+export function pathModeOf(ref: DriveRef): PathMode {
   return ref.kind === 'id' ? 'drives' : 'drive';
 }
 
@@ -543,6 +572,81 @@ function delta(state: GraphState, ctx: RequestContext, store: DriveStore, i: num
   return { status: 200, body };
 }
 
+// ---------------------------------------------------------------------------------------
+// Writes (providers.md §B10; the rules themselves are in writes.ts)
+// ---------------------------------------------------------------------------------------
+
+function isWrite(method: string, action: Action): boolean {
+  return (method === 'PUT' && action === 'content') || (method === 'POST' && (action === 'children' || action === 'createUploadSession'));
+}
+
+function jsonObjectBody(ctx: RequestContext): Record<string, unknown> {
+  if (ctx.body.length === 0) return {};
+  try {
+    const v: unknown = JSON.parse(ctx.body.toString('utf8'));
+    if (v !== null && typeof v === 'object' && !Array.isArray(v)) return v as Record<string, unknown>;
+  } catch {
+    // answered below
+  }
+  throw new GraphError(400, 'invalidRequest', 'The request body is not a valid JSON object.');
+}
+
+/** A new item is addressed by its path: `/items/{parent-id}:/{name}:` or `/root:/{folder}/{name}:`. */
+function placementOf(store: DriveStore, ref: ItemRef): Placement {
+  if (ref.kind !== 'path') {
+    throw new GraphError(400, 'invalidRequest', 'Address the new item by path: /items/{parent-id}:/{file-name}:/... .');
+  }
+  const parentRef: ItemRef =
+    ref.segments.length > 1 ? { ...ref, segments: ref.segments.slice(0, -1) } : ref.from === undefined ? { kind: 'root' } : { kind: 'id', id: ref.from };
+  return { store, parent: resolveItem(store, parentRef), name: ref.segments[ref.segments.length - 1] };
+}
+
+function handleWrite(state: GraphState, ctx: RequestContext, target: Extract<Target, { t: 'item' }>): Reply {
+  const store = resolveDrive(state, target.drive);
+  const mode = pathModeOf(target.drive);
+  const itemReply = (i: number, status: number): Reply => ({
+    status,
+    body: { '@odata.context': context(ctx, `drives('${store.ident.id}')/items/$entity`), ...writtenItemJson(store, state.tenant, i, mode) },
+  });
+  // Defaults when the request names no conflict behavior: uploads replace, a new folder fails.
+  if (target.action === 'content') {
+    const conflict = parseConflictBehavior(ctx.query.get('@microsoft.graph.conflictBehavior') ?? undefined, 'replace');
+    if (target.item.kind === 'path') {
+      const { index, created } = writeFile(placementOf(store, target.item), ctx.body, conflict, ctx.now);
+      return itemReply(index, created ? 201 : 200);
+    }
+    const i = resolveItem(store, target.item);
+    if (store.kind[i] !== KIND_FILE) throw new GraphError(400, 'invalidRequest', 'Only a file has content to replace.');
+    store.replaceContent(i, ctx.body, ctx.now);
+    return itemReply(i, 200);
+  }
+  const body = jsonObjectBody(ctx);
+  if (target.action === 'children') {
+    const parent = resolveItem(store, target.item);
+    if (typeof body.name !== 'string') throw new GraphError(400, 'invalidRequest', 'The new item needs a name.');
+    if (body.folder === null || typeof body.folder !== 'object') {
+      throw new GraphError(400, 'invalidRequest', 'A folder is created with the folder facet ({"folder": {}}); files are uploaded.');
+    }
+    const conflict = parseConflictBehavior(body['@microsoft.graph.conflictBehavior'], 'fail');
+    return itemReply(createFolder({ store, parent, name: body.name }, conflict, ctx.now), 201);
+  }
+  const item = body.item ?? {};
+  if (item === null || typeof item !== 'object') throw new GraphError(400, 'invalidRequest', "The session's item must be an object.");
+  const conflict = parseConflictBehavior((item as Record<string, unknown>)['@microsoft.graph.conflictBehavior'], 'replace');
+  const placement = placementOf(store, target.item);
+  checkPlacement(placement);
+  if (conflict === 'fail' && store.childNamed(placement.parent, placement.name) >= 0) throw nameTaken(placement.name);
+  const session = state.uploads.create(placement, conflict, mode, ctx.now);
+  return {
+    status: 200,
+    body: {
+      '@odata.context': context(ctx, 'microsoft.graph.uploadSession'),
+      uploadUrl: state.mintUploadUrl(ctx.base, session.id),
+      ...sessionStatusJson(session),
+    },
+  };
+}
+
 /** Dispatches an authenticated GET. Unknown routes → 400; other methods → 405. */
 export function handleApi(state: GraphState, ctx: RequestContext): Reply {
   const target = parseTarget(ctx.rawPath);
@@ -551,6 +655,7 @@ export function handleApi(state: GraphState, ctx: RequestContext): Reply {
     throw new GraphError(400, 'BadRequest', `Resource not found for the segment '${dec(seg)}'.`);
   }
   if (ctx.method !== 'GET') {
+    if (target.t === 'item' && isWrite(ctx.method, target.action)) return handleWrite(state, ctx, target);
     throw new GraphError(405, 'BadRequest', 'Specified HTTP method is not allowed for the request target.', { allow: 'GET' });
   }
   rejectUnsupported(ctx);
@@ -590,6 +695,8 @@ export function handleApi(state: GraphState, ctx: RequestContext): Reply {
           return getContent(state, ctx, store, i);
         case 'delta':
           return delta(state, ctx, store, i, target);
+        case 'createUploadSession':
+          throw new GraphError(405, 'BadRequest', 'Specified HTTP method is not allowed for the request target.', { allow: 'POST' });
       }
     }
   }

@@ -4,7 +4,7 @@
  */
 import { Rng } from '../shared/prng';
 import { editorIndex, isoSeconds, itemGuid, mimeForName, personEmail, personUpn, type DriveType, type Person, type Tenant } from './data';
-import { BLOCK, baseBlock, syntheticContentHash } from './quickxor';
+import { BLOCK, baseBlock, quickXorHash, syntheticContentHash } from './quickxor';
 import { contentKeyFor } from './content';
 import { KIND_FILE, KIND_ROOT, type DriveStore } from './store';
 
@@ -143,7 +143,16 @@ export function hasCTag(store: DriveStore, i: number): boolean {
 /** Scratch block for hashing (serialization is synchronous, so one buffer is enough). */
 const scratch = Buffer.allocUnsafe(BLOCK);
 
+/** Hashes of uploaded bytes (they never change: a new upload is a new buffer). */
+const uploadedHashes = new WeakMap<Buffer, string>();
+
 function quickXorOf(store: DriveStore, i: number): string {
+  const bytes = store.uploaded.get(i);
+  if (bytes) {
+    let hash = uploadedHashes.get(bytes);
+    if (hash === undefined) uploadedHashes.set(bytes, (hash = quickXorHash(bytes)));
+    return hash;
+  }
   return syntheticContentHash(baseBlock(contentKeyFor(store, i), scratch), store.size[i]);
 }
 

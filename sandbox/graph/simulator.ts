@@ -6,6 +6,10 @@
  * Request pipeline (in this order):
  *   1. `/_download/...` (pre-authenticated download URLs): no Authorization; an invalid or
  *      expired `tempauth` → 401; then failNext() injections; then the bytes (Range → 206).
+ *      `/_upload/...` (upload session URLs, also pre-authenticated): an Authorization header
+ *      → 401 (Graph's docs warn that sending one fails); unknown or expired session → 404;
+ *      PUT a fragment (202 with nextExpectedRanges; the last one 201/200 with the item),
+ *      GET its status, DELETE cancels (204).
  *   2. Anything not under `/v1.0` or `/beta` → 400 BadRequest "Invalid version".
  *   3. Missing / unknown / revoked bearer token → 401 InvalidAuthenticationToken.
  *   4. A client (token) still inside a Retry-After window → counted as a violation and,
@@ -26,6 +30,7 @@ import { errorBody, formatRetryAfter, GraphError, injectedFailure, throttleBody,
 import { handleApi, type GraphState, type RequestContext } from './routes';
 import { driveItemJson, driveJson, eTag, userJson, type GraphDrive, type GraphDriveItem, type GraphUser } from './serialize';
 import { DriveStore, KIND_FILE, validateName } from './store';
+import { acceptFragment, sessionStatusJson, UploadSessions, writeFile, writtenItemJson } from './writes';
 import { TOKEN, TokenCodec } from './tokens';
 
 // ---------------------------------------------------------------------------------------
@@ -58,6 +63,8 @@ export const GraphSimulatorOptionsSchema = z
     maxPageSize: z.number().int().positive().default(1000),
     /** Lifetime of `@microsoft.graph.downloadUrl` / the /content redirect target. */
     downloadUrlTtlMs: z.number().positive().default(3_600_000),
+    /** How long an upload session stays open (its URL answers 404 after that). */
+    uploadSessionTtlMs: z.number().positive().default(3_600_000),
     /** Artificial delay (ms) before every response; see also `setLatency`. */
     latencyMs: z.number().min(0).default(0),
     /**
@@ -161,6 +168,10 @@ export interface GraphSimulator {
 // Simulator
 // ---------------------------------------------------------------------------------------
 
+const EMPTY = Buffer.alloc(0);
+/** Larger request bodies answer 413 (a fragment is at most 60 MiB). */
+const MAX_BODY_BYTES = 64 * 1024 * 1024;
+
 const JSON_TYPE = 'application/json;odata.metadata=minimal;odata.streaming=true;IEEE754Compatible=false;charset=utf-8';
 const WWW_AUTHENTICATE =
   'Bearer realm="", authorization_uri="https://login.microsoftonline.com/common/oauth2/authorize", client_id="00000003-0000-0000-c000-000000000000"';
@@ -206,7 +217,12 @@ export function createGraphSimulator(options: GraphSimulatorOptions = {}): Graph
 
   const host = new SimulatorHost('Graph', (req, res) => handle(req, res), opts.latencyMs);
 
+  const uploads = new UploadSessions(opts.uploadSessionTtlMs);
   const state: GraphState = {
+    uploads,
+    mintUploadUrl(base, sessionId) {
+      return `${base}/_upload/session?guid=${sessionId}&tempauth=${codec.encode(TOKEN.upload, [sessionId])}`;
+    },
     tenant,
     drives,
     driveById,
@@ -284,21 +300,61 @@ export function createGraphSimulator(options: GraphSimulatorOptions = {}): Graph
     const end = r ? r.end : size - 1;
     headers['content-length'] = String(end - start + 1);
     if (r) headers['content-range'] = `bytes ${start}-${end}/${size}`;
-    const base = contentBase(store, i);
+    const uploaded = store.uploaded.get(i);
+    const base = uploaded ? null : contentBase(store, i);
     return {
       status: r ? 206 : 200,
       headers,
       throttled: false,
       stream: (res) => {
         if (method === 'HEAD' || end < start) res.end();
-        else streamContent(res, base, start, end);
+        else if (uploaded) res.end(uploaded.subarray(start, end + 1));
+        else streamContent(res, base!, start, end);
       },
     };
   }
 
+  // ---- upload session URLs ---------------------------------------------------------------
+
+  function uploadUrl(req: http.IncomingMessage, method: string, rawPath: string, query: URLSearchParams, body: Buffer, ids: RequestIds): Outcome {
+    if (req.headers.authorization !== undefined) {
+      return error(ids, new GraphError(401, 'unauthenticated', 'The upload URL is pre-authenticated: send no Authorization header with it.'));
+    }
+    const guid = query.get('guid') ?? '';
+    const tempauth = query.getAll('tempauth');
+    const f = rawPath === '/_upload/session' && tempauth.length === 1 ? codec.decodeInts(TOKEN.upload, tempauth[0], 1) : null;
+    const session = f && String(f[0]) === guid ? uploads.get(f[0], ids.now) : undefined;
+    if (!session) return error(ids, new GraphError(404, 'itemNotFound', 'The upload session was not found (it expired, was cancelled or completed).'));
+    const failure = injected(ids);
+    if (failure) return failure;
+    const json = (status: number, b: unknown): Outcome => ({ status, headers: {}, body: b, throttled: false });
+    try {
+      switch (method) {
+        case 'GET':
+          return json(200, sessionStatusJson(session));
+        case 'DELETE':
+          uploads.delete(session.id);
+          return { status: 204, headers: {}, throttled: false };
+        case 'PUT': {
+          const range = req.headers['content-range'];
+          const whole = acceptFragment(session, typeof range === 'string' ? range : undefined, body);
+          if (!whole) return json(202, sessionStatusJson(session));
+          uploads.delete(session.id);
+          const { index, created } = writeFile(session.placement, whole, session.conflict, ids.now);
+          return json(created ? 201 : 200, writtenItemJson(session.placement.store, tenant, index, session.pathMode));
+        }
+        default:
+          return error(ids, new GraphError(405, 'BadRequest', 'Specified HTTP method is not allowed for the request target.', { allow: 'GET, PUT, DELETE' }));
+      }
+    } catch (err) {
+      if (err instanceof GraphError) return error(ids, err);
+      throw err;
+    }
+  }
+
   // ---- API requests ----------------------------------------------------------------------
 
-  function api(req: http.IncomingMessage, method: string, rawPath: string, rawQuery: string, query: URLSearchParams, ids: RequestIds): Outcome {
+  function api(req: http.IncomingMessage, method: string, rawPath: string, rawQuery: string, query: URLSearchParams, body: Buffer, ids: RequestIds): Outcome {
     const m = /^\/(v1\.0|beta)(\/.*)?$/.exec(rawPath);
     if (!m) {
       const v = rawPath.split('/')[1] ?? '';
@@ -340,6 +396,7 @@ export function createGraphSimulator(options: GraphSimulatorOptions = {}): Graph
       query,
       ifNoneMatch: typeof req.headers['if-none-match'] === 'string' ? req.headers['if-none-match'] : undefined,
       now: ids.now,
+      body,
     };
     try {
       const reply = handleApi(state, ctx);
@@ -359,7 +416,26 @@ export function createGraphSimulator(options: GraphSimulatorOptions = {}): Graph
     return out;
   }
 
+  /** Reads a write's body first (up to MAX_BODY_BYTES); reads go straight on. */
   function handle(req: http.IncomingMessage, res: http.ServerResponse): void {
+    const method = (req.method ?? 'GET').toUpperCase();
+    if (method !== 'PUT' && method !== 'POST' && method !== 'PATCH') {
+      answer(req, res, EMPTY, false);
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let length = 0;
+    let tooLarge = false;
+    req.on('data', (chunk: Buffer) => {
+      length += chunk.length;
+      if (length > MAX_BODY_BYTES) tooLarge = true;
+      else chunks.push(chunk);
+    });
+    req.on('end', () => answer(req, res, tooLarge ? EMPTY : Buffer.concat(chunks), tooLarge));
+    req.on('error', () => res.destroy());
+  }
+
+  function answer(req: http.IncomingMessage, res: http.ServerResponse, body: Buffer, tooLarge: boolean): void {
     const now = clock();
     const method = (req.method ?? 'GET').toUpperCase();
     const rawUrl = req.url ?? '/';
@@ -373,9 +449,13 @@ export function createGraphSimulator(options: GraphSimulatorOptions = {}): Graph
     const ids: RequestIds = { requestId, clientRequestId, now };
 
     const rangeHeader = req.headers.range;
-    const outcome = rawPath.startsWith('/_download/')
-      ? download(method, rawPath, query, typeof rangeHeader === 'string' ? rangeHeader : undefined, ids)
-      : api(req, method, rawPath, rawQuery, query, ids);
+    const outcome = tooLarge
+      ? error(ids, new GraphError(413, 'invalidRequest', `The request body exceeds the simulator's ${MAX_BODY_BYTES} bytes.`))
+      : rawPath.startsWith('/_download/')
+        ? download(method, rawPath, query, typeof rangeHeader === 'string' ? rangeHeader : undefined, ids)
+        : rawPath.startsWith('/_upload/')
+          ? uploadUrl(req, method, rawPath, query, body, ids)
+          : api(req, method, rawPath, rawQuery, query, body, ids);
 
     log.push({ at: now, method, path: rawPath, query: redactedQuery(query), status: outcome.status, throttled: outcome.throttled });
     byStatus[outcome.status] = (byStatus[outcome.status] ?? 0) + 1;

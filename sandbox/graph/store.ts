@@ -287,8 +287,9 @@ export class DriveStore {
     return -1;
   }
 
-  resolvePath(segments: readonly string[]): number {
-    let i = 0;
+  resolvePath(segments: readonly string[], from = 0): number {
+    let i = from;
+    if (i < 0) return -1;
     for (const seg of segments) {
       if (!this.isContainer(i)) return -1;
       i = this.childNamed(i, seg);
@@ -390,6 +391,7 @@ export class DriveStore {
     for (const i of indices) {
       const before = this.size[i];
       this.touch(i, true);
+      this.uploaded.delete(i);
       const after = fileSize(this.dk, i, this.cversion[i], this.names[i]);
       this.size[i] = after;
       this.modifiedMs[i] = now;
@@ -410,6 +412,7 @@ export class DriveStore {
       for (const x of subtree) {
         if (this.kind[x] === KIND_FILE) bytes += this.size[x];
         this.dead[x] = 1;
+        this.uploaded.delete(x);
         this.changedSeq[x] = this.seq;
         this.version[x]++;
         this.modifiedMs[x] = now;
@@ -447,6 +450,40 @@ export class DriveStore {
       out.push(i);
     }
     return out;
+  }
+
+  /** Bytes of files written through the API (uploads), by item index; other files have synthetic content. */
+  readonly uploaded = new Map<number, Buffer>();
+
+  /** A new empty folder, or a file with the given bytes, under `parent` (one op); its index. */
+  createItem(parent: number, name: string, content: Buffer | null, now: number): number {
+    this.beginOp(now);
+    const i = this.alloc(content ? KIND_FILE : KIND_FOLDER, parent, name);
+    this.version[i] = 1;
+    this.cversion[i] = 1;
+    this.createdMs[i] = now;
+    this.modifiedMs[i] = now;
+    this.createdSeq[i] = this.seq;
+    this.changedSeq[i] = this.seq;
+    const bytes = content?.length ?? 0;
+    if (content) this.uploaded.set(i, content);
+    this.size[i] = bytes;
+    this.usedBytes += bytes;
+    this.children.get(parent)!.push(i); // the largest index so far: stays sorted
+    this.adjustAncestors(parent, bytes, 1);
+    return i;
+  }
+
+  /** New bytes for an existing file (an upload with conflict behavior `replace`). */
+  replaceContent(i: number, content: Buffer, now: number): void {
+    this.beginOp(now);
+    const before = this.size[i];
+    this.touch(i, true);
+    this.uploaded.set(i, content);
+    this.size[i] = content.length;
+    this.modifiedMs[i] = now;
+    this.usedBytes += content.length - before;
+    this.adjustAncestors(this.parent[i], content.length - before, 0);
   }
 
   private invalidatePaths(): void {

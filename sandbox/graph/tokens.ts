@@ -57,4 +57,6 @@ export const TOKEN = {
   drives: 'dr',
   /** download tempauth: drive, item, expiry ms, nonce. */
   download: 'dl-auth',
+  /** upload session tempauth: session id. */
+  upload: 'up-auth',
 } as const;

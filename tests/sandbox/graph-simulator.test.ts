@@ -153,8 +153,9 @@ describe('Graph simulator: authentication and errors', () => {
     const version = await getJson(`${base}/v2.0/me`);
     expectGraphError(version.res, version.body, 400, 'BadRequest');
 
-    const post = await fetch(`${api}/me/drive/root/children`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` }, body: '{}' });
-    expectGraphError(post, (await post.json()) as Json, 405, 'BadRequest');
+    // POST to children creates a folder (graph-writes.test.ts); PATCH on a collection is no method of it.
+    const patch = await fetch(`${api}/me/drive/root/children`, { method: 'PATCH', headers: { authorization: `Bearer ${TOKEN}` }, body: '{}' });
+    expectGraphError(patch, (await patch.json()) as Json, 405, 'BadRequest');
 
     const path = await getJson(`${api}/me/drive/root:/No/Such/File.txt`);
     expectGraphError(path.res, path.body, 404, 'itemNotFound');
