@@ -6,11 +6,13 @@ import type { OpenProviderSession } from './provider-session';
 import type { Logger } from '../common/logger';
 import type { Stores } from '../store/db';
 import type { IntegrationRegistry } from '../runtime/registry';
+import type { ModelSchemas } from '../runtime/types';
 import { createWorkerActionContext } from '../runtime/worker-context';
 import { ActionError } from '../runtime/errors';
 import { toValidationIssues } from '../runtime/validation';
 import type { ActionRunInput } from './action-contracts';
 import { connectionInfo } from './connection-info';
+import { BASE_VARIANT } from './sync-contracts';
 import { withActivityFailures } from './failures';
 
 export interface ActionActivityDeps {
@@ -64,6 +66,15 @@ export function createActionActivities(deps: ActionActivityDeps) {
           merge: (m) => stores.connections.updateMetadata(connection._id, m, 'merge'),
         },
         logger,
+        records: stores.records,
+        recordScope: {
+          environment: input.environment,
+          connection: input.connection,
+          // One per attempt: a retried action's saves are new runs, never an earlier attempt's log.
+          runIdPrefix: `action:${activity.info.workflowExecution?.workflowId ?? input.actionName}:${activity.info.attempt}`,
+          models: syncModels(registry, input.provider),
+          defaultVariant: BASE_VARIANT,
+        },
       });
       const output = await def.exec(ctx, parsedInput.data);
       const parsedOutput = def.output.safeParse(output);
@@ -75,6 +86,13 @@ export function createActionActivities(deps: ActionActivityDeps) {
       return parsedOutput.data;
     },
   });
+}
+
+/** Every model the integration's syncs declare: what an action may save, with the schema the sync validates it with. */
+function syncModels(registry: IntegrationRegistry, provider: string): ModelSchemas {
+  const models: ModelSchemas = {};
+  for (const sync of registry.get(provider)?.syncs ?? []) for (const [name, schema] of Object.entries(sync.models)) models[name] ??= schema;
+  return models;
 }
 
 export type ActionActivities = ReturnType<typeof createActionActivities>;

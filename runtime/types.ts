@@ -138,7 +138,16 @@ export interface SyncContext extends BaseContext {
   saveCheckpoint(checkpoint: unknown): Promise<void>;
 }
 
-export type ActionContext = BaseContext;
+/** What action code sees: the base calls, and the records cache its integration's syncs fill. */
+export interface ActionContext extends BaseContext {
+  /**
+   * Saves what the action wrote to the provider into the records cache, as the sync that
+   * declares `model` would (validated with its schema, same hash), committed at once: GET
+   * /records shows it now, and the sync's next run finds it unchanged. To the sync's `base`
+   * variant unless `options.variant` names another.
+   */
+  batchSave<T extends { id: string }>(records: T[], model: string, options?: { variant?: string }): Promise<void>;
+}
 
 export type ModelSchemas = Record<string, z.ZodType<{ id: string }>>;
 

@@ -21,6 +21,11 @@ export interface RecordBatchWriter {
   deleteByIds(ids: string[]): Promise<unknown>;
 }
 
+/** Where an action's records go: each save one small run of its own, committed at once (RecordStore.saveNow). */
+export interface ActionRecordSink {
+  saveNow(scope: RecordScope, runId: string, records: Array<{ id: string; data: Record<string, unknown> }>): Promise<unknown>;
+}
+
 /** Where a sync's records go (store/records.ts `RecordStore` is the MongoDB one). */
 export interface RecordSink {
   openWriter(scope: RecordScope, runId: string): Promise<RecordBatchWriter>;
@@ -162,18 +167,51 @@ export function createWorkerSyncContext(deps: WorkerContextDeps): WorkerSync {
   return { ctx };
 }
 
+export interface ActionRecordScope {
+  environment: string;
+  connection: string;
+  /** Names this action's saves: each is run `<runIdPrefix>:<n>`. */
+  runIdPrefix: string;
+  /** Every model the integration's syncs declare, with their schemas. */
+  models: ModelSchemas;
+  /** The variant saves go to unless they name one (the syncs' `base`). */
+  defaultVariant: string;
+}
+
 export interface WorkerActionContextDeps {
   transport: ProviderTransport;
   providerPagination: PaginationConfig | undefined;
   connection: ConnectionInfo;
   metadata: MetadataStore;
   logger: Logger;
+  records: ActionRecordSink;
+  recordScope: ActionRecordScope;
 }
 
 /** The worker backing of `ctx` for actions: one short call, nothing to checkpoint. */
 export function createWorkerActionContext(deps: WorkerActionContextDeps): ActionContext {
+  const { recordScope } = deps;
+  let saves = 0;
   const base = createBaseContext(deps);
   return Object.assign(base, {
     paginate: <T>(config: PaginateConfig) => plainListing<T>(deps.transport, config, deps.providerPagination),
+
+    async batchSave<T extends { id: string }>(input: T[], model: string, options: { variant?: string } = {}) {
+      const schema = recordScope.models[model];
+      if (!schema) {
+        throw new IntegrationCodeError(
+          'unknown_model',
+          `Model "${model}" is not declared by a sync of this integration (declared: ${Object.keys(recordScope.models).join(', ')}).`,
+        );
+      }
+      const valid = validateRecords(model, schema, input);
+      const scope = { environment: recordScope.environment, connection: recordScope.connection, model, variant: options.variant ?? recordScope.defaultVariant };
+      saves += 1;
+      await deps.records.saveNow(
+        scope,
+        `${recordScope.runIdPrefix}:${saves}`,
+        valid.map((r) => ({ id: String(r.id), data: r as unknown as Record<string, unknown> })),
+      );
+    },
   });
 }

@@ -17,8 +17,14 @@ interface CounterDoc {
   model: string;
   variant: string;
   next: number;
-  /** Every change with seq <= committed has been written: readers never look past it. */
+  /** Every change with seq <= committed has been written: readers never look past it (nor past a hold). */
   committed: number;
+  /**
+   * Seqs an action's writer may be writing beside a sync's (RecordStore.saveNow), by hold
+   * key: readers stop before the lowest `first` until the hold is released or expires
+   * (`until`, epoch ms), since a sync's commit may pass seqs the action has not written yet.
+   */
+  holds?: Record<string, { first: number; until: number }>;
   /** Live records after the last finished run; absent when unknown (counted once then). */
   live?: number;
   /**
@@ -104,6 +110,10 @@ const EXISTING_PROJECTION = { _id: 1, id: 1, hash: 1, deleted_at: 1, run_id: 1, 
 const CHUNK = 1_000;
 /** Feed entries one prune step reads. */
 const PRUNE_WINDOW = 1_000;
+/** How long a hold of an action's writer counts: one that outlives its writer (a crash) stops clamping then. */
+const HOLD_MS = 30_000;
+/** How long an action's writer waits for the writes reserved before its own to be committed; past it they count as a dead writer's gap. */
+const HOLD_COMMIT_WAIT_MS = 5_000;
 
 export interface PruneResult {
   /** Records whose payload this call dropped. */
@@ -185,7 +195,7 @@ export class RecordStore {
    * then loads the scope's index, unless the scope has never held a record (a first run:
    * every record is new, and nothing needs holding in memory).
    */
-  async openWriter(scope: RecordScope, runId: string): Promise<RecordWriter> {
+  async openWriter(scope: RecordScope, runId: string, options: { hold?: boolean } = {}): Promise<RecordWriter> {
     const counter = await this.counters.findOneAndUpdate(
       { _id: counterId(scope) },
       { $addToSet: { writers: runId }, $setOnInsert: { ...counterScope(scope), next: 0, committed: 0, live: 0, indexed: true, feed: true } },
@@ -194,9 +204,48 @@ export class RecordStore {
     await this.repairSwaps(scope);
     if (!counter?.feed) await this.buildFeed(scope);
     const chunkIds = counter?.indexed ? (counter.index ?? []) : await this.buildIndex(scope);
-    if (chunkIds.length === 0) return new RecordWriter(this, scope, runId, null, new Map());
+    if (chunkIds.length === 0) return new RecordWriter(this, scope, runId, null, new Map(), options.hold ?? false);
     const [known, ours] = await Promise.all([this.index.load(chunkIds), this.runChanges(scope, runId)]);
-    return new RecordWriter(this, scope, runId, known, ours);
+    return new RecordWriter(this, scope, runId, known, ours, options.hold ?? false);
+  }
+
+  /**
+   * Saves records an action wrote to the provider as one small run of their own (`runId`),
+   * visible at once: same classification and hash as a sync's writer, so the sync's next
+   * run finds them unchanged. Safe beside a sync run writing the same scope: the writer
+   * holds its seqs (readers stop before them until they are written) and commits only once
+   * every seq reserved before its own is. Its run never finishes: it stays among the
+   * scope's `writers`, so the next finish counts the live records instead of carrying them.
+   */
+  async saveNow(scope: RecordScope, runId: string, records: IncomingRecord[]): Promise<{ added: number; updated: number; unchanged: number }> {
+    const writer = await this.openWriter(scope, runId, { hold: true });
+    const counts = await writer.saveBatch(records);
+    // Its batch log serves only a finish, which this run never has.
+    await this.batches.deleteMany(batchRange(scope, runId));
+    return counts;
+  }
+
+  /** @internal Holds every seq after the scope's current `next` for an action's writer (see CounterDoc.holds). */
+  async placeHold(scope: RecordScope, key: string, now = Date.now()): Promise<void> {
+    // A sync may reserve and commit between the read and the hold: readers then stop short
+    // of seqs they could see for a moment, which delays, never skips.
+    const counter = await this.counters.findOne({ _id: counterId(scope) }, { projection: { next: 1 } });
+    await this.counters.updateOne({ _id: counterId(scope) }, { $set: { [`holds.${key}`]: { first: (counter?.next ?? 0) + 1, until: now + HOLD_MS } } });
+  }
+
+  /**
+   * @internal Commits an action writer's seqs `first..upTo` and releases its hold, once every
+   * seq before `first` is committed (a sync's batch in flight below it is not exposed unwritten).
+   */
+  async commitHeld(scope: RecordScope, key: string, first: number, upTo: number): Promise<void> {
+    const release = { $max: { committed: upTo }, $unset: { [`holds.${key}`]: '' as const } };
+    const deadline = Date.now() + HOLD_COMMIT_WAIT_MS;
+    while (Date.now() < deadline) {
+      const done = await this.counters.updateOne({ _id: counterId(scope), committed: { $gte: first - 1 } }, release);
+      if (done.matchedCount === 1) return;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    await this.counters.updateOne({ _id: counterId(scope) }, release);
   }
 
   /** Redoes every swap of the scope a crashed writer left: the parked versions are the newest. */
@@ -411,9 +460,14 @@ export class RecordStore {
   private async detectDeletes(scope: RecordScope, runId: string, batches: RunBatchDoc[], indexed: boolean, now: Date): Promise<ScopeCounts> {
     const seen = new Set<string>();
     for (const b of batches) for (const id of b.seen ?? []) seen.add(id);
+    // A record another writer (an action's save) stored after this run began writing may be
+    // newer than the listing the run saw: not this run's to call gone.
+    const began = batches[0]?.created_at.getTime() ?? Infinity;
     const counts = { added: 0, updated: 0, deleted: 0, live: 0 };
     const missing: Array<{ _id: string; id: string; state: IndexedState; live_before_run: boolean }> = [];
-    const cursor = this.col.find(scopeRange(scope), { projection: { _id: 1, id: 1, hash: 1, first_seen_at: 1, deleted_at: 1, run_id: 1, last_action: 1 } });
+    const cursor = this.col.find(scopeRange(scope), {
+      projection: { _id: 1, id: 1, hash: 1, first_seen_at: 1, deleted_at: 1, run_id: 1, last_action: 1, last_modified_at: 1 },
+    });
     for await (const doc of cursor) {
       if (doc.run_id === runId) {
         if (doc.last_action === 'ADDED') counts.added += 1;
@@ -422,7 +476,7 @@ export class RecordStore {
       }
       if (doc.deleted_at !== null) continue;
       // A record this run wrote was seen by it, even where its batch log omits seen ids.
-      if (!seen.has(doc.id) && doc.run_id !== runId)
+      if (!seen.has(doc.id) && doc.run_id !== runId && doc.last_modified_at.getTime() < began)
         missing.push({ _id: doc._id, id: doc.id, state: { ...indexedStateOf(doc), deleted: true }, live_before_run: true });
       else counts.live += 1;
     }
@@ -445,8 +499,8 @@ export class RecordStore {
 
   /** The scope's committed change mark (0 before its first change): every later change has a higher seq. */
   async committedSeq(scope: RecordScope): Promise<number> {
-    const counter = await this.counters.findOne({ _id: counterId(scope) }, { projection: { committed: 1 } });
-    return counter?.committed ?? 0;
+    const counter = await this.counters.findOne({ _id: counterId(scope) }, { projection: { committed: 1, holds: 1 } });
+    return counter ? visibleSeq(counter) : 0;
   }
 
   /**
@@ -463,7 +517,7 @@ export class RecordStore {
       recordKey: (id: string) => recordKey(scope, id),
       fetch: (keys: string[]) => this.fetchByKeys(keys),
     };
-    return readPage(source, counterId(scope), scope.environment, counter.committed, q);
+    return readPage(source, counterId(scope), scope.environment, visibleSeq(counter), q);
   }
 
   /**
@@ -481,7 +535,7 @@ export class RecordStore {
     const scopeKey = counterId(scope);
     // Inclusive: every key of `until` itself sorts before it with a NUL appended.
     const untilKey = feedKey(scopeKey, until.seq, until.id) + '\u0000';
-    const committedEnd = seqPrefix(scopeKey, counter.committed + 1);
+    const committedEnd = seqPrefix(scopeKey, visibleSeq(counter) + 1);
     const end = untilKey < committedEnd ? untilKey : committedEnd;
     let pos = counter.pruned_to && counter.pruned_to > seqPrefix(scopeKey, 0) ? counter.pruned_to : seqPrefix(scopeKey, 0);
     let count = 0;
@@ -584,6 +638,13 @@ export class RecordStore {
   }
 }
 
+/** How far readers may read: the committed mark, short of the lowest live hold of an action's writer. */
+function visibleSeq(counter: Pick<CounterDoc, 'committed' | 'holds'>, now = Date.now()): number {
+  let visible = counter.committed;
+  for (const hold of Object.values(counter.holds ?? {})) if (hold.until > now) visible = Math.min(visible, hold.first - 1);
+  return visible;
+}
+
 /** A scope's records: their `_id`s (recordKey) share the scope's key as prefix. */
 function scopeRange(scope: RecordScope) {
   return { _id: prefixRange(counterId(scope)) };
@@ -683,6 +744,8 @@ class RecordWriter {
     private readonly known: IndexedStates | null,
     /** What this run changed so far (its log, and this attempt's batches), kept alongside `known`. */
     private readonly ours: Map<string, RunChange>,
+    /** An action's writer beside a sync's: holds its seqs while writing (RecordStore.saveNow). */
+    private readonly held = false,
   ) {}
 
   /** Saves a batch; returns what changed. Safe to repeat (a retried page changes nothing twice). */
@@ -701,6 +764,8 @@ class RecordWriter {
     }
 
     const chunkId = this.store.index.newChunkId(counterId(this.scope));
+    const holdKey = this.held ? `h${uniqueSuffix()}` : undefined;
+    if (holdKey) await this.store.placeHold(this.scope, holdKey);
     const { first: firstSeq, at } = await this.store.reserveSeq(this.scope, written, chunkId, now);
     const seqById = new Map([...plan.inserts, ...plan.replacements].map((doc, i) => [doc.id, (doc.seq = firstSeq + i)]));
     // The feed first: a version written but never in the feed would be invisible to readers.
@@ -733,7 +798,8 @@ class RecordWriter {
     const entries = encodeEntries(states);
     if (plan.replacements.length) await this.store.replaceVersions(chunkId, this.scope, plan.replacements, entries);
     else await this.store.index.writeChunk(chunkId, this.scope, entries);
-    await this.store.commitSeq(this.scope, firstSeq + written - 1);
+    if (holdKey) await this.store.commitHeld(this.scope, holdKey, firstSeq, firstSeq + written - 1);
+    else await this.store.commitSeq(this.scope, firstSeq + written - 1);
 
     this.remember(states, plan.changes);
     const added = [...plan.inserts, ...plan.replacements].filter((d) => d.last_action === 'ADDED').length;
