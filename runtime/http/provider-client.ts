@@ -82,9 +82,13 @@ export class ProviderClient implements ProviderTransport {
         ...definition.defaultHeaders,
         ...config.headers,
       };
-      const secrets = await this.deps.authorize(headers);
-      let body: string | undefined;
-      if (config.data !== undefined) {
+      const secrets = config.preAuthenticated ? [] : await this.deps.authorize(headers);
+      let body: string | Uint8Array | undefined;
+      if (config.data instanceof Uint8Array) {
+        // File bytes (an upload) go as they are.
+        body = config.data;
+        headers['content-type'] ??= 'application/octet-stream';
+      } else if (config.data !== undefined) {
         body = typeof config.data === 'string' ? config.data : JSON.stringify(config.data);
         headers['content-type'] ??= 'application/json';
       }
@@ -151,7 +155,7 @@ export class ProviderClient implements ProviderTransport {
       }
       const data = parseBody(text, responseHeaders['content-type']);
       if (status === 401) {
-        if (!reauthorized && this.deps.reauthorize && (await this.deps.reauthorize())) {
+        if (!reauthorized && !config.preAuthenticated && this.deps.reauthorize && (await this.deps.reauthorize())) {
           reauthorized = true;
           continue;
         }
