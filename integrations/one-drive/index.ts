@@ -5,9 +5,11 @@ import { selectedFiles } from './syncs/selected-files';
 import { listDrivesAction } from './actions/list-drives';
 import { fetchFileAction } from './actions/fetch-file';
 import { teamSiteTokenAction } from './actions/team-site-token';
+import { uploadFileAction } from './actions/upload-file';
+import { createFolderAction } from './actions/create-folder';
 
 export const oneDrive: IntegrationDefinition = {
   provider: oneDriveProvider,
   syncs: [userFiles, selectedFiles],
-  actions: [listDrivesAction, fetchFileAction, teamSiteTokenAction],
+  actions: [listDrivesAction, fetchFileAction, teamSiteTokenAction, uploadFileAction, createFolderAction],
 };

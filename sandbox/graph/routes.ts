@@ -78,11 +78,11 @@ export interface RequestContext {
 // Route parsing
 // ---------------------------------------------------------------------------------------
 
-export type DriveRef = { kind: 'me' } | { kind: 'id'; id: string } | { kind: 'site'; site: string };
-export type ItemRef = { kind: 'root' } | { kind: 'id'; id: string } | { kind: 'path'; segments: string[]; from?: string };
-export type Action = 'get' | 'children' | 'content' | 'delta' | 'createUploadSession';
+type DriveRef = { kind: 'me' } | { kind: 'id'; id: string } | { kind: 'site'; site: string };
+type ItemRef = { kind: 'root' } | { kind: 'id'; id: string } | { kind: 'path'; segments: string[]; from?: string };
+type Action = 'get' | 'children' | 'content' | 'delta' | 'createUploadSession';
 
-export type Target =
+type Target =
   | { t: 'me' }
   | { t: 'myDrives' }
   | { t: 'site'; site: string }
@@ -328,7 +328,7 @@ function link(ctx: RequestContext, path: string, drop: string[], add: [string, s
 /** Paging parameters replaced in nextLinks (beta accepts them without `$`). */
 const SKIP_PARAMS = ['$skiptoken', 'skiptoken'];
 
-export function context(ctx: RequestContext, fragment: string): string {
+function context(ctx: RequestContext, fragment: string): string {
   return `${ctx.base}/${ctx.version}/$metadata#${fragment}`;
 }
 
@@ -340,7 +340,7 @@ function itemNotFound(): GraphError {
   return new GraphError(404, 'itemNotFound', 'The resource could not be found.');
 }
 
-export function resolveDrive(state: GraphState, ref: DriveRef): DriveStore {
+function resolveDrive(state: GraphState, ref: DriveRef): DriveStore {
   if (ref.kind === 'me') return state.drives[0];
   if (ref.kind === 'id') {
     const d = state.driveById.get(ref.id);
@@ -352,7 +352,7 @@ export function resolveDrive(state: GraphState, ref: DriveRef): DriveStore {
   return libs[0];
 }
 
-export function resolveItem(store: DriveStore, ref: ItemRef): number {
+function resolveItem(store: DriveStore, ref: ItemRef): number {
   let i: number;
   if (ref.kind === 'root') i = 0;
   else if (ref.kind === 'id') i = store.liveIndex(ref.id);
@@ -361,7 +361,7 @@ export function resolveItem(store: DriveStore, ref: ItemRef): number {
   return i;
 }
 
-export function pathModeOf(ref: DriveRef): PathMode {
+function pathModeOf(ref: DriveRef): PathMode {
   return ref.kind === 'id' ? 'drives' : 'drive';
 }
 

@@ -15,7 +15,7 @@ import { KIND_FILE, validateName, type DriveStore } from './store';
 export type ConflictBehavior = 'fail' | 'replace' | 'rename';
 
 /** Fragments of an upload session are multiples of 320 KiB (the last excepted), at most 60 MiB. */
-export const FRAGMENT_MULTIPLE = 327_680;
+const FRAGMENT_MULTIPLE = 327_680;
 const MAX_FRAGMENT = 60 * 1024 * 1024;
 
 export function parseConflictBehavior(raw: unknown, fallback: ConflictBehavior): ConflictBehavior {

@@ -1,0 +1,149 @@
+import { randomBytes } from 'node:crypto';
+import { quickXorHash } from '../../sandbox/graph';
+import { connectOneDrive, createOneDriveIntegration, runSync, startWeftStack, waitForLogs, type WeftStack } from '../support/weft-stack';
+
+const CONN = 'od-writer';
+const HEADERS = { 'connection-id': CONN, 'provider-config-key': 'one-drive' };
+
+describe('OneDrive writes (upload-file, create-folder) and the next sync run', () => {
+  let stack: WeftStack;
+  let drive: string;
+
+  const trigger = (action: string, input: unknown) => stack.api('POST', '/action/trigger', { headers: HEADERS, body: { action_name: action, input } });
+  const record = async (id: string) => {
+    const res = await stack.api('GET', `/records?model=File&ids=${encodeURIComponent(id)}`, { headers: HEADERS });
+    expect(res.status).toBe(200);
+    return res.body.records[0];
+  };
+  /** The bytes Graph holds for the item, read through fetch-file's download URL. */
+  const download = async (id: string) => {
+    const res = await trigger('fetch-file', { driveId: drive, itemId: id });
+    expect(res.status).toBe(200);
+    return Buffer.from(await (await fetch(res.body.download_url)).arrayBuffer());
+  };
+
+  beforeAll(async () => {
+    stack = await startWeftStack({ graph: { seed: 23, drives: [{ fileCount: 40 }] }, temporalCallTimeoutMs: 10_000 });
+    await createOneDriveIntegration(stack);
+    expect((await connectOneDrive(stack, CONN)).status).toBe(201);
+    await stack.waitForSync(CONN, 'user-files', { providerConfigKey: 'one-drive' });
+    drive = stack.graph.drives()[0].id as string;
+  });
+  afterAll(async () => stack?.shutdown());
+
+  test('a small file in one PUT, a larger one through an upload session, a folder: in GET /records at once, unchanged for the next run', async () => {
+    stack.graph.resetStats();
+    const small = Buffer.from('quarterly numbers\n'.repeat(100));
+    const smallRes = await trigger('upload-file', { driveId: drive, fileName: 'notes.txt', content: small.toString('base64') });
+    expect(smallRes.status).toBe(200);
+    expect(smallRes.body).toMatchObject({
+      name: 'notes.txt',
+      path: '/notes.txt',
+      drive_id: drive,
+      is_folder: false,
+      size: small.length,
+      hashes: { quickXorHash: quickXorHash(small) },
+    });
+
+    const large = randomBytes(900 * 1024); // 3 fragments of at most 320 KiB
+    const largeRes = await trigger('upload-file', { driveId: drive, fileName: 'scan.bin', content: large.toString('base64'), conflictBehavior: 'fail' });
+    expect(largeRes.status).toBe(200);
+    expect(largeRes.body).toMatchObject({ name: 'scan.bin', path: '/scan.bin', size: large.length, hashes: { quickXorHash: quickXorHash(large) } });
+
+    const folderRes = await trigger('create-folder', { driveId: drive, name: 'Reports' });
+    expect(folderRes.status).toBe(200);
+    expect(folderRes.body).toMatchObject({ name: 'Reports', path: '/Reports', is_folder: true, size: 0 });
+
+    // Graph holds exactly those bytes and that folder.
+    expect((await download(smallRes.body.id)).equals(small)).toBe(true);
+    expect((await download(largeRes.body.id)).equals(large)).toBe(true);
+    expect(stack.graph.getItem(drive, folderRes.body.id)).toMatchObject({ name: 'Reports', folder: { childCount: 0 } });
+
+    // The calls Graph saw: one PUT for the small file; a session and three fragments (no bearer on the upload URL, or it answers 401) for the large one.
+    const writes = stack.graph.requestLog().filter((e) => e.method !== 'GET');
+    expect(writes.map((e) => [e.method, e.path.replace(drive, 'D').replace(/^\/v1\.0/, ''), e.status])).toEqual([
+      ['PUT', '/drives/D/root:/notes.txt:/content', 201],
+      ['POST', '/drives/D/root:/scan.bin:/createUploadSession', 200],
+      ['PUT', '/_upload/session', 202],
+      ['PUT', '/_upload/session', 202],
+      ['PUT', '/_upload/session', 201],
+      ['POST', '/drives/D/root/children', 201],
+    ]);
+    // Weft's request log has them under the action's operation, the upload URL's tempauth redacted.
+    const logged = await waitForLogs(stack, `connection_id=${CONN}&operation=action:upload-file&limit=20`, 5);
+    expect(logged.map((e) => [e.method, e.status])).toEqual(
+      expect.arrayContaining([
+        ['PUT', 201],
+        ['POST', 200],
+        ['PUT', 202],
+      ]),
+    );
+    expect(JSON.stringify(logged)).not.toMatch(/tempauth=(?!REDACTED)/);
+
+    // GET /records shows each at once, before any sync run.
+    for (const res of [smallRes, largeRes, folderRes]) expect(await record(res.body.id)).toMatchObject(res.body);
+
+    // The next run sees the three in Graph's delta and finds them as the actions saved them.
+    const run = await runSync(stack, 'one-drive', CONN, 'user-files');
+    expect(run.result.File).toEqual({ added: 0, updated: 0, deleted: 0 });
+    for (const res of [smallRes, largeRes, folderRes]) {
+      const saved = await record(res.body.id);
+      expect(saved).toMatchObject(res.body);
+      expect(saved._weft_metadata.deleted_at).toBeNull();
+    }
+  }, 30_000);
+
+  test('a file into a folder by path: the run counts the folder (its size changed), not the file', async () => {
+    const folder = await trigger('create-folder', { driveId: drive, parentPath: '/', name: 'Invoices' });
+    expect(folder.status).toBe(200);
+    await runSync(stack, 'one-drive', CONN, 'user-files');
+
+    const bytes = Buffer.from('invoice 42');
+    const file = await trigger('upload-file', { driveId: drive, parentPath: '/Invoices', fileName: 'inv-42.txt', content: bytes.toString('base64') });
+    expect(file.status).toBe(200);
+    expect(file.body).toMatchObject({ path: '/Invoices/inv-42.txt', parent_id: folder.body.id, size: bytes.length });
+    const run = await runSync(stack, 'one-drive', CONN, 'user-files');
+    expect(run.result.File).toEqual({ added: 0, updated: 1, deleted: 0 });
+    expect(await record(folder.body.id)).toMatchObject({ size: bytes.length });
+    expect(await record(file.body.id)).toMatchObject(file.body);
+  }, 20_000);
+
+  test('bad input is 400 invalid_action_input and writes nothing', async () => {
+    stack.graph.resetStats();
+    const before = stack.graph.items(drive).length;
+    const bad: Array<[string, unknown]> = [
+      ['upload-file', { driveId: drive, fileName: 'a.txt', content: 'not base64!' }],
+      ['upload-file', { driveId: drive, fileName: 'big.bin', content: Buffer.alloc(1024 * 1024 + 1).toString('base64') }],
+      ['upload-file', { driveId: drive, fileName: 'a:b.txt', content: 'aGk=' }],
+      ['upload-file', { driveId: drive, fileName: 'a.txt', content: 'aGk=', conflictBehavior: 'overwrite' }],
+      ['upload-file', { driveId: drive, parentId: 'x', parentPath: '/Reports', fileName: 'a.txt', content: 'aGk=' }],
+      ['create-folder', { driveId: drive, name: 'trailing.' }],
+      ['create-folder', { driveId: drive, parentPath: '/Re:ports', name: 'x' }],
+      ['create-folder', { name: 'x' }],
+    ];
+    for (const [action, input] of bad) {
+      const res = await trigger(action, input);
+      expect([action, res.status, res.body.error?.code]).toEqual([action, 400, 'invalid_action_input']);
+    }
+    expect(stack.graph.requestLog()).toEqual([]);
+    expect(stack.graph.items(drive).length).toBe(before);
+  }, 20_000);
+
+  test("a name taken with conflictBehavior fail: 409 name_already_exists with Graph's answer, nothing changed; rename picks a free name", async () => {
+    const original = stack.graph.items(drive).find((i: any) => i.name === 'notes.txt') as any;
+    const upload = await trigger('upload-file', { driveId: drive, fileName: 'notes.txt', content: 'aGk=', conflictBehavior: 'fail' });
+    expect(upload.status).toBe(409);
+    expect(upload.body.error).toMatchObject({ code: 'name_already_exists', upstream: { status: 409, body: { error: { code: 'nameAlreadyExists' } } } });
+    expect(stack.graph.getItem(drive, original.id)).toMatchObject({ size: original.size, eTag: original.eTag });
+
+    const folder = await trigger('create-folder', { driveId: drive, name: 'reports', conflictBehavior: 'fail' });
+    expect(folder.status).toBe(409);
+    expect(folder.body.error.code).toBe('name_already_exists');
+
+    const renamed = await trigger('create-folder', { driveId: drive, name: 'Reports', conflictBehavior: 'rename' });
+    expect(renamed).toMatchObject({ status: 200, body: { name: 'Reports (2)', path: '/Reports (2)' } });
+    const missing = await trigger('create-folder', { driveId: drive, parentId: 'no-such-item', name: 'x' });
+    expect(missing.status).toBe(404);
+    expect(missing.body.error.code).toBe('parent_not_found');
+  }, 20_000);
+});
