@@ -14,6 +14,7 @@ import { listRecordsPage } from '../services/record-listing';
  * `GET /v1/luma/list-events`, ...), for the connection named by the `Connection-Id` and
  * `Provider-Config-Key` headers: an action runs with the query string as its input and
  * answers with its output; a sync answers with its records, paged like `GET /records`.
+ * An action declared at POST (a write) answers at `POST /v1/<path>` only, its body the input.
  */
 export function operationsRouter(deps: ApiDeps): Router {
   const router = Router();
@@ -23,7 +24,8 @@ export function operationsRouter(deps: ApiDeps): Router {
     const { connection } = await findConnection(deps.stores, environmentOf(res), headers['provider-config-key'], headers['connection-id']);
     const integration = deps.registry.get(connection.provider);
     const path = `/${([] as string[]).concat((req.params as { path: string | string[] }).path).join('/')}`;
-    const action = integration?.actions.find((a) => a.endpoint.path === path);
+    // An action declared at POST (a write) does not run from a GET.
+    const action = integration?.actions.find((a) => a.endpoint.path === path && a.endpoint.method === 'GET');
     if (action) {
       const { 'x-max-retries': maxRetries, 'x-action-timeout': timeoutSeconds } = parseInput(actionHeaders, req.headers, 'invalid_headers');
       const input = validateActionInput(action, req.query);
@@ -45,6 +47,26 @@ export function operationsRouter(deps: ApiDeps): Router {
       'unknown_operation',
       `Integration "${connection.provider_config_key}" has no operation at /v1${path} (available: ${available.join(', ') || 'none'}).`,
     );
+  });
+
+  // A write action at its own endpoint (`POST /v1/upload-file`): the JSON body is its input.
+  router.post('/*path', async (req, res) => {
+    const headers = parseInput(connectionHeaders, req.headers, 'invalid_headers');
+    const { connection } = await findConnection(deps.stores, environmentOf(res), headers['provider-config-key'], headers['connection-id']);
+    const path = `/${([] as string[]).concat((req.params as { path: string | string[] }).path).join('/')}`;
+    const actions = deps.registry.get(connection.provider)?.actions ?? [];
+    const action = actions.find((a) => a.endpoint.path === path && a.endpoint.method === 'POST');
+    if (!action) {
+      const available = actions.filter((a) => a.endpoint.method === 'POST').map((a) => `/v1${a.endpoint.path}`);
+      throw new NotFoundError(
+        'unknown_operation',
+        `Integration "${connection.provider_config_key}" has no POST operation at /v1${path} (available: ${available.join(', ') || 'none'}).`,
+      );
+    }
+    const { 'x-max-retries': maxRetries, 'x-action-timeout': timeoutSeconds } = parseInput(actionHeaders, req.headers, 'invalid_headers');
+    const input = validateActionInput(action, req.body);
+    const started = await startAction(deps, connection, action, input, maxRetries ?? 0);
+    res.json(await awaitActionResult(deps, started, actionTimeoutMs(deps, timeoutSeconds)));
   });
 
   return router;

@@ -108,6 +108,24 @@ describe('OneDrive writes (upload-file, create-folder) and the next sync run', (
     expect(await record(file.body.id)).toMatchObject(file.body);
   }, 20_000);
 
+  test('at their own endpoints: POST /v1/create-folder, POST /v1/upload-file; a GET does not run a write', async () => {
+    const folder = await stack.api('POST', '/v1/create-folder', { headers: HEADERS, body: { driveId: drive, name: 'Via Endpoint' } });
+    expect(folder).toMatchObject({ status: 200, body: { name: 'Via Endpoint', path: '/Via Endpoint', is_folder: true } });
+    const file = await stack.api('POST', '/v1/upload-file', {
+      headers: HEADERS,
+      body: { driveId: drive, parentId: folder.body.id, fileName: 'a.txt', content: Buffer.from('a').toString('base64') },
+    });
+    expect(file).toMatchObject({ status: 200, body: { path: '/Via Endpoint/a.txt', size: 1 } });
+
+    stack.graph.resetStats();
+    const viaGet = await stack.api('GET', `/v1/create-folder?driveId=${encodeURIComponent(drive)}&name=Nope`, { headers: HEADERS });
+    expect(viaGet.status).toBe(404);
+    expect(viaGet.body.error.code).toBe('unknown_operation');
+    const readViaPost = await stack.api('POST', '/v1/list-drives', { headers: HEADERS, body: {} });
+    expect(readViaPost.status).toBe(404);
+    expect(stack.graph.requestLog()).toEqual([]);
+  }, 20_000);
+
   test('bad input is 400 invalid_action_input and writes nothing', async () => {
     stack.graph.resetStats();
     const before = stack.graph.items(drive).length;
