@@ -18,6 +18,7 @@ import { environmentRouter } from './routers/environment';
 import { logsRouter } from './routers/logs';
 import { webhooksRouter } from './routers/webhooks';
 import { healthRouter } from './routers/health';
+import { docsRouter } from './routers/docs';
 import { proxyRouter } from './routers/proxy';
 import { parseQueryString } from './query-parser';
 
@@ -37,6 +38,8 @@ export function createApp(deps: ApiDeps): Express {
   app.use(bodyParsing({ formRoutes: ['/connect/api-key/:key'] }));
 
   app.use(healthRouter(deps));
+  // Public, like /health: the OpenAPI document and its reference page.
+  app.use(docsRouter(deps));
 
   app.use('/integrations', auth, integrationsRouter(deps));
   app.use('/connections', auth, connectionsRouter(deps));

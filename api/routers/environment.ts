@@ -6,6 +6,7 @@ import type { ApiDeps } from '../deps';
 import { environmentOf } from '../middleware/auth';
 import { parseInput } from '../validate';
 import { patchEnvironmentBody } from '../schemas/environment';
+import type { EnvironmentView } from '../schemas/responses';
 
 /** The calling key's environment: webhook URLs, webhook toggles, the signing key. */
 export function environmentRouter(deps: ApiDeps): Router {
@@ -50,7 +51,8 @@ export function environmentRouter(deps: ApiDeps): Router {
   return router;
 }
 
-function present(env: EnvironmentDoc) {
+/** The body's shape is api/schemas/responses.ts's, which the OpenAPI document shows. */
+function present(env: EnvironmentDoc): EnvironmentView {
   const rotatedAt = env.webhook_signing_key_rotated_at;
   const previousValidUntil = rotatedAt && env.previous_webhook_signing_key_encrypted ? new Date(rotatedAt.getTime() + SIGNING_KEY_GRACE_MS) : null;
   return {

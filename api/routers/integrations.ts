@@ -16,6 +16,7 @@ import {
 import type { z } from 'zod';
 import { validateClientCredentials } from '../services/client-credentials';
 import { integrationStatus } from '../services/integration-status';
+import type { IntegrationView } from '../schemas/responses';
 
 export function integrationsRouter(deps: ApiDeps): Router {
   const router = Router();
@@ -119,7 +120,8 @@ function checkOutboundUrls(
   if (body.credentials?.type === 'APP') deps.egress.checkUrl(body.credentials.app_link, 'credentials.app_link');
 }
 
-function present(doc: IntegrationDoc) {
+/** The body's shape is api/schemas/responses.ts's, which the OpenAPI document shows. */
+function present(doc: IntegrationDoc): IntegrationView {
   return {
     unique_key: doc.unique_key,
     provider: doc.provider,

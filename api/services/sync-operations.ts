@@ -2,6 +2,7 @@ import type { ConnectionDoc } from '../../store/connections';
 import type { SyncOperationDoc } from '../../store/sync-operations';
 import type { SyncFanOutInput, SyncOperation } from '../../activities/sync-operation-contracts';
 import type { ApiDeps } from '../deps';
+import type { SyncOperationView } from '../schemas/responses';
 import { ConflictError } from '../../common/errors';
 import { DEFAULT_VARIANT, ensureSyncStates, isSyncRunning, startSyncRun, type SyncControlDeps, type SyncSelector } from './sync-control';
 import { setSyncSchedulePaused } from './sync-schedules';
@@ -124,7 +125,7 @@ export async function startSyncFanOut(
 }
 
 /** How GET /sync/status and the starting call show an operation. */
-export function operationView(op: SyncOperationDoc) {
+export function operationView(op: SyncOperationDoc): SyncOperationView {
   return {
     id: op.id,
     kind: op.kind,

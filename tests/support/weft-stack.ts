@@ -14,6 +14,8 @@ import type { Egress, EgressSettings } from '../../egress/egress';
 import { allowEntryFor } from '../../egress/settings';
 import { loadConfig } from '../../common/config';
 import { describeStall } from './stall-report';
+import { OpenApiResponseChecker, type ObservedResponse } from './openapi-responses';
+import { buildOpenApiDocument } from '../../api/openapi/document';
 
 /**
  * A whole Weft for one test file, on the real Temporal dev server and FerretDB that
@@ -77,6 +79,27 @@ export interface StackOptions {
   monitorCommands?: boolean;
   /** A folder of the test's own integrations, loaded as WEFT_INTEGRATIONS_DIR is (the product's path). */
   integrationsDir?: string;
+  /** Sees every answer `stack.api` receives (tests/e2e/openapi-responses.test.ts checks them against the document). */
+  onResponse?: (response: ObservedResponse) => void;
+}
+
+/**
+ * WEFT_OPENAPI_CHECK=1: every answer `stack.api` receives is checked against the OpenAPI
+ * document (api/openapi/), and `shutdown()` fails listing those that do not fit it.
+ */
+function openApiCheck(core: Core): { record(r: ObservedResponse): void; assertAllFit(): void } | null {
+  if (process.env.WEFT_OPENAPI_CHECK !== '1') return null;
+  const checker = new OpenApiResponseChecker(buildOpenApiDocument(core.registry));
+  const mismatches: string[] = [];
+  return {
+    record(r) {
+      const m = checker.check(r);
+      if (m) mismatches.push(`${m.response}: ${m.problem}`);
+    },
+    assertAllFit() {
+      if (mismatches.length) throw new Error(`answers that do not fit the OpenAPI document:\n${mismatches.join('\n')}`);
+    },
+  };
 }
 
 export function testInfra() {
@@ -164,6 +187,7 @@ export async function startWeftStack(opts: StackOptions = {}): Promise<WeftStack
   const { temporal, egress } = core;
 
   const api: RunningApi = await startApi(core, { port: 0, host: '127.0.0.1' });
+  const checkAgainstDocument = openApiCheck(core);
 
   let running: { workers: WeftWorkers; done: Promise<void> } | null = null;
   const stack: WeftStack = {
@@ -191,7 +215,13 @@ export async function startWeftStack(opts: StackOptions = {}): Promise<WeftStack
         body: o.body === undefined ? undefined : typeof o.body === 'string' ? o.body : JSON.stringify(o.body),
       });
       const text = await res.text();
-      return { status: res.status, body: text ? JSON.parse(text) : null };
+      const answer = { status: res.status, body: text ? JSON.parse(text) : null };
+      if (opts.onResponse || checkAgainstDocument) {
+        const observed = { method, path, status: res.status, contentType: res.headers.get('content-type'), body: answer.body };
+        opts.onResponse?.(observed);
+        checkAgainstDocument?.record(observed);
+      }
+      return answer;
     },
 
     async startWorker() {
@@ -235,6 +265,7 @@ export async function startWeftStack(opts: StackOptions = {}): Promise<WeftStack
         .dropDatabase()
         .catch(() => undefined);
       await core.close();
+      checkAgainstDocument?.assertAllFit();
     },
   };
   if (opts.worker !== false) await stack.startWorker();

@@ -1,0 +1,36 @@
+import type { ResponseConfig } from '@asteasolutions/zod-to-openapi';
+import { z } from 'zod';
+import { errorResponse } from '../schemas/responses';
+
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: 'Bad input (`invalid_body`, `invalid_query_params`, `invalid_headers`, ... with the invalid fields in `errors`), or a request that does not apply.',
+  401: 'No secret key, or one no environment has (`unauthorized`).',
+  404: 'Unknown integration, connection, run, event or route.',
+  409: 'The resource is busy (e.g. a webhook event still being delivered).',
+  429: 'Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again.',
+  500: 'A failure inside Weft, or (actions) the action’s own error.',
+  502: 'The provider answered with an error or could not be reached.',
+  503: 'MongoDB or Temporal is unavailable; `Retry-After` says when to try again.',
+  504: 'The action did not finish within its timeout (`action_timeout`); it keeps running.',
+};
+
+/** The one error body, a named component (`#/components/schemas/Error`) so every error response refers to it. */
+export const errorBody = errorResponse.meta({ id: 'Error' });
+
+/** Statuses every secret-key route may answer with: the key check, the rate limit, an outage, a failure. */
+const KEYED_ROUTE_ERRORS = [400, 401, 429, 500, 503];
+
+/** `{ error: { code, message, ... } }` responses for these statuses (api/middleware/errors.ts). */
+export function errorResponses(statuses: number[], keyed = true): Record<string, ResponseConfig> {
+  const all = [...new Set([...(keyed ? KEYED_ROUTE_ERRORS : [400, 500, 503]), ...statuses])].sort();
+  return Object.fromEntries(
+    all.map((status) => [
+      String(status),
+      {
+        description: ERROR_DESCRIPTIONS[status] ?? 'Error.',
+        ...(status === 429 || status === 503 ? { headers: z.object({ 'retry-after': z.string().describe('Seconds to wait.') }) } : {}),
+        content: { 'application/json': { schema: errorBody } },
+      },
+    ]),
+  );
+}

@@ -1,0 +1,170 @@
+import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
+import { z } from 'zod';
+import type { IntegrationRegistry } from '../../runtime/registry';
+import type { SyncDefinition } from '../../runtime/types';
+import * as unifiedModels from '../../runtime/unified-models';
+import { actionHeaders } from '../schemas/actions';
+import { connectionHeaders, listRecordsQuery } from '../schemas/records';
+import { prunedRecord, recordMetadataField } from '../schemas/responses';
+import { errorResponses } from './errors';
+import { json } from './routes';
+
+/**
+ * Each integration's models as named components (`CalendarEvent`, `File`, `UnifiedFile`, ...)
+ * and the routes that answer with them:
+ *
+ * - every sync's own endpoint (`GET /v1/luma/list-events`, ...) answers with exactly its
+ *   models' records, so each has its own path with those models;
+ * - `GET /records` answers with the records of the model named by `?model=`, which OpenAPI
+ *   cannot tie a response to: its records are `anyOf` every model (not `oneOf`: one record can
+ *   fit two models, e.g. `File` and `SelectedFile` are the same shape), each listed in the
+ *   description, so a reader (and a generated client) finds every model there.
+ *
+ * A unified model name (`UnifiedFile`) is described by runtime/unified-models.ts; a custom
+ * integration's unified name that is not there is a free-form object.
+ */
+export function registerIntegrationRoutes(registry: OpenAPIRegistry, integrations: IntegrationRegistry): void {
+  const components = new ComponentNames();
+  const allRecords: z.ZodType[] = [];
+  const modelNames: string[] = [];
+  const endpoints = new Map<string, { method: 'get' | 'post'; responses: z.ZodType[]; query?: z.ZodObject; operations: string[]; summaries: string[] }>();
+
+  for (const provider of integrations.providers()) {
+    const integration = integrations.get(provider.name)!;
+    for (const sync of integration.syncs) {
+      const records = syncRecordSchemas(components, provider.name, sync);
+      for (const { name, schema } of records) {
+        if (!modelNames.includes(name)) {
+          modelNames.push(name);
+          allRecords.push(schema);
+        }
+      }
+      const page = recordPage(records.map((r) => r.schema));
+      addEndpoint(
+        endpoints,
+        'get',
+        sync.endpoint.path,
+        page,
+        `${provider.name} sync \`${sync.name}\``,
+        sync.description,
+        listRecordsQuery.partial({ model: true }),
+      );
+    }
+    for (const action of integration.actions) {
+      const output = components.name(`${provider.name}`, actionComponentName(action.name, 'Output'), action.output);
+      // Its query string (GET) or JSON body (POST), when the input is an object.
+      const input = action.input instanceof z.ZodObject ? (action.input as z.ZodObject) : undefined;
+      addEndpoint(
+        endpoints,
+        action.endpoint.method === 'GET' ? 'get' : 'post',
+        action.endpoint.path,
+        output,
+        `${provider.name} action \`${action.name}\``,
+        action.description,
+        input,
+      );
+    }
+  }
+
+  registry.registerPath({
+    method: 'get',
+    path: '/records',
+    operationId: 'listRecords',
+    tags: ['Records'],
+    summary: 'A connection’s synced records of one model, paged',
+    description: `The records of the model named by \`model\` (one of: ${modelNames.map((n) => `\`${n}\``).join(', ')}), each with \`_weft_metadata\`.`,
+    request: { headers: connectionHeaders, query: listRecordsQuery },
+    responses: { 200: json(recordPage(allRecords)), ...errorResponses([404]) },
+  });
+
+  for (const [path, endpoint] of endpoints) {
+    registry.registerPath({
+      method: endpoint.method,
+      path: `/v1${path}`,
+      operationId: `v1${actionComponentName(path.replace(/\//g, '-'), '')}`,
+      summary: endpoint.summaries.join('; '),
+      tags: ['Operation endpoints'],
+      description: endpoint.operations.join('\n\n'),
+      request: {
+        headers:
+          endpoint.method === 'get'
+            ? connectionHeaders.extend(actionHeaders.pick({ 'x-max-retries': true, 'x-action-timeout': true }).shape)
+            : connectionHeaders,
+        ...(endpoint.query && endpoint.method === 'get' ? { query: endpoint.query } : {}),
+        // A POST action's input is its JSON body.
+        ...(endpoint.query && endpoint.method === 'post' ? { body: { required: true, content: { 'application/json': { schema: endpoint.query } } } } : {}),
+      },
+      responses: {
+        200: json(endpoint.responses.length === 1 ? endpoint.responses[0] : z.union(endpoint.responses)),
+        ...errorResponses([404, 502, 504]),
+      },
+    });
+  }
+}
+
+/** `{ records, next_cursor }` with these record shapes. */
+function recordPage(records: z.ZodType[]) {
+  const record = records.length === 0 ? z.record(z.string(), z.unknown()) : records.length === 1 ? records[0] : z.union(records);
+  return z.object({ records: z.array(z.union([record, prunedRecord])), next_cursor: z.string().nullable() });
+}
+
+/** A sync's models, each as `Model & { _weft_metadata }`, plus their unified forms. */
+function syncRecordSchemas(components: ComponentNames, provider: string, sync: SyncDefinition): Array<{ name: string; schema: z.ZodType }> {
+  const out: Array<{ name: string; schema: z.ZodType }> = [];
+  for (const [model, schema] of Object.entries(sync.models)) {
+    out.push({ name: model, schema: z.intersection(components.name(provider, model, schema as z.ZodType), recordMetadataField) });
+    const unified = sync.unified?.[model];
+    if (unified) {
+      const unifiedSchema = (unifiedModels as Record<string, unknown>)[unified.name];
+      const shape = unifiedSchema instanceof z.ZodType ? unifiedSchema : z.record(z.string(), z.unknown());
+      out.push({ name: unified.name, schema: z.intersection(components.name('unified', unified.name, shape), recordMetadataField) });
+    }
+  }
+  return out;
+}
+
+function addEndpoint(
+  endpoints: Map<string, { method: 'get' | 'post'; responses: z.ZodType[]; query?: z.ZodObject; operations: string[]; summaries: string[] }>,
+  method: 'get' | 'post',
+  path: string,
+  response: z.ZodType,
+  summary: string,
+  description: string,
+  query?: z.ZodObject,
+): void {
+  const operation = `${summary}: ${description}`;
+  // Two integrations may share an endpoint path: one path, either answer.
+  const existing = endpoints.get(path);
+  if (existing) {
+    existing.responses.push(response);
+    existing.operations.push(operation);
+    existing.summaries.push(summary);
+    return;
+  }
+  endpoints.set(path, { method, responses: [response], query, operations: [operation], summaries: [summary] });
+}
+
+function actionComponentName(action: string, suffix: string): string {
+  return `${action.replace(/(^|[-_ ])(\w)/g, (_m, _sep: string, c: string) => c.toUpperCase())}${suffix}`;
+}
+
+/**
+ * Component names for zod schemas (zod's `.meta({ id })`, which the generator turns into
+ * `#/components/schemas/<id>`): a model's own name, or `<provider>_<name>` when another
+ * integration already has a different model of that name.
+ */
+class ComponentNames {
+  private readonly byName = new Map<string, { original: z.ZodType; named: z.ZodType }>();
+
+  name(provider: string, name: string, schema: z.ZodType): z.ZodType {
+    for (const candidate of [name, `${provider}_${name}`]) {
+      const taken = this.byName.get(candidate);
+      if (taken?.original === schema) return taken.named;
+      if (taken) continue;
+      const named = schema.meta({ id: candidate });
+      this.byName.set(candidate, { original: schema, named });
+      return named;
+    }
+    return schema;
+  }
+}
