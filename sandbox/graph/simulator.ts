@@ -146,7 +146,12 @@ export interface GraphSimulator {
   moveItem(id: string, newParentId: string): void;
   /** Every delta token and delta nextLink issued so far now answers 410 resyncRequired. */
   expireDeltaTokens(): void;
-  addAccessToken(token: string): void;
+  /**
+   * Accepts `token` from now on. With `scopes` (the granted permission names), a token that
+   * has no write permission (`Files.ReadWrite[.All]`, `Sites.ReadWrite.All`) can read but
+   * every write answers 403 accessDenied (providers.md §B10); without, it may do anything.
+   */
+  addAccessToken(token: string, options?: { scopes?: readonly string[] }): void;
   revokeAccessToken(token: string): void;
 
   // Inspection
@@ -169,6 +174,8 @@ export interface GraphSimulator {
 // ---------------------------------------------------------------------------------------
 
 const EMPTY = Buffer.alloc(0);
+/** Permissions that allow writing files (lower case; names compare case-insensitively). */
+const WRITE_SCOPES = new Set(['files.readwrite', 'files.readwrite.all', 'sites.readwrite.all', 'files.readwrite.appfolder']);
 /** Larger request bodies answer 413 (a fragment is at most 60 MiB). */
 const MAX_BODY_BYTES = 64 * 1024 * 1024;
 
@@ -199,6 +206,8 @@ export function createGraphSimulator(options: GraphSimulatorOptions = {}): Graph
   const codec = new TokenCodec(Rng.from(seedK, 'token-secret').int(0, 0xffffffff));
   const listings = new DeltaListings(32);
   const accepted = new Set(opts.accessTokens);
+  /** Tokens granted read permissions only: their writes answer 403. */
+  const readOnly = new Set<string>();
 
   let epoch = 0;
   let downloadNonce = 0;
@@ -386,6 +395,9 @@ export function createGraphSimulator(options: GraphSimulatorOptions = {}): Graph
     }
     const failure = injected(ids);
     if (failure) return failure;
+    if (method !== 'GET' && method !== 'HEAD' && readOnly.has(token)) {
+      return error(ids, new GraphError(403, 'accessDenied', 'The caller does not have permission to perform the action.'));
+    }
 
     const ctx: RequestContext = {
       base: host.url ?? 'http://127.0.0.1',
@@ -625,12 +637,15 @@ export function createGraphSimulator(options: GraphSimulatorOptions = {}): Graph
       epoch++;
       listings.clear();
     },
-    addAccessToken(token) {
+    addAccessToken(token, o = {}) {
       if (typeof token !== 'string' || token.length === 0) throw new Error('addAccessToken: token must be a non-empty string');
       accepted.add(token);
+      if (o.scopes && !o.scopes.some((s) => WRITE_SCOPES.has(s.toLowerCase()))) readOnly.add(token);
+      else readOnly.delete(token);
     },
     revokeAccessToken(token) {
       accepted.delete(token);
+      readOnly.delete(token);
       throttledUntil.delete(token);
     },
 

@@ -164,4 +164,17 @@ describe('OneDrive writes (upload-file, create-folder) and the next sync run', (
     expect(missing.status).toBe(404);
     expect(missing.body.error.code).toBe('parent_not_found');
   }, 20_000);
+
+  test('a connection granted read permissions only: 403 write_access_denied, nothing written', async () => {
+    stack.graph.addAccessToken('read-only-token', { scopes: ['Files.Read.All', 'User.Read'] });
+    expect((await connectOneDrive(stack, 'od-reader', 'read-only-token')).status).toBe(201);
+    const before = stack.graph.items(drive).length;
+    const res = await stack.api('POST', '/action/trigger', {
+      headers: { 'connection-id': 'od-reader', 'provider-config-key': 'one-drive' },
+      body: { action_name: 'create-folder', input: { driveId: drive, name: 'Not Allowed' } },
+    });
+    expect(res.status).toBe(403);
+    expect(res.body.error).toMatchObject({ code: 'write_access_denied', upstream: { status: 403, body: { error: { code: 'accessDenied' } } } });
+    expect(stack.graph.items(drive).length).toBe(before);
+  }, 20_000);
 });

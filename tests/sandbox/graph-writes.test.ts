@@ -134,5 +134,13 @@ test('folders: 201 with the folder facet; an existing name with fail is 409 name
   ).toBe(400);
   expect((await call('POST', `${api}/drives/${drive}/items/nope/children`, { json: { name: 'x', folder: {} } })).status).toBe(404);
   expect((await call('POST', `${api}/drives/${drive}/items/${root}/children`, { json: { name: 'x', folder: {} }, auth: false })).status).toBe(401);
+  // A token granted read permissions only reads, and every write is 403 accessDenied.
+  sim.addAccessToken('read-only', { scopes: ['Files.Read.All', 'User.Read'] });
+  const ro = { authorization: 'Bearer read-only' };
+  expect((await call('GET', `${api}/drives/${drive}/root`, { auth: false, headers: ro })).status).toBe(200);
+  const denied = await call('POST', `${api}/drives/${drive}/items/${root}/children`, { json: { name: 'x', folder: {} }, auth: false, headers: ro });
+  expect(denied.status).toBe(403);
+  expect(denied.body!.error.code).toBe('accessDenied');
+  expect((await call('PUT', `${api}/drives/${drive}/root:/x.txt:/content`, { body: 'x', auth: false, headers: ro })).status).toBe(403);
   expect(sim.items(drive).length).toBe(before);
 });
