@@ -3,9 +3,10 @@ import { githubProvider } from './provider';
 import { repositories } from './syncs/repositories';
 import { pullRequests } from './syncs/pull-requests';
 import { commits } from './syncs/commits';
+import { updatePullRequestAction } from './actions/update-pull-request';
 
 export const github: IntegrationDefinition = {
   provider: githubProvider,
   syncs: [repositories, pullRequests, commits],
-  actions: [],
+  actions: [updatePullRequestAction],
 };

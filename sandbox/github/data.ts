@@ -496,6 +496,8 @@ export interface PullRec {
   addedCommitMs: number[];
   /** Bumped by edits: the title and body derive from it. */
   contentVersion: number;
+  /** Title and body set through `PATCH /repos/{o}/{r}/pulls/{n}`: they win while the content version is the one they were set at. */
+  edited?: { contentVersion: number; title: string; body: string | null };
   /** Bumped by every update: the merge commit sha derives from it. */
   revision: number;
   additions: number;
@@ -601,6 +603,7 @@ function botBump(pullKey: number): { pkg: string; ecosystem: string; from: strin
 
 /** The title for a pull request at a content version (edits change it). */
 export function pullTitle(pull: PullRec): string {
+  if (pull.edited?.contentVersion === pull.contentVersion) return pull.edited.title;
   if (pull.bot) {
     const b = botBump(pull.key);
     const base = pull.bot === 'dependabot' ? `Bump ${b.pkg} from ${b.from} to ${b.to}` : `chore(deps): update ${b.pkg} to v${b.to}`;
@@ -625,6 +628,7 @@ export function pullTitle(pull: PullRec): string {
 }
 
 export function pullBody(pull: PullRec): string | null {
+  if (pull.edited?.contentVersion === pull.contentVersion) return pull.edited.body;
   const rng = Rng.from(pull.key, 'body', pull.contentVersion);
   if (pull.bot === 'dependabot') {
     const b = botBump(pull.key);
@@ -926,7 +930,7 @@ export function makeCommit(pull: PullRec, index: number, directory: Directory): 
   const parents = [index === 0 ? baseSha(pull) : commitSha(pull, index - 1)];
   if (isMerge) parents.push(sha40(pull.key, 'upstream', index));
   let message: string;
-  if (pull.bot) message = index === 0 ? pullTitle({ ...pull, contentVersion: 0 }) : `Rebase onto ${pull.baseRef}`;
+  if (pull.bot) message = index === 0 ? pullTitle({ ...pull, contentVersion: 0, edited: undefined }) : `Rebase onto ${pull.baseRef}`;
   else if (isMerge) message = `Merge branch '${pull.baseRef}' into ${pull.headRef}`;
   else message = rng.pick(COMMIT_MESSAGES) + (rng.chance(0.25) ? `\n\n${rng.pick(AREAS)}: follow-up from review.` : '');
   const authorAccount = unlinked ? null : { login: person.login, id: person.id, type: person.type };

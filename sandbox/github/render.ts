@@ -440,7 +440,8 @@ export interface AppInfo {
 export const APP_PERMISSIONS: Readonly<Record<string, 'read' | 'write'>> = Object.freeze({
   contents: 'read',
   metadata: 'read',
-  pull_requests: 'read',
+  // Write: the App updates pull requests (Weft's update-pull-request action).
+  pull_requests: 'write',
 });
 const APP_EVENTS: readonly string[] = ['pull_request', 'push'];
 

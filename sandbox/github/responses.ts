@@ -20,6 +20,7 @@ export const DOCS = {
   getRepo: 'https://docs.github.com/rest/repos/repos#get-a-repository',
   listPulls: 'https://docs.github.com/rest/pulls/pulls#list-pull-requests',
   getPull: 'https://docs.github.com/rest/pulls/pulls#get-a-pull-request',
+  updatePull: 'https://docs.github.com/rest/pulls/pulls#update-a-pull-request',
   pullCommits: 'https://docs.github.com/rest/pulls/pulls#list-commits-on-a-pull-request',
   authenticatedUser: 'https://docs.github.com/rest/users/users#get-the-authenticated-user',
   userRepos: 'https://docs.github.com/rest/repos/repos#list-repositories-for-the-authenticated-user',

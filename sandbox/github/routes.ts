@@ -29,7 +29,7 @@ export interface RequestContext {
   nowMs: number;
   path: string;
   query: URLSearchParams;
-  /** Raw request body (POST only). */
+  /** Raw request body (POST and PATCH). */
   body: string;
   /** Decoded path parameters, in pattern order. */
   params: string[];
@@ -49,7 +49,7 @@ export interface RouteDeps {
 }
 
 export interface Route {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'PATCH';
   pattern: RegExp;
   /**
    * `app`: App JWT only. `installation`: installation or user token (anonymous callers see
@@ -298,6 +298,16 @@ export function createRoutes(deps: RouteDeps): Route[] {
       },
     },
     {
+      method: 'PATCH',
+      pattern: new RegExp(`^/repos/${SEG}/${SEG}/pulls/${SEG}$`),
+      auth: 'installation',
+      requiresAuth: true,
+      counts: true,
+      docs: DOCS.updatePull,
+      acceptedPermissions: 'pull_requests=write',
+      handle: (ctx) => updatePull(ctx),
+    },
+    {
       method: 'GET',
       pattern: new RegExp(`^/repos/${SEG}/${SEG}/pulls/${SEG}/commits$`),
       auth: 'installation',
@@ -443,6 +453,56 @@ export function createRoutes(deps: RouteDeps): Route[] {
     const { page, link } = paginate(repos, ctx.query, ctx.render.api, ctx.path);
     const json = repoCache(ctx);
     return ok(page.map(json), withLink({}, link));
+  }
+
+  /**
+   * `PATCH /repos/{owner}/{repo}/pulls/{pull_number}` (providers.md §C11): any of `title`,
+   * `body`, `state`, `base`, `maintainer_can_modify`; 200 with the full pull request, 422
+   * `Validation Failed` for bad values, 404 for a pull request the caller cannot see, 403
+   * for an installation token without `pull_requests: write`.
+   */
+  function updatePull(ctx: RequestContext): Reply {
+    const repo = visibleRepo(ctx, ctx.params[0], ctx.params[1]);
+    const pull = repo && /^\d+$/.test(ctx.params[2]) ? store.pull(repo, Number(ctx.params[2])) : undefined;
+    if (!repo || !pull) return notFound(DOCS.updatePull);
+    const v = ctx.viewer;
+    if (v.kind === 'installation' && v.token.permissions.pull_requests !== 'write')
+      return githubError(403, 'Resource not accessible by integration', DOCS.updatePull);
+    // An OAuth App token writes only with the `repo` scope (a public repository is still readable without it).
+    if (v.kind === 'user' && v.via === 'oauth-app' && !hasRepoScope(v.scopes)) return notFound(DOCS.updatePull);
+    let body: unknown;
+    try {
+      body = JSON.parse(ctx.body.trim() === '' ? '{}' : ctx.body);
+    } catch {
+      return githubError(400, 'Problems parsing JSON', DOCS.updatePull);
+    }
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) return githubError(400, 'Body should be a JSON object', DOCS.updatePull);
+    const req = body as Record<string, unknown>;
+    const issues: ValidationIssue[] = [];
+    const invalid = (field: string, value: unknown) => issues.push({ resource: 'PullRequest', field, code: 'invalid', value });
+    if (req.title !== undefined && typeof req.title !== 'string') invalid('title', req.title);
+    else if (typeof req.title === 'string' && req.title.trim() === '') issues.push({ resource: 'PullRequest', field: 'title', code: 'missing_field' });
+    if (req.body !== undefined && req.body !== null && typeof req.body !== 'string') invalid('body', req.body);
+    if (req.state !== undefined && req.state !== 'open' && req.state !== 'closed') invalid('state', req.state);
+    if (req.base !== undefined && (typeof req.base !== 'string' || req.base.trim() === '')) invalid('base', req.base);
+    if (req.maintainer_can_modify !== undefined && typeof req.maintainer_can_modify !== 'boolean') invalid('maintainer_can_modify', req.maintainer_can_modify);
+    if (issues.length) return validationFailed(DOCS.updatePull, issues);
+    if (req.state === 'open' && pull.state === 'closed' && pull.mergedMs !== null) {
+      return validationFailed(DOCS.updatePull, [
+        { resource: 'PullRequest', field: 'state', code: 'custom', message: 'state cannot be changed. The pull request cannot be reopened.' },
+      ]);
+    }
+    store.editPull(
+      pull,
+      {
+        title: req.title as string | undefined,
+        body: req.body as string | null | undefined,
+        state: req.state as 'open' | 'closed' | undefined,
+        base: req.base as string | undefined,
+      },
+      ctx.nowMs,
+    );
+    return ok(pullFullJson(pull, ctx.render, { repo: repoCache(ctx), fork: store.fork.bind(store) }));
   }
 
   function createToken(ctx: RequestContext): Reply {

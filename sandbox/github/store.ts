@@ -15,6 +15,8 @@ import {
   makeRepo,
   MINUTE_MS,
   pickRepoName,
+  pullBody,
+  pullTitle,
   type Account,
   type CommitRec,
   type Directory,
@@ -414,6 +416,36 @@ export class GitHubStore {
         p.comments += 1;
       }
     }
+  }
+
+  /**
+   * `PATCH /repos/{o}/{r}/pulls/{n}` as GitHub applies it: the given title, body and state
+   * (closing sets `closed_at`, reopening clears it), `updated_at` moved to now, so a listing
+   * by update finds it first. A merged pull request cannot be reopened: the caller checks.
+   */
+  editPull(pull: PullRec, change: { title?: string; body?: string | null; state?: 'open' | 'closed'; base?: string }, nowMs: number): void {
+    const at = Math.max(Math.floor(nowMs / 1000) * 1000, pull.createdMs);
+    if (change.title !== undefined || change.body !== undefined) {
+      pull.edited = {
+        contentVersion: pull.contentVersion,
+        title: change.title ?? pullTitle(pull),
+        body: change.body !== undefined ? change.body : pullBody(pull),
+      };
+    }
+    if (change.base !== undefined) pull.baseRef = change.base;
+    if (change.state === 'closed' && pull.state === 'open') {
+      pull.state = 'closed';
+      pull.closedMs = at;
+      pull.reviewers = [];
+      pull.teamIds = [];
+      pull.mergeable = null;
+    } else if (change.state === 'open' && pull.state === 'closed' && pull.mergedMs === null) {
+      pull.state = 'open';
+      pull.closedMs = null;
+      pull.mergeable = true;
+    }
+    pull.revision++;
+    pull.updatedMs = at;
   }
 
   addCommits(pull: PullRec, n: number, nowMs: number): void {

@@ -623,6 +623,48 @@ export interface EventSkeleton {
   index: number;
   id: string;
   startMs: number;
+  /** An event created through `POST /public/v1/event/create`: served as it was created, not generated. */
+  created?: LumaEvent;
+}
+
+/** What `POST /public/v1/event/create` takes (providers.md §D8), checked by the simulator. */
+export interface CreateEventFields {
+  name: string;
+  startMs: number;
+  endMs: number;
+  durationMin: number;
+  timezone: string;
+  description_md: string | null;
+  meeting_url: string | null;
+  geo_address_json: LumaGeoAddress | null;
+  visibility: LumaVisibility;
+}
+
+/** The event Luma stores for a create request: the calendar's, hosted by the key's user, with a fresh slug. */
+export function buildCreatedEvent(seedK: number, dir: Directory, index: number, id: string, fields: CreateEventFields, createdAtMs: number): LumaEvent {
+  const rng = Rng.from(seedK, 'created', index);
+  const md = fields.description_md ?? '';
+  return {
+    api_id: id,
+    calendar_api_id: dir.calendar.api_id,
+    user_api_id: dir.self.api_id,
+    name: fields.name,
+    description: mdToText(md),
+    description_md: md,
+    start_at: new DateCtor(fields.startMs).toISOString(),
+    end_at: new DateCtor(fields.endMs).toISOString(),
+    duration_interval: isoDuration(fields.durationMin),
+    timezone: fields.timezone,
+    created_at: new DateCtor(createdAtMs).toISOString(),
+    geo_address_json: fields.geo_address_json,
+    geo_latitude: null,
+    geo_longitude: null,
+    meeting_url: fields.meeting_url,
+    zoom_meeting_url: fields.meeting_url && /(^|\.)zoom\.us$/.test(new URL(fields.meeting_url).hostname) ? fields.meeting_url : null,
+    url: `https://lu.ma/${rng.lowerAlnum(8)}`,
+    cover_url: makeCover(rng),
+    visibility: fields.visibility,
+  };
 }
 
 /** Seed number → the 32-bit seed every stream derives from. */

@@ -6,10 +6,13 @@
  *   GET /public/v1/user/get-self         → { user: { api_id, name, email, avatar_url, first_name, last_name } }
  *   GET /public/v1/calendar/list-events  → { entries: [{ api_id, event, tags }], has_more, next_cursor? }
  *   GET /public/v1/event/get?api_id=     → { event, hosts: [{ api_id, name, email, avatar_url }] }
+ *   POST /public/v1/event/create         JSON { name, start_at, timezone, end_at? | duration_interval?,
+ *        description_md?, meeting_url?, geo_address_json?, visibility? } → { api_id } (400 { message }
+ *        for a bad field); the event is then listed by list-events (no tags) and served by event/get.
  *
  * Request pipeline (in this order):
  *   1. failNext() injections answer first (any path, any key).
- *   2. Unknown path or non-GET method → 404.
+ *   2. Unknown path or method → 404.
  *   3. Missing / unknown `x-luma-api-key` → 401.
  *   4. Rate limit per key (sliding window + lockout) → 429.
  *   5. The route: 400 for bad parameters, 404 for an unknown event, else 200.
@@ -22,13 +25,16 @@ import { sendJson } from '../shared/http';
 import { SimulatorHost } from '../shared/simulator-host';
 import { maxInAnyWindow, monotonicNow } from '../shared/rate';
 import {
+  buildCreatedEvent,
   buildEntry,
   eventId,
   eventStartMs,
   makeDirectory,
   seedKey,
+  type CreateEventFields,
   type Directory,
   type EventSkeleton,
+  type LumaGeoAddress,
   type LumaCalendar,
   type LumaEventEntry,
   type LumaUser,
@@ -225,7 +231,9 @@ class EventStore {
    * 100,000 events and every call returns a fresh object the caller may keep or mutate.
    */
   entry(skel: EventSkeleton): LumaEventEntry {
-    const entry = buildEntry(this.seedK, this.dir, skel, this.versions.get(skel.index) ?? 0);
+    const entry = skel.created
+      ? { api_id: skel.id, event: { ...skel.created, geo_address_json: skel.created.geo_address_json && { ...skel.created.geo_address_json } }, tags: [] }
+      : buildEntry(this.seedK, this.dir, skel, this.versions.get(skel.index) ?? 0);
     const corrupt = this.corruptions.get(skel.id);
     if (corrupt) Object.assign(entry.event as unknown as Record<string, unknown>, corrupt);
     return entry;
@@ -233,6 +241,15 @@ class EventStore {
 
   corrupt(id: string, fields: Record<string, unknown>): void {
     this.corruptions.set(id, { ...this.corruptions.get(id), ...fields });
+  }
+
+  /** An event created through the API (stored as given; edits through `editEvents` leave it as it is). */
+  create(fields: CreateEventFields, createdAtMs: number): string {
+    const [skel] = this.createSkeletons(1);
+    skel.startMs = fields.startMs;
+    skel.created = buildCreatedEvent(this.seedK, this.dir, skel.index, skel.id, fields, createdAtMs);
+    this.sorted.sort((a, b) => compareKey(a.startMs, a.id, b.startMs, b.id));
+    return skel.id;
   }
 
   add(n: number): string[] {
@@ -323,6 +340,35 @@ class HttpError extends Error {
 }
 
 const SORT_DIRECTIONS = new Set(['asc', 'desc', 'asc nulls last', 'desc nulls last']);
+
+/** Request bodies above this are refused (413) without being parsed. */
+const MAX_BODY_BYTES = 1024 * 1024;
+
+function isTimeZone(name: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: name });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** An ISO 8601 date-time with an offset (or Z), as Luma's `start_at`/`end_at`; undefined when absent. */
+function isoInstant(value: unknown, name: string): number | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'string' || !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/.test(value) || Number.isNaN(Date.parse(value))) {
+    throw new HttpError(400, `${name} must be an ISO 8601 date-time with an offset`);
+  }
+  return Date.parse(value);
+}
+
+/** `duration_interval` such as `PT2H`, `PT90M`, `P1DT2H`: whole minutes, at least one. */
+function durationMinutes(value: unknown): number {
+  const m = typeof value === 'string' ? /^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?)?$/.exec(value) : null;
+  const minutes = m ? Number(m[1] ?? 0) * 1440 + Number(m[2] ?? 0) * 60 + Number(m[3] ?? 0) : 0;
+  if (!m || minutes < 1) throw new HttpError(400, 'duration_interval must be an ISO 8601 duration such as PT2H');
+  return minutes;
+}
 
 function ok(body: unknown): Reply {
   return { status: 200, body };
@@ -447,10 +493,67 @@ export function createLumaSimulator(options: LumaSimulatorOptions = {}): LumaSim
     });
   }
 
-  const routes = new Map<string, (q: URLSearchParams) => Reply>([
-    ['/public/v1/user/get-self', getSelf],
-    ['/public/v1/calendar/list-events', listEvents],
-    ['/public/v1/event/get', getEventRoute],
+  /** `POST /public/v1/event/create` (providers.md §D8): 400 `{ message }` names the first bad field. */
+  function createEventRoute(body: string): Reply {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body);
+    } catch {
+      throw new HttpError(400, 'Request body must be valid JSON');
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new HttpError(400, 'Request body must be a JSON object');
+    const req = parsed as Record<string, unknown>;
+    if (typeof req.name !== 'string' || req.name.trim() === '') throw new HttpError(400, 'name is required');
+    const startMs = isoInstant(req.start_at, 'start_at');
+    if (startMs === undefined) throw new HttpError(400, 'start_at is required');
+    if (typeof req.timezone !== 'string' || !isTimeZone(req.timezone)) throw new HttpError(400, 'timezone must be an IANA time zone, e.g. America/New_York');
+    const endMs = isoInstant(req.end_at, 'end_at');
+    const duration = req.duration_interval === undefined || req.duration_interval === null ? undefined : durationMinutes(req.duration_interval);
+    if (endMs !== undefined && duration !== undefined) throw new HttpError(400, 'Give end_at or duration_interval, not both');
+    if (endMs !== undefined && endMs <= startMs) throw new HttpError(400, 'end_at must be after start_at');
+    const durationMin = duration ?? (endMs !== undefined ? Math.ceil((endMs - startMs) / 60_000) : 60);
+    const optionalString = (name: string) => {
+      const v = req[name];
+      if (v === undefined || v === null) return null;
+      if (typeof v !== 'string') throw new HttpError(400, `${name} must be a string`);
+      return v;
+    };
+    const meetingUrl = optionalString('meeting_url');
+    if (meetingUrl !== null && !/^https?:\/\/[^\s/]+/.test(meetingUrl)) throw new HttpError(400, 'meeting_url must be an http(s) URL');
+    const visibility = req.visibility ?? 'public';
+    if (visibility !== 'public' && visibility !== 'members-only' && visibility !== 'private') {
+      throw new HttpError(400, 'visibility must be one of public, members-only, private');
+    }
+    let geo: LumaGeoAddress | null = null;
+    if (req.geo_address_json !== undefined && req.geo_address_json !== null) {
+      const g = req.geo_address_json as Record<string, unknown>;
+      if (typeof g !== 'object' || Array.isArray(g) || !Object.values(g).every((v) => typeof v === 'string')) {
+        throw new HttpError(400, 'geo_address_json must be an object of strings');
+      }
+      geo = { ...(g as Record<string, string>) } as unknown as LumaGeoAddress;
+    }
+    const id = store.create(
+      {
+        name: req.name,
+        startMs,
+        endMs: endMs ?? startMs + durationMin * 60_000,
+        durationMin,
+        timezone: req.timezone,
+        description_md: optionalString('description_md'),
+        meeting_url: meetingUrl,
+        geo_address_json: geo,
+        visibility,
+      },
+      (opts.now ?? Date.now)(),
+    );
+    return ok({ api_id: id });
+  }
+
+  const routes = new Map<string, (q: URLSearchParams, body: string) => Reply>([
+    ['GET /public/v1/user/get-self', getSelf],
+    ['GET /public/v1/calendar/list-events', listEvents],
+    ['GET /public/v1/event/get', getEventRoute],
+    ['POST /public/v1/event/create', (_q, body) => createEventRoute(body)],
   ]);
 
   // ---- rate limiting -------------------------------------------------------------------
@@ -488,11 +591,11 @@ export function createLumaSimulator(options: LumaSimulatorOptions = {}): LumaSim
     return out;
   }
 
-  function decide(method: string, path: string, query: URLSearchParams, key: string | undefined, keyValid: boolean, now: number): Reply {
+  function decide(method: string, path: string, query: URLSearchParams, body: string, key: string | undefined, keyValid: boolean, now: number): Reply {
     const failStatus = simHost.takeFailure();
     if (failStatus !== null) return { status: failStatus, body: { message: `Simulated failure (HTTP ${failStatus})` } };
-    const route = routes.get(path);
-    if (!route || method !== 'GET') return { status: 404, body: { message: 'Not found' } };
+    const route = routes.get(`${method} ${path}`);
+    if (!route) return { status: 404, body: { message: 'Not found' } };
     if (!keyValid || key === undefined) {
       return { status: 401, body: { message: 'Unauthorized: a valid x-luma-api-key header is required' } };
     }
@@ -501,7 +604,7 @@ export function createLumaSimulator(options: LumaSimulatorOptions = {}): LumaSim
       return { status: 429, body: { message: 'Too many requests. Please back off before retrying.' } };
     }
     try {
-      return route(query);
+      return route(query, body);
     } catch (err) {
       if (err instanceof HttpError) return { status: err.status, body: { message: err.message } };
       return { status: 500, body: { message: 'Internal server error' } };
@@ -510,6 +613,17 @@ export function createLumaSimulator(options: LumaSimulatorOptions = {}): LumaSim
 
   function handle(req: http.IncomingMessage, res: http.ServerResponse): void {
     const now = clock();
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size <= MAX_BODY_BYTES) chunks.push(c);
+    });
+    req.on('end', () => respond(req, res, size > MAX_BODY_BYTES ? null : Buffer.concat(chunks).toString('utf8'), now));
+    req.on('error', () => res.destroy());
+  }
+
+  function respond(req: http.IncomingMessage, res: http.ServerResponse, body: string | null, now: number): void {
     const method = (req.method ?? 'GET').toUpperCase();
     let url: URL;
     try {
@@ -526,13 +640,12 @@ export function createLumaSimulator(options: LumaSimulatorOptions = {}): LumaSim
       ts.push(now);
     }
 
-    const reply = decide(method, url.pathname, url.searchParams, key, keyValid, now);
+    const reply =
+      body === null ? { status: 413, body: { message: 'Request body too large' } } : decide(method, url.pathname, url.searchParams, body, key, keyValid, now);
 
     log.push({ at: now, method, path: url.pathname, query: redactedQuery(url.searchParams, key), status: reply.status });
     byStatus[reply.status] = (byStatus[reply.status] ?? 0) + 1;
 
-    // Drain the request body (if any) so keep-alive connections stay usable.
-    req.resume();
     const send = () => sendJson(res, reply.status, reply.body);
     simHost.respondAfter(send);
   }

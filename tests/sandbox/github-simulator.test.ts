@@ -199,7 +199,7 @@ describe('GitHub simulator: installation tokens', () => {
     expect(body).toEqual({
       token: expect.stringMatching(/^ghs_[A-Za-z0-9]{36}$/),
       expires_at: iso(T0 + 3_600_000),
-      permissions: { metadata: 'read', pull_requests: 'read', contents: 'read' },
+      permissions: { metadata: 'read', pull_requests: 'write', contents: 'read' },
       repository_selection: 'all',
     });
     const missing = await call(base, '/app/installations/4242/access_tokens', { method: 'POST', auth: `Bearer ${jwt}` });

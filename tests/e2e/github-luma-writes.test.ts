@@ -1,0 +1,190 @@
+import { toCalendarEvent } from '../../integrations/luma/mappers';
+import { connectGitHub, createGitHubIntegration, createLumaIntegration, runSync, startWeftStack, type WeftStack } from '../support/weft-stack';
+
+const INSTALLATION = 1001;
+const GITHUB = { 'connection-id': 'gh-writer', 'provider-config-key': 'github' };
+const LUMA = { 'connection-id': 'luma-writer', 'provider-config-key': 'luma' };
+
+/**
+ * Write actions (2-way sync) on the real stack with the GitHub and Luma simulators: each
+ * action through POST /action/trigger changes the provider, saves what it wrote to the
+ * records cache (GET /records shows it at once), and the next sync run finds it unchanged.
+ */
+describe('GitHub and Luma write actions, end to end', () => {
+  let stack: WeftStack;
+
+  beforeAll(async () => {
+    stack = await startWeftStack({
+      luma: { seed: 11, eventCount: 40 },
+      github: {
+        seed: 5,
+        installations: [{ id: INSTALLATION, account: { login: 'acme', type: 'Organization' }, repositoryCount: 2 }],
+        pullsPerRepo: 15,
+        commitsPerPull: [1, 2],
+        oversizedPulls: 0,
+      },
+    });
+    await createGitHubIntegration(stack);
+    expect((await connectGitHub(stack, 'gh-writer')).status).toBe(201);
+    await createLumaIntegration(stack);
+    const luma = await stack.api('POST', '/connections', {
+      body: { provider_config_key: 'luma', connection_id: 'luma-writer', credentials: { type: 'API_KEY', apiKey: 'sandbox-luma-api-key' } },
+    });
+    expect(luma.status).toBe(201);
+    // The syncs start by themselves with their connections.
+    await stack.waitForSync('gh-writer', 'pull-requests', { providerConfigKey: 'github' });
+    await stack.waitForSync('luma-writer', 'list-events');
+  });
+  afterAll(async () => stack?.shutdown());
+
+  async function record(headers: Record<string, string>, model: string, id: string) {
+    const res = await stack.api('GET', `/records?model=${model}&ids=${encodeURIComponent(id)}`, { headers });
+    expect(res.status).toBe(200);
+    return res.body.records[0];
+  }
+
+  async function latestResult(providerConfigKey: string, connectionId: string, sync: string) {
+    const res = await stack.api('GET', `/sync/status?provider_config_key=${providerConfigKey}&syncs=${sync}&connection_id=${connectionId}`);
+    expect(res.status).toBe(200);
+    return res.body.syncs[0].latestResult;
+  }
+
+  const patches = () => stack.github.requestLog().filter((e) => e.method === 'PATCH').length;
+  const creates = () => stack.luma.requestLog().filter((e) => e.method === 'POST').length;
+
+  test('github update-pull-request: the pull request changes, GET /records shows it at once, the next run counts nothing twice', async () => {
+    const repo = stack.github.repositories(INSTALLATION)[0].full_name as string;
+    const pull = stack.github.pullRequests(repo, { state: 'open' })[0] as any;
+    const input = { repository: repo, pull_number: pull.number, title: 'Weft: a clearer title', body: 'Edited through Weft.', state: 'closed' };
+
+    const res = await stack.api('POST', '/action/trigger', { headers: GITHUB, body: { action_name: 'update-pull-request', input } });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ id: String(pull.id), number: pull.number, repository: repo, title: input.title, state: 'closed' });
+    expect(res.body.closed_at).not.toBeNull();
+    expect(res.body.updated_at > pull.updated_at || res.body.updated_at === pull.updated_at).toBe(true);
+
+    // The provider has it, as its listing shows it to the sync.
+    const after = stack.github.pullRequests(repo).find((p: any) => p.number === pull.number) as any;
+    expect(after).toMatchObject({ title: input.title, body: input.body, state: 'closed', updated_at: res.body.updated_at });
+
+    // The cache has it at once, as the sync stores it.
+    const cached = await record(GITHUB, 'PullRequest', String(pull.id));
+    const { _weft_metadata: meta, ...data } = cached;
+    expect(data).toEqual(res.body);
+    expect(meta.last_action).toBe('UPDATED');
+
+    // The next (incremental) run lists it again (its updated_at moved) and finds it unchanged.
+    const summary = await runSync(stack, 'github', 'gh-writer', 'pull-requests');
+    expect(summary.result.PullRequest).toEqual({ added: 0, updated: 0, deleted: 0 });
+    expect(await latestResult('github', 'gh-writer', 'pull-requests')).toEqual({ PullRequest: { added: 0, updated: 0, deleted: 0 } });
+    expect(stack.github.requestLog().some((e) => e.method === 'GET' && e.path === `/repos/${repo}/pulls`)).toBe(true);
+    expect((await record(GITHUB, 'PullRequest', String(pull.id)))._weft_metadata.cursor).toBe(meta.cursor);
+  });
+
+  test("github update-pull-request: bad input is refused before GitHub; GitHub's 422 and 404 come back with stable codes", async () => {
+    const repo = stack.github.repositories(INSTALLATION)[1].full_name as string;
+    const before = patches();
+    const bad = await stack.api('POST', '/action/trigger', {
+      headers: GITHUB,
+      body: { action_name: 'update-pull-request', input: { repository: repo, pull_number: 1, state: 'merged' } },
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toMatchObject({ code: 'invalid_action_input', errors: [{ path: 'state' }] });
+    const nothing = await stack.api('POST', '/action/trigger', {
+      headers: GITHUB,
+      body: { action_name: 'update-pull-request', input: { repository: repo, pull_number: 1 } },
+    });
+    expect(nothing.status).toBe(400);
+    expect(nothing.body.error.code).toBe('invalid_action_input');
+    expect(patches()).toBe(before);
+
+    // A merged pull request cannot be reopened: GitHub answers 422 Validation Failed.
+    const merged = stack.github.pullRequests(repo).find((p: any) => p.merged_at !== null) as any;
+    const refused = await stack.api('POST', '/action/trigger', {
+      headers: GITHUB,
+      body: { action_name: 'update-pull-request', input: { repository: repo, pull_number: merged.number, state: 'open' } },
+    });
+    expect(refused.status).toBe(424);
+    expect(refused.body.error).toMatchObject({ code: 'pull_request_update_rejected', upstream: { status: 422, body: { message: 'Validation Failed' } } });
+    expect(refused.body.error.message).toContain('state');
+    expect(JSON.stringify(refused.body)).not.toMatch(/ghs_|PRIVATE KEY/);
+
+    const missing = await stack.api('POST', '/action/trigger', {
+      headers: GITHUB,
+      body: { action_name: 'update-pull-request', input: { repository: repo, pull_number: 999_999, title: 'x' } },
+    });
+    expect(missing.status).toBe(404);
+    expect(missing.body.error.code).toBe('pull_request_not_found');
+    expect(patches()).toBe(before + 2);
+  });
+
+  test('luma create-event: the event is created, GET /records shows it at once, the next full run neither adds nor deletes it', async () => {
+    const input = {
+      name: 'Weft launch party',
+      start_at: '2027-03-01T18:00:00.000Z',
+      timezone: 'Europe/Berlin',
+      duration_interval: 'PT2H',
+      description_md: '**Drinks** and demos.',
+      meeting_url: 'https://meet.google.com/abc-defg-hij',
+      visibility: 'public',
+    };
+    const count = stack.luma.eventIds().length;
+    const res = await stack.api('POST', '/action/trigger', { headers: LUMA, body: { action_name: 'create-event', input } });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      id: expect.stringMatching(/^evt-/),
+      name: input.name,
+      start_at: input.start_at,
+      end_at: '2027-03-01T20:00:00.000Z',
+      timezone: input.timezone,
+      description: input.description_md,
+      meeting_url: input.meeting_url,
+      visibility: 'public',
+      tags: [],
+    });
+
+    // The calendar lists it, exactly as the action returned it.
+    expect(stack.luma.eventIds()).toHaveLength(count + 1);
+    expect(toCalendarEvent(stack.luma.getEvent(res.body.id) as never)).toEqual(res.body);
+    const cached = await record(LUMA, 'CalendarEvent', res.body.id);
+    const { _weft_metadata: meta, ...data } = cached;
+    expect(data).toEqual(res.body);
+    expect(meta.last_action).toBe('ADDED');
+
+    const summary = await runSync(stack, 'luma', 'luma-writer', 'list-events');
+    expect(summary.result.CalendarEvent).toEqual({ added: 0, updated: 0, deleted: 0 });
+    expect(summary.recordCount.CalendarEvent).toBe(count + 1);
+    expect(await latestResult('luma', 'luma-writer', 'list-events')).toEqual({ CalendarEvent: { added: 0, updated: 0, deleted: 0 } });
+    expect((await record(LUMA, 'CalendarEvent', res.body.id))._weft_metadata).toMatchObject({ cursor: meta.cursor, deleted_at: null });
+  });
+
+  test("luma create-event: bad input is refused before Luma; Luma's 400 comes back with a stable code and creates nothing", async () => {
+    const before = creates();
+    const count = stack.luma.eventIds().length;
+    const bad = await stack.api('POST', '/action/trigger', {
+      headers: LUMA,
+      body: { action_name: 'create-event', input: { name: 'No zone', start_at: '2027-03-01T18:00:00Z', timezone: 'Mars/Olympus_Mons' } },
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toMatchObject({ code: 'invalid_action_input', errors: [{ path: 'timezone' }] });
+    const backwards = await stack.api('POST', '/action/trigger', {
+      headers: LUMA,
+      body: { action_name: 'create-event', input: { name: 'Ends first', start_at: '2027-03-01T18:00:00Z', end_at: '2027-03-01T17:00:00Z', timezone: 'UTC' } },
+    });
+    expect(backwards.status).toBe(400);
+    expect(backwards.body.error).toMatchObject({ code: 'invalid_action_input', errors: [{ path: 'end_at' }] });
+    expect(creates()).toBe(before);
+
+    // A zero-length duration passes the input's shape; Luma refuses it.
+    const refused = await stack.api('POST', '/action/trigger', {
+      headers: LUMA,
+      body: { action_name: 'create-event', input: { name: 'Instant', start_at: '2027-03-01T18:00:00Z', duration_interval: 'PT0M', timezone: 'UTC' } },
+    });
+    expect(refused.status).toBe(424);
+    expect(refused.body.error).toMatchObject({ code: 'event_rejected', upstream: { status: 400 } });
+    expect(refused.body.error.message).toContain('duration_interval');
+    expect(JSON.stringify(refused.body)).not.toContain('sandbox-luma-api-key');
+    expect(creates()).toBe(before + 1);
+    expect(stack.luma.eventIds()).toHaveLength(count);
+  });
+});
