@@ -12,8 +12,10 @@ export const oneDriveProvider: ProviderDefinition = {
   authMode: 'OAUTH2',
   baseUrl: 'https://graph.microsoft.com',
   // Where `/content` redirects to (providers.md §B2: a pre-authenticated download URL on the
-  // SharePoint / OneDrive file hosts). The proxy follows it without the bearer token.
-  allowedHosts: ['sharepoint.com', 'files.1drv.com', 'livefilestore.com'],
+  // SharePoint / OneDrive file hosts). The proxy follows it without the bearer token. Upload
+  // session URLs (§B10) are on the SharePoint hosts too, or on `*.up.1drv.com` for consumer
+  // OneDrive; upload-file sends them no bearer token either.
+  allowedHosts: ['sharepoint.com', 'files.1drv.com', 'livefilestore.com', 'up.1drv.com'],
   verify: { method: 'GET', endpoint: '/v1.0/me' },
   oauth: {
     authorizationUrl: 'https://login.microsoftonline.com/{tenant}/oauth2/v2.0/authorize',

@@ -45,7 +45,7 @@ describe('OneDrive writes (upload-file, create-folder) and the next sync run', (
       hashes: { quickXorHash: quickXorHash(small) },
     });
 
-    const large = randomBytes(900 * 1024); // 3 fragments of at most 320 KiB
+    const large = randomBytes(1024 * 1024); // the most upload-file takes: 3 fragments of 320 KiB and one of 64 KiB
     const largeRes = await trigger('upload-file', { driveId: drive, fileName: 'scan.bin', content: large.toString('base64'), conflictBehavior: 'fail' });
     expect(largeRes.status).toBe(200);
     expect(largeRes.body).toMatchObject({ name: 'scan.bin', path: '/scan.bin', size: large.length, hashes: { quickXorHash: quickXorHash(large) } });
@@ -59,11 +59,12 @@ describe('OneDrive writes (upload-file, create-folder) and the next sync run', (
     expect((await download(largeRes.body.id)).equals(large)).toBe(true);
     expect(stack.graph.getItem(drive, folderRes.body.id)).toMatchObject({ name: 'Reports', folder: { childCount: 0 } });
 
-    // The calls Graph saw: one PUT for the small file; a session and three fragments (no bearer on the upload URL, or it answers 401) for the large one.
+    // The calls Graph saw: one PUT for the small file; a session and four fragments (no bearer on the upload URL, or it answers 401) for the large one.
     const writes = stack.graph.requestLog().filter((e) => e.method !== 'GET');
     expect(writes.map((e) => [e.method, e.path.replace(drive, 'D').replace(/^\/v1\.0/, ''), e.status])).toEqual([
       ['PUT', '/drives/D/root:/notes.txt:/content', 201],
       ['POST', '/drives/D/root:/scan.bin:/createUploadSession', 200],
+      ['PUT', '/_upload/session', 202],
       ['PUT', '/_upload/session', 202],
       ['PUT', '/_upload/session', 202],
       ['PUT', '/_upload/session', 201],
