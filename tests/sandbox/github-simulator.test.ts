@@ -886,3 +886,51 @@ describe('GitHub simulator: determinism and mutations', () => {
     expect(Date.now() - t0).toBeLessThan(5_000);
   });
 });
+
+describe('GitHub simulator: updating a pull request (PATCH /repos/{o}/{r}/pulls/{n})', () => {
+  it('applies title, body and state, answers the full pull request, and the listing by update shows it first', async () => {
+    const { sim, base, clock } = await startSim({ installations: [{ id: 1001, account: { login: 'acme', type: 'Organization' }, repositoryCount: 1 }] });
+    const token = await mintToken(sim, base, clock.t);
+    const repo = sim.repositories(1001)[0].full_name as string;
+    const pull = sim.pullRequests(repo, { state: 'open', sort: 'updated', direction: 'asc' })[0] as any;
+    clock.t += 60_000;
+    const patch = (number: number, body: unknown, auth = `token ${token}`) =>
+      call(base, `/repos/${repo}/pulls/${number}`, { method: 'PATCH', auth, body: typeof body === 'string' ? body : JSON.stringify(body) });
+
+    const res = await patch(pull.number, { title: 'New title', body: null, state: 'closed' });
+    expect(res.status).toBe(200);
+    const updated = (await res.json()) as Json;
+    expect(updated).toMatchObject({ number: pull.number, title: 'New title', body: null, state: 'closed', merged: false, merged_at: null });
+    expect(updated.updated_at).toBe(iso(Math.floor(clock.t / 1000) * 1000));
+    expect(updated.closed_at).toBe(updated.updated_at);
+    const first = sim.pullRequests(repo, { sort: 'updated', direction: 'desc' })[0] as any;
+    expect(first).toMatchObject({ number: pull.number, title: 'New title', state: 'closed' });
+    // Reopened: closed_at cleared; the title stays as set.
+    expect(await (await patch(pull.number, { state: 'open' })).json()).toMatchObject({ state: 'open', closed_at: null, title: 'New title' });
+
+    const invalid = await patch(pull.number, { title: '  ', state: 'merged' });
+    expect(invalid.status).toBe(422);
+    expect(await invalid.json()).toMatchObject({
+      message: 'Validation Failed',
+      errors: [
+        { resource: 'PullRequest', field: 'title', code: 'missing_field' },
+        { resource: 'PullRequest', field: 'state', code: 'invalid', value: 'merged' },
+      ],
+    });
+    const merged = sim.pullRequests(repo).find((p: any) => p.merged_at !== null) as any;
+    const reopen = await patch(merged.number, { state: 'open' });
+    expect(reopen.status).toBe(422);
+    expect(((await reopen.json()) as Json).errors[0]).toMatchObject({ field: 'state', code: 'custom' });
+    expect((await patch(pull.number, '{nope')).status).toBe(400);
+    expect((await patch(pull.number, '[1]')).status).toBe(400);
+    expect((await patch(999_999, { title: 'x' })).status).toBe(404);
+    expect((await patch(pull.number, { title: 'x' }, null as never)).status).toBe(401);
+
+    // A token minted with pull_requests: read may not write.
+    const readOnly = await mintToken(sim, base, clock.t, 1001, { permissions: { pull_requests: 'read', metadata: 'read' } });
+    const forbidden = await patch(pull.number, { title: 'x' }, `token ${readOnly}`);
+    expect(forbidden.status).toBe(403);
+    expect(((await forbidden.json()) as Json).message).toBe('Resource not accessible by integration');
+    expect((sim.pullRequests(repo).find((p: any) => p.number === pull.number) as any).title).toBe('New title');
+  });
+});

@@ -524,3 +524,72 @@ describe('Luma simulator: scale', () => {
     expect(sim.eventIds()).toHaveLength(100_000);
   });
 });
+
+describe('Luma simulator: creating an event (POST /public/v1/event/create)', () => {
+  const create = (base: string, body: unknown, key: string | null = KEY) =>
+    fetch(`${base}/public/v1/event/create`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(key ? { 'x-luma-api-key': key } : {}) },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
+
+  test('answers { api_id }; the event is listed (no tags) and served by event/get as it was created', async () => {
+    const { sim, base } = await startSim({ eventCount: 20 });
+    const res = await create(base, {
+      name: 'Launch',
+      start_at: '2027-01-10T18:00:00+01:00',
+      timezone: 'Europe/Berlin',
+      duration_interval: 'PT1H30M',
+      description_md: '**Hi**',
+      meeting_url: 'https://us02web.zoom.us/j/123',
+      visibility: 'private',
+    });
+    expect(res.status).toBe(200);
+    const { api_id } = (await res.json()) as { api_id: string };
+    expect(api_id).toMatch(/^evt-/);
+    const { entries } = await pageAll(base);
+    const entry = entries.find((e) => e.api_id === api_id)!;
+    expect(entry.tags).toEqual([]);
+    expect(entry.event).toMatchObject({
+      name: 'Launch',
+      start_at: '2027-01-10T17:00:00.000Z',
+      end_at: '2027-01-10T18:30:00.000Z',
+      duration_interval: 'PT1H30M',
+      timezone: 'Europe/Berlin',
+      description: 'Hi',
+      description_md: '**Hi**',
+      zoom_meeting_url: 'https://us02web.zoom.us/j/123',
+      visibility: 'private',
+      calendar_api_id: sim.calendar.api_id,
+      user_api_id: sim.user.api_id,
+    });
+    expect(entries).toHaveLength(21);
+    const got = (await (await get(base, `/public/v1/event/get?api_id=${api_id}`)).json()) as { event: unknown };
+    expect(got.event).toEqual(entry.event);
+  });
+
+  test('refuses bad fields with 400 { message } and creates nothing; needs the key', async () => {
+    const { sim, base } = await startSim({ eventCount: 5 });
+    const ok = { name: 'x', start_at: '2027-01-10T18:00:00Z', timezone: 'UTC' };
+    const cases: Array<[unknown, RegExp]> = [
+      ['{nope', /JSON/],
+      [{ ...ok, name: '' }, /name/],
+      [{ ...ok, start_at: '10 January' }, /start_at/],
+      [{ ...ok, timezone: 'Mars/Base' }, /timezone/],
+      [{ ...ok, end_at: '2027-01-10T17:00:00Z' }, /end_at must be after/],
+      [{ ...ok, end_at: '2027-01-10T19:00:00Z', duration_interval: 'PT1H' }, /not both/],
+      [{ ...ok, duration_interval: 'PT0M' }, /duration_interval/],
+      [{ ...ok, visibility: 'secret' }, /visibility/],
+      [{ ...ok, meeting_url: 'zoom' }, /meeting_url/],
+    ];
+    for (const [body, message] of cases) {
+      const res = await create(base, body);
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { message: string }).message).toMatch(message);
+    }
+    expect((await create(base, ok, null)).status).toBe(401);
+    expect(sim.eventIds()).toHaveLength(5);
+    expect((await create(base, ok)).status).toBe(200);
+    expect(sim.eventIds()).toHaveLength(6);
+  });
+});
