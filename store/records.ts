@@ -204,9 +204,10 @@ export class RecordStore {
     await this.repairSwaps(scope);
     if (!counter?.feed) await this.buildFeed(scope);
     const chunkIds = counter?.indexed ? (counter.index ?? []) : await this.buildIndex(scope);
-    if (chunkIds.length === 0) return new RecordWriter(this, scope, runId, null, new Map(), options.hold ?? false);
+    const holdKey = options.hold ? `h${uniqueSuffix()}` : undefined;
+    if (chunkIds.length === 0) return new RecordWriter(this, scope, runId, null, new Map(), holdKey);
     const [known, ours] = await Promise.all([this.index.load(chunkIds), this.runChanges(scope, runId)]);
-    return new RecordWriter(this, scope, runId, known, ours, options.hold ?? false);
+    return new RecordWriter(this, scope, runId, known, ours, holdKey);
   }
 
   /**
@@ -219,7 +220,14 @@ export class RecordStore {
    */
   async saveNow(scope: RecordScope, runId: string, records: IncomingRecord[]): Promise<{ added: number; updated: number; unchanged: number }> {
     const writer = await this.openWriter(scope, runId, { hold: true });
-    const counts = await writer.saveBatch(records);
+    let counts;
+    try {
+      counts = await writer.saveBatch(records);
+    } catch (err) {
+      // Failed half-way: its seqs are a dead writer's gap now, not a reason to hold readers back.
+      if (writer.holdKey) await this.counters.updateOne({ _id: counterId(scope) }, { $unset: { [`holds.${writer.holdKey}`]: '' } }).catch(() => undefined);
+      throw err;
+    }
     // Its batch log serves only a finish, which this run never has.
     await this.batches.deleteMany(batchRange(scope, runId));
     return counts;
@@ -744,8 +752,8 @@ class RecordWriter {
     private readonly known: IndexedStates | null,
     /** What this run changed so far (its log, and this attempt's batches), kept alongside `known`. */
     private readonly ours: Map<string, RunChange>,
-    /** An action's writer beside a sync's: holds its seqs while writing (RecordStore.saveNow). */
-    private readonly held = false,
+    /** An action's writer beside a sync's: the key it holds its seqs under while writing (RecordStore.saveNow). */
+    readonly holdKey?: string,
   ) {}
 
   /** Saves a batch; returns what changed. Safe to repeat (a retried page changes nothing twice). */
@@ -764,7 +772,7 @@ class RecordWriter {
     }
 
     const chunkId = this.store.index.newChunkId(counterId(this.scope));
-    const holdKey = this.held ? `h${uniqueSuffix()}` : undefined;
+    const holdKey = this.holdKey;
     if (holdKey) await this.store.placeHold(this.scope, holdKey);
     const { first: firstSeq, at } = await this.store.reserveSeq(this.scope, written, chunkId, now);
     const seqById = new Map([...plan.inserts, ...plan.replacements].map((doc, i) => [doc.id, (doc.seq = firstSeq + i)]));
