@@ -51,6 +51,25 @@ export function registerApiRoutes(registry: OpenAPIRegistry): void {
     responses: { 200: json(out.healthResponse), 503: json(out.healthResponse, 'A part is down; `Retry-After` set.') },
   });
 
+  registry.registerPath({
+    method: 'get',
+    path: '/openapi.json',
+    operationId: 'getOpenApiDocument',
+    tags: ['Operations'],
+    summary: 'This document (no key)',
+    security: [],
+    responses: { 200: json(z.record(z.string(), z.unknown()), 'The OpenAPI 3.1 document') },
+  });
+  registry.registerPath({
+    method: 'get',
+    path: '/docs',
+    operationId: 'getApiReference',
+    tags: ['Operations'],
+    summary: 'The API reference page: Swagger UI on this document (no key)',
+    security: [],
+    responses: { 200: html('The page') },
+  });
+
   // Integrations
   const tags = ['Integrations'];
   registry.registerPath({
