@@ -148,12 +148,17 @@ describe('OneDrive writes (upload-file, create-folder) and the next sync run', (
     expect(stack.graph.items(drive).length).toBe(before);
   }, 20_000);
 
-  test("a name taken with conflictBehavior fail: 409 name_already_exists with Graph's answer, nothing changed; rename picks a free name", async () => {
+  test("a name taken with conflictBehavior fail: 409 name_already_exists with Graph's answer, nothing changed; replace keeps the id; rename picks a free name", async () => {
     const original = stack.graph.items(drive).find((i: any) => i.name === 'notes.txt') as any;
     const upload = await trigger('upload-file', { driveId: drive, fileName: 'notes.txt', content: 'aGk=', conflictBehavior: 'fail' });
     expect(upload.status).toBe(409);
     expect(upload.body.error).toMatchObject({ code: 'name_already_exists', upstream: { status: 409, body: { error: { code: 'nameAlreadyExists' } } } });
     expect(stack.graph.getItem(drive, original.id)).toMatchObject({ size: original.size, eTag: original.eTag });
+
+    // replace writes over the same item (same id), and its record follows at once.
+    const replaced = await trigger('upload-file', { driveId: drive, fileName: 'notes.txt', content: 'aGk=', conflictBehavior: 'replace' });
+    expect(replaced).toMatchObject({ status: 200, body: { id: original.id, size: 2, hashes: { quickXorHash: quickXorHash(Buffer.from('hi')) } } });
+    expect(await record(original.id)).toMatchObject({ size: 2, etag: replaced.body.etag });
 
     const folder = await trigger('create-folder', { driveId: drive, name: 'reports', conflictBehavior: 'fail' });
     expect(folder.status).toBe(409);
