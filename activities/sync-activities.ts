@@ -194,7 +194,8 @@ export function createSyncActivities(deps: SyncActivityDeps) {
       for (const model of Object.keys(def.models)) {
         const scope = { environment: input.environment, connection: input.connection, model, variant: input.variant };
         const detectDeletes = def.syncType === 'full' || input.trackDeletes.includes(model);
-        const { live, ...changes } = await stores.records.finishScope(scope, input.run.runId, detectDeletes);
+        // Since the run's start: what an action saved meanwhile is not deleted for being unseen.
+        const { live, ...changes } = await stores.records.finishScope(scope, input.run.runId, detectDeletes, new Date(), new Date(input.run.startedAt));
         result[model] = changes;
         recordCount[model] = live;
       }

@@ -399,9 +399,10 @@ export class RecordStore {
   /**
    * Closes a run's scope: marks as deleted every live record a complete full run did not
    * see (only call with detectDeletes after a complete run), and returns what the run
-   * changed and how many records are live. Safe to repeat.
+   * changed and how many records are live. Safe to repeat. `runStartedAt`: what another
+   * writer (an action's save) stored since then is not deleted for being unseen.
    */
-  async finishScope(scope: RecordScope, runId: string, detectDeletes: boolean, now = new Date()): Promise<ScopeCounts> {
+  async finishScope(scope: RecordScope, runId: string, detectDeletes: boolean, now = new Date(), runStartedAt?: Date): Promise<ScopeCounts> {
     const counter = await this.counters.findOne({ _id: counterId(scope) });
     if (counter?.last_run?.id === runId && counter.live !== undefined) return { ...counter.last_run.counts, live: counter.live };
 
@@ -410,7 +411,7 @@ export class RecordStore {
     // Nothing live before the run means nothing for delete detection to find.
     const needsScan = detectDeletes && !(liveKnown && counter?.live === 0);
     const counts = needsScan
-      ? await this.detectDeletes(scope, runId, batches, counter?.indexed === true, now)
+      ? await this.detectDeletes(scope, runId, batches, counter?.indexed === true, now, runStartedAt)
       : await this.countFromBatches(scope, liveKnown ? counter : null, batches);
 
     const { live, ...changes } = counts;
@@ -465,12 +466,20 @@ export class RecordStore {
   }
 
   /** One pass over the scope: marks the unseen live records deleted and counts exactly. */
-  private async detectDeletes(scope: RecordScope, runId: string, batches: RunBatchDoc[], indexed: boolean, now: Date): Promise<ScopeCounts> {
+  private async detectDeletes(
+    scope: RecordScope,
+    runId: string,
+    batches: RunBatchDoc[],
+    indexed: boolean,
+    now: Date,
+    runStartedAt: Date | undefined,
+  ): Promise<ScopeCounts> {
     const seen = new Set<string>();
     for (const b of batches) for (const id of b.seen ?? []) seen.add(id);
-    // A record another writer (an action's save) stored after this run began writing may be
-    // newer than the listing the run saw: not this run's to call gone.
-    const began = batches[0]?.created_at.getTime() ?? Infinity;
+    // A record another writer (an action's save) stored after this run began may be newer
+    // than the listing the run saw: not this run's to call gone. (Without the run's start,
+    // its first batch is the bound.)
+    const began = Math.min(runStartedAt?.getTime() ?? Infinity, batches[0]?.created_at.getTime() ?? Infinity);
     const counts = { added: 0, updated: 0, deleted: 0, live: 0 };
     const missing: Array<{ _id: string; id: string; state: IndexedState; live_before_run: boolean }> = [];
     const cursor = this.col.find(scopeRange(scope), {

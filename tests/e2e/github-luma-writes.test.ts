@@ -15,7 +15,8 @@ describe('GitHub and Luma write actions, end to end', () => {
 
   beforeAll(async () => {
     stack = await startWeftStack({
-      luma: { seed: 11, eventCount: 40 },
+      // Pages of 10: a full run takes a few round trips, so an action can land in the middle of one.
+      luma: { seed: 11, eventCount: 40, maxPageSize: 10, defaultPageSize: 10 },
       github: {
         seed: 5,
         installations: [{ id: INSTALLATION, account: { login: 'acme', type: 'Organization' }, repositoryCount: 2 }],
@@ -96,6 +97,10 @@ describe('GitHub and Luma write actions, end to end', () => {
     });
     expect(nothing.status).toBe(400);
     expect(nothing.body.error.code).toBe('invalid_action_input');
+    // The same at the action's own endpoint.
+    const own = await stack.api('POST', '/v1/update-pull-request', { headers: GITHUB, body: { repository: 'no-slash', pull_number: 1, title: 'x' } });
+    expect(own.status).toBe(400);
+    expect(own.body.error).toMatchObject({ code: 'invalid_action_input', errors: [{ path: 'repository' }] });
     expect(patches()).toBe(before);
 
     // A merged pull request cannot be reopened: GitHub answers 422 Validation Failed.
@@ -156,6 +161,34 @@ describe('GitHub and Luma write actions, end to end', () => {
     expect(summary.recordCount.CalendarEvent).toBe(count + 1);
     expect(await latestResult('luma', 'luma-writer', 'list-events')).toEqual({ CalendarEvent: { added: 0, updated: 0, deleted: 0 } });
     expect((await record(LUMA, 'CalendarEvent', res.body.id))._weft_metadata).toMatchObject({ cursor: meta.cursor, deleted_at: null });
+  });
+
+  test('luma create-event during a full run in progress: the run, whose listing came before the event, does not delete it', async () => {
+    stack.luma.setLatency(150);
+    try {
+      const listed = () => stack.luma.requestLog().filter((e) => e.path === '/public/v1/calendar/list-events').length;
+      const before = listed();
+      const trigger = await stack.api('POST', '/sync/trigger', { body: { provider_config_key: 'luma', connection_id: 'luma-writer', syncs: ['list-events'] } });
+      expect(trigger.status).toBe(200);
+      // The run has asked for its first page: an event starting before every other is not in what it lists.
+      for (let i = 0; i < 100 && listed() === before; i++) await new Promise((r) => setTimeout(r, 10));
+      const res = await stack.api('POST', '/action/trigger', {
+        headers: LUMA,
+        body: { action_name: 'create-event', input: { name: 'Early bird', start_at: '2001-01-01T09:00:00Z', timezone: 'UTC' } },
+      });
+      expect(res.status).toBe(200);
+      const summary = await stack.waitForSync('luma-writer', 'list-events');
+      // The run was still listing when the event was created, and did not list it.
+      const log = stack.luma.requestLog();
+      expect(log.findIndex((e) => e.method === 'POST')).toBeLessThan(log.map((e) => e.path).lastIndexOf('/public/v1/calendar/list-events'));
+      expect(summary.result.CalendarEvent).toEqual({ added: 0, updated: 0, deleted: 0 });
+      expect((await record(LUMA, 'CalendarEvent', res.body.id))._weft_metadata.deleted_at).toBeNull();
+    } finally {
+      stack.luma.setLatency(0);
+    }
+    // The next run lists it: unchanged.
+    const next = await runSync(stack, 'luma', 'luma-writer', 'list-events');
+    expect(next.result.CalendarEvent).toEqual({ added: 0, updated: 0, deleted: 0 });
   });
 
   test("luma create-event: bad input is refused before Luma; Luma's 400 comes back with a stable code and creates nothing", async () => {
