@@ -6,10 +6,11 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'Bad input (`invalid_body`, `invalid_query_params`, `invalid_headers`, ... with the invalid fields in `errors`), or a request that does not apply.',
   401: 'No secret key, or one no environment has (`unauthorized`).',
   404: 'Unknown integration, connection, run, event or route.',
-  409: 'The resource is busy (e.g. a webhook event still being delivered).',
+  403: 'Not allowed in this connect session (`integration_not_allowed`).',
+  409: 'A conflict: it exists already, or is busy (a sync running, a webhook event being delivered).',
   429: 'Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again.',
   500: 'A failure inside Weft, or (actions) the action’s own error.',
-  502: 'The provider answered with an error or could not be reached.',
+  424: 'The provider refused (`provider_http_error`, `provider_auth_failed`, `credentials_verification_failed`) or could not be reached (`provider_unreachable`); `upstream` carries its answer where there was one.',
   503: 'MongoDB or Temporal is unavailable; `Retry-After` says when to try again.',
   504: 'The action did not finish within its timeout (`action_timeout`); it keeps running.',
 };
@@ -20,10 +21,13 @@ export const errorBody = errorResponse.meta({ id: 'Error' });
 /** Statuses every secret-key route may answer with: the key check, the rate limit, an outage, a failure. */
 const KEYED_ROUTE_ERRORS = [400, 401, 429, 500, 503];
 
-/** `{ error: { code, message, ... } }` responses for these statuses (api/middleware/errors.ts). */
-export function errorResponses(statuses: number[], keyed = true): Record<string, ResponseConfig> {
+/**
+ * `{ error: { code, message, ... } }` responses for these statuses (api/middleware/errors.ts);
+ * `anyStatus` adds `default` for routes whose code picks its own (an action's errors).
+ */
+export function errorResponses(statuses: number[], keyed = true, anyStatus = false): Record<string, ResponseConfig> {
   const all = [...new Set([...(keyed ? KEYED_ROUTE_ERRORS : [400, 500, 503]), ...statuses])].sort();
-  return Object.fromEntries(
+  const byStatus: Record<string, ResponseConfig> = Object.fromEntries(
     all.map((status) => [
       String(status),
       {
@@ -33,4 +37,7 @@ export function errorResponses(statuses: number[], keyed = true): Record<string,
       },
     ]),
   );
+  if (anyStatus)
+    byStatus.default = { description: 'The action’s own error, with the status it chose.', content: { 'application/json': { schema: errorBody } } };
+  return byStatus;
 }

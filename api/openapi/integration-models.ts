@@ -27,7 +27,7 @@ export function registerIntegrationRoutes(registry: OpenAPIRegistry, integration
   const components = new ComponentNames();
   const allRecords: z.ZodType[] = [];
   const modelNames: string[] = [];
-  const endpoints = new Map<string, { method: 'get' | 'post'; responses: z.ZodType[]; query?: z.ZodObject; operations: string[]; summaries: string[] }>();
+  const endpoints = new Map<string, Endpoint>();
 
   for (const provider of integrations.providers()) {
     const integration = integrations.get(provider.name)!;
@@ -40,29 +40,29 @@ export function registerIntegrationRoutes(registry: OpenAPIRegistry, integration
         }
       }
       const page = recordPage(records.map((r) => r.schema));
-      addEndpoint(
-        endpoints,
-        'get',
-        sync.endpoint.path,
-        page,
-        `${provider.name} sync \`${sync.name}\``,
-        sync.description,
-        listRecordsQuery.partial({ model: true }),
-      );
+      addEndpoint(endpoints, {
+        kind: 'sync',
+        method: 'get',
+        path: sync.endpoint.path,
+        response: page,
+        summary: `${provider.name} sync \`${sync.name}\``,
+        description: sync.description,
+        input: listRecordsQuery.partial({ model: true }),
+      });
     }
     for (const action of integration.actions) {
       const output = components.name(`${provider.name}`, actionComponentName(action.name, 'Output'), action.output);
       // Its query string (GET) or JSON body (POST), when the input is an object.
       const input = action.input instanceof z.ZodObject ? (action.input as z.ZodObject) : undefined;
-      addEndpoint(
-        endpoints,
-        action.endpoint.method === 'GET' ? 'get' : 'post',
-        action.endpoint.path,
-        output,
-        `${provider.name} action \`${action.name}\``,
-        action.description,
+      addEndpoint(endpoints, {
+        kind: 'action',
+        method: action.endpoint.method === 'GET' ? 'get' : 'post',
+        path: action.endpoint.path,
+        response: output,
+        summary: `${provider.name} action \`${action.name}\``,
+        description: action.description,
         input,
-      );
+      });
     }
   }
 
@@ -77,26 +77,26 @@ export function registerIntegrationRoutes(registry: OpenAPIRegistry, integration
     responses: { 200: json(recordPage(allRecords)), ...errorResponses([404]) },
   });
 
-  for (const [path, endpoint] of endpoints) {
+  for (const endpoint of endpoints.values()) {
+    const { path, input } = endpoint;
     registry.registerPath({
       method: endpoint.method,
       path: `/v1${path}`,
-      operationId: `v1${actionComponentName(path.replace(/\//g, '-'), '')}`,
+      operationId: `${endpoint.method === 'get' ? 'v1' : 'v1Post'}${actionComponentName(path.replace(/\//g, '-'), '')}`,
       summary: endpoint.summaries.join('; '),
       tags: ['Operation endpoints'],
       description: endpoint.operations.join('\n\n'),
       request: {
-        headers:
-          endpoint.method === 'get'
-            ? connectionHeaders.extend(actionHeaders.pick({ 'x-max-retries': true, 'x-action-timeout': true }).shape)
-            : connectionHeaders,
-        ...(endpoint.query && endpoint.method === 'get' ? { query: endpoint.query } : {}),
+        headers: endpoint.hasAction
+          ? connectionHeaders.extend(actionHeaders.pick({ 'x-max-retries': true, 'x-action-timeout': true }).shape)
+          : connectionHeaders,
+        ...(input && endpoint.method === 'get' ? { query: input } : {}),
         // A POST action's input is its JSON body.
-        ...(endpoint.query && endpoint.method === 'post' ? { body: { required: true, content: { 'application/json': { schema: endpoint.query } } } } : {}),
+        ...(input && endpoint.method === 'post' ? { body: { required: true, content: { 'application/json': { schema: input } } } } : {}),
       },
       responses: {
         200: json(endpoint.responses.length === 1 ? endpoint.responses[0] : z.union(endpoint.responses)),
-        ...errorResponses([404, 502, 504]),
+        ...errorResponses([404, 409, 424, 504], true, endpoint.hasAction),
       },
     });
   }
@@ -123,25 +123,43 @@ function syncRecordSchemas(components: ComponentNames, provider: string, sync: S
   return out;
 }
 
+/** One `/v1/...` route: what the operations declared at it answer with. */
+interface Endpoint {
+  method: 'get' | 'post';
+  path: string;
+  responses: z.ZodType[];
+  /** The input: query string (GET) or JSON body (POST). */
+  input?: z.ZodObject;
+  operations: string[];
+  summaries: string[];
+  /** An action answers with its own errors, at statuses it chooses. */
+  hasAction: boolean;
+}
+
 function addEndpoint(
-  endpoints: Map<string, { method: 'get' | 'post'; responses: z.ZodType[]; query?: z.ZodObject; operations: string[]; summaries: string[] }>,
-  method: 'get' | 'post',
-  path: string,
-  response: z.ZodType,
-  summary: string,
-  description: string,
-  query?: z.ZodObject,
+  endpoints: Map<string, Endpoint>,
+  op: { kind: 'sync' | 'action'; method: 'get' | 'post'; path: string; response: z.ZodType; summary: string; description: string; input?: z.ZodObject },
 ): void {
-  const operation = `${summary}: ${description}`;
-  // Two integrations may share an endpoint path: one path, either answer.
-  const existing = endpoints.get(path);
+  const operation = `${op.summary}: ${op.description}`;
+  // Two integrations may share an endpoint: one route, either answer.
+  const key = `${op.method} ${op.path}`;
+  const existing = endpoints.get(key);
   if (existing) {
-    existing.responses.push(response);
+    existing.responses.push(op.response);
     existing.operations.push(operation);
-    existing.summaries.push(summary);
+    existing.summaries.push(op.summary);
+    existing.hasAction ||= op.kind === 'action';
     return;
   }
-  endpoints.set(path, { method, responses: [response], query, operations: [operation], summaries: [summary] });
+  endpoints.set(key, {
+    method: op.method,
+    path: op.path,
+    responses: [op.response],
+    input: op.input,
+    operations: [operation],
+    summaries: [op.summary],
+    hasAction: op.kind === 'action',
+  });
 }
 
 function actionComponentName(action: string, suffix: string): string {

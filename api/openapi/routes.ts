@@ -133,7 +133,7 @@ export function registerApiRoutes(registry: OpenAPIRegistry): void {
     operationId: 'createConnection',
     summary: 'Create a connection from credentials',
     request: { body: body(createConnectionBody) },
-    responses: { 201: json(out.connectionView, 'Created (credentials verified with the provider first)'), ...errorResponses([404, 409, 502]) },
+    responses: { 201: json(out.connectionView, 'Created (credentials verified with the provider first)'), ...errorResponses([404, 409, 424]) },
   });
   bothConnectionPaths(registry, {
     method: 'get',
@@ -149,7 +149,7 @@ export function registerApiRoutes(registry: OpenAPIRegistry): void {
     operationId: 'getConnection',
     summary: 'A connection with fresh credentials',
     request: { params: connectionIdParam, query: providerConfigKeyQuery },
-    responses: { 200: json(out.connectionWithCredentialsView), ...errorResponses([404, 502]) },
+    responses: { 200: json(out.connectionWithCredentialsView), ...errorResponses([404, 424]) },
   });
   bothConnectionPaths(registry, {
     method: 'delete',
@@ -195,7 +195,7 @@ export function registerApiRoutes(registry: OpenAPIRegistry): void {
       responses: {
         200: json(out.syncOperationResponse, 'Done for the connection named'),
         202: json(out.syncOperationResponse, 'Started in the background for every connection of the integration (`operation`)'),
-        ...errorResponses([404]),
+        ...errorResponses([404, 409]),
       },
     });
   }
@@ -266,7 +266,7 @@ export function registerApiRoutes(registry: OpenAPIRegistry): void {
     responses: {
       200: json(z.unknown(), 'The action’s output (its shape: the action’s `output` model, see its `/v1/...` endpoint)'),
       202: json(out.asyncActionResponse, 'Started (`X-Async: true`); read the output at `statusUrl`'),
-      ...errorResponses([404, 502, 504]),
+      ...errorResponses([404, 409, 424, 504], true, true),
     },
   });
   registry.registerPath({
@@ -370,7 +370,7 @@ export function registerApiRoutes(registry: OpenAPIRegistry): void {
       request: { params: z.object({ path: z.string().describe('The provider path, slashes included.') }), headers: proxyHeaders },
       responses: {
         default: { description: 'The provider’s answer: its status, content headers and body, streamed.', content: { '*/*': { schema: z.unknown() } } },
-        ...errorResponses([404, 502]),
+        ...errorResponses([404, 424]),
       },
     });
   }
@@ -394,7 +394,12 @@ export function registerApiRoutes(registry: OpenAPIRegistry): void {
     ...browser,
     summary: 'The Connect page (the session token is the credential)',
     request: { query: z.object({ session_token: z.string() }) },
-    responses: { 200: html('The Connect page'), 400: html('Invalid or expired session'), 401: html('Invalid or expired session') },
+    responses: {
+      200: html('The Connect page'),
+      400: html('Refused'),
+      401: html('Invalid or expired session'),
+      default: html('A result page saying what failed: the error’s status, its code in `data-error-code`'),
+    },
   });
   registry.registerPath({
     method: 'post',
@@ -406,7 +411,12 @@ export function registerApiRoutes(registry: OpenAPIRegistry): void {
       params: keyParam,
       body: { required: true, content: { 'application/x-www-form-urlencoded': { schema: apiKeyBody.extend({ connect_session_token: z.string() }) } } },
     },
-    responses: { 200: html('Connected'), 400: html('Refused'), 401: html('Invalid or expired session') },
+    responses: {
+      200: html('Connected'),
+      400: html('Refused'),
+      401: html('Invalid or expired session'),
+      default: html('A result page saying what failed: the error’s status, its code in `data-error-code`'),
+    },
   });
   registry.registerPath({
     method: 'post',
@@ -422,7 +432,7 @@ export function registerApiRoutes(registry: OpenAPIRegistry): void {
     responses: {
       200: json(out.apiKeyConnectResponse, 'Re-authorized'),
       201: json(out.apiKeyConnectResponse, 'Connected'),
-      ...errorResponses([401, 404, 502], false),
+      ...errorResponses([401, 403, 404, 409, 424], false),
     },
   });
   registry.registerPath({
@@ -432,7 +442,12 @@ export function registerApiRoutes(registry: OpenAPIRegistry): void {
     ...browser,
     summary: 'Start an OAuth (or App install) flow: redirects to the provider',
     request: { params: keyParam, query: oauthConnectQuery },
-    responses: { 302: { description: 'To the provider’s authorization page' }, 400: html('Refused'), 401: html('Invalid or expired session') },
+    responses: {
+      302: { description: 'To the provider’s authorization page' },
+      400: html('Refused'),
+      401: html('Invalid or expired session'),
+      default: html('A result page saying what failed: the error’s status, its code in `data-error-code`'),
+    },
   });
   for (const [path, summary, operationId] of [
     ['/oauth/callback', 'The provider’s OAuth redirect', 'oauthCallback'],
@@ -445,7 +460,11 @@ export function registerApiRoutes(registry: OpenAPIRegistry): void {
       ...browser,
       summary,
       request: { query: z.looseObject({ state: z.string().optional() }) },
-      responses: { 200: html('The result page (closes the popup)'), 400: html('Refused'), 502: html('The provider refused') },
+      responses: {
+        200: html('The result page (closes the popup)'),
+        400: html('Refused'),
+        default: html('A result page saying what failed: the error’s status, its code in `data-error-code`'),
+      },
     });
   }
 }
