@@ -4,6 +4,7 @@ import { OpenApiResponseChecker, type ObservedResponse } from '../support/openap
 import { buildOpenApiDocument, type OpenApiDocument } from '../../api/openapi/document';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
+import { createWeftClient, listRecords } from '../../cli/api-client/client';
 
 const API_KEY = 'sandbox-luma-api-key';
 const headers = { 'connection-id': 'user-1', 'provider-config-key': 'luma' };
@@ -86,6 +87,14 @@ describe('OpenAPI document against the real API', () => {
     await api('GET', '/records?model=CalendarEvent', { headers: { 'connection-id': 'user-1' } });
     await api('GET', '/v1/luma/list-events?limit=3', { headers });
     await api('GET', '/v1/no-such-endpoint', { headers });
+    // The typed client (cli/api-client/) reads the same records, typed as the model.
+    const typed = await listRecords(createWeftClient({ baseUrl: stack.apiUrl, secretKey: stack.keys.dev }), {
+      model: 'CalendarEvent',
+      connectionId: 'user-1',
+      providerConfigKey: 'luma',
+      limit: 3,
+    });
+    expect(typed.records.map((r) => typeof r.name)).toEqual(['string', 'string', 'string']);
     const page = await api('GET', '/records?model=CalendarEvent&limit=2', { headers });
     await api('PATCH', '/records/prune', { headers, body: { model: 'CalendarEvent', until_cursor: page.body.records[1]._weft_metadata.cursor } });
     await api('GET', '/records?model=CalendarEvent&limit=3', { headers });

@@ -1,0 +1,40 @@
+import createClient, { type Client } from 'openapi-fetch';
+import type { paths, RecordModels } from './weft-api';
+
+export type WeftApiClient = Client<paths>;
+
+type RecordPage = paths['/records']['get']['responses'][200]['content']['application/json'];
+type RecordMetadata = RecordPage['records'][number]['_weft_metadata'];
+
+/**
+ * A record as `GET /records?model=<M>` returns it: the model's fields and Weft's metadata; or,
+ * once `PATCH /records/prune` dropped its payload, only its `id` (the other fields undefined).
+ */
+export type WeftRecord<M extends keyof RecordModels> =
+  | (RecordModels[M] & { _weft_metadata: RecordMetadata })
+  | ({ [K in Exclude<keyof RecordModels[M], 'id'>]?: undefined } & { id: string; _weft_metadata: RecordMetadata & { pruned_at: string } });
+
+/** A typed client of a Weft API (types generated from its OpenAPI document, calls by `openapi-fetch`). */
+export function createWeftClient(opts: { baseUrl: string; secretKey: string; fetch?: typeof fetch }): WeftApiClient {
+  return createClient<paths>({ baseUrl: opts.baseUrl, headers: { authorization: `Bearer ${opts.secretKey}` }, fetch: opts.fetch });
+}
+
+/**
+ * One page of a connection's records of model `M`, typed as that model: the document's
+ * `GET /records` answers with any model's records (OpenAPI cannot tie the answer to
+ * `?model=`); the model's name here does.
+ */
+export async function listRecords<M extends keyof RecordModels>(
+  client: WeftApiClient,
+  opts: { model: M; connectionId: string; providerConfigKey: string; cursor?: string; limit?: number; modifiedAfter?: string },
+): Promise<{ records: WeftRecord<M>[]; next_cursor: string | null }> {
+  const { data, error, response } = await client.GET('/records', {
+    params: {
+      header: { 'connection-id': opts.connectionId, 'provider-config-key': opts.providerConfigKey },
+      query: { model: opts.model, cursor: opts.cursor, limit: opts.limit, modified_after: opts.modifiedAfter },
+    },
+  });
+  if (!data) throw new Error(`GET /records answered ${response.status}: ${JSON.stringify(error)}`);
+  // The server read the records of `opts.model` (checked against the document by the tests).
+  return data as unknown as { records: WeftRecord<M>[]; next_cursor: string | null };
+}
