@@ -48,6 +48,7 @@ describe('OpenAPI document against the real API', () => {
     await api('GET', '/integrations/luma?include=credentials');
     await api('PATCH', '/integrations/luma', { body: { display_name: 'Luma calendar' } });
     await api('GET', '/integrations/nope');
+    await api('POST', '/integrations', { body: { unique_key: 'luma', provider: 'luma' } });
     await api('POST', '/integrations', { body: { unique_key: 'bad key!', provider: 'luma' } });
     await api('GET', '/integrations', { key: 'weft_sk_dev_not-a-real-key-at-all' });
     await api('GET', '/no/such/route');
@@ -100,6 +101,17 @@ describe('OpenAPI document against the real API', () => {
     await api('GET', '/records?model=CalendarEvent&limit=3', { headers });
 
     await api('POST', '/action/trigger', { headers, body: { action_name: 'no-such-action' } });
+    // An action in both modes: its output (sync), then 202 and GET /action/{id} with the async_action webhook between.
+    const input = { name: 'Documented event', start_at: '2031-05-01T18:00:00Z', timezone: 'UTC' };
+    await api('POST', '/action/trigger', { headers, body: { action_name: 'create-event', input } });
+    await api('POST', '/v1/luma/create-event', { headers, body: { ...input, name: 'Documented event 2' } });
+    await api('POST', '/v1/luma/create-event', { headers, body: { name: '' } });
+    const started = await api('POST', '/action/trigger', {
+      headers: { ...headers, 'x-async': 'true' },
+      body: { action_name: 'create-event', input: { ...input, name: 'Async' } },
+    });
+    await receiver.waitFor((w) => w.body?.type === 'async_action' && w.body.payload.id === started.body.id);
+    await api('GET', `/action/${started.body.id}`);
     await api('GET', '/action/no-such-run');
     await api('GET', '/proxy/public/v1/user/get-self', { headers: { ...headers } });
 
@@ -124,7 +136,7 @@ describe('OpenAPI document against the real API', () => {
     const checker = new OpenApiResponseChecker(served);
     const statuses = new Set(seen.map((r) => r.status));
     // The walk saw successes and the error shapes, not just one kind of answer.
-    for (const s of [200, 201, 202, 400, 401, 404]) expect(statuses).toContain(s);
+    for (const s of [200, 201, 202, 400, 401, 404, 409]) expect(statuses).toContain(s);
     expect(seen.length).toBeGreaterThan(50);
     expect(seen.map((r) => checker.check(r)).filter(Boolean)).toEqual([]);
   });
@@ -163,7 +175,7 @@ describe('OpenAPI document against the real API', () => {
       expect({ type, valid: validate(hook.body), errors: validate.errors ?? null }).toEqual({ type, valid: true, errors: null });
       expect(hook.headers['webhook-signature']).toMatch(/^v1,/);
     }
-    expect([...types].sort()).toEqual(['auth', 'sync']);
+    expect([...types].sort()).toEqual(['async_action', 'auth', 'sync']);
   });
 
   test('/docs renders Swagger UI from Weft’s own files, with no key and no outside URL', async () => {
