@@ -67,6 +67,8 @@ describe('GitHub and Luma write actions, end to end', () => {
     // The provider has it, as its listing shows it to the sync.
     const after = stack.github.pullRequests(repo).find((p: any) => p.number === pull.number) as any;
     expect(after).toMatchObject({ title: input.title, body: input.body, state: 'closed', updated_at: res.body.updated_at });
+    // Updated last: the incremental walk (newest update first, down to its checkpoint) reaches it first.
+    expect((stack.github.pullRequests(repo, { sort: 'updated', direction: 'desc' })[0] as any).number).toBe(pull.number);
 
     // The cache has it at once, as the sync stores it.
     const cached = await record(GITHUB, 'PullRequest', String(pull.id));
