@@ -179,7 +179,7 @@ describe('GitHub and Luma write actions, end to end', () => {
         body: { action_name: 'create-event', input: { name: 'Early bird', start_at: '2001-01-01T09:00:00Z', timezone: 'UTC' } },
       });
       expect(res.status).toBe(200);
-      const summary = await stack.waitForSync('luma-writer', 'list-events');
+      const summary: any = await stack.waitForSync('luma-writer', 'list-events');
       // The run was still listing when the event was created, and did not list it.
       const log = stack.luma.requestLog();
       expect(log.findIndex((e) => e.method === 'POST')).toBeLessThan(log.map((e) => e.path).lastIndexOf('/public/v1/calendar/list-events'));
