@@ -15,6 +15,7 @@ import { runApiProcess } from '../app/api/main';
 import { resealSecrets } from '../app/reseal';
 import { describeFailure } from '../app/process-exit';
 import { loadConfig } from '../common/config';
+import { createWeftClient, listRecords, type RecordModel } from './api-client/client';
 
 export function buildProgram(): Command {
   const program = new Command('weft').description('Weft: a self-hostable integration platform.');
@@ -44,6 +45,32 @@ export function buildProgram(): Command {
     .description('Re-seal stored secrets with the first key of WEFT_ENCRYPTION_KEY (rotation: put the new key first, run this, then drop the old key).')
     .action(async () => {
       console.log(`re-sealed ${await resealSecrets(loadConfig())} secret(s) with the current key`);
+    });
+
+  program
+    .command('records')
+    .description("Print a connection's synced records of one model as JSON lines, through the API (the typed client; the key from WEFT_KEY).")
+    .requiredOption('--model <model>', 'the model, e.g. CalendarEvent or UnifiedFile')
+    .requiredOption('--connection-id <id>', 'the connection id')
+    .requiredOption('--integration <key>', "the integration's unique key (provider config key)")
+    .option('--url <url>', 'the API', `http://127.0.0.1:${process.env.PORT ?? 3003}`)
+    .option('--limit <n>', 'records per page', '100')
+    .action(async (o: { model: string; connectionId: string; integration: string; url: string; limit: string }) => {
+      const secretKey = process.env.WEFT_KEY;
+      if (!secretKey) throw new Error('Set WEFT_KEY to an environment secret key.');
+      const client = createWeftClient({ baseUrl: o.url, secretKey });
+      let cursor: string | undefined;
+      do {
+        const page = await listRecords(client, {
+          model: o.model as RecordModel,
+          connectionId: o.connectionId,
+          providerConfigKey: o.integration,
+          limit: Number(o.limit),
+          cursor,
+        });
+        for (const record of page.records) process.stdout.write(`${JSON.stringify(record)}\n`);
+        cursor = page.next_cursor ?? undefined;
+      } while (cursor);
     });
 
   return program;

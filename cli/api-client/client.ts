@@ -3,6 +3,9 @@ import type { paths, RecordModels } from './weft-api';
 
 export type WeftApiClient = Client<paths>;
 
+/** A model `GET /records` reads (a WEFT_INTEGRATIONS_DIR integration's models are read too; they are just not typed here). */
+export type RecordModel = keyof RecordModels;
+
 type RecordPage = paths['/records']['get']['responses'][200]['content']['application/json'];
 type RecordMetadata = RecordPage['records'][number]['_weft_metadata'];
 

@@ -1,3 +1,5 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
 import { startWeftStack, createLumaIntegration, type WeftStack } from '../support/weft-stack';
 import { startWebhookReceiver } from '../support/webhook-receiver';
 import { OpenApiResponseChecker, type ObservedResponse } from '../support/openapi-responses';
@@ -7,13 +9,25 @@ import addFormats from 'ajv-formats';
 import { createWeftClient, listRecords } from '../../cli/api-client/client';
 
 const API_KEY = 'sandbox-luma-api-key';
+
+/** `weft <args>` as its own process (cli/weft.ts through tsx, as the `weft` executable runs it without a build). */
+function weftCli(args: string[], env: Record<string, string>): Promise<{ stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', 'cli/weft.ts', ...args],
+      { cwd: join(__dirname, '../..'), env: { ...process.env, ...env } },
+      (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve({ stdout, stderr })),
+    );
+  });
+}
 const headers = { 'connection-id': 'user-1', 'provider-config-key': 'luma' };
 
 /**
  * The document describes what the API really answers: a representative walk over every
  * resource (success and error answers) on the real stack, each answer checked against the
  * document's schema for its route and status, and the webhooks the walk causes checked
- * against the document's `webhooks`. (WEFT_OPENAPI_CHECK=1 checks every answer of every
+ * against the document’s `webhooks`. (tests/support/weft-stack.ts checks every answer of every
  * test file the same way.)
  */
 describe('OpenAPI document against the real API', () => {
@@ -96,6 +110,20 @@ describe('OpenAPI document against the real API', () => {
       limit: 3,
     });
     expect(typed.records.map((r) => typeof r.name)).toEqual(['string', 'string', 'string']);
+    // And so does `weft records` (the CLI on the same client): every record, one JSON line each, paged through.
+    const cli = await weftCli(
+      ['records', '--model', 'CalendarEvent', '--connection-id', 'user-1', '--integration', 'luma', '--url', stack.apiUrl, '--limit', '7'],
+      {
+        WEFT_KEY: stack.keys.dev,
+      },
+    );
+    expect(cli.stderr.replace(/npm warn.*\n/g, '')).toBe('');
+    const lines = cli.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { id: string; name: string });
+    expect(new Set(lines.map((l) => l.id)).size).toBe(stack.luma.events().length);
+    expect(lines.every((l) => typeof l.name === 'string')).toBe(true);
     const page = await api('GET', '/records?model=CalendarEvent&limit=2', { headers });
     await api('PATCH', '/records/prune', { headers, body: { model: 'CalendarEvent', until_cursor: page.body.records[1]._weft_metadata.cursor } });
     await api('GET', '/records?model=CalendarEvent&limit=3', { headers });
