@@ -189,17 +189,20 @@ describe('proxy', () => {
     expect(JSON.stringify(got.headers)).not.toContain(stack.keys.dev);
     expect(got.headers['connection-id']).toBeUndefined();
 
-    // POST to the simulators (which take no writes yet): forwarded, and their own answer comes back unwrapped.
+    // POST to the simulators: a provider's refusal comes back unwrapped, a write goes through.
     const lumaPost = await sdkFailure(
       nango.post({ endpoint: '/public/v1/event/create', data: { name: 'x' }, providerConfigKey: 'luma', connectionId: 'p-luma' }),
     );
-    expect(lumaPost.status).toBe(404);
-    expect(lumaPost.data).toEqual({ message: 'Not found' });
-    const graphPost = await sdkFailure(
-      nango.post({ endpoint: '/v1.0/me/drive/root/children', data: { name: 'x', folder: {} }, providerConfigKey: 'one-drive', connectionId: 'p-drive' }),
-    );
-    expect(graphPost.status).toBe(405);
-    expect(graphPost.data.error.code).toBeTruthy();
+    expect(lumaPost.status).toBe(400);
+    expect(lumaPost.data).toEqual({ message: expect.any(String) });
+    const graphPost = await nango.post({
+      endpoint: '/v1.0/me/drive/root/children',
+      data: { name: 'via-proxy', folder: {} },
+      providerConfigKey: 'one-drive',
+      connectionId: 'p-drive',
+    });
+    expect(graphPost.status).toBe(201);
+    expect(graphPost.data).toMatchObject({ name: 'via-proxy', folder: expect.any(Object) });
   });
 
   test('Nango SDK proxy with retries: a 500 is retried, a Retry-On status too; without retries the provider’s error comes back as it is; one log entry per attempt', async () => {
