@@ -92,7 +92,7 @@ describe('GitHub (App installation), end to end', () => {
     expect(second.result.Commit).toEqual({ added: 2, updated: 0, deleted: 0 });
   });
 
-  test('a dead installation token in a sync: re-minted once, and the 401 budget headers (an anonymous caller\'s) do not slow the repeat', async () => {
+  test("a dead installation token in a sync: re-minted once, and the 401 budget headers (an anonymous caller's) do not slow the repeat", async () => {
     stack.github.expireTokens();
     await runSync(stack, 'github', 'gh-user', 'repositories');
     const logs = (await stack.api('GET', '/logs?connection_id=gh-user&operation=sync:repositories&limit=20')).body.logs as any[];
