@@ -5,6 +5,7 @@ import { isDuplicateKey } from './duplicate-key';
 import { KeyAliases } from './key-aliases';
 import { keyId, keyPrefixRange } from './key-ids';
 import { runOnce } from './migrations';
+import { droppingCachesOnWrite, ReadCache } from './read-cache';
 
 export type AuthMode = 'API_KEY' | 'OAUTH2' | 'APP';
 
@@ -54,10 +55,12 @@ function keyOf(doc: Pick<ConnectionDoc, 'environment' | 'provider_config_key' | 
  */
 export class ConnectionStore {
   private readonly col: Collection<ConnectionDoc>;
+  private readonly recent = new ReadCache<ConnectionDoc>();
   private readonly leases: Collection<{ _id: string; owner: string; until: Date }>;
   private readonly keys: KeyAliases;
   constructor(private readonly db: Db) {
-    this.col = db.collection<ConnectionDoc>('connections');
+    // The proxy's lookups are cached briefly (findRecent); any write here drops them.
+    this.col = droppingCachesOnWrite(db.collection<ConnectionDoc>('connections'), this.recent);
     this.leases = db.collection('connection_refresh_leases');
     this.keys = new KeyAliases(db, 'connection_keys');
   }
@@ -107,6 +110,14 @@ export class ConnectionStore {
     const doc = await this.getById(target);
     // An alias left by a delete that stopped half-way names nothing (or something else).
     return doc && keyOf(doc) === id ? doc : null;
+  }
+
+  /**
+   * find(), served from a cache of a few seconds (READ_CACHE_TTL_MS) for the proxy's hot
+   * path: a change by another process shows at most that late, one by this process at once.
+   */
+  async findRecent(key: ConnectionKey): Promise<ConnectionDoc | null> {
+    return this.recent.get(connectionKeyId(key.environment, key.providerConfigKey, key.connectionId), () => this.find(key));
   }
 
   /** The connection `connectionId` in any of these integrations (a reconnect session may allow several). */

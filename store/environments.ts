@@ -4,6 +4,7 @@ import { AlreadyExistsError } from '../common/errors';
 import { isDuplicateKey } from './duplicate-key';
 import { KeyAliases } from './key-aliases';
 import { runOnce } from './migrations';
+import { droppingCachesOnWrite, ReadCache } from './read-cache';
 
 export interface EnvironmentDoc {
   _id: string; // the environment name: dev, prod, ...
@@ -68,9 +69,12 @@ function generateSecretKey(environment: string): string {
  */
 export class EnvironmentStore {
   private readonly col: Collection<EnvironmentDoc>;
+  /** Key hash to environment name, for READ_CACHE_TTL_MS: a key replaced by another process still opens its environment that long. */
+  private readonly byKey = new ReadCache<string>();
   private readonly keys: KeyAliases;
   constructor(private readonly db: Db) {
-    this.col = db.collection<EnvironmentDoc>('environments');
+    // Every request's key check is cached briefly (environmentForSecretKey); any write here drops it.
+    this.col = droppingCachesOnWrite(db.collection<EnvironmentDoc>('environments'), this.byKey);
     this.keys = new KeyAliases(db, 'environment_keys');
   }
 
@@ -130,6 +134,11 @@ export class EnvironmentStore {
       throw err;
     }
     return { created: true, secretKey };
+  }
+
+  /** The environment's name for a secret key (every API request's check), cached briefly. */
+  async environmentForSecretKey(key: string): Promise<string | null> {
+    return this.byKey.get(hashSecretKey(key), async () => (await this.findBySecretKey(key))?._id ?? null);
   }
 
   async findBySecretKey(key: string): Promise<EnvironmentDoc | null> {

@@ -4,6 +4,7 @@ import { isDuplicateKey } from './duplicate-key';
 import { KeyAliases } from './key-aliases';
 import { keyId, keyPrefixRange } from './key-ids';
 import { runOnce } from './migrations';
+import { droppingCachesOnWrite, ReadCache } from './read-cache';
 
 /** Per-integration overrides of the provider's defaults (sandbox, self-hosted provider, tests). */
 export interface ProviderOverrides {
@@ -41,9 +42,11 @@ function keyOf(doc: Pick<IntegrationDoc, 'environment' | 'unique_key'>): string 
  */
 export class IntegrationStore {
   private readonly col: Collection<IntegrationDoc>;
+  private readonly recent = new ReadCache<IntegrationDoc>();
   private readonly keys: KeyAliases;
   constructor(private readonly db: Db) {
-    this.col = db.collection<IntegrationDoc>('integrations');
+    // The proxy's lookups are cached briefly (getRecent); any write here drops them.
+    this.col = droppingCachesOnWrite(db.collection<IntegrationDoc>('integrations'), this.recent);
     this.keys = new KeyAliases(db, 'integration_keys');
   }
 
@@ -89,6 +92,11 @@ export class IntegrationStore {
     if (!target) return null;
     const doc = await this.col.findOne({ _id: target });
     return doc && keyOf(doc) === key ? doc : null;
+  }
+
+  /** get(), served from a cache of a few seconds for the proxy's hot path (see ConnectionStore.findRecent). */
+  async getRecent(environment: string, uniqueKey: string): Promise<IntegrationDoc | null> {
+    return this.recent.get(keyId(environment, uniqueKey), () => this.get(environment, uniqueKey));
   }
 
   /** The environment's integrations, oldest first: an `_id` range of `integration_keys`, then one `_id $in` read. */

@@ -8,9 +8,10 @@ export function requireSecretKey(environments: EnvironmentStore) {
     const header = req.header('authorization') ?? '';
     const match = /^Bearer\s+(\S+)$/i.exec(header);
     if (!match) throw new UnauthorizedError();
-    const env = await environments.findBySecretKey(match[1]);
-    if (!env) throw new UnauthorizedError();
-    res.locals.environment = env._id;
+    // Cached for a few seconds (store/read-cache.ts): a key replaced by another process opens its environment that much longer.
+    const environment = await environments.environmentForSecretKey(match[1]);
+    if (!environment) throw new UnauthorizedError();
+    res.locals.environment = environment;
     next();
   };
 }

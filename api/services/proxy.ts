@@ -6,7 +6,7 @@ import { scrubSecrets } from '../../egress/redact';
 import type { ResolvedProvider } from '../../runtime/http/provider-client';
 import type { ApiDeps } from '../deps';
 import type { ProxyHeaders } from '../schemas/proxy';
-import { findConnection } from './connection-lookup';
+import { findProxiedConnection } from './proxy-lookup';
 import { isProviderHost, proxyTargetUrl } from './proxy-target';
 
 /**
@@ -65,7 +65,12 @@ export interface ProxyAnswer {
  * refresh, request log with operation `proxy`); the provider's answer comes back as it is.
  */
 export async function forwardProxyCall(deps: Pick<ApiDeps, 'stores' | 'openProviderSession'>, call: ProxyCall): Promise<ProxyAnswer> {
-  const { integration, connection } = await findConnection(deps.stores, call.environment, call.headers['provider-config-key'], call.headers['connection-id']);
+  const { integration, connection } = await findProxiedConnection(
+    deps.stores,
+    call.environment,
+    call.headers['provider-config-key'],
+    call.headers['connection-id'],
+  );
   const session = deps.openProviderSession({
     environment: call.environment,
     integration,
