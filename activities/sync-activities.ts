@@ -11,6 +11,7 @@ import type { OpenProviderSession } from './provider-session';
 import { connectionInfo } from './connection-info';
 import { readCheckpoint } from '../runtime/checkpoint';
 import { withActivityFailures } from './failures';
+import { recordSyncRunEnd } from './sync-metrics';
 import type { ConnectionDoc } from '../store/connections';
 import type { IntegrationDoc } from '../store/integrations';
 import type { SyncRunEvents, SyncRunIdentity } from '../webhooks/sync-run-report';
@@ -204,6 +205,7 @@ export function createSyncActivities(deps: SyncActivityDeps) {
         { connection: input.connection, name: input.syncName, variant: input.variant },
         { id: input.run.runId, startedAt: new Date(input.run.startedAt), result, recordCount },
       );
+      recordSyncRunEnd({ provider: input.provider, syncName: input.syncName, outcome: 'success', startedAt: input.run.startedAt, changes: result });
       const runDoc = await stores.syncRuns.get(input.run.runId);
       await deps.events.succeeded({
         ...(await runIdentity(input, runDoc)),
@@ -226,6 +228,7 @@ export function createSyncActivities(deps: SyncActivityDeps) {
       if (input.error.code === 'provider_auth_failed') {
         await stores.connections.markNeedsReauthorization(input.connection, input.error.message);
       }
+      recordSyncRunEnd({ provider: input.provider, syncName: input.syncName, outcome: 'error', startedAt: input.run.startedAt });
       const runDoc = await stores.syncRuns.get(input.run.runId);
       await deps.events.failed({
         ...(await runIdentity(input, runDoc)),

@@ -1,5 +1,6 @@
 import type { MongoClient } from 'mongodb';
 import { Client, Connection } from '@temporalio/client';
+import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import { CredentialCipher } from '../auth/credential-cipher';
 import type { Config } from '../common/config';
 import { WeftError } from '../common/errors';
@@ -14,6 +15,7 @@ import { connectMongo, createStores, DATABASE_HEARTBEAT_MS, ensureIndexes, type 
 import { watchDatabase } from '../store/database-watch';
 import type { ExpiryRule } from '../store/ttl';
 import { boundedTemporalCalls } from './temporal-connection';
+import type { Telemetry } from './telemetry';
 
 /** The database side of the core: what a one-shot command (`weft reseal`) needs too. */
 export interface Storage {
@@ -33,6 +35,8 @@ export interface Core extends Storage {
   /** The process's one way out (provider calls, token endpoints, webhooks). */
   egress: Egress;
   temporal: Client;
+  /** The process's OpenTelemetry (app/telemetry.ts), null when OTEL_* configures none. */
+  telemetry: Telemetry | null;
 }
 
 export interface StorageOptions {
@@ -57,6 +61,8 @@ export interface CoreOptions extends Omit<StorageOptions, 'watchLog'> {
   log?: ProcessLogOptions;
   /** A long-running process watches its database connection (logged as component `database`). */
   watchDatabase?: boolean;
+  /** The process's started OpenTelemetry (startTelemetry): its Temporal client then propagates trace context. */
+  telemetry?: Telemetry | null;
   /** WEFT_EGRESS_ALLOW entries for servers this process started itself: exactly the sandbox's or a test's simulators. */
   egressAllow?: readonly string[];
   /** Egress timeouts other than the configured ones (tests). */
@@ -139,7 +145,13 @@ export async function buildCore(config: Config, opts: CoreOptions): Promise<Core
       logger,
       registry,
       egress,
-      temporal: new Client({ connection, namespace: config.TEMPORAL_NAMESPACE }),
+      // With traces on, a workflow started here continues the caller's trace (context in its headers).
+      temporal: new Client({
+        connection,
+        namespace: config.TEMPORAL_NAMESPACE,
+        ...(opts.telemetry?.spanProcessor && { interceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } }),
+      }),
+      telemetry: opts.telemetry ?? null,
       close: closeAll,
     };
   } catch (err) {

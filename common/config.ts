@@ -87,6 +87,23 @@ export const configSchema = z.object({
   WEFT_EGRESS_CONNECT_TIMEOUT_MS: duration.default(10_000),
   WEFT_EGRESS_HEADERS_TIMEOUT_MS: duration.default(30_000),
   WEFT_EGRESS_BODY_TIMEOUT_MS: duration.default(60_000),
+  /**
+   * OpenTelemetry (app/telemetry.ts), by the standard variables: traces and metrics over
+   * OTLP/HTTP, on only when an OTLP endpoint is set (and OTEL_SDK_DISABLED is not true).
+   */
+  OTEL_SDK_DISABLED: z
+    .string()
+    .default('false')
+    .transform((s) => s.trim().toLowerCase() === 'true'),
+  OTEL_SERVICE_NAME: z.string().min(1).optional(),
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.string().url().optional(),
+  OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: z.string().url().optional(),
+  /** Only http/json for now (the OTLP/HTTP JSON exporters); http/protobuf needs the -proto exporters. */
+  OTEL_EXPORTER_OTLP_PROTOCOL: z.enum(['http/json']).default('http/json'),
+  OTEL_TRACES_EXPORTER: z.enum(['otlp', 'none']).default('otlp'),
+  OTEL_METRICS_EXPORTER: z.enum(['otlp', 'none']).default('otlp'),
+  OTEL_METRIC_EXPORT_INTERVAL: duration.default(60_000),
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -9,11 +9,13 @@ import { buildCore, requireServers } from '../core';
 import { describeFailure } from '../process-exit';
 import { resealInBackground } from '../reseal';
 import { startApi } from './build-api';
+import { startTelemetry } from '../telemetry';
 
 export async function runApiProcess(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const config = loadConfig(env);
   requireServers(config, 'api');
-  const core = await buildCore(config, { log: { component: 'api' }, watchDatabase: true });
+  const telemetry = startTelemetry(config, 'weft-api');
+  const core = await buildCore(config, { log: { component: 'api' }, watchDatabase: true, telemetry });
   const { logger } = core;
   try {
     resealInBackground(core);
@@ -24,6 +26,7 @@ export async function runApiProcess(env: NodeJS.ProcessEnv = process.env): Promi
     await api.close();
   } finally {
     await core.close();
+    await telemetry?.shutdown();
   }
 }
 

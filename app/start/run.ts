@@ -21,6 +21,7 @@ import type { StartOptions } from './options';
 import { startSandboxSimulators, type RunningSandbox } from './sandbox';
 import { packageRoot } from '../package-root';
 import { prebuiltWorkflowBundle } from '../worker/prebuilt-bundle';
+import { startTelemetry } from '../telemetry';
 
 const REPO_ROOT = packageRoot();
 const API_HOST = LOOPBACK;
@@ -111,7 +112,10 @@ export async function runStart(options: StartOptions, env: NodeJS.ProcessEnv): P
       TEMPORAL_NAMESPACE: infra.temporal.namespace,
       WEFT_ENCRYPTION_KEY: encryption.key,
     };
-    const core = await buildCore(processConfig, { registry, watchDatabase: true, egressAllow: simulators?.egressAllow });
+    // OTEL_* set: traces and metrics of the API and workers of this process, as service `weft` (unless OTEL_SERVICE_NAME).
+    const telemetry = startTelemetry(processConfig, 'weft');
+    if (telemetry) resources.push({ name: 'OpenTelemetry', stop: telemetry.shutdown });
+    const core = await buildCore(processConfig, { registry, watchDatabase: true, egressAllow: simulators?.egressAllow, telemetry });
     const { logger } = core;
     resources.push({ name: 'database connection, Temporal client and outbound connections', stop: core.close });
     checkpoint();

@@ -1,4 +1,11 @@
 import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
+import {
+  makeWorkflowExporter,
+  OpenTelemetryActivityInboundInterceptor,
+  OpenTelemetryActivityOutboundInterceptor,
+  OpenTelemetryWorkflowClientInterceptor,
+} from '@temporalio/interceptors-opentelemetry';
+import type { Telemetry } from '../telemetry';
 
 export interface WeftWorkerOptions {
   connection: NativeConnection;
@@ -10,6 +17,8 @@ export interface WeftWorkerOptions {
   /** A prebuilt bundle (tests bundle once and share it); otherwise workflows/ is bundled now. */
   workflowBundle?: { code: string };
   maxConcurrentActivityTaskExecutions?: number;
+  /** With traces on: activity spans (children of the workflow's context from their headers) and workflow spans through the `exporter` sink. */
+  telemetry?: Telemetry | null;
 }
 
 /** One Temporal worker on one task queue; with `workflows`, all of Weft's workflow types are registered on it. */
@@ -25,6 +34,24 @@ export async function createWeftWorker(opts: WeftWorkerOptions): Promise<Worker>
     taskQueue: opts.taskQueue,
     activities: opts.activities,
     ...workflowSource,
+    ...tracing(opts.telemetry, !opts.workflowBundle),
     maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivityTaskExecutions ?? 20,
   });
+}
+
+/**
+ * The Temporal OpenTelemetry interceptors and workflow-span sink. The workflow side lives in
+ * the bundle (workflows/telemetry-interceptors.ts, listed here for a bundle made at start;
+ * a prebuilt bundle must have been made with it).
+ */
+function tracing(telemetry: Telemetry | null | undefined, bundlingNow: boolean): Pick<WorkerOptions, 'interceptors' | 'sinks'> {
+  if (!telemetry?.spanProcessor) return {};
+  return {
+    interceptors: {
+      client: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] },
+      ...(bundlingNow && { workflowModules: [require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors')] }),
+      activity: [(ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) })],
+    },
+    sinks: { exporter: makeWorkflowExporter(telemetry.spanProcessor, telemetry.resource) },
+  };
 }

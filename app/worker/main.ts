@@ -7,11 +7,13 @@ import { buildCore, requireServers } from '../core';
 import { describeFailure } from '../process-exit';
 import { resealInBackground } from '../reseal';
 import { buildWorkers } from './run-workers';
+import { startTelemetry } from '../telemetry';
 
 export async function runWorkerProcess(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const config = loadConfig(env);
   requireServers(config, 'worker');
-  const core = await buildCore(config, { log: { component: 'worker' }, watchDatabase: true });
+  const telemetry = startTelemetry(config, 'weft-worker');
+  const core = await buildCore(config, { log: { component: 'worker' }, watchDatabase: true, telemetry });
   const { logger } = core;
   try {
     resealInBackground(core);
@@ -25,6 +27,7 @@ export async function runWorkerProcess(env: NodeJS.ProcessEnv = process.env): Pr
     }
   } finally {
     await core.close();
+    await telemetry?.shutdown();
   }
 }
 

@@ -78,7 +78,7 @@ export async function buildWorkers(core: Core, opts: { logger?: Logger } = {}): 
   // A compiled worker uses the bundle built with it: webpack at start costs seconds and memory.
   const bundleFile = config.WEFT_WORKFLOW_BUNDLE || prebuiltWorkflowBundle();
   const workflowBundle = bundleFile ? { code: readFileSync(bundleFile, 'utf8') } : undefined;
-  const common = { connection, namespace: config.TEMPORAL_NAMESPACE, workflowBundle };
+  const common = { connection, namespace: config.TEMPORAL_NAMESPACE, workflowBundle, telemetry: core.telemetry };
   try {
     // Every workflow (syncs' and actions') on the sync queue; the action queue has activities only.
     const sync = await createWeftWorker({

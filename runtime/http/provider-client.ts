@@ -6,6 +6,7 @@ import { ProviderAuthError, ProviderHttpError, ProviderRedirectError, ProviderUn
 import { redactUrl, scrubSecrets } from '../../egress/redact';
 import type { RequestBudgetGate } from './request-budget';
 import { forwardRequest, type ForwardRequest, type ForwardResponse } from './provider-forward';
+import { recordProviderAttempt } from './telemetry';
 
 /** The provider as configured for one integration: definition plus per-integration overrides. */
 export interface ResolvedProvider {
@@ -230,9 +231,11 @@ export class ProviderClient implements ProviderTransport {
     error: string | null;
     requestId: string | null;
   }): void {
+    const url = redactUrl(e.url);
+    recordProviderAttempt({ ...e, url, provider: this.deps.provider.definition.name, operation: 'request' });
     this.deps.logRequest({
       method: e.method,
-      url: redactUrl(e.url),
+      url,
       status: e.status,
       durationMs: Date.now() - e.started,
       attempt: e.attempt,

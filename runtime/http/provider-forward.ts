@@ -6,6 +6,7 @@ import type { Egress, EgressStreamResponse } from '../../egress/egress';
 import type { ProviderDefinition, RequestBudget } from '../types';
 import type { AccountThrottle } from './account-throttle';
 import type { RequestBudgetGate } from './request-budget';
+import { recordProviderAttempt } from './telemetry';
 
 /**
  * What forwarding needs of a provider client's parts (ProviderClient hands its own deps;
@@ -102,7 +103,18 @@ export async function forwardRequest(deps: ForwardDeps, req: ForwardRequest): Pr
     const secrets = new URL(url).origin === origin ? await deps.authorize(headers) : [];
     const ticket = deps.budget ? await deps.budget.acquire() : { waitedMs: 0, release: async () => undefined };
     const started = Date.now();
-    const log = (status: number | null, error: string | null, requestId: string | null = null) =>
+    const log = (status: number | null, error: string | null, requestId: string | null = null) => {
+      recordProviderAttempt({
+        provider: definition.name,
+        operation: 'proxy',
+        method,
+        url: redactUrl(url),
+        status,
+        started,
+        attempt,
+        waitMs: ticket.waitedMs + pause,
+        error,
+      });
       deps.logRequest({
         method,
         url: redactUrl(url),
@@ -113,6 +125,7 @@ export async function forwardRequest(deps: ForwardDeps, req: ForwardRequest): Pr
         error,
         providerRequestId: requestId,
       });
+    };
 
     let res: EgressStreamResponse;
     try {

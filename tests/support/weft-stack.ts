@@ -13,6 +13,7 @@ import { syncWorkflowId } from '../../api/services/sync-control';
 import type { Egress, EgressSettings } from '../../egress/egress';
 import { allowEntryFor } from '../../egress/settings';
 import { loadConfig } from '../../common/config';
+import type { Telemetry } from '../../app/telemetry';
 import { describeStall } from './stall-report';
 import { OpenApiResponseChecker, type ObservedResponse } from './openapi-responses';
 import { buildOpenApiDocument } from '../../api/openapi/document';
@@ -81,6 +82,10 @@ export interface StackOptions {
   integrationsDir?: string;
   /** Sees every answer `stack.api` receives (tests/e2e/openapi-responses.test.ts checks them against the document). */
   onResponse?: (response: ObservedResponse) => void;
+  /** More configuration variables (OTEL_*, WEFT_WORKFLOW_BUNDLE), over the stack's own. */
+  env?: Record<string, string>;
+  /** The test's started OpenTelemetry (app/telemetry.ts): given to the core as a process gives its own. */
+  telemetry?: Telemetry | null;
 }
 
 /**
@@ -173,6 +178,7 @@ export async function startWeftStack(opts: StackOptions = {}): Promise<WeftStack
     ...(opts.httpTimeouts?.headersTimeoutMs ? { WEFT_HTTP_HEADERS_TIMEOUT_MS: String(opts.httpTimeouts.headersTimeoutMs) } : {}),
     ...(opts.httpTimeouts?.requestTimeoutMs ? { WEFT_HTTP_REQUEST_TIMEOUT_MS: String(opts.httpTimeouts.requestTimeoutMs) } : {}),
     ...(opts.httpTimeouts?.keepAliveTimeoutMs ? { WEFT_HTTP_KEEP_ALIVE_TIMEOUT_MS: String(opts.httpTimeouts.keepAliveTimeoutMs) } : {}),
+    ...opts.env,
   };
   const config = loadConfig(env);
   // The product's logger (it redacts every secret header a registered provider declares), its lines captured.
@@ -182,6 +188,7 @@ export async function startWeftStack(opts: StackOptions = {}): Promise<WeftStack
     watchDatabase: true,
     egressTimeouts: opts.egressTimeouts,
     monitorCommands: opts.monitorCommands,
+    telemetry: opts.telemetry,
   });
   await core.stores.environments.ensure('dev', keys.dev);
   await core.stores.environments.ensure('prod', keys.prod);

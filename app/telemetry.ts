@@ -1,0 +1,140 @@
+/**
+ * OpenTelemetry for one Weft process (`weft api`, `weft worker`, `npm start`): traces and
+ * metrics over OTLP/HTTP, configured by the standard OTEL_* variables as common/config.ts
+ * parsed them; off (nothing started, nothing patched) unless an OTLP endpoint is set.
+ *
+ * Built from the providers rather than @opentelemetry/sdk-node's NodeSDK, which reads
+ * process.env on its own: here the parsed Config is the only source. http/https are patched
+ * even when already loaded; express and mongodb only when required after the start (the
+ * entry points still load them first: no express/MongoDB spans yet).
+ */
+import http from 'node:http';
+import https from 'node:https';
+import { metrics } from '@opentelemetry/api';
+import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { registerInstrumentations } from '@opentelemetry/instrumentation';
+import { ExpressInstrumentation } from '@opentelemetry/instrumentation-express';
+import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
+import { MongoDBInstrumentation } from '@opentelemetry/instrumentation-mongodb';
+import { Resource } from '@opentelemetry/resources';
+import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
+import { BatchSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
+import type { Config } from '../common/config';
+
+export interface Telemetry {
+  /** Where the Temporal interceptors send workflow spans (null: traces off). */
+  spanProcessor: SpanProcessor | null;
+  resource: Resource;
+  /** Exports what is buffered, then stops; safe to call twice. */
+  shutdown(): Promise<void>;
+}
+
+type TelemetryConfig = Pick<
+  Config,
+  | 'OTEL_SDK_DISABLED'
+  | 'OTEL_SERVICE_NAME'
+  | 'OTEL_EXPORTER_OTLP_ENDPOINT'
+  | 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'
+  | 'OTEL_EXPORTER_OTLP_METRICS_ENDPOINT'
+  | 'OTEL_TRACES_EXPORTER'
+  | 'OTEL_METRICS_EXPORTER'
+  | 'OTEL_METRIC_EXPORT_INTERVAL'
+>;
+
+/** The OTLP/HTTP URL of one signal: its own variable as it is, or the base endpoint + /v1/<signal> (the OTel spec's rule). */
+function signalUrl(base: string | undefined, own: string | undefined, signal: 'traces' | 'metrics'): string | undefined {
+  if (own) return own;
+  if (!base) return undefined;
+  return `${base.replace(/\/+$/, '')}/v1/${signal}`;
+}
+
+function telemetryEndpoints(config: TelemetryConfig): { traces?: string; metrics?: string } {
+  if (config.OTEL_SDK_DISABLED) return {};
+  return {
+    traces:
+      config.OTEL_TRACES_EXPORTER === 'none' ? undefined : signalUrl(config.OTEL_EXPORTER_OTLP_ENDPOINT, config.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, 'traces'),
+    metrics:
+      config.OTEL_METRICS_EXPORTER === 'none'
+        ? undefined
+        : signalUrl(config.OTEL_EXPORTER_OTLP_ENDPOINT, config.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT, 'metrics'),
+  };
+}
+
+/** Starts the process's telemetry; null when OTEL_* configures none. `serviceName` is the default of OTEL_SERVICE_NAME. */
+export function startTelemetry(config: TelemetryConfig, serviceName: string): Telemetry | null {
+  const urls = telemetryEndpoints(config);
+  if (!urls.traces && !urls.metrics) return null;
+  const resource = new Resource({ [ATTR_SERVICE_NAME]: config.OTEL_SERVICE_NAME ?? serviceName });
+  const stops: Array<() => Promise<void>> = [];
+
+  let spanProcessor: SpanProcessor | null = null;
+  if (urls.traces) {
+    spanProcessor = new BatchSpanProcessor(new OTLPTraceExporter({ url: urls.traces }));
+    const tracerProvider = new NodeTracerProvider({ resource, spanProcessors: [spanProcessor] });
+    // Also installs the AsyncLocalStorage context manager and the W3C propagator.
+    tracerProvider.register();
+    stops.push(() => tracerProvider.shutdown());
+    const disable = registerInstrumentations({
+      tracerProvider,
+      instrumentations: [patchingLoadedCoreModules(new HttpInstrumentation()), new ExpressInstrumentation(), new MongoDBInstrumentation()],
+    });
+    stops.push(async () => disable());
+  }
+  if (urls.metrics) {
+    const meterProvider = new MeterProvider({
+      resource,
+      readers: [
+        new PeriodicExportingMetricReader({
+          exporter: new OTLPMetricExporter({ url: urls.metrics }),
+          exportIntervalMillis: config.OTEL_METRIC_EXPORT_INTERVAL,
+        }),
+      ],
+    });
+    metrics.setGlobalMeterProvider(meterProvider);
+    stops.push(() => meterProvider.shutdown());
+  }
+
+  let stopped: Promise<void> | null = null;
+  return {
+    spanProcessor,
+    resource,
+    shutdown() {
+      stopped ??= (async () => {
+        for (const stop of stops.reverse()) await stop().catch(() => undefined);
+      })();
+      return stopped;
+    },
+  };
+}
+
+/**
+ * The http instrumentation patches `http`/`https` when they are next required; a process
+ * that loaded them already (every entry point imports its server first; jest hands its own
+ * `module` to require hooks) would get no API request spans. Patch the loaded core modules
+ * now, once: a later require hook finds them patched and leaves them.
+ */
+function patchingLoadedCoreModules(instrumentation: HttpInstrumentation): HttpInstrumentation {
+  const loaded: Record<string, unknown> = { http, https };
+  for (const def of instrumentation.getModuleDefinitions()) {
+    const { patch, unpatch } = def;
+    const exports = loaded[def.name];
+    if (!patch || !unpatch || !exports) continue;
+    let patched = false;
+    def.patch = (moduleExports, version) => {
+      if (patched) return moduleExports;
+      patched = true;
+      return patch(moduleExports, version);
+    };
+    def.unpatch = (moduleExports, version) => {
+      if (!patched) return;
+      patched = false;
+      unpatch(moduleExports, version);
+    };
+    def.moduleExports = exports;
+    def.patch(exports);
+  }
+  return instrumentation;
+}

@@ -1,0 +1,134 @@
+/**
+ * OpenTelemetry end to end: an OTLP/HTTP receiver (JSON) inside the test, the stack's
+ * telemetry pointed at it through the product's configuration (OTEL_* → loadConfig →
+ * app/telemetry.ts), one triggered sync, and what arrives checked: the spans of the run in one
+ * trace under the API request, provider spans with their attributes, sync-run and provider
+ * metric points, and no secret anywhere.
+ *
+ * The SDK is process-global: it is started here only (never where OTEL_* is unset) and
+ * shut down in afterAll, which also unpatches http for the next test file of this jest worker.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { writeFileSync } from 'node:fs';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { loadConfig } from '../../common/config';
+import { startTelemetry, type Telemetry } from '../../app/telemetry';
+import type { WeftStack } from '../support/weft-stack';
+
+const API_KEY = 'sandbox-luma-api-key';
+
+interface OtlpSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  kind: number;
+  attributes: Array<{ key: string; value: Record<string, unknown> }>;
+}
+
+function attr(span: OtlpSpan, key: string): unknown {
+  const v = span.attributes.find((a) => a.key === key)?.value;
+  return v === undefined ? undefined : Object.values(v)[0];
+}
+
+describe('OpenTelemetry: traces and metrics over OTLP/HTTP', () => {
+  const bodies: string[] = [];
+  const spans: OtlpSpan[] = [];
+  const metricNames = new Set<string>();
+  let receiver: Server;
+  let telemetry: Telemetry | null = null;
+  let stack: WeftStack;
+
+  beforeAll(async () => {
+    receiver = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        bodies.push(text);
+        const body = JSON.parse(text);
+        if (req.url === '/v1/traces') for (const rs of body.resourceSpans ?? []) for (const ss of rs.scopeSpans ?? []) spans.push(...(ss.spans ?? []));
+        if (req.url === '/v1/metrics')
+          for (const rm of body.resourceMetrics ?? []) for (const sm of rm.scopeMetrics ?? []) for (const m of sm.metrics ?? []) metricNames.add(m.name);
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const endpoint = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+    const otelEnv = { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_METRIC_EXPORT_INTERVAL: '500' };
+    // Before the stack's modules load, so the http instrumentation patches the server they start.
+    telemetry = startTelemetry(loadConfig(otelEnv), 'weft-test');
+
+    // The workflow side of the Temporal interceptors lives in the bundle (a prebuilt one must include it).
+    const bundleFile = path.join(mkdtempSync(path.join(tmpdir(), 'weft-otel-')), 'bundle.js');
+    const { code } = await bundleWorkflowCode({
+      workflowsPath: path.resolve(__dirname, '../../workflows'),
+      workflowInterceptorModules: [require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors')],
+      logger: { trace() {}, debug() {}, info() {}, warn() {}, error: (m: string) => console.error(m), log() {} } as never,
+    });
+    writeFileSync(bundleFile, code);
+
+    const { startWeftStack, createLumaIntegration } = await import('../support/weft-stack');
+    stack = await startWeftStack({ luma: { seed: 3, eventCount: 120 }, telemetry, env: { ...otelEnv, WEFT_WORKFLOW_BUNDLE: bundleFile } });
+    await createLumaIntegration(stack);
+  });
+  afterAll(async () => {
+    await stack?.shutdown();
+    await telemetry?.shutdown();
+    await new Promise((resolve) => receiver?.close(resolve));
+  });
+
+  test('POST /sync/trigger → workflow → activities → every provider call: one trace; metric points; no secrets', async () => {
+    const created = await stack.api('POST', '/connections', {
+      body: { provider_config_key: 'luma', connection_id: 'otel-1', credentials: { type: 'API_KEY', apiKey: API_KEY } },
+    });
+    expect(created.body).toMatchObject({});
+    expect(created.status).toBe(201);
+    await stack.waitForSync('otel-1', 'list-events'); // the initial (auto-started) run
+    const lumaRequestsBefore = stack.luma.stats().requests;
+    const trigger = await stack.api('POST', '/sync/trigger', { body: { provider_config_key: 'luma', connection_id: 'otel-1', syncs: ['list-events'] } });
+    expect(trigger.body).toEqual({ success: true });
+    await stack.waitForSync('otel-1', 'list-events');
+    const runCalls = stack.luma.stats().requests - lumaRequestsBefore;
+    // Workers flush workflow spans through their sink; the batch processor and the metric reader export on shutdown.
+    await stack.stopWorker();
+    await telemetry!.shutdown();
+
+    const request = spans.find((s) => s.kind === 2 && String(attr(s, 'http.target') ?? attr(s, 'url.path')).startsWith('/sync/trigger'));
+    expect(request).toBeDefined();
+    const trace = spans.filter((s) => s.traceId === request!.traceId);
+    const byId = new Map(trace.map((s) => [s.spanId, s]));
+    const isUnder = (s: OtlpSpan, ancestor: OtlpSpan): boolean => {
+      for (let p = s.parentSpanId ? byId.get(s.parentSpanId) : undefined; p; p = p.parentSpanId ? byId.get(p.parentSpanId) : undefined)
+        if (p.spanId === ancestor.spanId) return true;
+      return false;
+    };
+    const names = trace.map((s) => s.name);
+    expect(names).toEqual(expect.arrayContaining([expect.stringMatching(/^StartWorkflow:syncRun/), expect.stringMatching(/^RunWorkflow:syncRun/)]));
+    const activities = trace.filter((s) => s.name.startsWith('RunActivity:'));
+    expect(activities.map((s) => s.name)).toEqual(expect.arrayContaining(['RunActivity:finishSyncRun']));
+    const providerCalls = trace.filter((s) => attr(s, 'weft.provider') === 'luma');
+    // Every Luma request of the run (120 events: more than one page) has its span in the trigger's trace.
+    expect(runCalls).toBeGreaterThanOrEqual(2);
+    expect(providerCalls).toHaveLength(runCalls);
+    for (const s of [...activities, ...providerCalls]) expect(isUnder(s, request!)).toBe(true);
+    for (const s of providerCalls) {
+      expect(attr(s, 'weft.operation')).toBe('request');
+      expect(attr(s, 'http.request.method')).toBe('GET');
+      expect(Number(attr(s, 'http.response.status_code'))).toBe(200);
+      expect(Number(attr(s, 'weft.attempt'))).toBeGreaterThanOrEqual(1);
+      expect(String(attr(s, 'url.full'))).toContain(stack.luma.url);
+    }
+
+    expect([...metricNames]).toEqual(
+      expect.arrayContaining(['weft.sync.runs', 'weft.sync.run.duration', 'weft.sync.records', 'weft.provider.requests', 'weft.provider.request.duration']),
+    );
+
+    const everything = bodies.join('\n');
+    for (const secret of [API_KEY, stack.keys.dev, stack.keys.prod, stack.env.WEFT_ENCRYPTION_KEY]) expect(everything).not.toContain(secret);
+  }, 90_000);
+});
