@@ -2,6 +2,7 @@ import type { WebhookOutboxDoc } from '../store/webhook-outbox';
 import { deliverWebhook, type WebhookDeps, type WebhookType } from './deliver';
 import type { WebhookAttemptResult, WebhookTarget } from './delivery-contracts';
 import type { OutboxDeps, WebhookGate } from './outbox';
+import { recordWebhookAttempt } from './delivery-metrics';
 
 /**
  * One delivery attempt of a stored event: a try per URL still owed (each recorded in
@@ -11,6 +12,17 @@ import type { OutboxDeps, WebhookGate } from './outbox';
  * so a webhook turned off or a URL changed meanwhile is honoured.
  */
 export async function attemptWebhookEvent(
+  deps: Omit<OutboxDeps, 'startDelivery'> & WebhookDeps,
+  event: string | WebhookOutboxDoc,
+  attempt: number,
+  targets?: WebhookTarget[],
+): Promise<WebhookAttemptResult> {
+  const result = await attemptOnce(deps, event, attempt, targets);
+  recordWebhookAttempt(result.outcome, attempt);
+  return result;
+}
+
+async function attemptOnce(
   deps: Omit<OutboxDeps, 'startDelivery'> & WebhookDeps,
   event: string | WebhookOutboxDoc,
   attempt: number,

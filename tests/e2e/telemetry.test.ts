@@ -18,6 +18,7 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import { loadConfig } from '../../common/config';
 import { startTelemetry, type Telemetry } from '../../app/telemetry';
 import type { WeftStack } from '../support/weft-stack';
+import { startWebhookReceiver } from '../support/webhook-receiver';
 
 const API_KEY = 'sandbox-luma-api-key';
 
@@ -42,6 +43,8 @@ describe('OpenTelemetry: traces and metrics over OTLP/HTTP', () => {
   let receiver: Server;
   let telemetry: Telemetry | null = null;
   let stack: WeftStack;
+  let webhooks: Awaited<ReturnType<typeof startWebhookReceiver>>;
+  let signingKey: string;
 
   beforeAll(async () => {
     receiver = createServer((req, res) => {
@@ -73,13 +76,23 @@ describe('OpenTelemetry: traces and metrics over OTLP/HTTP', () => {
     writeFileSync(bundleFile, code);
 
     const { startWeftStack, createLumaIntegration } = await import('../support/weft-stack');
-    stack = await startWeftStack({ luma: { seed: 3, eventCount: 120 }, telemetry, env: { ...otelEnv, WEFT_WORKFLOW_BUNDLE: bundleFile } });
+    webhooks = await startWebhookReceiver();
+    stack = await startWeftStack({
+      luma: { seed: 3, eventCount: 120 },
+      telemetry,
+      env: { ...otelEnv, WEFT_WORKFLOW_BUNDLE: bundleFile },
+      egressAllow: [webhooks.url],
+    });
     await createLumaIntegration(stack);
+    // Each run's end sends a signed `sync` webhook: its delivery is measured, its key never exported.
+    expect((await stack.api('PATCH', '/environment', { body: { webhook_url: webhooks.url } })).status).toBe(200);
+    signingKey = (await stack.api('POST', '/environment/webhook-signing-key/rotate')).body.data.webhook_signing_key;
   });
   afterAll(async () => {
     await stack?.shutdown();
     await telemetry?.shutdown();
     await new Promise((resolve) => receiver?.close(resolve));
+    await webhooks?.close();
   });
 
   test('POST /sync/trigger → workflow → activities → every provider call: one trace; metric points; no secrets', async () => {
@@ -94,6 +107,7 @@ describe('OpenTelemetry: traces and metrics over OTLP/HTTP', () => {
     expect(trigger.body).toEqual({ success: true });
     await stack.waitForSync('otel-1', 'list-events');
     const runCalls = stack.luma.stats().requests - lumaRequestsBefore;
+    await webhooks.waitFor((w) => w.body?.type === 'sync' && w.body?.connectionId === 'otel-1' && w.body?.success === true);
     // Workers flush workflow spans through their sink; the batch processor and the metric reader export on shutdown.
     await stack.stopWorker();
     await telemetry!.shutdown();
@@ -125,10 +139,17 @@ describe('OpenTelemetry: traces and metrics over OTLP/HTTP', () => {
     }
 
     expect([...metricNames]).toEqual(
-      expect.arrayContaining(['weft.sync.runs', 'weft.sync.run.duration', 'weft.sync.records', 'weft.provider.requests', 'weft.provider.request.duration']),
+      expect.arrayContaining([
+        'weft.sync.runs',
+        'weft.sync.run.duration',
+        'weft.sync.records',
+        'weft.provider.requests',
+        'weft.provider.request.duration',
+        'weft.webhook.attempts',
+      ]),
     );
 
     const everything = bodies.join('\n');
-    for (const secret of [API_KEY, stack.keys.dev, stack.keys.prod, stack.env.WEFT_ENCRYPTION_KEY]) expect(everything).not.toContain(secret);
+    for (const secret of [API_KEY, stack.keys.dev, stack.keys.prod, stack.env.WEFT_ENCRYPTION_KEY, signingKey]) expect(everything).not.toContain(secret);
   }, 90_000);
 });
