@@ -111,7 +111,9 @@ export async function proxyOverhead(): Promise<Figure[]> {
 
 /** `weft api` (cli/weft.ts under tsx) on a free port, with the stack's configuration. */
 function spawnApi(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/weft.ts', 'api'], {
+  // WEFT_BENCH_CPU_PROF=<dir>: the API process writes a V8 CPU profile there when it stops.
+  const profile = process.env.WEFT_BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.WEFT_BENCH_CPU_PROF}`] : [];
+  const child = spawn(process.execPath, [...profile, '--import', 'tsx', 'cli/weft.ts', 'api'], {
     cwd: REPO,
     env: { ...process.env, ...env, PORT: '0', LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],
