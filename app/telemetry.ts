@@ -22,6 +22,7 @@ import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk
 import { BatchSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
+import type { TelemetryOptions } from '@temporalio/worker';
 import type { Config } from '../common/config';
 
 export interface Telemetry {
@@ -137,4 +138,15 @@ function patchingLoadedCoreModules(instrumentation: HttpInstrumentation): HttpIn
     def.patch(exports);
   }
   return instrumentation;
+}
+
+/**
+ * The Temporal worker's own metrics (its Rust core: task latencies, pollers, slots), for
+ * Runtime.install: OTLP/HTTP to the same metrics endpoint. Undefined when metrics are off.
+ * Runtime.install runs once per process, before any worker or connection exists.
+ */
+export function temporalRuntimeTelemetry(config: TelemetryConfig): TelemetryOptions | undefined {
+  const url = telemetryEndpoints(config).metrics;
+  if (!url) return undefined;
+  return { metrics: { otel: { url, http: true, metricsExportInterval: config.OTEL_METRIC_EXPORT_INTERVAL } } };
 }

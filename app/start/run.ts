@@ -21,7 +21,7 @@ import type { StartOptions } from './options';
 import { startSandboxSimulators, type RunningSandbox } from './sandbox';
 import { packageRoot } from '../package-root';
 import { prebuiltWorkflowBundle } from '../worker/prebuilt-bundle';
-import { startTelemetry } from '../telemetry';
+import { startTelemetry, temporalRuntimeTelemetry } from '../telemetry';
 
 const REPO_ROOT = packageRoot();
 const API_HOST = LOOPBACK;
@@ -71,7 +71,7 @@ export async function runStart(options: StartOptions, env: NodeJS.ProcessEnv): P
     if (encryption.source === 'generated') say(`generated the credential encryption key: ${encryption.file} (keep it; production sets WEFT_ENCRYPTION_KEY)`);
 
     // Before any Worker or connection exists. Signals are ours: the stop order below matters.
-    Runtime.install({ logger: new DefaultLogger('WARN'), shutdownSignals: [] });
+    Runtime.install({ logger: new DefaultLogger('WARN'), shutdownSignals: [], telemetryOptions: temporalRuntimeTelemetry(config) });
 
     const infraEnv = infraOptionsFromEnv(env);
     const needsServers = !infraEnv.external.temporalAddress || !infraEnv.external.mongodbUri;

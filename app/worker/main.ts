@@ -7,12 +7,16 @@ import { buildCore, requireServers } from '../core';
 import { describeFailure } from '../process-exit';
 import { resealInBackground } from '../reseal';
 import { buildWorkers } from './run-workers';
-import { startTelemetry } from '../telemetry';
+import { Runtime } from '@temporalio/worker';
+import { startTelemetry, temporalRuntimeTelemetry } from '../telemetry';
 
 export async function runWorkerProcess(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const config = loadConfig(env);
   requireServers(config, 'worker');
   const telemetry = startTelemetry(config, 'weft-worker');
+  const runtimeTelemetry = temporalRuntimeTelemetry(config);
+  // Before any connection: the worker's own metrics, when OTEL_* configures metrics.
+  if (runtimeTelemetry) Runtime.install({ telemetryOptions: runtimeTelemetry });
   const core = await buildCore(config, { log: { component: 'worker' }, watchDatabase: true, telemetry });
   const { logger } = core;
   try {

@@ -13,7 +13,7 @@ import { syncWorkflowId } from '../../api/services/sync-control';
 import type { Egress, EgressSettings } from '../../egress/egress';
 import { allowEntryFor } from '../../egress/settings';
 import { loadConfig } from '../../common/config';
-import type { Telemetry } from '../../app/telemetry';
+import { temporalRuntimeTelemetry, type Telemetry } from '../../app/telemetry';
 import { describeStall } from './stall-report';
 import { OpenApiResponseChecker, type ObservedResponse } from './openapi-responses';
 import { buildOpenApiDocument } from '../../api/openapi/document';
@@ -117,11 +117,12 @@ export function testInfra() {
 }
 
 let runtimeInstalled = false;
-function quietTemporalRuntime(): void {
+function quietTemporalRuntime(env: Record<string, string> = {}): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   // Worker state changes are noise in test output; warnings and errors still show.
-  Runtime.install({ logger: new DefaultLogger('WARN') });
+  // The first stack of a jest worker process decides: OTEL_* in its env exports the worker's own metrics (tests/e2e/telemetry.test.ts).
+  Runtime.install({ logger: new DefaultLogger('WARN'), telemetryOptions: temporalRuntimeTelemetry(loadConfig(env)) });
 }
 
 /**
@@ -131,7 +132,7 @@ function quietTemporalRuntime(): void {
  * of app's builders.
  */
 export async function startWeftStack(opts: StackOptions = {}): Promise<WeftStack> {
-  quietTemporalRuntime();
+  quietTemporalRuntime(opts.env);
   const infra = { ...testInfra(), ...opts.servers };
   const dbName = `weft_test_${randomBytes(6).toString('hex')}`;
   const taskQueue = `weft-syncs-${randomUUID()}`;
