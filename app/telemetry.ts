@@ -5,8 +5,8 @@
  *
  * Built from the providers rather than @opentelemetry/sdk-node's NodeSDK, which reads
  * process.env on its own: here the parsed Config is the only source. http/https are patched
- * even when already loaded; express and mongodb only when required after the start (the
- * entry points still load them first: no express/MongoDB spans yet).
+ * even when already loaded; mongodb only when required after the start (the entry points
+ * still load it first: no MongoDB spans yet).
  */
 import http from 'node:http';
 import https from 'node:https';
@@ -14,7 +14,6 @@ import { metrics } from '@opentelemetry/api';
 import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { registerInstrumentations } from '@opentelemetry/instrumentation';
-import { ExpressInstrumentation } from '@opentelemetry/instrumentation-express';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { MongoDBInstrumentation } from '@opentelemetry/instrumentation-mongodb';
 import { Resource } from '@opentelemetry/resources';
@@ -80,7 +79,8 @@ export function startTelemetry(config: TelemetryConfig, serviceName: string): Te
     stops.push(() => tracerProvider.shutdown());
     const disable = registerInstrumentations({
       tracerProvider,
-      instrumentations: [patchingLoadedCoreModules(new HttpInstrumentation()), new ExpressInstrumentation(), new MongoDBInstrumentation()],
+      // No express instrumentation: the 1.x generation's (0.47) patches Express 4 only, and Weft runs Express 5.
+      instrumentations: [patchingLoadedCoreModules(new HttpInstrumentation()), new MongoDBInstrumentation()],
     });
     stops.push(async () => disable());
   }
