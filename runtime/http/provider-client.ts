@@ -15,17 +15,9 @@ export interface ResolvedProvider {
   budget: RequestBudget | null;
 }
 
-export interface RequestLogEntry {
-  method: string;
-  url: string;
-  status: number | null;
-  durationMs: number;
-  attempt: number;
-  rateLimitWaitMs: number;
-  error: string | null;
-  /** The provider's id of the request (its definition's `requestIdHeader`), when it sent one. */
-  providerRequestId: string | null;
-}
+import type { RequestLogEntry } from './request-log-entry';
+
+export type { RequestLogEntry };
 
 export interface ProviderClientDeps {
   provider: ResolvedProvider;

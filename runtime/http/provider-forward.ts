@@ -7,6 +7,7 @@ import type { ProviderDefinition, RequestBudget } from '../types';
 import type { AccountThrottle } from './account-throttle';
 import type { RequestBudgetGate } from './request-budget';
 import { recordProviderAttempt } from './telemetry';
+import type { RequestLogEntry } from './request-log-entry';
 
 /**
  * What forwarding needs of a provider client's parts (ProviderClient hands its own deps;
@@ -18,17 +19,8 @@ export interface ForwardDeps {
   reauthorize?(): Promise<boolean>;
   budget: RequestBudgetGate | null;
   throttle: AccountThrottle;
-  /** The request log entry of one attempt (provider-client.ts `RequestLogEntry`). */
-  logRequest(entry: {
-    method: string;
-    url: string;
-    status: number | null;
-    durationMs: number;
-    attempt: number;
-    rateLimitWaitMs: number;
-    error: string | null;
-    providerRequestId: string | null;
-  }): void;
+  /** The request log entry of one attempt. */
+  logRequest(entry: RequestLogEntry): void;
   maxInlineWaitMs: number;
   sleep(ms: number): Promise<void>;
   egress: Partial<Pick<Egress, 'stream'>>;
