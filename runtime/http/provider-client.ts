@@ -1,10 +1,8 @@
 import type { Egress, EgressResponse } from '../../egress/egress';
 import { EgressRefusedError } from '../../egress/errors';
 import type { HttpMethod, HttpResponse, ProviderDefinition, ProviderTransport, QueryValue, RequestBudget, RequestConfig } from '../types';
-import type { AccountThrottle } from './account-throttle';
 import { ProviderAuthError, ProviderHttpError, ProviderRedirectError, ProviderUnreachableError, RateLimitedError } from '../errors';
 import { redactUrl, scrubSecrets } from '../../egress/redact';
-import type { RequestBudgetGate } from './request-budget';
 import { forwardRequest, type ForwardRequest, type ForwardResponse } from './provider-forward';
 import { recordProviderAttempt } from './telemetry';
 
@@ -15,29 +13,13 @@ export interface ResolvedProvider {
   budget: RequestBudget | null;
 }
 
-import type { RequestLogEntry } from './request-log-entry';
+import type { ProviderCallDeps, RequestLogEntry } from './provider-call';
 
 export type { RequestLogEntry };
 
-export interface ProviderClientDeps {
+export interface ProviderClientDeps extends ProviderCallDeps {
   provider: ResolvedProvider;
-  /** Adds the connection's credentials to outgoing headers; returns the secret values to scrub. */
-  authorize(headers: Record<string, string>): Promise<string[]>;
-  /**
-   * Called once when the provider answers 401: obtain fresh credentials (re-mint an app
-   * installation token, refresh an OAuth token). True when the request is worth retrying.
-   */
-  reauthorize?(): Promise<boolean>;
-  budget: RequestBudgetGate | null;
-  /** What this process knows of the account's limits (pauses, remaining budget). */
-  throttle: AccountThrottle;
-  logRequest(entry: RequestLogEntry): void;
-  /** Waits up to this long inside the call; longer waits throw RateLimitedError. */
-  maxInlineWaitMs: number;
-  sleep(ms: number): Promise<void>;
-  /** The way out: address policy, timeouts, no redirects followed (`stream` for forward(); clients that never forward need not have it). */
   egress: Pick<Egress, 'request'> & Partial<Pick<Egress, 'stream'>>;
-  signal?: AbortSignal;
 }
 
 const RETRYABLE_STATUS = new Set([500, 502, 503, 504]);

@@ -2,29 +2,14 @@ import { Readable } from 'node:stream';
 import { EgressRefusedError } from '../../egress/errors';
 import { redactUrl, scrubSecrets } from '../../egress/redact';
 import { ProviderUnreachableError, RateLimitedError } from '../errors';
-import type { Egress, EgressStreamResponse } from '../../egress/egress';
+import type { EgressStreamResponse } from '../../egress/egress';
 import type { ProviderDefinition, RequestBudget } from '../types';
-import type { AccountThrottle } from './account-throttle';
-import type { RequestBudgetGate } from './request-budget';
 import { recordProviderAttempt } from './telemetry';
-import type { RequestLogEntry } from './request-log-entry';
+import type { ProviderCallDeps } from './provider-call';
 
-/**
- * What forwarding needs of a provider client's parts (ProviderClient hands its own deps;
- * declared here, not imported, so the two modules do not import each other).
- */
-export interface ForwardDeps {
+/** What forwarding needs of a provider client's parts: ProviderClient hands its own deps (the shared ones in provider-call.ts). */
+export interface ForwardDeps extends ProviderCallDeps {
   provider: { definition: ProviderDefinition; budget: RequestBudget | null };
-  authorize(headers: Record<string, string>): Promise<string[]>;
-  reauthorize?(): Promise<boolean>;
-  budget: RequestBudgetGate | null;
-  throttle: AccountThrottle;
-  /** The request log entry of one attempt. */
-  logRequest(entry: RequestLogEntry): void;
-  maxInlineWaitMs: number;
-  sleep(ms: number): Promise<void>;
-  egress: Partial<Pick<Egress, 'stream'>>;
-  signal?: AbortSignal;
 }
 
 /** One request forwarded as it is (the proxy): the caller's method, URL, headers and body. */
