@@ -21,6 +21,9 @@ export interface SigningKeys {
   previous: string | null;
 }
 
+/** An environment's first key being stored, per environment (see webhookSigningKeys). */
+const firstKeyCreations = new Map<string, Promise<string | null>>();
+
 /** Reads the environment's signing keys, creating the first key on first use. */
 export async function webhookSigningKeys(
   environments: EnvironmentStore,
@@ -30,8 +33,18 @@ export async function webhookSigningKeys(
 ): Promise<SigningKeys> {
   let sealed = env.webhook_signing_key_encrypted;
   if (!sealed) {
-    const key = generateWebhookSigningKey();
-    sealed = await environments.setSigningKeyIfAbsent(env._id, cipher.seal(key, sealedAt.webhookSigningKey(env._id)), signingKeyHint(key));
+    // One creation per environment in this process: the dispatcher delivers the environment's
+    // first events at once, and FerretDB can let two conditional updates both write, so each
+    // caller would sign with its own key while only the last one stays stored.
+    let creating = firstKeyCreations.get(env._id);
+    if (!creating) {
+      const key = generateWebhookSigningKey();
+      creating = environments
+        .setSigningKeyIfAbsent(env._id, cipher.seal(key, sealedAt.webhookSigningKey(env._id)), signingKeyHint(key))
+        .finally(() => firstKeyCreations.delete(env._id));
+      firstKeyCreations.set(env._id, creating);
+    }
+    sealed = await creating;
     if (!sealed) throw new NotFoundError('unknown_environment', `Environment "${env._id}" does not exist.`);
   }
   const inGrace = env.webhook_signing_key_rotated_at !== null && now.getTime() - env.webhook_signing_key_rotated_at.getTime() < SIGNING_KEY_GRACE_MS;

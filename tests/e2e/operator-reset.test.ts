@@ -17,7 +17,7 @@ describe('an operator resets a failed sync run with `temporal workflow reset`', 
   let stack: WeftStack;
 
   beforeAll(async () => {
-    stack = await startWeftStack({ luma: { seed: 11, eventCount: EVENTS } });
+    stack = await startWeftStack({ luma: { seed: 11, eventCount: EVENTS }, temporalCallTimeoutMs: 10_000 });
     await createLumaIntegration(stack);
   });
   afterAll(async () => stack?.shutdown());
