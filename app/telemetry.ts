@@ -5,8 +5,8 @@
  *
  * Built from the providers rather than @opentelemetry/sdk-node's NodeSDK, which reads
  * process.env on its own: here the parsed Config is the only source. http/https are patched
- * even when already loaded; mongodb only when required after the start (the entry points
- * still load it first: no MongoDB spans yet).
+ * even when already loaded; the mongodb driver as it loads, which is why every process entry
+ * imports app/telemetry-preload.ts before anything else.
  */
 import http from 'node:http';
 import https from 'node:https';
@@ -44,6 +44,21 @@ type TelemetryConfig = Pick<
   | 'OTEL_METRIC_EXPORT_INTERVAL'
 >;
 
+/** Made once per process: by the preload before the driver loads (its require hook then patches it), else by startTelemetry. */
+let mongoDbInstrumentation: MongoDBInstrumentation | null = null;
+
+/**
+ * When OTEL_* turns traces on, installs the MongoDB instrumentation's require hook now, so the
+ * driver is patched when something first requires it (app/telemetry-preload.ts calls this
+ * before anything does). Its spans go through the global tracer API: nowhere until
+ * startTelemetry registers the tracer provider. Only operations under a span (an API request,
+ * an activity) get one; background polling does not.
+ */
+export function instrumentMongoDbOnLoad(config: TelemetryConfig): void {
+  if (!telemetryEndpoints(config).traces) return;
+  mongoDbInstrumentation ??= new MongoDBInstrumentation({ requireParentSpan: true });
+}
+
 /** The OTLP/HTTP URL of one signal: its own variable as it is, or the base endpoint + /v1/<signal> (the OTel spec's rule). */
 function signalUrl(base: string | undefined, own: string | undefined, signal: 'traces' | 'metrics'): string | undefined {
   if (own) return own;
@@ -80,7 +95,10 @@ export function startTelemetry(config: TelemetryConfig, serviceName: string): Te
     const disable = registerInstrumentations({
       tracerProvider,
       // No express instrumentation: the 1.x generation's (0.47) patches Express 4 only, and Weft runs Express 5.
-      instrumentations: [patchingLoadedCoreModules(new HttpInstrumentation()), new MongoDBInstrumentation()],
+      instrumentations: [
+        patchingLoadedCoreModules(new HttpInstrumentation()),
+        (mongoDbInstrumentation ??= new MongoDBInstrumentation({ requireParentSpan: true })),
+      ],
     });
     stops.push(async () => disable());
   }

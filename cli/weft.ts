@@ -7,6 +7,8 @@
  * Later: `weft dryrun` (run a sync or action against a real connection without saving) and
  * `weft generate:tests` (saved mocks → snapshot tests) join here.
  */
+// First: OpenTelemetry must hook module loading before anything requires mongodb.
+import '../app/telemetry-preload';
 import { Command } from 'commander';
 import { addStartOptions, type StartOptions } from '../app/start/options';
 import { runStart } from '../app/start/run';

@@ -108,6 +108,24 @@ export const configSchema = z.object({
 
 export type Config = z.infer<typeof configSchema>;
 
+const telemetrySchema = configSchema.pick({
+  OTEL_SDK_DISABLED: true,
+  OTEL_SERVICE_NAME: true,
+  OTEL_EXPORTER_OTLP_ENDPOINT: true,
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: true,
+  OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: true,
+  OTEL_EXPORTER_OTLP_PROTOCOL: true,
+  OTEL_TRACES_EXPORTER: true,
+  OTEL_METRICS_EXPORTER: true,
+  OTEL_METRIC_EXPORT_INTERVAL: true,
+});
+
+/** The OTEL_* settings alone, for app/telemetry-preload.ts (before the rest loads); null when one is invalid (loadConfig reports it). */
+export function loadTelemetryConfig(env: NodeJS.ProcessEnv): z.infer<typeof telemetrySchema> | null {
+  const parsed = telemetrySchema.safeParse(env);
+  return parsed.success ? parsed.data : null;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = configSchema.safeParse(env);
   if (!parsed.success) {

@@ -3,6 +3,8 @@
  * as `weft worker` (TEMPORAL_ADDRESS, MONGODB_URI, WEFT_ENCRYPTION_KEY) plus PORT and
  * WEFT_API_HOST; it neither creates environments nor starts servers (npm start does).
  */
+// First: OpenTelemetry must hook module loading before anything requires mongodb.
+import '../telemetry-preload';
 import { once } from 'node:events';
 import { loadConfig } from '../../common/config';
 import { buildCore, requireServers } from '../core';

@@ -2,6 +2,8 @@
  * `npm start [-- --sandbox] [--port N] [--luma-port N]`: Temporal + MongoDB (embedded or
  * external), the sync worker and the API, until Ctrl-C. The same as `weft start`.
  */
+// First: OpenTelemetry must hook module loading before anything requires mongodb.
+import '../telemetry-preload';
 import { Command } from 'commander';
 import { addStartOptions, type StartOptions } from './options';
 import { runStart } from './run';

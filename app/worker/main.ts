@@ -2,6 +2,8 @@
  * A standalone sync worker process (`weft worker`): scale these horizontally. Reads the
  * same configuration as the API; needs TEMPORAL_ADDRESS, MONGODB_URI and WEFT_ENCRYPTION_KEY.
  */
+// First: OpenTelemetry must hook module loading before anything requires mongodb.
+import '../telemetry-preload';
 import { loadConfig } from '../../common/config';
 import { buildCore, requireServers } from '../core';
 import { describeFailure } from '../process-exit';

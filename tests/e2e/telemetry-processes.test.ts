@@ -1,0 +1,106 @@
+/**
+ * OpenTelemetry in `weft api` and `weft worker` as the OS processes an operator runs
+ * (cli/weft.ts through tsx, as the `weft` executable does without a build): what only a real
+ * process entry shows. The MongoDB driver is patched as it loads (app/telemetry-preload.ts
+ * is imported before anything requires it), so database operations have spans under the API
+ * request and under the activity that made them.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { LUMA_DEFAULT_API_KEY } from '../../sandbox/luma';
+import { createLumaIntegration, startWeftStack, type WeftStack } from '../support/weft-stack';
+import { attr, isUnder, startOtlpReceiver, type OtlpReceiver, type OtlpSpan } from './telemetry-receiver';
+
+const REPO = path.resolve(__dirname, '../..');
+
+interface WeftProcess {
+  child: ChildProcess;
+  output(): string;
+  exited: Promise<number | null>;
+}
+
+function spawnWeft(command: string, env: NodeJS.ProcessEnv): WeftProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/weft.ts', command], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, output: () => output, exited };
+}
+
+async function logLine(p: WeftProcess, msg: string, timeoutMs = 60_000): Promise<Record<string, unknown>> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const line = p
+      .output()
+      .split('\n')
+      .find((l) => l.includes(`"msg":"${msg}"`));
+    if (line) return JSON.parse(line) as Record<string, unknown>;
+    if (p.child.exitCode !== null) throw new Error(`the process exited (${p.child.exitCode}) before logging "${msg}":\n${p.output()}`);
+    if (Date.now() > end) throw new Error(`no "${msg}" within ${timeoutMs} ms:\n${p.output()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const isMongo = (s: OtlpSpan) => attr(s, 'db.system') === 'mongodb';
+
+describe('OpenTelemetry in the weft api and weft worker processes', () => {
+  let stack: WeftStack;
+  let receiver: OtlpReceiver;
+  const processes: WeftProcess[] = [];
+
+  beforeAll(async () => {
+    receiver = await startOtlpReceiver();
+    stack = await startWeftStack({ worker: false, luma: { seed: 7, eventCount: 30 } });
+    await createLumaIntegration(stack);
+  });
+  afterAll(async () => {
+    for (const p of processes) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
+    await stack?.shutdown();
+    await receiver?.close();
+  });
+
+  test('MongoDB operations have spans under the API request and under the activity that made them', async () => {
+    const otel = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_METRICS_EXPORTER: 'none' };
+    const api = spawnWeft('api', { ...process.env, ...stack.env, ...otel, PORT: '0' });
+    const worker = spawnWeft('worker', { ...process.env, ...stack.env, ...otel });
+    processes.push(api, worker);
+    const url = String((await logLine(api, 'weft api listening')).url);
+    await logLine(worker, 'weft worker running');
+
+    const connect = await fetch(`${url}/connections`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${stack.keys.dev}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ provider_config_key: 'luma', connection_id: 'otel-proc', credentials: { type: 'API_KEY', apiKey: LUMA_DEFAULT_API_KEY } }),
+    });
+    expect(connect.status).toBe(201);
+    await stack.waitForSync('otel-proc', 'list-events');
+    // Both flush their spans on a clean stop.
+    api.child.kill('SIGTERM');
+    worker.child.kill('SIGTERM');
+    expect(await api.exited).toBe(0);
+    expect(await worker.exited).toBe(0);
+
+    const { spans } = receiver;
+    const request = spans.find(
+      (s) => s.service === 'weft-api' && s.kind === 2 && attr(s, 'http.method') === 'POST' && attr(s, 'http.target') === '/connections',
+    );
+    expect(request).toBeDefined();
+    const requestMongo = spans.filter((s) => isMongo(s) && isUnder(spans, s, request!));
+    // The connection's insert (and the reads before it) ran inside the request.
+    expect(requestMongo.map((s) => s.name)).toEqual(expect.arrayContaining([expect.stringMatching(/^mongodb\.insert$/)]));
+    for (const s of requestMongo) {
+      expect(s.service).toBe('weft-api');
+      expect(attr(s, 'db.name')).toBe(stack.env.MONGODB_DB);
+    }
+
+    const activities = spans.filter((s) => s.service === 'weft-worker' && s.name.startsWith('RunActivity:'));
+    expect(activities.length).toBeGreaterThan(0);
+    const activityMongo = spans.filter((s) => isMongo(s) && activities.some((a) => isUnder(spans, s, a)));
+    expect(activityMongo.length).toBeGreaterThan(0);
+    for (const s of activityMongo) expect(s.service).toBe('weft-worker');
+
+    const everything = receiver.bodies.join('\n');
+    for (const secret of [LUMA_DEFAULT_API_KEY, stack.keys.dev, stack.env.WEFT_ENCRYPTION_KEY]) expect(everything).not.toContain(secret);
+  }, 90_000);
+});
