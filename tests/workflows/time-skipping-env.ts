@@ -13,7 +13,15 @@ export async function createTimeSkippingEnv(): Promise<TestWorkflowEnvironment> 
   quietTestRuntime();
   const { binaries } = infraOptionsFromEnv();
   const launcher = await resolveTestServer({ explicitPath: binaries.temporalTestServer, cacheDir: binaries.cacheDir });
-  return TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: launcher } } });
+  // The SDK gives the server 5 s to listen, a limit it does not let us raise; a JVM on two
+  // busy cores can miss it. Such a start is tried again (the SDK stops the late process).
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: launcher } } });
+    } catch (err) {
+      if (attempt >= 3 || !/did not start within/.test(String((err as Error).message))) throw err;
+    }
+  }
 }
 
 /**
