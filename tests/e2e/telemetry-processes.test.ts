@@ -60,7 +60,7 @@ describe('OpenTelemetry in the weft api and weft worker processes', () => {
     await receiver?.close();
   });
 
-  test('MongoDB operations have spans under the API request and under the activity that made them', async () => {
+  test('API spans are named by route; MongoDB operations have spans under the API request and under the activity that made them', async () => {
     const otel = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_METRICS_EXPORTER: 'none' };
     const api = spawnWeft('api', { ...process.env, ...stack.env, ...otel, PORT: '0' });
     const worker = spawnWeft('worker', { ...process.env, ...stack.env, ...otel });
@@ -75,6 +75,8 @@ describe('OpenTelemetry in the weft api and weft worker processes', () => {
     });
     expect(connect.status).toBe(201);
     await stack.waitForSync('otel-proc', 'list-events');
+    const read = await fetch(`${url}/connections/otel-proc?provider_config_key=luma`, { headers: { authorization: `Bearer ${stack.keys.dev}` } });
+    expect(read.status).toBe(200);
     // Both flush their spans on a clean stop.
     api.child.kill('SIGTERM');
     worker.child.kill('SIGTERM');
@@ -86,6 +88,12 @@ describe('OpenTelemetry in the weft api and weft worker processes', () => {
       (s) => s.service === 'weft-api' && s.kind === 2 && attr(s, 'http.method') === 'POST' && attr(s, 'http.target') === '/connections',
     );
     expect(request).toBeDefined();
+    // Named after the route Express matched (api/middleware/route-span.ts), never the raw path with its ids.
+    expect(request!.name).toBe('POST /connections');
+    expect(attr(request!, 'http.route')).toBe('/connections');
+    const byId = spans.find((s) => s.service === 'weft-api' && s.kind === 2 && String(attr(s, 'http.target')).startsWith('/connections/otel-proc'));
+    expect(byId?.name).toBe('GET /connections/:connectionId');
+    expect(attr(byId!, 'http.route')).toBe('/connections/:connectionId');
     const requestMongo = spans.filter((s) => isMongo(s) && isUnder(spans, s, request!));
     // The connection's insert (and the reads before it) ran inside the request.
     expect(requestMongo.map((s) => s.name)).toEqual(expect.arrayContaining([expect.stringMatching(/^mongodb\.insert$/)]));

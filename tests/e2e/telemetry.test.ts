@@ -120,6 +120,8 @@ describe('OpenTelemetry: traces and metrics over OTLP/HTTP', () => {
 
     const request = spans.find((s) => s.kind === 2 && String(attr(s, 'http.target') ?? attr(s, 'url.path')).startsWith('/sync/trigger'));
     expect(request).toBeDefined();
+    expect(request!.name).toBe('POST /sync/trigger');
+    expect(attr(request!, 'http.route')).toBe('/sync/trigger');
     const trace = spans.filter((s) => s.traceId === request!.traceId);
     const byId = new Map(trace.map((s) => [s.spanId, s]));
     const isUnder = (s: OtlpSpan, ancestor: OtlpSpan): boolean => {
