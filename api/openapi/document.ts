@@ -1,6 +1,7 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import type { IntegrationRegistry } from '../../runtime/registry';
 import { registerIntegrationRoutes } from './integration-models';
+import { declareRateLimitHeaders } from './rate-limit-headers';
 import { registerApiRoutes } from './routes';
 import { registerWebhooks } from './webhooks';
 
@@ -21,7 +22,7 @@ export function buildOpenApiDocument(integrations: IntegrationRegistry): OpenApi
   registerApiRoutes(registry);
   registerIntegrationRoutes(registry, integrations);
   registerWebhooks(registry);
-  return new OpenApiGeneratorV31(registry.definitions).generateDocument({
+  const document = new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',
     info: {
       title: 'Weft API',
@@ -33,4 +34,6 @@ export function buildOpenApiDocument(integrations: IntegrationRegistry): OpenApi
     servers: [{ url: '/' }],
     security: [{ secretKey: [] }],
   });
+  declareRateLimitHeaders(document);
+  return document;
 }

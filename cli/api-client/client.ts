@@ -22,6 +22,12 @@ export function createWeftClient(opts: { baseUrl: string; secretKey: string; fet
   return createClient<paths>({ baseUrl: opts.baseUrl, headers: { authorization: `Bearer ${opts.secretKey}` }, fetch: opts.fetch });
 }
 
+/** One page of `GET /records?model=<M>`. */
+export interface RecordsPage<M extends keyof RecordModels> {
+  records: WeftRecord<M>[];
+  next_cursor: string | null;
+}
+
 /**
  * One page of a connection's records of model `M`, typed as that model: the document's
  * `GET /records` answers with any model's records (OpenAPI cannot tie the answer to
@@ -29,15 +35,34 @@ export function createWeftClient(opts: { baseUrl: string; secretKey: string; fet
  */
 export async function listRecords<M extends keyof RecordModels>(
   client: WeftApiClient,
-  opts: { model: M; connectionId: string; providerConfigKey: string; cursor?: string; limit?: number; modifiedAfter?: string },
-): Promise<{ records: WeftRecord<M>[]; next_cursor: string | null }> {
+  opts: {
+    model: M;
+    connectionId: string;
+    providerConfigKey: string;
+    cursor?: string;
+    limit?: number;
+    modifiedAfter?: string;
+    /** `added`, `updated`, `deleted`, comma-separated. */
+    filter?: string;
+    ids?: string[];
+    variant?: string;
+  },
+): Promise<RecordsPage<M>> {
   const { data, error, response } = await client.GET('/records', {
     params: {
       header: { 'connection-id': opts.connectionId, 'provider-config-key': opts.providerConfigKey },
-      query: { model: opts.model, cursor: opts.cursor, limit: opts.limit, modified_after: opts.modifiedAfter },
+      query: {
+        model: opts.model,
+        cursor: opts.cursor,
+        limit: opts.limit,
+        modified_after: opts.modifiedAfter,
+        filter: opts.filter,
+        ids: opts.ids,
+        variant: opts.variant,
+      },
     },
   });
   if (!data) throw new Error(`GET /records answered ${response.status}: ${JSON.stringify(error)}`);
   // The server read the records of `opts.model` (checked against the document by the tests).
-  return data as unknown as { records: WeftRecord<M>[]; next_cursor: string | null };
+  return data as unknown as RecordsPage<M>;
 }

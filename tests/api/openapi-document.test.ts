@@ -156,6 +156,23 @@ describe('the OpenAPI document', () => {
     }
   });
 
+  test('the API’s rate-limit headers are declared on every answer of a secret-key route but its 401, Retry-After on its 429', () => {
+    const names = ['RateLimit', 'RateLimit-Policy', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'];
+    expect(Object.keys(document.components?.headers ?? {}).sort()).toEqual(names);
+    let declared = 0;
+    for (const { path, method, op } of operations) {
+      const keyed = (op as { security?: unknown[] }).security?.length !== 0;
+      for (const [status, response] of Object.entries(op.responses as Record<string, { headers?: Record<string, { $ref?: string }> }>)) {
+        const headers = response.headers ?? {};
+        const expected = keyed && status !== '401' ? names.map((n) => `#/components/headers/${n}`) : [];
+        expect({ path, method, status, refs: names.map((n) => headers[n]?.$ref).filter(Boolean) }).toEqual({ path, method, status, refs: expected });
+        if (keyed && status === '429') expect({ path, method, retryAfter: 'retry-after' in headers }).toEqual({ path, method, retryAfter: true });
+        declared += expected.length ? 1 : 0;
+      }
+    }
+    expect(declared).toBeGreaterThan(100);
+  });
+
   test('each integration’s models are components, and the record routes refer to them', () => {
     const schemas = Object.keys(document.components?.schemas ?? {});
     for (const model of [

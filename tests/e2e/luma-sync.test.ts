@@ -1,4 +1,6 @@
-import { startWeftStack, createLumaIntegration, readAllRecords, type WeftStack } from '../support/weft-stack';
+import { startWeftStack, createLumaIntegration, type WeftStack } from '../support/weft-stack';
+import { readAllRecordsTyped } from '../support/weft-client';
+import { listRecords, type RecordsPage } from '../../cli/api-client/client';
 import { toCalendarEvent } from '../../integrations/luma/mappers';
 
 const API_KEY = 'sandbox-luma-api-key';
@@ -14,26 +16,32 @@ describe('Luma list-events, end to end', () => {
   });
   afterAll(async () => stack?.shutdown());
 
+  /** Every CalendarEvent record of a connection, typed as CalendarEvent (the `weft` CLI's client). */
+  const readEvents = (connectionId: string, opts: { filter?: string; modifiedAfter?: string } = {}) =>
+    readAllRecordsTyped(stack.client, { model: 'CalendarEvent', connectionId, ...opts });
+
   async function status(connectionId: string) {
-    const res = await stack.api('GET', `/sync/status?provider_config_key=luma&syncs=list-events&connection_id=${connectionId}`);
-    expect(res.status).toBe(200);
-    return res.body.syncs[0];
+    const res = await stack.client.GET('/sync/status', {
+      params: { query: { provider_config_key: 'luma', syncs: 'list-events', connection_id: connectionId } },
+    });
+    expect(res.response.status).toBe(200);
+    return res.data!.syncs[0];
   }
 
   test('a new connection syncs every event into records that GET /records returns', async () => {
-    const created = await stack.api('POST', '/connections', {
+    const created = await stack.client.POST('/connections', {
       body: { provider_config_key: 'luma', connection_id: 'user-1', credentials: { type: 'API_KEY', apiKey: API_KEY } },
     });
-    expect(created.status).toBe(201);
-    expect(JSON.stringify(created.body)).not.toContain(API_KEY);
+    expect(created.response.status).toBe(201);
+    expect(JSON.stringify(created.data)).not.toContain(API_KEY);
 
     // The initial run starts by itself (auto-start); an explicit trigger joins it.
-    const trigger = await stack.api('POST', '/sync/trigger', { body: { provider_config_key: 'luma', connection_id: 'user-1', syncs: ['list-events'] } });
-    expect(trigger.body).toEqual({ success: true });
+    const trigger = await stack.client.POST('/sync/trigger', { body: { provider_config_key: 'luma', connection_id: 'user-1', syncs: ['list-events'] } });
+    expect(trigger.data).toEqual({ success: true });
     const summary: any = await stack.waitForSync('user-1', 'list-events');
     expect(summary.result.CalendarEvent).toEqual({ added: EVENTS, updated: 0, deleted: 0 });
 
-    const records = await readAllRecords(stack, 'user-1', 'CalendarEvent');
+    const records = await readEvents('user-1');
     expect(records).toHaveLength(EVENTS);
     expect(new Set(records.map((r) => r.id)).size).toBe(EVENTS);
 
@@ -56,7 +64,7 @@ describe('Luma list-events, end to end', () => {
       .collection('records')
       .find({}, { projection: { id: 1, seq: 1, last_modified_at: 1 } })
       .toArray();
-    await stack.api('POST', '/sync/trigger', { body: { provider_config_key: 'luma', connection_id: 'user-1', syncs: [] } });
+    await stack.client.POST('/sync/trigger', { body: { provider_config_key: 'luma', connection_id: 'user-1', syncs: [] } });
     const summary: any = await stack.waitForSync('user-1', 'list-events');
     expect(summary.result.CalendarEvent).toEqual({ added: 0, updated: 0, deleted: 0 });
     expect(summary.changed).toBe(false);
@@ -74,12 +82,12 @@ describe('Luma list-events, end to end', () => {
     const added = stack.luma.addEvents(3);
     const runStart = new Date().toISOString();
 
-    await stack.api('POST', '/sync/trigger', { body: { provider_config_key: 'luma', connection_id: 'user-1', syncs: ['list-events'] } });
+    await stack.client.POST('/sync/trigger', { body: { provider_config_key: 'luma', connection_id: 'user-1', syncs: ['list-events'] } });
     const summary: any = await stack.waitForSync('user-1', 'list-events');
     const editedAlive = edited.filter((id) => !deleted.includes(id));
     expect(summary.result.CalendarEvent).toEqual({ added: added.length, updated: editedAlive.length, deleted: deleted.length });
 
-    const changed = await readAllRecords(stack, 'user-1', 'CalendarEvent', { modified_after: runStart });
+    const changed = await readEvents('user-1', { modifiedAfter: runStart });
     const ids = (action: string) =>
       changed
         .filter((r) => r._weft_metadata.last_action === action)
@@ -89,12 +97,12 @@ describe('Luma list-events, end to end', () => {
     expect(ids('DELETED')).toEqual([...deleted].sort());
     expect(ids('ADDED')).toEqual([...added].sort());
 
-    const onlyDeleted = await readAllRecords(stack, 'user-1', 'CalendarEvent', { filter: 'deleted' });
+    const onlyDeleted = await readEvents('user-1', { filter: 'deleted' });
     expect(onlyDeleted.map((r) => r.id).sort()).toEqual([...deleted].sort());
     expect(onlyDeleted.every((r) => r._weft_metadata.deleted_at !== null)).toBe(true);
 
     const updatedRecord = changed.find((r) => r.id === editedAlive[0]);
-    expect(updatedRecord.name).toBe(toCalendarEvent(stack.luma.getEvent(editedAlive[0]) as never).name);
+    expect(updatedRecord?.name).toBe(toCalendarEvent(stack.luma.getEvent(editedAlive[0]) as never).name);
     expect((await status('user-1')).recordCount).toEqual({ CalendarEvent: EVENTS - deleted.length + added.length });
   });
 
@@ -103,12 +111,16 @@ describe('Luma list-events, end to end', () => {
     let cursor: string | null = null;
     let pages = 0;
     do {
-      const qs = new URLSearchParams({ model: 'CalendarEvent', limit: '97', ...(cursor ? { cursor } : {}) });
-      const res = await stack.api('GET', `/records?${qs}`, { headers: { 'connection-id': 'user-1', 'provider-config-key': 'luma' } });
-      expect(res.status).toBe(200);
-      expect(res.body.records.length).toBeLessThanOrEqual(97);
-      seen.push(...res.body.records.map((r: any) => r.id));
-      cursor = res.body.next_cursor;
+      const page: RecordsPage<'CalendarEvent'> = await listRecords(stack.client, {
+        model: 'CalendarEvent',
+        connectionId: 'user-1',
+        providerConfigKey: 'luma',
+        limit: 97,
+        cursor: cursor ?? undefined,
+      });
+      expect(page.records.length).toBeLessThanOrEqual(97);
+      seen.push(...page.records.map((r) => r.id));
+      cursor = page.next_cursor;
       pages += 1;
     } while (cursor);
     expect(pages).toBeGreaterThan(10);
@@ -118,7 +130,6 @@ describe('Luma list-events, end to end', () => {
   });
 
   test('ids= takes up to 1,000 repeated ids (more than the query parser allowed by default: 20) and answers exactly those records', async () => {
-    const headers = { 'connection-id': 'user-1', 'provider-config-key': 'luma' };
     const stored = await stack.core.stores.db
       .collection('records')
       .find({ connection: { $exists: true }, deleted_at: null })
@@ -126,31 +137,39 @@ describe('Luma list-events, end to end', () => {
       .toArray();
     const wanted = stored.slice(0, 100).map((d) => d.id as string);
     expect(wanted).toHaveLength(100);
-    const qs = new URLSearchParams([['model', 'CalendarEvent'], ['limit', '1000'], ...wanted.map((id) => ['ids', id]), ['ids', 'no-such-event']] as Array<
-      [string, string]
-    >);
-    const res = await stack.api('GET', `/records?${qs}`, { headers });
-    expect(res.status).toBe(200);
-    expect(res.body.records.map((r: any) => r.id).sort()).toEqual([...wanted].sort());
+    // The typed client sends an array as repeated `ids=` (openapi-fetch's form style).
+    const res = await listRecords(stack.client, {
+      model: 'CalendarEvent',
+      connectionId: 'user-1',
+      providerConfigKey: 'luma',
+      limit: 1000,
+      ids: [...wanted, 'no-such-event'],
+    });
+    expect(res.records.map((r) => r.id).sort()).toEqual([...wanted].sort());
 
-    const tooMany = new URLSearchParams([['model', 'CalendarEvent'], ...Array.from({ length: 1_001 }, (_, i) => ['ids', `e${i}`])] as Array<[string, string]>);
-    const refused = await stack.api('GET', `/records?${tooMany}`, { headers });
-    expect(refused.status).toBe(400);
-    expect(JSON.stringify(refused.body)).toContain('at most 1000 ids');
+    const header = { 'connection-id': 'user-1', 'provider-config-key': 'luma' };
+    const tooMany = Array.from({ length: 1_001 }, (_, i) => `e${i}`);
+    const refused = await stack.client.GET('/records', { params: { header, query: { model: 'CalendarEvent', ids: tooMany } } });
+    expect(refused.response.status).toBe(400);
+    expect(JSON.stringify(refused.error)).toContain('at most 1000 ids');
   });
 
   test('a filter that matches little answers within a bounded read: pages may be short or empty and still carry a cursor', async () => {
-    const headers = { 'connection-id': 'user-1', 'provider-config-key': 'luma' };
     const seen: string[] = [];
     let cursor: string | null = null;
     let shortPagesWithCursor = 0;
     do {
-      const qs = new URLSearchParams({ model: 'CalendarEvent', filter: 'deleted', limit: '1', ...(cursor ? { cursor } : {}) });
-      const res = await stack.api('GET', `/records?${qs}`, { headers });
-      expect(res.status).toBe(200);
-      seen.push(...res.body.records.map((r: any) => r.id));
-      cursor = res.body.next_cursor;
-      if (cursor && res.body.records.length === 0) shortPagesWithCursor += 1;
+      const page: RecordsPage<'CalendarEvent'> = await listRecords(stack.client, {
+        model: 'CalendarEvent',
+        connectionId: 'user-1',
+        providerConfigKey: 'luma',
+        filter: 'deleted',
+        limit: 1,
+        cursor: cursor ?? undefined,
+      });
+      seen.push(...page.records.map((r) => r.id));
+      cursor = page.next_cursor;
+      if (cursor && page.records.length === 0) shortPagesWithCursor += 1;
     } while (cursor);
     // The deleted records are the latest changes: the first request stops after its bound with none.
     expect(shortPagesWithCursor).toBeGreaterThan(0);
@@ -160,16 +179,16 @@ describe('Luma list-events, end to end', () => {
   });
 
   test('a run that fails midway deletes nothing and reports the error', async () => {
-    await stack.api('POST', '/connections', {
+    await stack.client.POST('/connections', {
       body: { provider_config_key: 'luma', connection_id: 'user-fail', credentials: { type: 'API_KEY', apiKey: API_KEY } },
     });
     await stack.waitForSync('user-fail', 'list-events');
-    const liveBefore = (await readAllRecords(stack, 'user-fail', 'CalendarEvent', { filter: 'added,updated' })).length;
+    const liveBefore = (await readEvents('user-fail', { filter: 'added,updated' })).length;
 
     stack.luma.deleteEvents(4);
     stack.luma.setLatency(60);
     const beforeRequests = stack.luma.requestLog().length;
-    await stack.api('POST', '/sync/trigger', { body: { provider_config_key: 'luma', connection_id: 'user-fail', syncs: ['list-events'] } });
+    await stack.client.POST('/sync/trigger', { body: { provider_config_key: 'luma', connection_id: 'user-fail', syncs: ['list-events'] } });
     // Let a few pages through, then make Luma refuse the key: a non-retryable failure.
     while (stack.luma.requestLog().length < beforeRequests + 3) await new Promise((r) => setTimeout(r, 20));
     stack.luma.failNext(1_000, 401);
@@ -179,13 +198,13 @@ describe('Luma list-events, end to end', () => {
 
     const s = await status('user-fail');
     expect(s.status).toBe('ERROR');
-    expect(s.latestError.code).toBe('provider_auth_failed');
-    const deletedNow = await readAllRecords(stack, 'user-fail', 'CalendarEvent', { filter: 'deleted' });
+    expect(s.latestError?.code).toBe('provider_auth_failed');
+    const deletedNow = await readEvents('user-fail', { filter: 'deleted' });
     expect(deletedNow).toHaveLength(0);
-    expect((await readAllRecords(stack, 'user-fail', 'CalendarEvent')).length).toBe(liveBefore);
+    expect((await readEvents('user-fail')).length).toBe(liveBefore);
 
-    const conn = await stack.api('GET', '/connections?connectionId=user-fail');
-    expect(conn.body.connections[0].errors[0].type).toBe('auth');
+    const conn = await stack.client.GET('/connections', { params: { query: { connectionId: 'user-fail' } } });
+    expect(conn.data?.connections[0].errors[0].type).toBe('auth');
   });
 });
 
@@ -215,19 +234,19 @@ describe('API auth, isolation and input errors', () => {
   });
 
   test("another environment's connection is invisible (404)", async () => {
-    const prod = stack.keys.prod;
-    const headers = { 'connection-id': 'dev-user', 'provider-config-key': 'luma' };
-    const records = await stack.api('GET', '/records?model=CalendarEvent', { key: prod, headers });
-    expect(records.status).toBe(404);
-    expect(records.body.error.code).toBe('unknown_connection');
-    const get = await stack.api('GET', '/connections/dev-user?provider_config_key=luma', { key: prod });
-    expect(get.status).toBe(404);
-    const trigger = await stack.api('POST', '/sync/trigger', { key: prod, body: { provider_config_key: 'luma', connection_id: 'dev-user', syncs: [] } });
-    expect(trigger.status).toBe(404);
-    const list = await stack.api('GET', '/connections', { key: prod });
-    expect(list.body.connections).toEqual([]);
+    const prod = stack.clientWithKey(stack.keys.prod);
+    const header = { 'connection-id': 'dev-user', 'provider-config-key': 'luma' };
+    const records = await prod.GET('/records', { params: { header, query: { model: 'CalendarEvent' } } });
+    expect(records.response.status).toBe(404);
+    expect(records.error?.error.code).toBe('unknown_connection');
+    const get = await prod.GET('/connections/{connectionId}', { params: { path: { connectionId: 'dev-user' }, query: { provider_config_key: 'luma' } } });
+    expect(get.response.status).toBe(404);
+    const trigger = await prod.POST('/sync/trigger', { body: { provider_config_key: 'luma', connection_id: 'dev-user', syncs: [] } });
+    expect(trigger.response.status).toBe(404);
+    const list = await prod.GET('/connections');
+    expect(list.data?.connections).toEqual([]);
     // The dev key still sees it.
-    expect((await stack.api('GET', '/records?model=CalendarEvent', { headers })).status).toBe(200);
+    expect((await stack.client.GET('/records', { params: { header, query: { model: 'CalendarEvent' } } })).response.status).toBe(200);
   });
 
   test('malformed bodies get 400 with the zod issues and change nothing', async () => {
@@ -289,12 +308,16 @@ describe('API auth, isolation and input errors', () => {
   });
 
   test('unknown integration and connection get their own 404 codes', async () => {
-    const noIntegration = await stack.api('GET', '/records?model=CalendarEvent', { headers: { 'connection-id': 'dev-user', 'provider-config-key': 'nope' } });
-    expect(noIntegration.status).toBe(404);
-    expect(noIntegration.body.error.code).toBe('unknown_provider_config');
-    const noConnection = await stack.api('GET', '/connections/ghost?provider_config_key=luma');
-    expect(noConnection.status).toBe(404);
-    expect(noConnection.body.error.code).toBe('unknown_connection');
+    const noIntegration = await stack.client.GET('/records', {
+      params: { header: { 'connection-id': 'dev-user', 'provider-config-key': 'nope' }, query: { model: 'CalendarEvent' } },
+    });
+    expect(noIntegration.response.status).toBe(404);
+    expect(noIntegration.error?.error.code).toBe('unknown_provider_config');
+    const noConnection = await stack.client.GET('/connections/{connectionId}', {
+      params: { path: { connectionId: 'ghost' }, query: { provider_config_key: 'luma' } },
+    });
+    expect(noConnection.response.status).toBe(404);
+    expect(noConnection.error?.error.code).toBe('unknown_connection');
   });
 
   test('credentials are stored encrypted and never logged', async () => {
@@ -304,7 +327,9 @@ describe('API auth, isolation and input errors', () => {
     const logs = await stack.core.stores.db.collection('request_logs').find({}).toArray();
     expect(logs.length).toBeGreaterThan(0);
     expect(JSON.stringify(logs)).not.toContain(API_KEY);
-    const full = await stack.api('GET', '/connections/dev-user?provider_config_key=luma');
-    expect(full.body.credentials).toMatchObject({ type: 'API_KEY', apiKey: API_KEY });
+    const full = await stack.client.GET('/connections/{connectionId}', {
+      params: { path: { connectionId: 'dev-user' }, query: { provider_config_key: 'luma' } },
+    });
+    expect(full.data?.credentials).toMatchObject({ type: 'API_KEY', apiKey: API_KEY });
   });
 });

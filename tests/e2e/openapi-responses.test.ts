@@ -6,7 +6,7 @@ import { OpenApiResponseChecker, type ObservedResponse } from '../support/openap
 import { buildOpenApiDocument, type OpenApiDocument } from '../../api/openapi/document';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
-import { createWeftClient, listRecords } from '../../cli/api-client/client';
+import { listRecords } from '../../cli/api-client/client';
 
 const API_KEY = 'sandbox-luma-api-key';
 
@@ -102,8 +102,8 @@ describe('OpenAPI document against the real API', () => {
     await api('GET', '/records?model=CalendarEvent', { headers: { 'connection-id': 'user-1' } });
     await api('GET', '/v1/luma/list-events?limit=3', { headers });
     await api('GET', '/v1/no-such-endpoint', { headers });
-    // The typed client (cli/api-client/) reads the same records, typed as the model.
-    const typed = await listRecords(createWeftClient({ baseUrl: stack.apiUrl, secretKey: stack.keys.dev }), {
+    // The typed client (cli/api-client/) reads the same records, typed as the model; its answers are seen and checked too.
+    const typed = await listRecords(stack.client, {
       model: 'CalendarEvent',
       connectionId: 'user-1',
       providerConfigKey: 'luma',
@@ -189,6 +189,17 @@ describe('OpenAPI document against the real API', () => {
     expect(checker.check({ ...ok, status: 418 })?.problem).toMatch(/documents no 418/);
     expect(checker.check({ ...ok, path: '/not-documented' })?.problem).toBe('no operation in the document');
     expect(checker.check({ ...ok, path: '/not-documented', status: 404 })?.problem).toMatch(/does not fit the error body/);
+    // The API's rate-limit headers are declared where it sends them; one sent where the document has none, or of the wrong type, is caught.
+    expect(ok.headers?.['x-ratelimit-limit']).toMatch(/^\d+$/);
+    expect(checker.check({ ...ok, headers: { ...ok.headers, 'retry-after': '3' } })?.problem).toMatch(/header retry-after is sent but not declared/);
+    expect(checker.check({ ...ok, headers: { ...ok.headers, 'x-ratelimit-remaining': 'many' } })?.problem).toMatch(/x-ratelimit-remaining.*not an integer/);
+    const unauthorized = seen.find((r) => r.status === 401)!;
+    expect(unauthorized.headers?.['x-ratelimit-limit']).toBeUndefined();
+    expect(checker.check({ ...unauthorized, headers: { ...unauthorized.headers, 'x-ratelimit-limit': '6000' } })?.problem).toMatch(
+      /header x-ratelimit-limit is sent but not declared/,
+    );
+    // The typed client's answers were seen (and so checked) as `stack.api`'s are.
+    expect(seen.some((r) => r.path.startsWith('/records?model=CalendarEvent&limit=3') && r.headers?.['x-ratelimit-remaining'])).toBe(true);
   });
 
   test('the webhooks Weft sent fit the document’s `webhooks`', () => {

@@ -10,6 +10,8 @@ export interface ObservedResponse {
   status: number;
   contentType: string | null;
   body: unknown;
+  /** The answer's headers (names lower-case); when given, the rate-limit ones are checked too. */
+  headers?: Record<string, string>;
 }
 
 /** What an answer that does not fit the document looks like in a failure message. */
@@ -19,6 +21,11 @@ export interface ResponseMismatch {
 }
 
 const DOCUMENT_ID = 'weft-openapi.json';
+
+/** Headers the API sets that an answer may carry only where the document declares them (lower-case). */
+const DECLARED_WHEN_SENT = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'ratelimit', 'ratelimit-policy', 'retry-after'];
+
+type DeclaredHeader = { $ref?: string; schema?: { type?: string } };
 
 /**
  * Checks API answers against the OpenAPI document: the operation is found by method and path
@@ -58,10 +65,17 @@ export class OpenApiResponseChecker {
       if (r.status === 404) return this.validate('#/components/schemas/Error', r.body, label, 'the error body');
       return { response: label, problem: 'no operation in the document' };
     }
-    const responses = (this.document.paths![op.template] as Record<string, { responses?: Record<string, { content?: Record<string, unknown> }> }>)[method]
-      .responses!;
+    const responses = (
+      this.document.paths![op.template] as Record<
+        string,
+        { responses?: Record<string, { content?: Record<string, unknown>; headers?: Record<string, DeclaredHeader> }> }
+      >
+    )[method].responses!;
     const status = String(r.status) in responses ? String(r.status) : 'default' in responses ? 'default' : null;
     if (!status) return { response: label, problem: `${op.template} documents no ${r.status} (has ${Object.keys(responses).join(', ')})` };
+    // The proxy's answers carry the provider's headers as they came.
+    const headerProblem = op.template.startsWith('/proxy/') ? null : this.undeclaredHeader(r.headers, responses[status].headers ?? {});
+    if (headerProblem) return { response: label, problem: `${op.template} ${status}: ${headerProblem}` };
     if (!r.contentType?.includes('application/json')) return null;
     const content = responses[status].content ?? {};
     if (!('application/json' in content)) {
@@ -69,6 +83,25 @@ export class OpenApiResponseChecker {
     }
     const pointer = `#/${['paths', op.template, method, 'responses', status, 'content', 'application/json', 'schema'].map((t) => encodeURIComponent(escape(t))).join('/')}`;
     return this.validate(pointer, r.body, label, `${op.template} ${status}`);
+  }
+
+  /** A rate-limit header the answer has and its response does not declare (or of the wrong type), if any. */
+  private undeclaredHeader(sent: Record<string, string> | undefined, declared: Record<string, DeclaredHeader>): string | null {
+    if (!sent) return null;
+    const byName = new Map(Object.entries(declared).map(([name, h]) => [name.toLowerCase(), this.resolveHeader(h)]));
+    for (const name of DECLARED_WHEN_SENT) {
+      if (!(name in sent)) continue;
+      const header = byName.get(name);
+      if (!header) return `header ${name} is sent but not declared`;
+      if (header.schema?.type === 'integer' && !/^\d+$/.test(sent[name])) return `header ${name}: ${JSON.stringify(sent[name])} is not an integer`;
+    }
+    return null;
+  }
+
+  private resolveHeader(header: DeclaredHeader): DeclaredHeader {
+    const prefix = '#/components/headers/';
+    if (!header.$ref?.startsWith(prefix)) return header;
+    return (this.document.components?.headers?.[header.$ref.slice(prefix.length)] ?? {}) as DeclaredHeader;
   }
 
   private validate(pointer: string, body: unknown, label: string, what: string): ResponseMismatch | null {

@@ -16,6 +16,8 @@ import { loadConfig } from '../../common/config';
 import { temporalRuntimeTelemetry, type Telemetry } from '../../app/telemetry';
 import { describeStall } from './stall-report';
 import { OpenApiResponseChecker, type ObservedResponse } from './openapi-responses';
+import { observedWeftClient } from './weft-client';
+import type { WeftApiClient } from '../../cli/api-client/client';
 import { buildOpenApiDocument } from '../../api/openapi/document';
 
 /**
@@ -42,6 +44,10 @@ export interface WeftStack {
   /** The captured JSON log lines of the in-process API and worker. */
   logs: string[];
   api(method: string, path: string, opts?: { body?: unknown; key?: string | null; headers?: Record<string, string> }): Promise<{ status: number; body: any }>;
+  /** The typed client (cli/api-client/) with the dev key; its answers are checked against the document as `api`'s are. Keep `api` for malformed input. */
+  client: WeftApiClient;
+  /** The typed client with another secret key (`stack.keys.prod`). */
+  clientWithKey(key: string): WeftApiClient;
   startWorker(): Promise<void>;
   stopWorker(): Promise<void>;
   waitForSync(connectionId: string, syncName: string, opts?: { providerConfigKey?: string; environment?: string }): Promise<unknown>;
@@ -197,6 +203,13 @@ export async function startWeftStack(opts: StackOptions = {}): Promise<WeftStack
 
   const api: RunningApi = await startApi(core, { port: 0, host: '127.0.0.1' });
   const checkAgainstDocument = openApiCheck(core);
+  const observe =
+    opts.onResponse || checkAgainstDocument
+      ? (observed: ObservedResponse) => {
+          opts.onResponse?.(observed);
+          checkAgainstDocument?.record(observed);
+        }
+      : null;
 
   let running: { workers: WeftWorkers; done: Promise<void> } | null = null;
   const stack: WeftStack = {
@@ -225,13 +238,19 @@ export async function startWeftStack(opts: StackOptions = {}): Promise<WeftStack
       });
       const text = await res.text();
       const answer = { status: res.status, body: text ? JSON.parse(text) : null };
-      if (opts.onResponse || checkAgainstDocument) {
-        const observed = { method, path, status: res.status, contentType: res.headers.get('content-type'), body: answer.body };
-        opts.onResponse?.(observed);
-        checkAgainstDocument?.record(observed);
-      }
+      observe?.({
+        method,
+        path,
+        status: res.status,
+        contentType: res.headers.get('content-type'),
+        body: answer.body,
+        headers: Object.fromEntries(res.headers),
+      });
       return answer;
     },
+
+    client: observedWeftClient(api.url, keys.dev, observe),
+    clientWithKey: (key) => observedWeftClient(api.url, key, observe),
 
     async startWorker() {
       if (running) return;
