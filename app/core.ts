@@ -9,7 +9,7 @@ import type { DestinationStream } from 'pino';
 import { createEgress, type Egress, type EgressSettings } from '../egress/egress';
 import { egressSettings } from '../egress/settings';
 import { integrations } from '../integrations';
-import { assertDistinctProviders, loadIntegrationsDir } from '../runtime/integration-loader';
+import { withIntegrationsDir } from '../runtime/integration-loader';
 import { IntegrationRegistry } from '../runtime/registry';
 import { connectMongo, createStores, DATABASE_HEARTBEAT_MS, ensureIndexes, type Stores } from '../store/db';
 import { watchDatabase } from '../store/database-watch';
@@ -71,9 +71,7 @@ export interface CoreOptions extends Omit<StorageOptions, 'watchLog'> {
 
 /** Every integration Weft knows: the pre-built ones and the operator's own (WEFT_INTEGRATIONS_DIR); one registry per process. */
 export function buildRegistry(config: Pick<Config, 'WEFT_INTEGRATIONS_DIR'>): IntegrationRegistry {
-  const all = [...integrations, ...(config.WEFT_INTEGRATIONS_DIR ? loadIntegrationsDir(config.WEFT_INTEGRATIONS_DIR) : [])];
-  assertDistinctProviders(all);
-  return new IntegrationRegistry(all);
+  return new IntegrationRegistry(withIntegrationsDir(integrations, config.WEFT_INTEGRATIONS_DIR));
 }
 
 /**

@@ -18,6 +18,8 @@ import { resealSecrets } from '../app/reseal';
 import { describeFailure } from '../app/process-exit';
 import { loadConfig } from '../common/config';
 import { createWeftClient, listRecords, type RecordModel } from './api-client/client';
+import { registerInit } from './commands/init';
+import { registerTest } from './commands/test';
 
 export function buildProgram(): Command {
   const program = new Command('weft').description('Weft: a self-hostable integration platform.');
@@ -75,6 +77,8 @@ export function buildProgram(): Command {
       } while (cursor);
     });
 
+  registerInit(program);
+  registerTest(program);
   return program;
 }
 

@@ -1,21 +1,67 @@
-import { existsSync, readdirSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
 import { z } from 'zod';
 import { WeftError } from '../common/errors';
-import type { IntegrationDefinition } from './types';
+import { registerSdkResolution } from './sdk-resolution';
+import type { ActionDefinition, IntegrationDefinition, SyncDefinition } from './types';
+
+/**
+ * A folder that keeps a loaded integration's provider (`extends: 'one-drive'`: its auth,
+ * base URL, rate limits, and so every connection of it) and replaces that integration's
+ * functions of the same name, or adds new ones. The integration key stays the extended one's;
+ * a customized copy under a key of its own is a whole IntegrationDefinition instead
+ * (`weft clone --as`).
+ */
+export interface IntegrationExtension {
+  extends: string;
+  syncs: SyncDefinition[];
+  actions: ActionDefinition[];
+}
+
+/** One folder of WEFT_INTEGRATIONS_DIR, loaded and checked. */
+export interface LoadedIntegration {
+  folder: string;
+  definition: IntegrationDefinition | IntegrationExtension;
+}
+
+/**
+ * The registry's definitions: the pre-built ones, with the extensions of `dir` applied, and
+ * the integrations of `dir`. Every definition is checked here, at start, so a mistake stops
+ * the process with a stable code and the file it is in, never a sync that fails later.
+ */
+export function withIntegrationsDir(builtIn: IntegrationDefinition[], dir: string | undefined): IntegrationDefinition[] {
+  const loaded = dir ? loadIntegrationsDir(dir) : [];
+  const own = loaded.filter((l): l is LoadedIntegration & { definition: IntegrationDefinition } => !isExtension(l.definition));
+  const all = [...builtIn, ...own.map((l) => l.definition)];
+  assertDistinctProviders(all);
+  for (const { folder, definition } of loaded) {
+    if (!isExtension(definition)) continue;
+    const index = all.findIndex((d) => d.provider.name === definition.extends);
+    if (index < 0) {
+      throw new WeftError(
+        'integration_provider_unknown',
+        `${indexFile(folder)}: extends "${definition.extends}", which names no integration; known: ${all.map((d) => d.provider.name).join(', ')}.`,
+      );
+    }
+    all[index] = applyExtension(all[index], definition);
+  }
+  return all;
+}
 
 /**
  * An author's own integrations, outside Weft (`WEFT_INTEGRATIONS_DIR`): one subfolder per
  * integration, in the shape of Weft's `integrations/<name>/`, whose `index` (`index.ts` under
- * tsx, `index.js` compiled) exports its IntegrationDefinition, as the default export or as
- * its only one. A folder that does not is refused at start with a stable code, so a typo
- * never becomes an integration that silently is not there.
+ * tsx, `index.js` compiled) exports its IntegrationDefinition (or IntegrationExtension), as
+ * the default export or as its only one. A folder that does not is refused at start with a
+ * stable code, so a typo never becomes an integration that silently is not there.
  */
-export function loadIntegrationsDir(dir: string): IntegrationDefinition[] {
+export function loadIntegrationsDir(dir: string): LoadedIntegration[] {
   const root = resolve(dir);
   if (!existsSync(root) || !statSync(root).isDirectory()) {
     throw new WeftError('integrations_dir_unreadable', `WEFT_INTEGRATIONS_DIR is ${root}, which is not a directory.`);
   }
+  // `weft/integration` and `zod` resolve to Weft's own modules from any folder on disk.
+  registerSdkResolution();
   return readdirSync(root, { withFileTypes: true })
     .filter((entry) => entry.isDirectory() && !entry.name.startsWith('.') && entry.name !== 'node_modules')
     .sort((a, b) => a.name.localeCompare(b.name))
@@ -23,7 +69,7 @@ export function loadIntegrationsDir(dir: string): IntegrationDefinition[] {
 }
 
 /** One integration folder's definition (see loadIntegrationsDir). */
-function loadIntegrationFolder(folder: string): IntegrationDefinition {
+function loadIntegrationFolder(folder: string): LoadedIntegration {
   let exported: Record<string, unknown>;
   try {
     // A CommonJS require of a folder chosen at run time, synchronous like the registry it
@@ -43,37 +89,121 @@ function loadIntegrationFolder(folder: string): IntegrationDefinition {
   if (candidates.length !== 1) {
     throw new WeftError(
       'integration_export_missing',
-      `Integration folder ${folder} must export one IntegrationDefinition ({ provider, syncs, actions }) as its default or only export; it exports ${Object.keys(exported).join(', ') || 'nothing'}.`,
+      `Integration folder ${folder} must export one IntegrationDefinition ({ provider, syncs, actions }) or extension ({ extends, syncs, actions }) as its default or only export; it exports ${Object.keys(exported).join(', ') || 'nothing'}.`,
     );
   }
-  const parsed = integrationShape.safeParse(candidates[0]);
+  const candidate = candidates[0];
+  const extension = isExtension(candidate);
+  const parsed = (extension ? extensionShape : integrationShape).safeParse(candidate);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
-    throw new WeftError('integration_invalid', `Integration folder ${folder} exports something that is not an IntegrationDefinition: ${problems}.`);
+    throw new WeftError('integration_invalid', `${indexFile(folder)} exports something that is not an IntegrationDefinition: ${problems}.`);
   }
-  return candidates[0] as IntegrationDefinition;
+  const definition = candidate as IntegrationDefinition | IntegrationExtension;
+  checkFunctions(folder, definition);
+  return { folder, definition };
+}
+
+/**
+ * What zod's shape check cannot say in the author's terms: each function has its `exec`,
+ * its models and schemas are zod schemas, and no name is used twice in the integration
+ * (the API addresses functions by name). Each failure names the file that defines the function.
+ */
+function checkFunctions(folder: string, def: IntegrationDefinition | IntegrationExtension): void {
+  const seen = new Map<string, string>();
+  const functions: Array<SyncDefinition | ActionDefinition> = [...def.syncs, ...def.actions];
+  for (const [i, fn] of functions.entries()) {
+    const where = `${definingFile(folder, fn.name)}: ${fn.kind} "${fn.name}"`;
+    if (typeof fn.exec !== 'function') {
+      throw new WeftError('integration_exec_missing', `${where} has no exec function (async exec(ctx${fn.kind === 'action' ? ', input' : ''}) { ... }).`);
+    }
+    const before = seen.get(fn.name);
+    if (before) {
+      throw new WeftError(
+        'integration_name_duplicate',
+        `${where}: the name "${fn.name}" is used twice in this integration (${before} and ${fn.kind} #${i + 1}); each sync and action needs its own.`,
+      );
+    }
+    seen.set(fn.name, fn.kind);
+    const schemas: Array<[string, unknown]> =
+      fn.kind === 'sync'
+        ? Object.entries(fn.models).map(([model, schema]) => [`model "${model}"`, schema])
+        : [
+            ['input', fn.input],
+            ['output', fn.output],
+          ];
+    for (const [label, schema] of schemas) {
+      if (!isZodSchema(schema)) {
+        throw new WeftError('integration_model_invalid', `${where}: its ${label} is not a zod schema (z.object({ ... }) from weft/integration).`);
+      }
+    }
+  }
+}
+
+/** The base integration with the extension's functions in place of its own of the same name, and its new ones after them. */
+function applyExtension(base: IntegrationDefinition, ext: IntegrationExtension): IntegrationDefinition {
+  const replace = <T extends { name: string }>(own: T[], theirs: T[]) => [
+    ...own.map((fn) => theirs.find((t) => t.name === fn.name) ?? fn),
+    ...theirs.filter((t) => !own.some((fn) => fn.name === t.name)),
+  ];
+  return { ...base, syncs: replace(base.syncs, ext.syncs), actions: replace(base.actions, ext.actions) };
 }
 
 /** The registry's own uniqueness rule, checked when built-in and custom integrations meet. */
-export function assertDistinctProviders(definitions: IntegrationDefinition[]): void {
+function assertDistinctProviders(definitions: IntegrationDefinition[]): void {
   const seen = new Set<string>();
   for (const def of definitions) {
     if (seen.has(def.provider.name)) {
       throw new WeftError(
         'duplicate_integration',
-        `Two integrations are named "${def.provider.name}"; a provider name must be unique (a custom integration cannot replace a pre-built one).`,
+        `Two integrations are named "${def.provider.name}"; a provider name must be unique (a custom integration cannot replace a pre-built one; to keep its provider and replace functions, export { extends: '${def.provider.name}', syncs, actions }).`,
       );
     }
     seen.add(def.provider.name);
   }
 }
 
-function looksLikeIntegration(value: unknown): boolean {
-  return typeof value === 'object' && value !== null && 'provider' in value && 'syncs' in value;
+function indexFile(folder: string): string {
+  const file = ['index.ts', 'index.js'].map((f) => join(folder, f)).find((f) => existsSync(f));
+  return file ?? folder;
 }
 
-const fn = z.custom<(...args: unknown[]) => unknown>((v) => typeof v === 'function', 'must be a function');
-const operationName = z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'lower-case letters, digits and dashes');
+/**
+ * The source file of the folder that declares `name: '<name>'` (a function usually lives in
+ * a file of its own), else the folder's index: the message should point where to fix it.
+ */
+function definingFile(folder: string, name: string): string {
+  const declaration = new RegExp(`name:\\s*['"\`]${name.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}['"\`]`);
+  const files = sourceFiles(folder);
+  const file = files.find((f) => declaration.test(readFileSync(f, 'utf8')));
+  return file ? join(folder, relative(folder, file)) : indexFile(folder);
+}
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return entry.name === 'node_modules' || entry.name.startsWith('.') ? [] : sourceFiles(path);
+    return /\.(ts|js|mts|cts|mjs|cjs)$/.test(entry.name) && !entry.name.endsWith('.d.ts') ? [path] : [];
+  });
+}
+
+function isExtension(value: unknown): value is IntegrationExtension {
+  return typeof value === 'object' && value !== null && 'extends' in value && !('provider' in value);
+}
+
+function looksLikeIntegration(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && ('provider' in value || 'extends' in value) && ('syncs' in value || 'actions' in value);
+}
+
+/** A zod 4 schema, from Weft's copy of zod or any other: what validation calls on it. */
+function isZodSchema(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && '_zod' in value && typeof (value as { safeParse?: unknown }).safeParse === 'function';
+}
+
+// A function's name is checked here, its exec and schemas by checkFunctions (with the file to fix).
+const operationName = z.string().regex(/^[a-z0-9][a-z0-9/-]*$/, 'lower-case letters, digits, dashes and slashes');
+const syncShape = z.looseObject({ kind: z.literal('sync'), name: operationName, models: z.record(z.string(), z.unknown()) });
+const actionShape = z.looseObject({ kind: z.literal('action'), name: operationName });
 
 /** What the registry and the runtime rely on; the rest is typed by the author's compiler. */
 const integrationShape = z.object({
@@ -89,6 +219,12 @@ const integrationShape = z.object({
       .regex(/^[A-Za-z0-9-]+$/)
       .optional(),
   }),
-  syncs: z.array(z.looseObject({ kind: z.literal('sync'), name: operationName, models: z.record(z.string(), z.unknown()), exec: fn })),
-  actions: z.array(z.looseObject({ kind: z.literal('action'), name: operationName, exec: fn })),
+  syncs: z.array(syncShape),
+  actions: z.array(actionShape),
+});
+
+const extensionShape = z.object({
+  extends: z.string().min(1),
+  syncs: z.array(syncShape),
+  actions: z.array(actionShape),
 });
