@@ -41,11 +41,12 @@ export async function createWeftWorker(opts: WeftWorkerOptions): Promise<Worker>
 
 /**
  * The Temporal OpenTelemetry interceptors and workflow-span sink. The workflow side lives in
- * the bundle (workflows/telemetry-interceptors.ts, listed here for a bundle made at start;
- * a prebuilt bundle must have been made with it).
+ * the bundle (the interceptors module, listed here for a bundle made at start; `npm run
+ * build`'s prebuilt bundle is made with it). With traces off, a prebuilt bundle's workflow
+ * spans go to a sink that drops them (an unregistered sink is an error logged per call).
  */
 function tracing(telemetry: Telemetry | null | undefined, bundlingNow: boolean): Pick<WorkerOptions, 'interceptors' | 'sinks'> {
-  if (!telemetry?.spanProcessor) return {};
+  if (!telemetry?.spanProcessor) return bundlingNow ? {} : { sinks: { exporter: { export: { fn: () => undefined } } } };
   return {
     interceptors: {
       client: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] },

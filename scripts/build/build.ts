@@ -4,8 +4,9 @@
  *
  *   dist/<folder>/…            tsc -p tsconfig.build.json (CommonJS, ES2022, source maps)
  *   dist/scripts/infra/…       plus the files the infrastructure code reads beside itself
- *   dist/workflow-bundle.js    the Temporal workflow bundle, so a compiled worker never runs
- *                              webpack at start (app/worker/prebuilt-bundle.ts finds it)
+ *   dist/workflow-bundle.js    the Temporal workflow bundle (with the OpenTelemetry workflow
+ *                              interceptors), so a compiled worker never runs webpack at
+ *                              start (app/worker/prebuilt-bundle.ts finds it)
  *
  * `npm run build -- --out-dir <dir>` builds elsewhere (the build test does). The directory
  * must sit inside the repository: the compiled code finds node_modules by walking up from it.
@@ -38,9 +39,12 @@ async function main(): Promise<void> {
 
   for (const asset of ASSETS) cpSync(path.join(REPO, asset), path.join(outDir, asset), { recursive: true });
 
-  // Bundled from the compiled workflows, so the bundle is exactly the code that was built.
+  // Bundled from the compiled workflows, so the bundle is exactly the code that was built. With
+  // the OpenTelemetry workflow interceptors: a worker with traces on gets workflow spans (and
+  // trace context on to its activities); with traces off their spans go to a no-op sink.
   const { code } = await bundleWorkflowCode({
     workflowsPath: path.join(outDir, 'workflows'),
+    workflowInterceptorModules: [require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors')],
     logger: { trace() {}, debug() {}, info() {}, warn: (m: string) => console.warn(m), error: (m: string) => console.error(m), log() {} } as never,
   });
   writeFileSync(path.join(outDir, WORKFLOW_BUNDLE_FILE), latin1Only(code));

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { startWeftStack, createLumaIntegration, type WeftStack } from '../support/weft-stack';
+import { attr, isUnder, startOtlpReceiver, type OtlpReceiver } from '../e2e/telemetry-receiver';
 
 const REPO = path.resolve(__dirname, '../..');
 const EVENTS = 120;
@@ -35,6 +36,9 @@ describe('the production build', () => {
   // Inside the repository (gitignored .weft/), so the compiled code finds node_modules.
   const buildDir = path.join(REPO, '.weft', `test-build-${randomBytes(4).toString('hex')}`);
   let stack: WeftStack;
+  let receiver: OtlpReceiver;
+  let apiUrl: string;
+  let firstWorker: CompiledProcess;
   const children: ChildProcess[] = [];
 
   beforeAll(async () => {
@@ -43,10 +47,12 @@ describe('the production build', () => {
     // No in-process worker: the sync must run in the compiled worker.
     stack = await startWeftStack({ worker: false, luma: { seed: 5, eventCount: EVENTS, maxPageSize: 50 } });
     await createLumaIntegration(stack);
+    receiver = await startOtlpReceiver();
   }, 90_000);
   afterAll(async () => {
     for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
     await stack?.shutdown();
+    await receiver?.close();
     rmSync(buildDir, { recursive: true, force: true });
   });
 
@@ -64,7 +70,10 @@ describe('the production build', () => {
     expect(existsSync(path.join(buildDir, 'tests'))).toBe(false);
     expect(existsSync(path.join(buildDir, 'bench'))).toBe(false);
     // One character above U+00FF and V8 holds the whole bundle as a two-byte string, in every isolate.
-    expect(readFileSync(path.join(buildDir, 'workflow-bundle.js'), 'utf8')).not.toMatch(/[\u0100-\uffff]/);
+    const bundle = readFileSync(path.join(buildDir, 'workflow-bundle.js'), 'utf8');
+    expect(bundle).not.toMatch(/[\u0100-\uffff]/);
+    // The OpenTelemetry workflow interceptors are in it (workflow spans from a compiled worker).
+    expect(bundle).toContain('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors');
   });
 
   test('a compiled `weft api` and `weft worker` run a sync end to end, the worker on the prebuilt bundle', async () => {
@@ -74,10 +83,11 @@ describe('the production build', () => {
     const env = { ...parentEnv, ...stackEnv, PORT: '0', WEFT_API_HOST: '127.0.0.1' };
 
     const worker = await spawnCompiled(buildDir, 'worker', env, 'weft worker running');
+    firstWorker = worker;
     children.push(worker.child);
     const api = await spawnCompiled(buildDir, 'api', env, 'weft api listening');
     children.push(api.child);
-    const apiUrl = JSON.parse(api.readyLine).url as string;
+    apiUrl = JSON.parse(api.readyLine).url as string;
     const call = async (method: string, route: string, body?: unknown, headers: Record<string, string> = {}) => {
       const res = await fetch(`${apiUrl}${route}`, {
         method,
@@ -105,5 +115,38 @@ describe('the production build', () => {
 
     // Temporal's bundler logs this at info whenever a worker bundles workflows/ itself (webpack at start).
     expect(worker.output()).not.toContain('Workflow bundle created');
+    // Traces off: the bundle's workflow interceptors export to a sink that drops their spans, without an error per call.
+    expect(worker.output()).not.toContain('unregistered external sink');
+  });
+
+  test('a compiled worker with OTEL_* exports workflow spans from the prebuilt bundle, parents of its activity spans', async () => {
+    // This worker alone runs the next sync.
+    firstWorker.child.kill('SIGTERM');
+    await new Promise((resolve) => (firstWorker.child.exitCode === null ? firstWorker.child.once('exit', resolve) : resolve(null)));
+    const { WEFT_WORKFLOW_BUNDLE: _unused, ...stackEnv } = stack.env;
+    const { NODE_OPTIONS: _none, ...parentEnv } = process.env as Record<string, string>;
+    const otel = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_METRICS_EXPORTER: 'none' };
+    const worker = await spawnCompiled(buildDir, 'worker', { ...parentEnv, ...stackEnv, ...otel }, 'weft worker running');
+    children.push(worker.child);
+    const exited = new Promise((resolve) => worker.child.once('exit', resolve));
+
+    const trigger = await fetch(`${apiUrl}/sync/trigger`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${stack.keys.dev}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ provider_config_key: 'luma', connection_id: 'compiled-user', syncs: ['list-events'] }),
+    });
+    expect(trigger.status).toBe(200);
+    await stack.waitForSync('compiled-user', 'list-events');
+    worker.child.kill('SIGTERM'); // a clean stop flushes the spans
+    await exited;
+
+    const { spans } = receiver;
+    const workflow = spans.find((s) => s.service === 'weft-worker' && s.name === 'RunWorkflow:syncRun');
+    expect(workflow).toBeDefined();
+    const activities = spans.filter((s) => s.name.startsWith('RunActivity:') && s.traceId === workflow!.traceId);
+    expect(activities.map((s) => s.name)).toEqual(expect.arrayContaining(['RunActivity:runSync']));
+    for (const a of activities) expect(isUnder(spans, a, workflow!)).toBe(true);
+    // Its provider calls are in the same trace.
+    expect(spans.filter((s) => s.traceId === workflow!.traceId && attr(s, 'weft.provider') === 'luma').length).toBeGreaterThan(0);
   });
 });
