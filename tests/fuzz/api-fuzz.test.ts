@@ -23,6 +23,12 @@ describe('API fuzz (slice)', () => {
     expect(report.requests).toBe(Number(process.env.FUZZ_REQUESTS ?? 1_000));
     // Every route was reached.
     expect(Object.keys(report.byRoute).length).toBeGreaterThanOrEqual(30);
+    // Actions' own POST endpoints (their input is the body) among them.
+    for (const route of ['POST /v1/*path (luma create-event)', 'POST /v1/*path (one-drive create-folder)']) {
+      const byClass = report.byRoute[route] ?? {};
+      const answered = Object.values(byClass).reduce((sum, n) => sum + n, 0);
+      expect({ route, answered: answered > 5, refused: (byClass['4xx'] ?? 0) > 0 }).toEqual({ route, answered: true, refused: true });
+    }
     expect(report.stateChecked).toBeGreaterThan(500);
   }, 240_000);
 });

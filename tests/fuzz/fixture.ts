@@ -43,6 +43,8 @@ export async function startFuzzFixture(): Promise<FuzzFixture> {
     httpTimeouts: { headersTimeoutMs: 1_000, requestTimeoutMs: 1_000 },
     // A sync-mode action that outlives this answers 504: a failure the fuzz reports, not a hang.
     actionTimeoutMs: 8_000,
+    // Temporal calls of a status read get 10 s, as in the e2e tests: on a loaded machine the 1.5 s default answered 503 orchestrator_unavailable.
+    temporalCallTimeoutMs: 10_000,
     // Raised, not off: the limiter stays in the path of every request, and 429s do not mask other answers.
     apiRateLimit: { limit: 1_000_000, windowMs: 60_000 },
   });
