@@ -1,5 +1,5 @@
 import createClient, { type Client } from 'openapi-fetch';
-import type { paths, RecordModels } from './weft-api';
+import type { ActionOperations, components, paths, RecordModels } from './weft-api';
 
 export type WeftApiClient = Client<paths>;
 
@@ -65,4 +65,36 @@ export async function listRecords<M extends keyof RecordModels>(
   if (!data) throw new Error(`GET /records answered ${response.status}: ${JSON.stringify(error)}`);
   // The server read the records of `opts.model` (checked against the document by the tests).
   return data as unknown as RecordsPage<M>;
+}
+
+/** An action of the pre-built integrations, by name. */
+export type ActionName = keyof ActionOperations;
+
+/** An action's input: its endpoint's JSON body (POST), or its query (GET; none: no input). */
+export type ActionInput<A extends ActionName> = ActionOperations[A] extends { requestBody: { content: { 'application/json': infer Body } } }
+  ? Body
+  : ActionOperations[A]['parameters'] extends { query?: infer Query }
+    ? [Query] extends [never]
+      ? undefined
+      : NonNullable<Query>
+    : undefined;
+
+/** An action's output, as its endpoint answers 200. */
+export type ActionOutput<A extends ActionName> = ActionOperations[A]['responses'][200]['content']['application/json'];
+
+/**
+ * `POST /action/trigger` (sync mode) for action `A`, its input and output typed as its own
+ * endpoint's: the document's `/action/trigger` takes and answers any action's (OpenAPI cannot
+ * tie them to `action_name`); the action's name here does, as `listRecords` does for models.
+ */
+export async function triggerAction<A extends ActionName>(
+  client: WeftApiClient,
+  opts: { action: A; input: ActionInput<A>; connectionId: string; providerConfigKey: string },
+): Promise<{ data?: ActionOutput<A>; error?: components['schemas']['Error']; response: Response }> {
+  const { data, error, response } = await client.POST('/action/trigger', {
+    params: { header: { 'connection-id': opts.connectionId, 'provider-config-key': opts.providerConfigKey } },
+    body: { action_name: opts.action, input: opts.input },
+  });
+  // The server ran action `opts.action`, whose output its own endpoint documents (the tests check answers against the document).
+  return { data: data as ActionOutput<A> | undefined, error, response };
 }

@@ -11217,3 +11217,14 @@ export interface RecordModels {
   UnifiedPullRequest: components['schemas']['UnifiedPullRequest'];
   UnifiedRepository: components['schemas']['UnifiedRepository'];
 }
+
+/** Each action’s own endpoint (`/v1/...`), by action name: its input (JSON body or query) and its output are those of `POST /action/trigger`. */
+export interface ActionOperations {
+  'create-event': paths['/v1/luma/create-event']['post'];
+  'create-folder': paths['/v1/create-folder']['post'];
+  'fetch-file': paths['/v1/fetch-file']['get'];
+  'list-drives': paths['/v1/list-drives']['get'];
+  'team-site-token': paths['/v1/team-site-token']['get'];
+  'update-pull-request': paths['/v1/update-pull-request']['post'];
+  'upload-file': paths['/v1/upload-file']['post'];
+}

@@ -32,7 +32,7 @@ describe('the typed API client', () => {
   test('records of a model have that model’s type; a wrong field or model name does not compile', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'weft-client-types-'));
     try {
-      const header = `import { createWeftClient, listRecords } from ${JSON.stringify(join(CLIENT_DIR, 'client'))};
+      const header = `import { createWeftClient, listRecords, triggerAction } from ${JSON.stringify(join(CLIENT_DIR, 'client'))};
 const client = createWeftClient({ baseUrl: 'http://127.0.0.1:3003', secretKey: 'weft_sk_dev_example' });
 export async function use() {
   const page = await listRecords(client, { model: 'CalendarEvent', connectionId: 'user-1', providerConfigKey: 'luma' });
@@ -44,7 +44,14 @@ export async function use() {
   const cursor: string = event._weft_metadata.cursor;
   const integrations = await client.GET('/integrations');
   const key: string | undefined = integrations.data?.data[0].unique_key;
-  return [name, cursor, key];
+  const created = await triggerAction(client, {
+    action: 'create-event',
+    input: { name: 'Launch', start_at: '2031-05-01T18:00:00Z', timezone: 'UTC' },
+    connectionId: 'user-1',
+    providerConfigKey: 'luma',
+  });
+  const startAt: string | undefined = created.data?.start_at;
+  return [name, cursor, key, startAt];
 }
 `,
       );
@@ -54,7 +61,14 @@ export async function use() {
   const notAModel = await listRecords(client, { model: 'CalendarEvnt', connectionId: 'user-1', providerConfigKey: 'luma' });
   const integrations = await client.GET('/integrations');
   const wrongKey = integrations.data?.data[0].uniqueKey;
-  return [misspelt, notAModel, wrongKey];
+  const wrongInput = await triggerAction(client, {
+    action: 'create-event',
+    input: { name: 'Launch', start_at: '2031-05-01T18:00:00Z', timzone: 'UTC' },
+    connectionId: 'user-1',
+    providerConfigKey: 'luma',
+  });
+  const wrongOutput = wrongInput.data?.startAt;
+  return [misspelt, notAModel, wrongKey, wrongOutput];
 }
 `,
       );
@@ -84,7 +98,12 @@ export async function use() {
       expect(wrong).toMatch(/wrong\.ts\(6,\d+\): error TS2551: Property 'nme' does not exist on type 'WeftRecord<"CalendarEvent">'. Did you mean 'name'/);
       expect(wrong).toMatch(/wrong\.ts\(7,\d+\): error TS2820: Type '"CalendarEvnt"' is not assignable to type 'keyof RecordModels'/);
       expect(wrong).toMatch(/wrong\.ts\(9,\d+\): error TS2551: Property 'uniqueKey' does not exist .*Did you mean 'unique_key'/);
-      expect(errors).toHaveLength(3);
+      // An action's input and output are its own: a misspelt input field, a misspelt output field.
+      expect(wrong).toMatch(
+        /wrong\.ts\(12,\d+\): error TS2561: Object literal may only specify known properties, but 'timzone' does not exist .*Did you mean to write 'timezone'/,
+      );
+      expect(wrong).toMatch(/wrong\.ts\(16,\d+\): error TS2551: Property 'startAt' does not exist .*Did you mean 'start_at'/);
+      expect(errors).toHaveLength(5);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
