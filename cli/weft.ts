@@ -20,6 +20,7 @@ import { loadConfig } from '../common/config';
 import { createWeftClient, listRecords, type RecordModel } from './api-client/client';
 import { registerInit } from './commands/init';
 import { registerTest } from './commands/test';
+import { registerDryrun } from './commands/dryrun';
 
 export function buildProgram(): Command {
   const program = new Command('weft').description('Weft: a self-hostable integration platform.');
@@ -79,6 +80,7 @@ export function buildProgram(): Command {
 
   registerInit(program);
   registerTest(program);
+  registerDryrun(program);
   return program;
 }
 
