@@ -20,6 +20,7 @@ import { loadConfig } from '../common/config';
 import { createWeftClient, listRecords, type RecordModel } from './api-client/client';
 import { registerInit } from './commands/init';
 import { registerTest } from './commands/test';
+import { registerClone } from './commands/clone';
 import { registerDryrun } from './commands/dryrun';
 
 export function buildProgram(): Command {
@@ -80,6 +81,7 @@ export function buildProgram(): Command {
 
   registerInit(program);
   registerTest(program);
+  registerClone(program);
   registerDryrun(program);
   return program;
 }
