@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { quickXorHash } from '../../sandbox/graph';
 import { connectOneDrive, createOneDriveIntegration, runSync, startWeftStack, waitForLogs, type WeftStack } from '../support/weft-stack';
+import { listRecords, triggerAction, type ActionInput, type ActionName } from '../../cli/api-client/client';
 
 const CONN = 'od-writer';
 const HEADERS = { 'connection-id': CONN, 'provider-config-key': 'one-drive' };
@@ -9,17 +10,20 @@ describe('OneDrive writes (upload-file, create-folder) and the next sync run', (
   let stack: WeftStack;
   let drive: string;
 
-  const trigger = (action: string, input: unknown) => stack.api('POST', '/action/trigger', { headers: HEADERS, body: { action_name: action, input } });
+  /** POST /action/trigger through the typed client: input and output typed as the action's. */
+  const trigger = <A extends ActionName>(action: A, input: ActionInput<A>, connectionId = CONN) =>
+    triggerAction(stack.client, { action, input, connectionId, providerConfigKey: 'one-drive' });
+  /** The same with input its action refuses (malformed on purpose, so untyped). */
+  const triggerUntyped = (action: string, input: unknown) => stack.api('POST', '/action/trigger', { headers: HEADERS, body: { action_name: action, input } });
   const record = async (id: string) => {
-    const res = await stack.api('GET', `/records?model=File&ids=${encodeURIComponent(id)}`, { headers: HEADERS });
-    expect(res.status).toBe(200);
-    return res.body.records[0];
+    const page = await listRecords(stack.client, { model: 'File', connectionId: CONN, providerConfigKey: 'one-drive', ids: [id] });
+    return page.records[0];
   };
   /** The bytes Graph holds for the item, read through fetch-file's download URL. */
   const download = async (id: string) => {
     const res = await trigger('fetch-file', { driveId: drive, itemId: id });
-    expect(res.status).toBe(200);
-    return Buffer.from(await (await fetch(res.body.download_url)).arrayBuffer());
+    expect(res.response.status).toBe(200);
+    return Buffer.from(await (await fetch(res.data!.download_url)).arrayBuffer());
   };
 
   beforeAll(async () => {
@@ -35,8 +39,9 @@ describe('OneDrive writes (upload-file, create-folder) and the next sync run', (
     stack.graph.resetStats();
     const small = Buffer.from('quarterly numbers\n'.repeat(100));
     const smallRes = await trigger('upload-file', { driveId: drive, fileName: 'notes.txt', content: small.toString('base64') });
-    expect(smallRes.status).toBe(200);
-    expect(smallRes.body).toMatchObject({
+    expect(smallRes.response.status).toBe(200);
+    const smallFile = smallRes.data!;
+    expect(smallFile).toMatchObject({
       name: 'notes.txt',
       path: '/notes.txt',
       drive_id: drive,
@@ -47,17 +52,19 @@ describe('OneDrive writes (upload-file, create-folder) and the next sync run', (
 
     const large = randomBytes(1024 * 1024); // the most upload-file takes: 3 fragments of 320 KiB and one of 64 KiB
     const largeRes = await trigger('upload-file', { driveId: drive, fileName: 'scan.bin', content: large.toString('base64'), conflictBehavior: 'fail' });
-    expect(largeRes.status).toBe(200);
-    expect(largeRes.body).toMatchObject({ name: 'scan.bin', path: '/scan.bin', size: large.length, hashes: { quickXorHash: quickXorHash(large) } });
+    expect(largeRes.response.status).toBe(200);
+    const largeFile = largeRes.data!;
+    expect(largeFile).toMatchObject({ name: 'scan.bin', path: '/scan.bin', size: large.length, hashes: { quickXorHash: quickXorHash(large) } });
 
     const folderRes = await trigger('create-folder', { driveId: drive, name: 'Reports' });
-    expect(folderRes.status).toBe(200);
-    expect(folderRes.body).toMatchObject({ name: 'Reports', path: '/Reports', is_folder: true, size: 0 });
+    expect(folderRes.response.status).toBe(200);
+    const reports = folderRes.data!;
+    expect(reports).toMatchObject({ name: 'Reports', path: '/Reports', is_folder: true, size: 0 });
 
     // Graph holds exactly those bytes and that folder.
-    expect((await download(smallRes.body.id)).equals(small)).toBe(true);
-    expect((await download(largeRes.body.id)).equals(large)).toBe(true);
-    expect(stack.graph.getItem(drive, folderRes.body.id)).toMatchObject({ name: 'Reports', folder: { childCount: 0 } });
+    expect((await download(smallFile.id)).equals(small)).toBe(true);
+    expect((await download(largeFile.id)).equals(large)).toBe(true);
+    expect(stack.graph.getItem(drive, reports.id)).toMatchObject({ name: 'Reports', folder: { childCount: 0 } });
 
     // The calls Graph saw: one PUT for the small file; a session and four fragments (no bearer on the upload URL, or it answers 401) for the large one.
     const writes = stack.graph.requestLog().filter((e) => e.method !== 'GET');
@@ -82,43 +89,48 @@ describe('OneDrive writes (upload-file, create-folder) and the next sync run', (
     expect(JSON.stringify(logged)).not.toMatch(/tempauth=(?!REDACTED)/);
 
     // GET /records shows each at once, before any sync run.
-    for (const res of [smallRes, largeRes, folderRes]) expect(await record(res.body.id)).toMatchObject(res.body);
+    for (const written of [smallFile, largeFile, reports]) expect(await record(written.id)).toMatchObject(written);
 
     // The next run sees the three in Graph's delta and finds them as the actions saved them.
     const run = await runSync(stack, 'one-drive', CONN, 'user-files');
     expect(run.result.File).toEqual({ added: 0, updated: 0, deleted: 0 });
-    for (const res of [smallRes, largeRes, folderRes]) {
-      const saved = await record(res.body.id);
-      expect(saved).toMatchObject(res.body);
+    for (const written of [smallFile, largeFile, reports]) {
+      const saved = await record(written.id);
+      expect(saved).toMatchObject(written);
       expect(saved._weft_metadata.deleted_at).toBeNull();
     }
   }, 30_000);
 
   test('a file into a folder by path: the run counts the folder (its size changed), not the file', async () => {
     const folder = await trigger('create-folder', { driveId: drive, parentPath: '/', name: 'Invoices' });
-    expect(folder.status).toBe(200);
+    expect(folder.response.status).toBe(200);
+    const invoices = folder.data!;
     await runSync(stack, 'one-drive', CONN, 'user-files');
 
     const bytes = Buffer.from('invoice 42');
     const file = await trigger('upload-file', { driveId: drive, parentPath: '/Invoices', fileName: 'inv-42.txt', content: bytes.toString('base64') });
-    expect(file.status).toBe(200);
-    expect(file.body).toMatchObject({ path: '/Invoices/inv-42.txt', parent_id: folder.body.id, size: bytes.length });
+    expect(file.response.status).toBe(200);
+    const invoice = file.data!;
+    expect(invoice).toMatchObject({ path: '/Invoices/inv-42.txt', parent_id: invoices.id, size: bytes.length });
     const run = await runSync(stack, 'one-drive', CONN, 'user-files');
     expect(run.result.File).toEqual({ added: 0, updated: 1, deleted: 0 });
-    expect(await record(folder.body.id)).toMatchObject({ size: bytes.length });
-    expect(await record(file.body.id)).toMatchObject(file.body);
+    expect(await record(invoices.id)).toMatchObject({ size: bytes.length });
+    expect(await record(invoice.id)).toMatchObject(invoice);
   }, 20_000);
 
   test('at their own endpoints: POST /v1/create-folder, POST /v1/upload-file; a GET does not run a write', async () => {
-    const folder = await stack.api('POST', '/v1/create-folder', { headers: HEADERS, body: { driveId: drive, name: 'Via Endpoint' } });
-    expect(folder).toMatchObject({ status: 200, body: { name: 'Via Endpoint', path: '/Via Endpoint', is_folder: true } });
-    const file = await stack.api('POST', '/v1/upload-file', {
-      headers: HEADERS,
-      body: { driveId: drive, parentId: folder.body.id, fileName: 'a.txt', content: Buffer.from('a').toString('base64') },
+    const folder = await stack.client.POST('/v1/create-folder', { params: { header: HEADERS }, body: { driveId: drive, name: 'Via Endpoint' } });
+    expect(folder.response.status).toBe(200);
+    expect(folder.data).toMatchObject({ name: 'Via Endpoint', path: '/Via Endpoint', is_folder: true });
+    const file = await stack.client.POST('/v1/upload-file', {
+      params: { header: HEADERS },
+      body: { driveId: drive, parentId: folder.data!.id, fileName: 'a.txt', content: Buffer.from('a').toString('base64') },
     });
-    expect(file).toMatchObject({ status: 200, body: { path: '/Via Endpoint/a.txt', size: 1 } });
+    expect(file.response.status).toBe(200);
+    expect(file.data).toMatchObject({ path: '/Via Endpoint/a.txt', size: 1 });
 
     stack.graph.resetStats();
+    // Routes the document does not have: the untyped helper.
     const viaGet = await stack.api('GET', `/v1/create-folder?driveId=${encodeURIComponent(drive)}&name=Nope`, { headers: HEADERS });
     expect(viaGet.status).toBe(404);
     expect(viaGet.body.error.code).toBe('unknown_operation');
@@ -141,7 +153,7 @@ describe('OneDrive writes (upload-file, create-folder) and the next sync run', (
       ['create-folder', { name: 'x' }],
     ];
     for (const [action, input] of bad) {
-      const res = await trigger(action, input);
+      const res = await triggerUntyped(action, input);
       expect([action, res.status, res.body.error?.code]).toEqual([action, 400, 'invalid_action_input']);
     }
     expect(stack.graph.requestLog()).toEqual([]);
@@ -151,36 +163,35 @@ describe('OneDrive writes (upload-file, create-folder) and the next sync run', (
   test("a name taken with conflictBehavior fail: 409 name_already_exists with Graph's answer, nothing changed; replace keeps the id; rename picks a free name", async () => {
     const original = stack.graph.items(drive).find((i: any) => i.name === 'notes.txt') as any;
     const upload = await trigger('upload-file', { driveId: drive, fileName: 'notes.txt', content: 'aGk=', conflictBehavior: 'fail' });
-    expect(upload.status).toBe(409);
-    expect(upload.body.error).toMatchObject({ code: 'name_already_exists', upstream: { status: 409, body: { error: { code: 'nameAlreadyExists' } } } });
+    expect(upload.response.status).toBe(409);
+    expect(upload.error?.error).toMatchObject({ code: 'name_already_exists', upstream: { status: 409, body: { error: { code: 'nameAlreadyExists' } } } });
     expect(stack.graph.getItem(drive, original.id)).toMatchObject({ size: original.size, eTag: original.eTag });
 
     // replace writes over the same item (same id), and its record follows at once.
     const replaced = await trigger('upload-file', { driveId: drive, fileName: 'notes.txt', content: 'aGk=', conflictBehavior: 'replace' });
-    expect(replaced).toMatchObject({ status: 200, body: { id: original.id, size: 2, hashes: { quickXorHash: quickXorHash(Buffer.from('hi')) } } });
-    expect(await record(original.id)).toMatchObject({ size: 2, etag: replaced.body.etag });
+    expect(replaced.response.status).toBe(200);
+    expect(replaced.data).toMatchObject({ id: original.id, size: 2, hashes: { quickXorHash: quickXorHash(Buffer.from('hi')) } });
+    expect(await record(original.id)).toMatchObject({ size: 2, etag: replaced.data!.etag });
 
     const folder = await trigger('create-folder', { driveId: drive, name: 'reports', conflictBehavior: 'fail' });
-    expect(folder.status).toBe(409);
-    expect(folder.body.error.code).toBe('name_already_exists');
+    expect(folder.response.status).toBe(409);
+    expect(folder.error?.error.code).toBe('name_already_exists');
 
     const renamed = await trigger('create-folder', { driveId: drive, name: 'Reports', conflictBehavior: 'rename' });
-    expect(renamed).toMatchObject({ status: 200, body: { name: 'Reports (2)', path: '/Reports (2)' } });
+    expect(renamed.response.status).toBe(200);
+    expect(renamed.data).toMatchObject({ name: 'Reports (2)', path: '/Reports (2)' });
     const missing = await trigger('create-folder', { driveId: drive, parentId: 'no-such-item', name: 'x' });
-    expect(missing.status).toBe(404);
-    expect(missing.body.error.code).toBe('parent_not_found');
+    expect(missing.response.status).toBe(404);
+    expect(missing.error?.error.code).toBe('parent_not_found');
   }, 20_000);
 
   test('a connection granted read permissions only: 403 write_access_denied, nothing written', async () => {
     stack.graph.addAccessToken('read-only-token', { scopes: ['Files.Read.All', 'User.Read'] });
     expect((await connectOneDrive(stack, 'od-reader', 'read-only-token')).status).toBe(201);
     const before = stack.graph.items(drive).length;
-    const res = await stack.api('POST', '/action/trigger', {
-      headers: { 'connection-id': 'od-reader', 'provider-config-key': 'one-drive' },
-      body: { action_name: 'create-folder', input: { driveId: drive, name: 'Not Allowed' } },
-    });
-    expect(res.status).toBe(403);
-    expect(res.body.error).toMatchObject({ code: 'write_access_denied', upstream: { status: 403, body: { error: { code: 'accessDenied' } } } });
+    const res = await trigger('create-folder', { driveId: drive, name: 'Not Allowed' }, 'od-reader');
+    expect(res.response.status).toBe(403);
+    expect(res.error?.error).toMatchObject({ code: 'write_access_denied', upstream: { status: 403, body: { error: { code: 'accessDenied' } } } });
     expect(stack.graph.items(drive).length).toBe(before);
   }, 20_000);
 });
