@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { ConnectionInfo, HttpMethod, HttpResponse, RequestConfig } from '../types';
@@ -73,7 +73,12 @@ function mocksRoot(projectDir: string, integration: string): string {
 }
 
 function functionMocksDir(projectDir: string, integration: string, functionName: string): string {
-  return join(mocksRoot(projectDir, integration), ...functionName.split('/'));
+  return functionFolder(mocksRoot(projectDir, integration), functionName);
+}
+
+/** A function's folder under an integration's mocks folder (`user-files/selected` nests). */
+export function functionFolder(mocksDir: string, functionName: string): string {
+  return join(mocksDir, ...functionName.split('/'));
 }
 
 /**
@@ -148,4 +153,29 @@ function isFunctionFolder(dir: string): boolean {
 function assertSafeName(what: string, name: string): string {
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name)) throw new Error(`Cannot write mocks: ${what} "${name}" is not a safe file name.`);
   return name;
+}
+
+/** Every saved response of a function, with the file it came from. */
+export function readMockResponses(fnDir: string): Array<MockResponseFile & { file: string }> {
+  const dir = join(fnDir, 'mocks');
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .filter((name) => name.endsWith('.json'))
+    .sort()
+    .map((name) => ({ ...(JSON.parse(readFileSync(join(dir, name), 'utf8')) as MockResponseFile), file: join(dir, name) }));
+}
+
+/** A JSON fixture, or `fallback` when the file does not exist. */
+export function readFixture<T>(file: string, fallback: T): T {
+  if (!existsSync(file) || !statSync(file).isFile()) return fallback;
+  return JSON.parse(readFileSync(file, 'utf8')) as T;
+}
+
+/**
+ * The connection and metadata a function's recording saw: its own copy, else the
+ * integration's `weft/` files (what the spec's table names).
+ */
+export function platformFixture<T>(mocksDir: string, functionName: string, file: 'getConnection.json' | 'getMetadata.json', fallback: T): T {
+  const own = join(functionFolder(mocksDir, functionName), PLATFORM_FOLDER, file);
+  return existsSync(own) ? readFixture(own, fallback) : readFixture(join(mocksDir, PLATFORM_FOLDER, file), fallback);
 }

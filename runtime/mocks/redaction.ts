@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+
 /**
  * What never goes into a mock file: credentials, signed-URL secrets and the literal secret
  * values the recorder knows. Mocks are committed to a repository, so redaction errs on the
@@ -26,6 +28,16 @@ export function isSecretQueryParam(name: string): boolean {
   return SECRET_QUERY.test(name);
 }
 
+/**
+ * A secret query value's stand-in: `REDACTED-<8 hex of its SHA-256>`. Not the value, but
+ * distinct per value, so the pages of a listing whose next links differ only in a `token`
+ * (Graph's delta) stay distinct requests, and a link read back from a mock file (already
+ * redacted) identifies the same request as the one recorded.
+ */
+export function redactQueryValue(value: string): string {
+  return value.startsWith(REDACTED) ? value : `${REDACTED}-${createHash('sha256').update(value).digest('hex').slice(0, 8)}`;
+}
+
 function isSecretField(name: string): boolean {
   const normalized = name.toLowerCase().replace(/[^a-z0-9]/g, '');
   return SECRET_FIELD_EXACT.has(normalized) || SECRET_FIELD.test(normalized);
@@ -44,7 +56,9 @@ function redactUrlSecrets(text: string): string {
   return text.replace(/https?:\/\/[^\s"'<>]+/gi, (url) =>
     url
       .replace(/^(https?:\/\/)[^/?#@]*@/i, '$1')
-      .replace(/([?&])([^=&#]+)=([^&#]*)/g, (whole, sep: string, name: string) => (isSecretQueryParam(safeDecode(name)) ? `${sep}${name}=${REDACTED}` : whole)),
+      .replace(/([?&])([^=&#]+)=([^&#]*)/g, (whole, sep: string, name: string, value: string) =>
+        isSecretQueryParam(safeDecode(name)) ? `${sep}${name}=${redactQueryValue(safeDecode(value.replace(/\+/g, ' ')))}` : whole,
+      ),
   );
 }
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import stringify from 'safe-stable-stringify';
 import type { RequestConfig } from '../types';
-import { isSecretQueryParam, redactDeep, redactSecretsInText } from './redaction';
+import { isSecretQueryParam, redactDeep, redactQueryValue, redactSecretsInText } from './redaction';
 
 /**
  * What makes two provider requests "the same" for saved mocks (testing-workflow.md, "Mock
@@ -66,7 +66,12 @@ export function requestIdentity(request: RequestConfig, options: IdentityOptions
   return {
     method: (request.method ?? 'GET').toUpperCase(),
     path: redactSecretsInText(url.pathname, secrets),
-    query: sortPairs(query.map(([k, v]) => [k, redactSecretsInText(redactQueryValue(k, v), secrets)])),
+    query: sortPairs(
+      query.map(([k, v]) => {
+        const scrubbed = redactSecretsInText(v, secrets);
+        return [k, isSecretQueryParam(k) ? redactQueryValue(scrubbed) : scrubbed];
+      }),
+    ),
     headers: sortPairs(headers.map(([k, v]) => [k, redactSecretsInText(v, secrets)])),
     body: identityBody(request.data, secrets),
   };
@@ -122,10 +127,6 @@ function identityBody(data: unknown, secrets: string[]): string | null {
   if (Buffer.isBuffer(data) || data instanceof Uint8Array) return `sha256:${sha256Hex(data)}`;
   const canonical = stringify(redactDeep(data, secrets)) ?? 'null';
   return canonical.length > MAX_INLINE_BODY ? `sha256:${sha256Hex(canonical)}` : canonical;
-}
-
-function redactQueryValue(key: string, value: string): string {
-  return isSecretQueryParam(key) ? 'REDACTED' : value;
 }
 
 function sortPairs(pairs: Array<[string, string]>): Array<[string, string]> {

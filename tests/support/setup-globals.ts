@@ -1,4 +1,6 @@
-// Jest setupFiles entry (spec rule 7). The SyncMock / ActionMock globals of the testing
-// workflow are registered here once they exist; for now it only pins the timezone so
-// date formatting in assertions does not depend on the machine.
+// Jest setupFiles entry (spec rule 7): the SyncMock / ActionMock globals of the testing
+// workflow (and its network guard), and the timezone pinned so date formatting in
+// assertions does not depend on the machine.
+import '../../runtime/mocks/jest-setup';
+
 process.env.TZ = 'UTC';
