@@ -70,12 +70,12 @@ export async function listRecords<M extends keyof RecordModels>(
 /** An action of the pre-built integrations, by name. */
 export type ActionName = keyof ActionOperations;
 
-/** An action's input: its endpoint's JSON body (POST), or its query (GET; none: no input). */
+/** An action's input: its endpoint's JSON body (POST), or its query (GET; none: `{}` or nothing). */
 export type ActionInput<A extends ActionName> = ActionOperations[A] extends { requestBody: { content: { 'application/json': infer Body } } }
   ? Body
   : ActionOperations[A]['parameters'] extends { query?: infer Query }
-    ? [Query] extends [never]
-      ? undefined
+    ? [NonNullable<Query>] extends [never]
+      ? Record<string, never> | undefined
       : NonNullable<Query>
     : undefined;
 

@@ -1,5 +1,7 @@
 import type { GraphSimulator } from '../../sandbox/graph';
-import { connectOneDrive, createOneDriveIntegration, readAllRecords, runSync, startWeftStack, type WeftStack } from '../support/weft-stack';
+import { connectOneDrive, createOneDriveIntegration, runSync, startWeftStack, type WeftStack } from '../support/weft-stack';
+import { readAllRecordsTyped } from '../support/weft-client';
+import { listRecords, triggerAction } from '../../cli/api-client/client';
 
 const CONN = 'od-user';
 const HEADERS = { 'connection-id': CONN, 'provider-config-key': 'one-drive' };
@@ -22,9 +24,13 @@ function expectedFiles(sim: GraphSimulator): Map<string, { path: string; is_fold
   return out;
 }
 
+/** Every record of a model of the connection, typed as that model. */
+const readRecords = <M extends 'File' | 'SelectedFile'>(stack: WeftStack, model: M, filter?: string) =>
+  readAllRecordsTyped(stack.client, { model, connectionId: CONN, providerConfigKey: 'one-drive', filter });
+
 async function liveFiles(stack: WeftStack) {
-  const records = await readAllRecords(stack, CONN, 'File', {}, 'one-drive');
-  return new Map(records.filter((r) => r._weft_metadata.deleted_at === null).map((r) => [r.id as string, r]));
+  const records = await readRecords(stack, 'File');
+  return new Map(records.filter((r) => r._weft_metadata.deleted_at === null).map((r) => [r.id, r]));
 }
 
 async function expectRecordsToMatchDrives(stack: WeftStack) {
@@ -55,18 +61,18 @@ describe('OneDrive (Microsoft Graph), end to end', () => {
   });
 
   test('list-drives answers at POST /action/trigger and at GET /v1/list-drives', async () => {
-    const viaTrigger = await stack.api('POST', '/action/trigger', { headers: HEADERS, body: { action_name: 'list-drives', input: {} } });
-    expect(viaTrigger.status).toBe(200);
-    expect(viaTrigger.body.drives.map((d: any) => d.id).sort()).toEqual(
+    const viaTrigger = await triggerAction(stack.client, { action: 'list-drives', input: {}, connectionId: CONN, providerConfigKey: 'one-drive' });
+    expect(viaTrigger.response.status).toBe(200);
+    expect(viaTrigger.data!.drives.map((d) => d.id).sort()).toEqual(
       stack.graph
         .drives()
         .map((d) => d.id)
         .sort(),
     );
-    const team = viaTrigger.body.drives.find((d: any) => d.name === 'Team Documents');
+    const team = viaTrigger.data!.drives.find((d) => d.name === 'Team Documents');
     expect(team).toMatchObject({ driveType: 'documentLibrary' });
-    const viaEndpoint = await stack.api('GET', '/v1/list-drives', { headers: HEADERS });
-    expect(viaEndpoint.body).toEqual(viaTrigger.body);
+    const viaEndpoint = await stack.client.GET('/v1/list-drives', { params: { header: HEADERS } });
+    expect(viaEndpoint.data).toEqual(viaTrigger.data);
   });
 
   test('fetch-file returns a fresh download URL; folders, unknown items and bad input get clear errors', async () => {
@@ -75,24 +81,28 @@ describe('OneDrive (Microsoft Graph), end to end', () => {
     const file = items.find((i) => i.file);
     const folder = items.find((i) => i.folder && !i.root);
 
-    const ok = await stack.api('GET', `/v1/fetch-file?driveId=${encodeURIComponent(drive)}&itemId=${file.id}`, { headers: HEADERS });
-    expect(ok.status).toBe(200);
-    expect(ok.body.id).toBe(file.id);
-    const download = await fetch(ok.body.download_url);
+    const fetchFile = (itemId: string) => stack.client.GET('/v1/fetch-file', { params: { header: HEADERS, query: { driveId: drive, itemId } } });
+    const ok = await fetchFile(file.id);
+    expect(ok.response.status).toBe(200);
+    expect(ok.data!.id).toBe(file.id);
+    const download = await fetch(ok.data!.download_url);
     expect(download.status).toBe(200);
     expect((await download.arrayBuffer()).byteLength).toBeGreaterThan(0);
 
-    const isFolder = await stack.api('GET', `/v1/fetch-file?driveId=${encodeURIComponent(drive)}&itemId=${folder.id}`, { headers: HEADERS });
-    expect(isFolder.status).toBe(400);
-    expect(isFolder.body.error.code).toBe('not_a_file');
+    const isFolder = await fetchFile(folder.id);
+    expect(isFolder.response.status).toBe(400);
+    expect(isFolder.error?.error.code).toBe('not_a_file');
 
-    const gone = await stack.api('POST', '/action/trigger', {
-      headers: HEADERS,
-      body: { action_name: 'fetch-file', input: { driveId: drive, itemId: 'NOPE0000000000000000' } },
+    const gone = await triggerAction(stack.client, {
+      action: 'fetch-file',
+      input: { driveId: drive, itemId: 'NOPE0000000000000000' },
+      connectionId: CONN,
+      providerConfigKey: 'one-drive',
     });
-    expect(gone.status).toBe(404);
-    expect(gone.body.error.code).toBe('file_not_found');
+    expect(gone.response.status).toBe(404);
+    expect(gone.error?.error.code).toBe('file_not_found');
 
+    // Malformed on purpose (no itemId; no such action): the untyped helper.
     const bad = await stack.api('POST', '/action/trigger', { headers: HEADERS, body: { action_name: 'fetch-file', input: { driveId: drive } } });
     expect(bad.status).toBe(400);
     expect(bad.body.error).toMatchObject({ code: 'invalid_action_input', errors: [{ path: 'itemId', code: 'invalid_type' }] });
@@ -130,12 +140,12 @@ describe('OneDrive (Microsoft Graph), end to end', () => {
 
   test('user-files: the first run enumerated every drive, with paths', async () => {
     await expectRecordsToMatchDrives(stack);
-    const page = await stack.api('GET', '/v1/user-files?limit=5', { headers: HEADERS });
-    expect(page.status).toBe(200);
-    expect(page.body.records).toHaveLength(5);
-    expect(page.body.next_cursor).toEqual(expect.any(String));
-    const unified = await stack.api('GET', '/records?model=UnifiedFile&limit=1', { headers: HEADERS });
-    expect(Object.keys(unified.body.records[0]).sort()).toEqual([
+    const page = await stack.client.GET('/v1/user-files', { params: { header: HEADERS, query: { limit: 5 } } });
+    expect(page.response.status).toBe(200);
+    expect(page.data!.records).toHaveLength(5);
+    expect(page.data!.next_cursor).toEqual(expect.any(String));
+    const unified = await listRecords(stack.client, { model: 'UnifiedFile', connectionId: CONN, providerConfigKey: 'one-drive', limit: 1 });
+    expect(Object.keys(unified.records[0]).sort()).toEqual([
       '_weft_metadata',
       'container_id',
       'created_at',
@@ -165,13 +175,13 @@ describe('OneDrive (Microsoft Graph), end to end', () => {
     const strip = ({ _weft_metadata, ...data }: any) => data;
     const changed = [...after.keys()].filter((id) => before.has(id) && JSON.stringify(strip(before.get(id))) !== JSON.stringify(strip(after.get(id))));
     expect(changed).toEqual(expect.arrayContaining(edited));
-    expect(changed.filter((id) => !edited.includes(id)).every((id) => after.get(id).is_folder)).toBe(true);
+    expect(changed.filter((id) => !edited.includes(id)).every((id) => after.get(id)?.is_folder)).toBe(true);
     expect(summary.result.File).toEqual({ added: 4, updated: changed.length, deleted: deleted.length });
     const deltaCalls = stack.graph.requestLog().filter((e) => e.path.endsWith('/root/delta'));
     expect(deltaCalls).toHaveLength(2); // one per drive, each from its saved delta link
     expect(deltaCalls.every((e) => typeof e.query.token === 'string')).toBe(true);
     await expectRecordsToMatchDrives(stack);
-    const deletedRecords = await readAllRecords(stack, CONN, 'File', { filter: 'deleted' }, 'one-drive');
+    const deletedRecords = await readRecords(stack, 'File', 'deleted');
     expect(deletedRecords.map((r) => r.id).sort()).toEqual(expect.arrayContaining(deleted.sort()));
   });
 
@@ -212,7 +222,7 @@ describe('OneDrive (Microsoft Graph), end to end', () => {
     const folder = items.find((i) => i.folder && !i.root && i.folder.childCount > 1);
     const inside = new Set(under(folder.id));
     const outside = items.find((i) => i.file && !inside.has(i.id));
-    await stack.api('POST', '/connections/metadata', {
+    await stack.client.POST('/connections/metadata', {
       body: {
         connection_id: CONN,
         provider_config_key: 'one-drive',
@@ -221,13 +231,13 @@ describe('OneDrive (Microsoft Graph), end to end', () => {
     });
     await runSync(stack, 'one-drive', CONN, 'user-files/selected');
     const expected = [folder.id, outside.id, ...under(folder.id)].sort();
-    let records = await readAllRecords(stack, CONN, 'SelectedFile', {}, 'one-drive');
+    let records = await readRecords(stack, 'SelectedFile');
     expect(records.map((r) => r.id).sort()).toEqual(expected);
 
     stack.graph.deleteItems([outside.id]);
     const again = await runSync(stack, 'one-drive', CONN, 'user-files/selected');
     expect(again.result.SelectedFile.deleted).toBe(1);
-    records = await readAllRecords(stack, CONN, 'SelectedFile', { filter: 'deleted' }, 'one-drive');
+    records = await readRecords(stack, 'SelectedFile', 'deleted');
     expect(records.map((r) => r.id)).toEqual([outside.id]);
   });
 });
