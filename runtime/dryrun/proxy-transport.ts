@@ -55,6 +55,15 @@ export function createProxyTransport(opts: ProxyTransportOptions): ProviderTrans
   return {
     async request<T>(config: RequestConfig): Promise<HttpResponse<T>> {
       const method: HttpMethod = config.method ?? 'GET';
+      if (config.preAuthenticated) {
+        // Weft's proxy adds the connection's credentials to every call, and a pre-authenticated
+        // URL (Graph's upload session) refuses them, or would receive a token meant for another host.
+        throw new WeftRefusedError(
+          'dryrun_pre_authenticated_unsupported',
+          `${method} to a pre-authenticated URL (an upload session) cannot go through Weft's proxy, which adds the connection's credentials; dry-run the function with input that avoids it (a small upload).`,
+          400,
+        );
+      }
       const { path, baseUrlOverride } = proxyPath(config.endpoint, config.params);
       const headers: Record<string, string> = {
         authorization: `Bearer ${opts.secretKey}`,

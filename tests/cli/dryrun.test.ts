@@ -170,13 +170,22 @@ describe('weft dryrun', () => {
     expect(run.stdout).toContain(`… and ${EVENTS - 20} more (--json shows every record)`);
   });
 
-  test('an action with --input @file: the provider is called, the output printed, the records cache untouched', async () => {
+  test('an action with --input @file and --save: the provider is called, the output printed and saved, the records cache untouched', async () => {
     const inputFile = path.join(project, 'event.json');
     writeFileSync(inputFile, JSON.stringify({ name: 'Dry-run launch', start_at: '2031-05-01T10:00:00Z', timezone: 'Europe/Berlin' }));
     const countBefore = (await readAllRecords(stack, 'dr-user', 'CalendarEvent')).length;
-    const run = await dryrun(['create-event', 'dr-user', '--input', `@${inputFile}`, '--validate', '--json']);
+    const run = await dryrun(['create-event', 'dr-user', '--input', `@${inputFile}`, '--save', '--json', '--project', project]);
     expect(run.code).toBe(0);
     const out = JSON.parse(run.stdout);
+    // --save: the action's input and output, and one file per distinct provider request.
+    const root = path.join(project, 'tests', 'mocks', 'luma', 'mocks', 'create-event');
+    expect(JSON.parse(readFileSync(path.join(root, 'input.json'), 'utf8'))).toEqual(JSON.parse(readFileSync(inputFile, 'utf8')));
+    expect(JSON.parse(readFileSync(path.join(root, 'output.json'), 'utf8'))).toEqual(out.output);
+    expect(
+      readdirSync(path.join(root, 'mocks'))
+        .map((f) => f.replace(/[0-9a-f]{12}\.json$/, '<hash>'))
+        .sort(),
+    ).toEqual(['GET-public-v1-event-get-<hash>', 'POST-public-v1-event-create-<hash>']);
     expect(out.output).toMatchObject({ name: 'Dry-run launch', start_at: '2031-05-01T10:00:00.000Z' });
     expect(stack.luma.getEvent(out.output.id)?.event.name).toBe('Dry-run launch');
     // The action's batchSave went to the dry run's memory, not to GET /records.
