@@ -1,6 +1,6 @@
 /**
  * OpenTelemetry for one Weft process (`weft api`, `weft worker`, `npm start`): traces and
- * metrics over OTLP/HTTP, configured by the standard OTEL_* variables as common/config.ts
+ * metrics over OTLP/HTTP (protobuf, or JSON by OTEL_EXPORTER_OTLP_PROTOCOL), configured by the standard OTEL_* variables as common/config.ts
  * parsed them; off (nothing started, nothing patched) unless an OTLP endpoint is set.
  *
  * Built from the providers rather than @opentelemetry/sdk-node's NodeSDK, which reads
@@ -11,8 +11,10 @@
 import http from 'node:http';
 import https from 'node:https';
 import { metrics } from '@opentelemetry/api';
-import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPMetricExporter as OTLPJsonMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
+import { OTLPMetricExporter as OTLPProtoMetricExporter } from '@opentelemetry/exporter-metrics-otlp-proto';
+import { OTLPTraceExporter as OTLPJsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as OTLPProtoTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { registerInstrumentations } from '@opentelemetry/instrumentation';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { MongoDBInstrumentation } from '@opentelemetry/instrumentation-mongodb';
@@ -39,6 +41,9 @@ type TelemetryConfig = Pick<
   | 'OTEL_EXPORTER_OTLP_ENDPOINT'
   | 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'
   | 'OTEL_EXPORTER_OTLP_METRICS_ENDPOINT'
+  | 'OTEL_EXPORTER_OTLP_PROTOCOL'
+  | 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL'
+  | 'OTEL_EXPORTER_OTLP_METRICS_PROTOCOL'
   | 'OTEL_TRACES_EXPORTER'
   | 'OTEL_METRICS_EXPORTER'
   | 'OTEL_METRIC_EXPORT_INTERVAL'
@@ -85,15 +90,39 @@ export function startTelemetry(config: TelemetryConfig, serviceName: string): Te
   const resource = new Resource({ [ATTR_SERVICE_NAME]: config.OTEL_SERVICE_NAME ?? serviceName });
   const stops: Array<() => Promise<void>> = [];
 
+  let meterProvider: MeterProvider | undefined;
+  if (urls.metrics) {
+    const url = urls.metrics;
+    const exporter =
+      (config.OTEL_EXPORTER_OTLP_METRICS_PROTOCOL ?? config.OTEL_EXPORTER_OTLP_PROTOCOL) === 'http/json'
+        ? new OTLPJsonMetricExporter({ url })
+        : new OTLPProtoMetricExporter({ url });
+    const provider = new MeterProvider({
+      resource,
+      readers: [new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: config.OTEL_METRIC_EXPORT_INTERVAL })],
+    });
+    metrics.setGlobalMeterProvider(provider);
+    // First in, last stopped (in reverse below): the instrumentations record into it until then.
+    stops.push(() => provider.shutdown());
+    meterProvider = provider;
+  }
+
   let spanProcessor: SpanProcessor | null = null;
   if (urls.traces) {
-    spanProcessor = new BatchSpanProcessor(new OTLPTraceExporter({ url: urls.traces }));
+    const url = urls.traces;
+    const exporter =
+      (config.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? config.OTEL_EXPORTER_OTLP_PROTOCOL) === 'http/json'
+        ? new OTLPJsonTraceExporter({ url })
+        : new OTLPProtoTraceExporter({ url });
+    spanProcessor = new BatchSpanProcessor(exporter);
     const tracerProvider = new NodeTracerProvider({ resource, spanProcessors: [spanProcessor] });
     // Also installs the AsyncLocalStorage context manager and the W3C propagator.
     tracerProvider.register();
     stops.push(() => tracerProvider.shutdown());
     const disable = registerInstrumentations({
       tracerProvider,
+      // The http instrumentation's own metrics (http.server.duration, by route) too, when metrics are on.
+      meterProvider,
       // No express instrumentation: the 1.x generation's (0.47) patches Express 4 only, and Weft runs Express 5.
       instrumentations: [
         patchingLoadedCoreModules(new HttpInstrumentation()),
@@ -101,19 +130,6 @@ export function startTelemetry(config: TelemetryConfig, serviceName: string): Te
       ],
     });
     stops.push(async () => disable());
-  }
-  if (urls.metrics) {
-    const meterProvider = new MeterProvider({
-      resource,
-      readers: [
-        new PeriodicExportingMetricReader({
-          exporter: new OTLPMetricExporter({ url: urls.metrics }),
-          exportIntervalMillis: config.OTEL_METRIC_EXPORT_INTERVAL,
-        }),
-      ],
-    });
-    metrics.setGlobalMeterProvider(meterProvider);
-    stops.push(() => meterProvider.shutdown());
   }
 
   let stopped: Promise<void> | null = null;

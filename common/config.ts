@@ -5,6 +5,10 @@ import { z } from 'zod';
  * process.env: they receive the parsed Config (or the part they need).
  */
 const duration = z.coerce.number().int().positive();
+/** OTLP over HTTP only: the gRPC exporters are not installed. */
+const otlpProtocol = z.enum(['http/protobuf', 'http/json'], {
+  error: 'must be http/protobuf (the default) or http/json; grpc is not supported (OTLP over HTTP only)',
+});
 
 export const configSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
@@ -99,8 +103,10 @@ export const configSchema = z.object({
   OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.string().url().optional(),
   OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: z.string().url().optional(),
-  /** Only http/json for now (the OTLP/HTTP JSON exporters); http/protobuf needs the -proto exporters. */
-  OTEL_EXPORTER_OTLP_PROTOCOL: z.enum(['http/json']).default('http/json'),
+  /** OTLP/HTTP encoding, for both signals unless a signal's own variable says otherwise. */
+  OTEL_EXPORTER_OTLP_PROTOCOL: otlpProtocol.default('http/protobuf'),
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: otlpProtocol.optional(),
+  OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: otlpProtocol.optional(),
   OTEL_TRACES_EXPORTER: z.enum(['otlp', 'none']).default('otlp'),
   OTEL_METRICS_EXPORTER: z.enum(['otlp', 'none']).default('otlp'),
   OTEL_METRIC_EXPORT_INTERVAL: duration.default(60_000),
@@ -115,6 +121,8 @@ const telemetrySchema = configSchema.pick({
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: true,
   OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: true,
   OTEL_EXPORTER_OTLP_PROTOCOL: true,
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: true,
+  OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: true,
   OTEL_TRACES_EXPORTER: true,
   OTEL_METRICS_EXPORTER: true,
   OTEL_METRIC_EXPORT_INTERVAL: true,

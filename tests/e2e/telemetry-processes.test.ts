@@ -61,9 +61,15 @@ describe('OpenTelemetry in the weft api and weft worker processes', () => {
   });
 
   test('API spans are named by route; MongoDB operations have spans under the API request and under the activity that made them', async () => {
-    const otel = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_METRICS_EXPORTER: 'none' };
-    const api = spawnWeft('api', { ...process.env, ...stack.env, ...otel, PORT: '0' });
-    const worker = spawnWeft('worker', { ...process.env, ...stack.env, ...otel });
+    // The API on the default encoding (http/protobuf, as OTel's), traces and metrics; the worker on http/json, traces only.
+    const api = spawnWeft('api', { ...process.env, ...stack.env, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_METRIC_EXPORT_INTERVAL: '500', PORT: '0' });
+    const worker = spawnWeft('worker', {
+      ...process.env,
+      ...stack.env,
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_METRICS_EXPORTER: 'none',
+    });
     processes.push(api, worker);
     const url = String((await logLine(api, 'weft api listening')).url);
     await logLine(worker, 'weft worker running');
@@ -84,6 +90,11 @@ describe('OpenTelemetry in the weft api and weft worker processes', () => {
     expect(await worker.exited).toBe(0);
 
     const { spans } = receiver;
+    const encodings = (path: string) => new Set(receiver.contentTypes.filter((c) => c.path === path).map((c) => c.contentType));
+    expect(encodings('/v1/traces')).toEqual(new Set(['application/x-protobuf', 'application/json']));
+    expect(encodings('/v1/metrics')).toEqual(new Set(['application/x-protobuf']));
+    // The http instrumentation's request durations, decoded from protobuf.
+    expect([...receiver.metrics]).toContain('weft-api/http.server.duration');
     const request = spans.find(
       (s) => s.service === 'weft-api' && s.kind === 2 && attr(s, 'http.method') === 'POST' && attr(s, 'http.target') === '/connections',
     );
@@ -111,4 +122,12 @@ describe('OpenTelemetry in the weft api and weft worker processes', () => {
     const everything = receiver.bodies.join('\n');
     for (const secret of [LUMA_DEFAULT_API_KEY, stack.keys.dev, stack.env.WEFT_ENCRYPTION_KEY]) expect(everything).not.toContain(secret);
   }, 90_000);
+
+  test('OTEL_EXPORTER_OTLP_PROTOCOL=grpc stops weft api at start with a clear message (OTLP over HTTP only)', async () => {
+    const api = spawnWeft('api', { ...process.env, ...stack.env, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc', PORT: '0' });
+    processes.push(api);
+    expect(await api.exited).toBe(1);
+    expect(api.output()).toContain('OTEL_EXPORTER_OTLP_PROTOCOL: must be http/protobuf (the default) or http/json; grpc is not supported');
+    expect(api.output()).not.toContain('weft api listening');
+  });
 });

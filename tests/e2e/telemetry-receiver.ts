@@ -1,6 +1,29 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
+/** protobufjs decoders of the OTLP messages, generated into the OTel JS transformer the proto exporters use. */
+interface ProtoMessageType {
+  decode(bytes: Uint8Array): unknown;
+  toObject(message: unknown, options: { longs: StringConstructor; bytes: StringConstructor }): unknown;
+}
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- a generated CommonJS module without types of this shape
+const otlp = require('@opentelemetry/otlp-transformer/build/src/generated/root').opentelemetry.proto.collector as {
+  trace: { v1: { ExportTraceServiceRequest: ProtoMessageType } };
+  metrics: { v1: { ExportMetricsServiceRequest: ProtoMessageType } };
+};
+
+/** A protobuf request as the JSON encoding has it (ids hex instead of base64). */
+function fromProtobuf(type: ProtoMessageType, raw: Buffer): unknown {
+  const obj = type.toObject(type.decode(raw), { longs: String, bytes: String });
+  const hexIds = (span: Record<string, unknown>) => {
+    for (const key of ['traceId', 'spanId', 'parentSpanId'])
+      if (typeof span[key] === 'string') span[key] = span[key] ? Buffer.from(span[key] as string, 'base64').toString('hex') : undefined;
+  };
+  for (const rs of (obj as { resourceSpans?: JsonResourceSpans[] }).resourceSpans ?? [])
+    for (const ss of rs.scopeSpans ?? []) for (const span of ss.spans ?? []) hexIds(span as unknown as Record<string, unknown>);
+  return obj;
+}
+
 /** A span as OTLP/JSON carries it (ids in hex). */
 export interface OtlpSpan {
   traceId: string;
@@ -34,6 +57,8 @@ export interface OtlpReceiver {
   bodies: string[];
   /** Content types of the requests, by path. */
   contentTypes: Array<{ path: string; contentType: string }>;
+  /** Names of the metrics received, with the service that exported them (`service/name`; Temporal's core: `/temporal_…`). */
+  metrics: Set<string>;
   close(): Promise<void>;
 }
 
@@ -42,14 +67,20 @@ interface JsonResourceSpans {
   scopeSpans?: Array<{ spans?: Array<Omit<OtlpSpan, 'service'>> }>;
 }
 
-function serviceOf(rs: JsonResourceSpans): string {
+interface JsonResourceMetrics {
+  resource?: { attributes?: OtlpSpan['attributes'] };
+  scopeMetrics?: Array<{ metrics?: Array<{ name: string }> }>;
+}
+
+function serviceOf(rs: { resource?: { attributes?: OtlpSpan['attributes'] } }): string {
   const a = rs.resource?.attributes?.find((x) => x.key === 'service.name');
   return a ? String(Object.values(a.value)[0]) : '';
 }
 
-/** An OTLP/HTTP receiver inside the test: collects the spans of OTLP/JSON trace exports. */
+/** An OTLP/HTTP receiver inside the test, JSON or protobuf: collects the spans and metric names exported. */
 export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   const spans: OtlpSpan[] = [];
+  const metrics = new Set<string>();
   const bodies: string[] = [];
   const contentTypes: OtlpReceiver['contentTypes'] = [];
   const server: Server = createServer((req, res) => {
@@ -60,10 +91,20 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
       const contentType = String(req.headers['content-type']);
       contentTypes.push({ path: req.url ?? '', contentType });
       bodies.push(raw.toString(contentType.includes('json') ? 'utf8' : 'latin1'));
-      if (contentType.includes('json') && req.url === '/v1/traces') {
-        const body = JSON.parse(raw.toString('utf8')) as { resourceSpans?: JsonResourceSpans[] };
+      const json = contentType.includes('json');
+      if (req.url === '/v1/traces') {
+        const body = (json ? JSON.parse(raw.toString('utf8')) : fromProtobuf(otlp.trace.v1.ExportTraceServiceRequest, raw)) as {
+          resourceSpans?: JsonResourceSpans[];
+        };
         for (const rs of body.resourceSpans ?? [])
           for (const ss of rs.scopeSpans ?? []) for (const s of ss.spans ?? []) spans.push({ ...s, service: serviceOf(rs) });
+      }
+      if (req.url === '/v1/metrics') {
+        const body = (json ? JSON.parse(raw.toString('utf8')) : fromProtobuf(otlp.metrics.v1.ExportMetricsServiceRequest, raw)) as {
+          resourceMetrics?: JsonResourceMetrics[];
+        };
+        for (const rm of body.resourceMetrics ?? [])
+          for (const sm of rm.scopeMetrics ?? []) for (const m of sm.metrics ?? []) metrics.add(`${serviceOf(rm)}/${m.name}`);
       }
       res
         .writeHead(200, { 'content-type': contentType.includes('json') ? 'application/json' : 'application/x-protobuf' })
@@ -76,6 +117,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     spans,
     bodies,
     contentTypes,
+    metrics,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }

@@ -1,5 +1,5 @@
 /**
- * OpenTelemetry end to end: an OTLP/HTTP receiver (JSON) inside the test, the stack's
+ * OpenTelemetry end to end: an OTLP/HTTP receiver inside the test (tests/e2e/telemetry-receiver.ts), the stack's
  * telemetry pointed at it through the product's configuration (OTEL_* → loadConfig →
  * app/telemetry.ts), one triggered sync, and what arrives checked: the spans of the run in one
  * trace under the API request, provider spans with their attributes, sync-run and provider
@@ -8,8 +8,6 @@
  * The SDK is process-global: it is started here only (never where OTEL_* is unset) and
  * shut down in afterAll, which also unpatches http for the next test file of this jest worker.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -19,55 +17,20 @@ import { loadConfig } from '../../common/config';
 import { startTelemetry, type Telemetry } from '../../app/telemetry';
 import type { WeftStack } from '../support/weft-stack';
 import { startWebhookReceiver } from '../support/webhook-receiver';
+import { attr, isUnder as isUnderIn, startOtlpReceiver, type OtlpReceiver } from './telemetry-receiver';
 
 const API_KEY = 'sandbox-luma-api-key';
 
-interface OtlpSpan {
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  name: string;
-  kind: number;
-  attributes: Array<{ key: string; value: Record<string, unknown> }>;
-}
-
-function attr(span: OtlpSpan, key: string): unknown {
-  const v = span.attributes.find((a) => a.key === key)?.value;
-  return v === undefined ? undefined : Object.values(v)[0];
-}
-
 describe('OpenTelemetry: traces and metrics over OTLP/HTTP', () => {
-  const bodies: string[] = [];
-  const spans: OtlpSpan[] = [];
-  const metricNames = new Set<string>();
-  let receiver: Server;
+  let receiver: OtlpReceiver;
   let telemetry: Telemetry | null = null;
   let stack: WeftStack;
   let webhooks: Awaited<ReturnType<typeof startWebhookReceiver>>;
   let signingKey: string;
 
   beforeAll(async () => {
-    receiver = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        bodies.push(text);
-        // The Temporal worker's own metrics (its Rust core) arrive as protobuf: read for their names only.
-        if (!String(req.headers['content-type']).includes('json')) {
-          for (const name of text.match(/temporal_[a-z_]+/g) ?? []) metricNames.add(name);
-          res.writeHead(200).end();
-          return;
-        }
-        const body = JSON.parse(text);
-        if (req.url === '/v1/traces') for (const rs of body.resourceSpans ?? []) for (const ss of rs.scopeSpans ?? []) spans.push(...(ss.spans ?? []));
-        if (req.url === '/v1/metrics')
-          for (const rm of body.resourceMetrics ?? []) for (const sm of rm.scopeMetrics ?? []) for (const m of sm.metrics ?? []) metricNames.add(m.name);
-        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-      });
-    });
-    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-    const endpoint = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+    receiver = await startOtlpReceiver();
+    const endpoint = receiver.url;
     const otelEnv = { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_METRIC_EXPORT_INTERVAL: '500' };
     // Before the stack's modules load, so the http instrumentation patches the server they start.
     telemetry = startTelemetry(loadConfig(otelEnv), 'weft-test');
@@ -97,7 +60,7 @@ describe('OpenTelemetry: traces and metrics over OTLP/HTTP', () => {
   afterAll(async () => {
     await stack?.shutdown();
     await telemetry?.shutdown();
-    await new Promise((resolve) => receiver?.close(resolve));
+    await receiver?.close();
     await webhooks?.close();
   });
 
@@ -118,17 +81,15 @@ describe('OpenTelemetry: traces and metrics over OTLP/HTTP', () => {
     await stack.stopWorker();
     await telemetry!.shutdown();
 
+    const { spans } = receiver;
+    // Metric names without the exporting service (the Temporal core's metrics come as protobuf, decoded too).
+    const metricNames = new Set([...receiver.metrics].map((m) => m.slice(m.indexOf('/') + 1)));
     const request = spans.find((s) => s.kind === 2 && String(attr(s, 'http.target') ?? attr(s, 'url.path')).startsWith('/sync/trigger'));
     expect(request).toBeDefined();
     expect(request!.name).toBe('POST /sync/trigger');
     expect(attr(request!, 'http.route')).toBe('/sync/trigger');
     const trace = spans.filter((s) => s.traceId === request!.traceId);
-    const byId = new Map(trace.map((s) => [s.spanId, s]));
-    const isUnder = (s: OtlpSpan, ancestor: OtlpSpan): boolean => {
-      for (let p = s.parentSpanId ? byId.get(s.parentSpanId) : undefined; p; p = p.parentSpanId ? byId.get(p.parentSpanId) : undefined)
-        if (p.spanId === ancestor.spanId) return true;
-      return false;
-    };
+    const isUnder = (s: (typeof spans)[number], ancestor: (typeof spans)[number]) => isUnderIn(spans, s, ancestor);
     const names = trace.map((s) => s.name);
     expect(names).toEqual(expect.arrayContaining([expect.stringMatching(/^StartWorkflow:syncRun/), expect.stringMatching(/^RunWorkflow:syncRun/)]));
     const activities = trace.filter((s) => s.name.startsWith('RunActivity:'));
@@ -160,7 +121,7 @@ describe('OpenTelemetry: traces and metrics over OTLP/HTTP', () => {
     // The worker's own metrics (Runtime.install with OTLP/HTTP): task and poller figures from Temporal's core.
     expect([...metricNames]).toEqual(expect.arrayContaining(['temporal_workflow_completed', 'temporal_activity_execution_latency', 'temporal_num_pollers']));
 
-    const everything = bodies.join('\n');
+    const everything = receiver.bodies.join('\n');
     for (const secret of [API_KEY, stack.keys.dev, stack.keys.prod, stack.env.WEFT_ENCRYPTION_KEY, signingKey]) expect(everything).not.toContain(secret);
   }, 90_000);
 });
