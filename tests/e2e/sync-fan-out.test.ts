@@ -1,4 +1,5 @@
 import { createLumaIntegration, startWeftStack, waitForOperation, type WeftStack } from '../support/weft-stack';
+import { listRecords } from '../../cli/api-client/client';
 
 const CONNECTIONS = 15;
 const EVENTS = 3;
@@ -17,20 +18,30 @@ describe('sync operations over every connection of an integration', () => {
     stack = await startWeftStack({ luma: { eventCount: EVENTS }, temporalCallTimeoutMs: 10_000 });
     await createLumaIntegration(stack);
     for (const id of ids) {
-      const res = await stack.api('POST', '/connections', {
+      const res = await stack.client.POST('/connections', {
         body: { provider_config_key: 'luma', connection_id: id, credentials: { type: 'API_KEY', apiKey: 'sandbox-luma-api-key' } },
       });
-      expect(res.status).toBe(201);
+      expect(res.response.status).toBe(201);
     }
     for (const id of ids) await stack.waitForSync(id, 'list-events');
   }, 180_000);
   afterAll(async () => stack?.shutdown());
 
-  async function statuses(): Promise<{ syncs: any[]; operations: any[] }> {
-    const res = await stack.api('GET', '/sync/status?provider_config_key=luma&syncs=list-events');
-    expect(res.status).toBe(200);
-    return res.body;
+  async function statuses() {
+    const res = await stack.client.GET('/sync/status', { params: { query: { provider_config_key: 'luma', syncs: 'list-events' } } });
+    expect(res.response.status).toBe(200);
+    return res.data!;
   }
+
+  /** A connection's CalendarEvent records (one page: there are EVENTS of them). */
+  const records = async (connectionId: string) =>
+    (await listRecords(stack.client, { model: 'CalendarEvent', connectionId, providerConfigKey: 'luma' })).records;
+
+  /** POST /sync/<verb> for every connection (no connection_id): 202 with the operation, or the error. */
+  const everyConnection = (
+    verb: '/sync/trigger' | '/sync/pause' | '/sync/start',
+    body: { syncs: string[]; opts?: { reset?: boolean; emptyCache?: boolean } },
+  ) => stack.client.POST(verb, { body: { provider_config_key: 'luma', ...body } });
 
   async function schedulePaused(connectionId: string): Promise<boolean> {
     const id = [`${stack.temporalIdPrefix}-schedule`, 'dev', 'luma', connectionId, 'list-events', 'base'].map(encodeURIComponent).join(':');
@@ -38,21 +49,19 @@ describe('sync operations over every connection of an integration', () => {
   }
 
   test('trigger with reset and emptyCache: answered before any connection is done, then every sync starts over', async () => {
-    const before = await stack.api('GET', '/records?model=CalendarEvent', { headers: { 'Connection-Id': ids[0], 'Provider-Config-Key': 'luma' } });
-    expect(before.body.records).toHaveLength(EVENTS);
+    expect(await records(ids[0])).toHaveLength(EVENTS);
 
-    const res = await stack.api('POST', '/sync/trigger', {
-      body: { provider_config_key: 'luma', syncs: ['list-events'], opts: { reset: true, emptyCache: true } },
-    });
-    expect(res.status).toBe(202);
+    const res = await everyConnection('/sync/trigger', { syncs: ['list-events'], opts: { reset: true, emptyCache: true } });
+    expect(res.response.status).toBe(202);
     // The answer came before the work: nothing done yet.
-    expect(res.body).toMatchObject({
+    expect(res.data).toMatchObject({
       success: true,
       operation: { kind: 'trigger', status: 'RUNNING', total: CONNECTIONS, done: 0, opts: { reset: true, emptyCache: true } },
     });
-    expect((await statuses()).operations[0].id).toBe(res.body.operation.id);
+    const operation = res.data!.operation!;
+    expect((await statuses()).operations[0].id).toBe(operation.id);
 
-    const op = await waitForOperation(stack, 'luma', res.body.operation.id);
+    const op = await waitForOperation(stack, 'luma', operation.id);
     expect(op).toMatchObject({ status: 'SUCCESS', total: CONNECTIONS, done: CONNECTIONS, failed: 0, skipped: 0, errors: [] });
     expect(op.finishedAt).not.toBeNull();
     for (const id of ids) {
@@ -73,46 +82,46 @@ describe('sync operations over every connection of an integration', () => {
   });
 
   test('pause and start every connection in the background; the status shows the schedules follow', async () => {
-    const pause = await stack.api('POST', '/sync/pause', { body: { provider_config_key: 'luma', syncs: [] } });
-    expect(pause.status).toBe(202);
-    expect(await waitForOperation(stack, 'luma', pause.body.operation.id)).toMatchObject({ status: 'SUCCESS', done: CONNECTIONS });
+    const pause = await everyConnection('/sync/pause', { syncs: [] });
+    expect(pause.response.status).toBe(202);
+    const paused = pause.data!.operation!;
+    expect(await waitForOperation(stack, 'luma', paused.id)).toMatchObject({ status: 'SUCCESS', done: CONNECTIONS });
     for (const id of ids) expect(await schedulePaused(id)).toBe(true);
     expect((await statuses()).syncs.map((s) => s.status)).toEqual(ids.map(() => 'PAUSED'));
 
-    const start = await stack.api('POST', '/sync/start', { body: { provider_config_key: 'luma', syncs: ['list-events'] } });
-    expect(start.status).toBe(202);
-    expect(await waitForOperation(stack, 'luma', start.body.operation.id)).toMatchObject({ status: 'SUCCESS', done: CONNECTIONS });
+    const start = await everyConnection('/sync/start', { syncs: ['list-events'] });
+    expect(start.response.status).toBe(202);
+    const started = start.data!.operation!;
+    expect(await waitForOperation(stack, 'luma', started.id)).toMatchObject({ status: 'SUCCESS', done: CONNECTIONS });
     for (const id of ids) expect(await schedulePaused(id)).toBe(false);
 
     // Newest first.
-    expect((await statuses()).operations.slice(0, 2).map((o) => o.id)).toEqual([start.body.operation.id, pause.body.operation.id]);
+    expect((await statuses()).operations.slice(0, 2).map((o) => o.id)).toEqual([started.id, paused.id]);
   });
 
   test('a reset never starts over under a run in progress: one connection is refused with 409, every connection waits for it', async () => {
     const syncId = (id: string) => [`${stack.temporalIdPrefix}-sync`, 'dev', 'luma', id, 'list-events', 'base'].map(encodeURIComponent).join(':');
-    const records = async (id: string) =>
-      (await stack.api('GET', '/records?model=CalendarEvent', { headers: { 'Connection-Id': id, 'Provider-Config-Key': 'luma' } })).body.records;
     stack.luma.setLatency(2_000);
     try {
       // ids[0] is mid-run (its first page takes 2 s).
-      expect((await stack.api('POST', '/sync/trigger', { body: { provider_config_key: 'luma', connection_id: ids[0], syncs: [] } })).status).toBe(200);
+      expect((await stack.client.POST('/sync/trigger', { body: { provider_config_key: 'luma', connection_id: ids[0], syncs: [] } })).response.status).toBe(200);
       const running = stack.temporal.workflow.getHandle(syncId(ids[0]));
       expect((await running.describe()).status.name).toBe('RUNNING');
-      const firstSeen = (await records(ids[0])).map((r: any) => r._weft_metadata.first_seen_at);
+      const firstSeen = (await records(ids[0])).map((r) => r._weft_metadata.first_seen_at);
 
-      const refused = await stack.api('POST', '/sync/trigger', {
+      const refused = await stack.client.POST('/sync/trigger', {
         body: { provider_config_key: 'luma', connection_id: ids[0], syncs: ['list-events'], opts: { reset: true, emptyCache: true } },
       });
-      expect([refused.status, refused.body.error?.code]).toEqual([409, 'sync_running']);
+      expect([refused.response.status, refused.error?.error.code]).toEqual([409, 'sync_running']);
       // Nothing changed: the cache is as it was.
-      expect((await records(ids[0])).map((r: any) => r._weft_metadata.first_seen_at)).toEqual(firstSeen);
+      expect((await records(ids[0])).map((r) => r._weft_metadata.first_seen_at)).toEqual(firstSeen);
 
       // Every connection: the operation waits for ids[0]'s run to end, then empties and reruns it.
-      const all = await stack.api('POST', '/sync/trigger', { body: { provider_config_key: 'luma', syncs: [], opts: { reset: true, emptyCache: true } } });
-      expect(all.status).toBe(202);
+      const all = await everyConnection('/sync/trigger', { syncs: [], opts: { reset: true, emptyCache: true } });
+      expect(all.response.status).toBe(202);
       const runBefore = (await running.describe()).runId;
       stack.luma.setLatency(0);
-      expect(await waitForOperation(stack, 'luma', all.body.operation.id, 120_000)).toMatchObject({ status: 'SUCCESS', done: CONNECTIONS, failed: 0 });
+      expect(await waitForOperation(stack, 'luma', all.data!.operation!.id, 120_000)).toMatchObject({ status: 'SUCCESS', done: CONNECTIONS, failed: 0 });
       const after = stack.temporal.workflow.getHandle(syncId(ids[0]));
       const run: any = await after.result();
       expect((await after.describe()).runId).not.toBe(runBefore);
@@ -125,11 +134,12 @@ describe('sync operations over every connection of an integration', () => {
 
   test('a refused request starts no operation and changes nothing', async () => {
     const known = (await statuses()).operations.map((o) => o.id);
-    const unknownSync = await stack.api('POST', '/sync/trigger', { body: { provider_config_key: 'luma', syncs: ['nope'], opts: { reset: true } } });
-    expect(unknownSync.status).toBe(400);
-    expect(unknownSync.body.error.code).toBe('unknown_sync');
-    const unknownIntegration = await stack.api('POST', '/sync/pause', { body: { provider_config_key: 'nope', syncs: [] } });
-    expect(unknownIntegration.status).toBe(404);
+    const unknownSync = await everyConnection('/sync/trigger', { syncs: ['nope'], opts: { reset: true } });
+    expect(unknownSync.response.status).toBe(400);
+    expect(unknownSync.error?.error.code).toBe('unknown_sync');
+    const unknownIntegration = await stack.client.POST('/sync/pause', { body: { provider_config_key: 'nope', syncs: [] } });
+    expect(unknownIntegration.response.status).toBe(404);
+    // Malformed on purpose: the untyped helper.
     const badOpts = await stack.api('POST', '/sync/trigger', { body: { provider_config_key: 'luma', syncs: [], opts: { reset: 'yes' } } });
     expect(badOpts.status).toBe(400);
     expect(badOpts.body.error.code).toBe('invalid_body');
