@@ -2,6 +2,7 @@ import { ScheduleNotFoundError } from '@temporalio/client';
 import { syncRunInput, syncWorkflowId } from '../../api/services/sync-control';
 import { reconcileSyncSchedules } from '../../api/services/sync-schedules';
 import { startWeftStack, createLumaIntegration, createOneDriveIntegration, connectOneDrive, waitForOperation, type WeftStack } from '../support/weft-stack';
+import { listRecords } from '../../cli/api-client/client';
 
 const API_KEY = 'sandbox-luma-api-key';
 const HOUR = 3_600_000;
@@ -39,18 +40,23 @@ describe('sync schedules (real Temporal dev server)', () => {
   }
 
   async function connectLuma(connectionId: string) {
-    const res = await stack.api('POST', '/connections', {
+    const res = await stack.client.POST('/connections', {
       body: { provider_config_key: 'luma', connection_id: connectionId, credentials: { type: 'API_KEY', apiKey: API_KEY } },
     });
-    expect(res.status).toBe(201);
+    expect(res.response.status).toBe(201);
     await stack.waitForSync(connectionId, 'list-events');
   }
 
   async function status(connectionId: string, syncs = 'list-events', providerConfigKey = 'luma') {
-    const res = await stack.api('GET', `/sync/status?provider_config_key=${providerConfigKey}&syncs=${syncs}&connection_id=${connectionId}`);
-    expect(res.status).toBe(200);
-    return res.body.syncs as any[];
+    const res = await stack.client.GET('/sync/status', { params: { query: { provider_config_key: providerConfigKey, syncs, connection_id: connectionId } } });
+    expect(res.response.status).toBe(200);
+    return res.data!.syncs;
   }
+
+  type SyncTarget = { connection_id?: string; syncs: Array<string | { name: string; variant: string }> };
+  /** POST /sync/pause or /sync/start for luma, through the typed client. */
+  const pauseOrStart = (verb: '/sync/pause' | '/sync/start', body: SyncTarget, providerConfigKey = 'luma') =>
+    stack.client.POST(verb, { body: { provider_config_key: providerConfigKey, ...body } });
 
   /** Every run under the sync's fixed workflow ID that started after `since` (visibility is eventually consistent: read until it settles). */
   async function runsSince(connectionId: string, since: Date): Promise<string[]> {
@@ -87,7 +93,7 @@ describe('sync schedules (real Temporal dev server)', () => {
     const [s] = await status('sched-1');
     expect(s).toMatchObject({ status: 'SUCCESS', frequency: 'every 1h' });
     // One interval after the schedule was made (not on the hour: fires of many connections spread out).
-    const next = Date.parse(s.nextScheduledSyncAt);
+    const next = Date.parse(s.nextScheduledSyncAt!);
     expect(next).toBeGreaterThan(Date.now() + HOUR - 60_000);
     expect(next).toBeLessThanOrEqual(Date.now() + HOUR);
     const od = await status('sched-od', '*', 'one-drive');
@@ -95,13 +101,13 @@ describe('sync schedules (real Temporal dev server)', () => {
   });
 
   test('POST /sync/pause and /sync/start pause and unpause the schedule, and the status reads it (a pause in Temporal too)', async () => {
-    const pause = await stack.api('POST', '/sync/pause', { body: { provider_config_key: 'luma', connection_id: 'sched-1', syncs: ['list-events'] } });
-    expect(pause).toEqual({ status: 200, body: { success: true } });
+    const pause = await pauseOrStart('/sync/pause', { connection_id: 'sched-1', syncs: ['list-events'] });
+    expect([pause.response.status, pause.data]).toEqual([200, { success: true }]);
     expect((await schedule('sched-1')).state.paused).toBe(true);
     expect((await status('sched-1'))[0]).toMatchObject({ status: 'PAUSED', nextScheduledSyncAt: null, frequency: 'every 1h' });
 
-    const start = await stack.api('POST', '/sync/start', { body: { provider_config_key: 'luma', connection_id: 'sched-1', syncs: ['list-events'] } });
-    expect(start).toEqual({ status: 200, body: { success: true } });
+    const start = await pauseOrStart('/sync/start', { connection_id: 'sched-1', syncs: ['list-events'] });
+    expect([start.response.status, start.data]).toEqual([200, { success: true }]);
     expect((await schedule('sched-1')).state.paused).toBe(false);
     const [running] = await status('sched-1');
     expect(running.status).toBe('SUCCESS');
@@ -114,45 +120,47 @@ describe('sync schedules (real Temporal dev server)', () => {
 
     // Without connection_id: every connection of the integration, in the background (202, then progress in the status).
     await connectLuma('sched-2');
-    const pauseAll = await stack.api('POST', '/sync/pause', { body: { provider_config_key: 'luma', syncs: ['list-events'] } });
-    expect(pauseAll.status).toBe(202);
-    expect(await waitForOperation(stack, 'luma', pauseAll.body.operation.id)).toMatchObject({ status: 'SUCCESS', total: 2, done: 2 });
+    const pauseAll = await pauseOrStart('/sync/pause', { syncs: ['list-events'] });
+    expect(pauseAll.response.status).toBe(202);
+    expect(await waitForOperation(stack, 'luma', pauseAll.data!.operation!.id)).toMatchObject({ status: 'SUCCESS', total: 2, done: 2 });
     expect((await schedule('sched-1')).state.paused).toBe(true);
     expect((await schedule('sched-2')).state.paused).toBe(true);
-    const startAll = await stack.api('POST', '/sync/start', { body: { provider_config_key: 'luma', syncs: [] } });
-    expect(startAll.status).toBe(202);
-    expect(await waitForOperation(stack, 'luma', startAll.body.operation.id)).toMatchObject({ status: 'SUCCESS', total: 2, done: 2 });
+    const startAll = await pauseOrStart('/sync/start', { syncs: [] });
+    expect(startAll.response.status).toBe(202);
+    expect(await waitForOperation(stack, 'luma', startAll.data!.operation!.id)).toMatchObject({ status: 'SUCCESS', total: 2, done: 2 });
     expect((await schedule('sched-1')).state.paused).toBe(false);
     expect((await schedule('sched-2')).state.paused).toBe(false);
 
     // Refused requests change nothing.
-    const unknownSync = await stack.api('POST', '/sync/pause', { body: { provider_config_key: 'luma', syncs: ['nope'] } });
-    expect(unknownSync.status).toBe(400);
-    expect(unknownSync.body.error.code).toBe('unknown_sync');
-    const unknownVariant = await stack.api('POST', '/sync/pause', {
-      body: { provider_config_key: 'luma', connection_id: 'sched-1', syncs: [{ name: 'list-events', variant: 'v2' }] },
-    });
-    expect(unknownVariant.status).toBe(404);
-    expect(unknownVariant.body.error.code).toBe('unknown_sync_variant');
+    const unknownSync = await pauseOrStart('/sync/pause', { syncs: ['nope'] });
+    expect(unknownSync.response.status).toBe(400);
+    expect(unknownSync.error?.error.code).toBe('unknown_sync');
+    const unknownVariant = await pauseOrStart('/sync/pause', { connection_id: 'sched-1', syncs: [{ name: 'list-events', variant: 'v2' }] });
+    expect(unknownVariant.response.status).toBe(404);
+    expect(unknownVariant.error?.error.code).toBe('unknown_sync_variant');
     // Over every connection, a variant applies where it exists: here nowhere, so nothing is paused.
-    const noVariantAnywhere = await stack.api('POST', '/sync/pause', {
-      body: { provider_config_key: 'luma', syncs: [{ name: 'list-events', variant: 'v2' }] },
-    });
-    expect(noVariantAnywhere.status).toBe(202);
-    expect(await waitForOperation(stack, 'luma', noVariantAnywhere.body.operation.id)).toMatchObject({ status: 'SUCCESS', done: 0, skipped: 2 });
-    const unknownConnection = await stack.api('POST', '/sync/pause', { body: { provider_config_key: 'luma', connection_id: 'nobody', syncs: [] } });
-    expect(unknownConnection.status).toBe(404);
+    const noVariantAnywhere = await pauseOrStart('/sync/pause', { syncs: [{ name: 'list-events', variant: 'v2' }] });
+    expect(noVariantAnywhere.response.status).toBe(202);
+    expect(await waitForOperation(stack, 'luma', noVariantAnywhere.data!.operation!.id)).toMatchObject({ status: 'SUCCESS', done: 0, skipped: 2 });
+    const unknownConnection = await pauseOrStart('/sync/pause', { connection_id: 'nobody', syncs: [] });
+    expect(unknownConnection.response.status).toBe(404);
     expect((await schedule('sched-1')).state.paused).toBe(false);
     expect((await schedule('sched-2')).state.paused).toBe(false);
   });
 
   test('PUT /sync/update-connection-frequency changes the interval; refused inputs change nothing; null goes back to the default', async () => {
-    const put = (body: Record<string, unknown>) => stack.api('PUT', '/sync/update-connection-frequency', { body });
     const base = { provider_config_key: 'luma', connection_id: 'sched-1', sync_name: 'list-events' };
+    /** The typed client: the answer's status and body. */
+    const put = async (body: typeof base & { frequency: string | null }) => {
+      const res = await stack.client.PUT('/sync/update-connection-frequency', { body });
+      return { status: res.response.status, body: res.data ?? res.error };
+    };
+    /** Malformed or refused on purpose: the untyped helper. */
+    const putUntyped = (body: Record<string, unknown>) => stack.api('PUT', '/sync/update-connection-frequency', { body });
     const stored = async () =>
       (await stack.core.stores.syncs.get({ connection: (await connectionDoc('sched-1'))._id, name: 'list-events', variant: 'base' }))?.frequency;
 
-    await stack.api('POST', '/sync/pause', { body: { provider_config_key: 'luma', connection_id: 'sched-1', syncs: [] } });
+    await pauseOrStart('/sync/pause', { connection_id: 'sched-1', syncs: [] });
     const ok = await put({ ...base, frequency: 'every 30 minutes' });
     expect(ok).toEqual({ status: 200, body: { frequency: 'every 30m' } });
     let desc = await schedule('sched-1');
@@ -173,7 +181,7 @@ describe('sync schedules (real Temporal dev server)', () => {
       [{ ...base, sync_variant: 'v2', frequency: '2h' }, 404, 'unknown_sync_variant'],
       [{ ...base, connection_id: 'nobody', frequency: '2h' }, 404, 'unknown_connection'],
     ] as const) {
-      const res = await put(body);
+      const res = await putUntyped(body);
       expect([res.status, res.body.error?.code]).toEqual([httpStatus, code]);
     }
     desc = await schedule('sched-1');
@@ -188,7 +196,7 @@ describe('sync schedules (real Temporal dev server)', () => {
     expect(await put({ ...base, frequency: null })).toEqual({ status: 200, body: { frequency: 'every 1h' } });
     expect(everyMs(await schedule('sched-1'))).toEqual([HOUR]);
     expect(await stored()).toBeNull();
-    await stack.api('POST', '/sync/start', { body: { provider_config_key: 'luma', connection_id: 'sched-1', syncs: [] } });
+    await pauseOrStart('/sync/start', { connection_id: 'sched-1', syncs: [] });
   });
 
   async function connectionDoc(connectionId: string) {
@@ -210,15 +218,15 @@ describe('sync schedules (real Temporal dev server)', () => {
       expect(scheduledRun.status.name).toBe('RUNNING');
       expect(scheduledRun.parentExecution).toBeDefined();
       expect((await status('sched-3'))[0].status).toBe('RUNNING');
-      const trigger = await stack.api('POST', '/sync/trigger', { body: { provider_config_key: 'luma', connection_id: 'sched-3', syncs: ['list-events'] } });
-      expect(trigger.status).toBe(200);
+      const trigger = await stack.client.POST('/sync/trigger', { body: { provider_config_key: 'luma', connection_id: 'sched-3', syncs: ['list-events'] } });
+      expect(trigger.response.status).toBe(200);
       expect((await stack.temporal.workflow.getHandle(fixedId).describe()).runId).toBe(scheduledRun.runId);
       await stack.waitForSync('sched-3', 'list-events');
       expect(await runsSince('sched-3', t0)).toEqual([scheduledRun.runId]);
 
       // Triggered first: the schedule's fire finds the run going and ends without another.
       const t1 = new Date();
-      await stack.api('POST', '/sync/trigger', { body: { provider_config_key: 'luma', connection_id: 'sched-3', syncs: ['list-events'] } });
+      await stack.client.POST('/sync/trigger', { body: { provider_config_key: 'luma', connection_id: 'sched-3', syncs: ['list-events'] } });
       const manualRun = await stack.temporal.workflow.getHandle(fixedId).describe();
       expect(manualRun.status.name).toBe('RUNNING');
       await handle.trigger();
@@ -237,20 +245,19 @@ describe('sync schedules (real Temporal dev server)', () => {
 
   test('a sync variant has its own schedule, run and records; deleting it removes them and leaves the base alone', async () => {
     const target = { provider_config_key: 'luma', connection_id: 'sched-1' };
-    const created = await stack.api('POST', '/sync/list-events/variant/v2', { body: target });
-    expect(created.status).toBe(200);
-    expect(created.body).toMatchObject({ name: 'list-events', variant: 'v2' });
-    expect(typeof created.body.id).toBe('string');
+    const v2Path = { params: { path: { name: 'list-events', variant: 'v2' } }, body: target };
+    const created = await stack.client.POST('/sync/{name}/variant/{variant}', v2Path);
+    expect(created.response.status).toBe(200);
+    expect(created.data).toMatchObject({ name: 'list-events', variant: 'v2' });
+    expect(typeof created.data?.id).toBe('string');
     const v2 = await stack.temporal.schedule.getHandle(scheduleId(stack, 'sched-1', 'list-events', 'luma', 'v2')).describe();
     expect(v2.state.paused).toBe(false); // list-events is auto-start
     expect(everyMs(v2)).toEqual([HOUR]);
     await stack.temporal.workflow.getHandle(syncWorkflowId(stack.temporalIdPrefix, 'dev', 'luma', 'sched-1', 'list-events', 'v2')).result();
     const records = (variant: string) =>
-      stack.api('GET', `/records?model=CalendarEvent&variant=${variant}&limit=1000`, {
-        headers: { 'connection-id': 'sched-1', 'provider-config-key': 'luma' },
-      });
-    expect((await records('v2')).body.records).toHaveLength(200);
-    const baseCount = (await records('base')).body.records.length;
+      listRecords(stack.client, { model: 'CalendarEvent', connectionId: 'sched-1', providerConfigKey: 'luma', variant, limit: 1000 });
+    expect((await records('v2')).records).toHaveLength(200);
+    const baseCount = (await records('base')).records.length;
     expect(baseCount).toBe(200);
     expect((await status('sched-1', '*')).map((x) => x.variant).sort()).toEqual(['base', 'v2']);
     expect((await status('sched-1', 'list-events')).map((x) => x.variant).sort()).toEqual(['base', 'v2']);
@@ -258,10 +265,11 @@ describe('sync schedules (real Temporal dev server)', () => {
     expect((await status('sched-1', 'list-events::v2')).map((x) => [x.name, x.variant, x.status])).toEqual([['list-events', 'v2', 'SUCCESS']]);
 
     // Paused on its own.
-    await stack.api('POST', '/sync/pause', { body: { ...target, syncs: [{ name: 'list-events', variant: 'v2' }] } });
+    await pauseOrStart('/sync/pause', { connection_id: target.connection_id, syncs: [{ name: 'list-events', variant: 'v2' }] });
     expect((await stack.temporal.schedule.getHandle(scheduleId(stack, 'sched-1', 'list-events', 'luma', 'v2')).describe()).state.paused).toBe(true);
     expect((await schedule('sched-1')).state.paused).toBe(false);
 
+    // Refused on purpose (and one body malformed): the untyped helper.
     for (const [path, body, httpStatus, code] of [
       ['/sync/list-events/variant/v2', target, 409, 'sync_variant_already_exists'],
       ['/sync/list-events/variant/base', target, 400, 'invalid_variant'],
@@ -275,18 +283,21 @@ describe('sync schedules (real Temporal dev server)', () => {
     }
     expect((await status('sched-1', '*')).map((x) => x.variant).sort()).toEqual(['base', 'v2']);
 
-    const deleted = await stack.api('DELETE', '/sync/list-events/variant/v2', { body: target });
-    expect(deleted).toEqual({ status: 200, body: { success: true } });
+    const deleted = await stack.client.DELETE('/sync/{name}/variant/{variant}', v2Path);
+    expect([deleted.response.status, deleted.data]).toEqual([200, { success: true }]);
     await expect(stack.temporal.schedule.getHandle(scheduleId(stack, 'sched-1', 'list-events', 'luma', 'v2')).describe()).rejects.toBeInstanceOf(
       ScheduleNotFoundError,
     );
-    expect((await records('v2')).body.records).toHaveLength(0);
-    expect((await records('base')).body.records).toHaveLength(baseCount);
+    expect((await records('v2')).records).toHaveLength(0);
+    expect((await records('base')).records).toHaveLength(baseCount);
     expect((await status('sched-1', '*')).map((x) => x.variant)).toEqual(['base']);
-    const again = await stack.api('DELETE', '/sync/list-events/variant/v2?provider_config_key=luma&connection_id=sched-1');
-    expect([again.status, again.body.error.code]).toEqual([404, 'unknown_sync_variant']);
-    const base = await stack.api('DELETE', '/sync/list-events/variant/base', { body: target });
-    expect([base.status, base.body.error.code]).toEqual([400, 'invalid_variant']);
+    // The target in the query instead of the body.
+    const again = await stack.client.DELETE('/sync/{name}/variant/{variant}', {
+      params: { path: { name: 'list-events', variant: 'v2' }, query: { provider_config_key: 'luma', connection_id: 'sched-1' } },
+    });
+    expect([again.response.status, again.error?.error.code]).toEqual([404, 'unknown_sync_variant']);
+    const base = await stack.client.DELETE('/sync/{name}/variant/{variant}', { params: { path: { name: 'list-events', variant: 'base' } }, body: target });
+    expect([base.response.status, base.error?.error.code]).toEqual([400, 'invalid_variant']);
   });
 
   test('concurrent variant creates never exceed the limit, and a run of a deleted variant does not bring it back', async () => {
