@@ -98,6 +98,7 @@ async function dryrunCommand(fnArg: string | undefined, connectionArg: string | 
         exchanges.push(exchange);
         running.request();
       },
+      onWait: (waitMs, reason) => running.line(`waiting ${Math.ceil(waitMs / 1000)} s before asking again: ${reason}`),
     });
     const result = await runDryRun({
       integration,

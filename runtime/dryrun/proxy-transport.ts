@@ -13,6 +13,8 @@ export interface ProxyTransportOptions {
   defaultRetries: number;
   /** Sees every call the provider answered, in call order, success or error (kept for `--save`). */
   onExchange?(exchange: RecordedExchange): void;
+  /** Weft answered `rate_limited`: the call waits `waitMs` and is sent again. */
+  onWait?(waitMs: number, reason: string): void;
   fetch?: typeof fetch;
 }
 
@@ -41,6 +43,9 @@ const WEFT_PROXY_CODES = new Set([
 ]);
 
 const REDIRECT_STATUS = new Set([301, 302, 303, 307, 308]);
+/** How often and how long a call waits when Weft answers `rate_limited` before the dry run gives up. */
+const MAX_RATE_LIMIT_WAITS = 10;
+const MAX_RATE_LIMIT_WAIT_MS = 120_000;
 
 /**
  * The dry run's way to the provider: each call goes to the running Weft's `/proxy` with the
@@ -51,6 +56,20 @@ const REDIRECT_STATUS = new Set([301, 302, 303, 307, 308]);
 export function createProxyTransport(opts: ProxyTransportOptions): ProviderTransport {
   const doFetch = opts.fetch ?? fetch;
   const host = opts.weftHost.replace(/\/+$/, '');
+
+  async function send(url: string, init: RequestInit): Promise<{ res: Response; headers: Record<string, string>; data: unknown }> {
+    let res: Response;
+    try {
+      res = await doFetch(url, init);
+    } catch (err) {
+      throw new WeftUnreachableError(host, causeOf(err));
+    }
+    const headers: Record<string, string> = {};
+    res.headers.forEach((value, name) => {
+      headers[name] = value;
+    });
+    return { res, headers, data: parseBody(await res.text(), headers['content-type']) };
+  }
 
   return {
     async request<T>(config: RequestConfig): Promise<HttpResponse<T>> {
@@ -82,19 +101,21 @@ export function createProxyTransport(opts: ProxyTransportOptions): ProviderTrans
         headers['content-type'] = headerOf(config.headers, 'content-type') ?? 'application/json';
       }
 
-      let res: Response;
-      try {
-        res = await doFetch(`${host}/proxy${path}`, { method, headers, body, redirect: 'manual' });
-      } catch (err) {
-        throw new WeftUnreachableError(host, causeOf(err));
+      let answer: { res: Response; headers: Record<string, string>; data: unknown };
+      for (let waits = 0; ; waits += 1) {
+        answer = await send(`${host}/proxy${path}`, { method, headers, body, redirect: 'manual' });
+        const weftError = answer.res.status >= 400 ? weftErrorOf(answer.data) : null;
+        if (!weftError) break;
+        // Weft asks to wait (the provider's limit, shared with the syncs, or its own API limit):
+        // a dry run is in the foreground, so it waits as the worker would, then asks again.
+        const waitMs = Number(answer.headers['retry-after'] ?? 1) * 1000;
+        if (weftError.code !== 'rate_limited' || waits >= MAX_RATE_LIMIT_WAITS || !(waitMs <= MAX_RATE_LIMIT_WAIT_MS)) {
+          throw new WeftRefusedError(weftError.code, weftError.message, answer.res.status);
+        }
+        opts.onWait?.(waitMs, weftError.message);
+        await new Promise((resolve) => setTimeout(resolve, waitMs));
       }
-      const responseHeaders: Record<string, string> = {};
-      res.headers.forEach((value, name) => {
-        responseHeaders[name] = value;
-      });
-      const data = parseBody(await res.text(), responseHeaders['content-type']);
-      const weftError = res.status >= 400 ? weftErrorOf(data) : null;
-      if (weftError) throw new WeftRefusedError(weftError.code, weftError.message, res.status);
+      const { res, headers: responseHeaders, data } = answer;
 
       const response: HttpResponse<T> = { status: res.status, headers: responseHeaders, data: data as T };
       opts.onExchange?.({ request: { ...config, method }, response });
