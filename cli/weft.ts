@@ -21,7 +21,9 @@ import { createWeftClient, listRecords, type RecordModel } from './api-client/cl
 import { registerInit } from './commands/init';
 import { registerTest } from './commands/test';
 import { registerClone } from './commands/clone';
+import { registerDev } from './commands/dev';
 import { registerDryrun } from './commands/dryrun';
+import { registerGenerateTests } from './commands/generate-tests';
 
 export function buildProgram(): Command {
   const program = new Command('weft').description('Weft: a self-hostable integration platform.');
@@ -82,7 +84,9 @@ export function buildProgram(): Command {
   registerInit(program);
   registerTest(program);
   registerClone(program);
+  registerDev(program);
   registerDryrun(program);
+  registerGenerateTests(program);
   return program;
 }
 
