@@ -1,4 +1,5 @@
 import { lazyInstruments } from '../common/telemetry';
+import { scopeMetricAttributes } from '../common/telemetry-scope';
 
 /** Sync-run metrics on the global OpenTelemetry API (no-ops unless app/telemetry.ts started the SDK). */
 const instruments = lazyInstruments('weft.sync', (meter) => ({
@@ -15,12 +16,15 @@ export function recordSyncRunEnd(run: {
   changes?: Record<string, { added: number; updated: number; deleted: number }>;
 }): void {
   const { runs, duration, records } = instruments();
-  const attrs = { 'weft.provider': run.provider, 'weft.sync': run.syncName, 'weft.outcome': run.outcome };
+  // The activity's scope adds the environment and the integration (never the connection).
+  const scope = scopeMetricAttributes();
+  const attrs = { ...scope, 'weft.provider': run.provider, 'weft.sync': run.syncName, 'weft.outcome': run.outcome };
   runs.add(1, attrs);
   duration.record(Date.now() - new Date(run.startedAt).getTime(), attrs);
   for (const [model, c] of Object.entries(run.changes ?? {})) {
     for (const change of ['added', 'updated', 'deleted'] as const) {
-      if (c[change] > 0) records.add(c[change], { 'weft.provider': run.provider, 'weft.sync': run.syncName, 'weft.model': model, 'weft.change': change });
+      if (c[change] > 0)
+        records.add(c[change], { ...scope, 'weft.provider': run.provider, 'weft.sync': run.syncName, 'weft.model': model, 'weft.change': change });
     }
   }
 }

@@ -6,6 +6,7 @@ import {
   OpenTelemetryWorkflowClientInterceptor,
 } from '@temporalio/interceptors-opentelemetry';
 import type { Telemetry } from '../telemetry';
+import { activityScopeInterceptor } from '../telemetry-activity-scope';
 
 export interface WeftWorkerOptions {
   connection: NativeConnection;
@@ -46,12 +47,18 @@ export async function createWeftWorker(opts: WeftWorkerOptions): Promise<Worker>
  * spans go to a sink that drops them (an unregistered sink is an error logged per call).
  */
 function tracing(telemetry: Telemetry | null | undefined, bundlingNow: boolean): Pick<WorkerOptions, 'interceptors' | 'sinks'> {
-  if (!telemetry?.spanProcessor) return bundlingNow ? {} : { sinks: { exporter: { export: { fn: () => undefined } } } };
+  // Metrics alone: no spans, but the points recorded in an activity get its scope.
+  const scopeOnly = telemetry ? { interceptors: { activity: [activityScopeInterceptor] } } : {};
+  if (!telemetry?.spanProcessor) return bundlingNow ? scopeOnly : { ...scopeOnly, sinks: { exporter: { export: { fn: () => undefined } } } };
   return {
     interceptors: {
       client: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] },
       ...(bundlingNow && { workflowModules: [require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors')] }),
-      activity: [(ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) })],
+      activity: [
+        (ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) }),
+        // Inside the activity's span: it and everything recorded in the activity get the scope.
+        activityScopeInterceptor,
+      ],
     },
     sinks: { exporter: makeWorkflowExporter(telemetry.spanProcessor, telemetry.resource) },
   };

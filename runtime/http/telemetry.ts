@@ -1,5 +1,6 @@
 import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { lazyInstruments } from '../../common/telemetry';
+import { scopeMetricAttributes, scopeSpanAttributes } from '../../common/telemetry-scope';
 
 /**
  * Spans and metrics of third-party calls, on the process-global OpenTelemetry API: without a
@@ -27,15 +28,20 @@ export interface ProviderAttempt {
   error: string | null;
 }
 
-/** One span (a child of the active one: the activity's, the API request's) and the metric points of one attempt. */
+/**
+ * One span (a child of the active one: the activity's, the API request's) and the metric points
+ * of one attempt, with the scope of the work it is part of (environment, integration, sync or
+ * action; the connection id on the span only).
+ */
 export function recordProviderAttempt(a: ProviderAttempt): void {
   const end = Date.now();
-  const attrs = { 'weft.provider': a.provider, 'weft.operation': a.operation, 'http.request.method': a.method };
+  const attrs = { 'weft.provider': a.provider, 'weft.operation': a.operation, 'http.request.method': a.method, ...scopeMetricAttributes() };
   const span = tracer.startSpan(`${a.provider} ${a.method}`, {
     kind: SpanKind.CLIENT,
     startTime: a.started,
     attributes: {
       ...attrs,
+      ...scopeSpanAttributes(),
       'url.full': a.url,
       'weft.attempt': a.attempt,
       'weft.rate_limit_wait_ms': a.waitMs,

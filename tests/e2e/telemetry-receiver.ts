@@ -59,6 +59,8 @@ export interface OtlpReceiver {
   contentTypes: Array<{ path: string; contentType: string }>;
   /** Names of the metrics received, with the service that exported them (`service/name`; Temporal's core: `/temporal_…`). */
   metrics: Set<string>;
+  /** Every data point received, with its metric's name and its attributes. */
+  points: MetricPoint[];
   close(): Promise<void>;
 }
 
@@ -67,9 +69,22 @@ interface JsonResourceSpans {
   scopeSpans?: Array<{ spans?: Array<Omit<OtlpSpan, 'service'>> }>;
 }
 
+export interface MetricPoint {
+  service: string;
+  name: string;
+  attributes: OtlpSpan['attributes'];
+}
+
+type JsonDataPoints = { dataPoints?: Array<{ attributes?: OtlpSpan['attributes'] }> };
+
 interface JsonResourceMetrics {
   resource?: { attributes?: OtlpSpan['attributes'] };
-  scopeMetrics?: Array<{ metrics?: Array<{ name: string }> }>;
+  scopeMetrics?: Array<{ metrics?: Array<{ name: string; sum?: JsonDataPoints; gauge?: JsonDataPoints; histogram?: JsonDataPoints }> }>;
+}
+
+/** A point's attribute value, as attr() reads a span's. */
+export function pointAttr(point: MetricPoint, key: string): unknown {
+  return attr(point as unknown as OtlpSpan, key);
 }
 
 function serviceOf(rs: { resource?: { attributes?: OtlpSpan['attributes'] } }): string {
@@ -81,6 +96,7 @@ function serviceOf(rs: { resource?: { attributes?: OtlpSpan['attributes'] } }): 
 export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   const spans: OtlpSpan[] = [];
   const metrics = new Set<string>();
+  const points: MetricPoint[] = [];
   const bodies: string[] = [];
   const contentTypes: OtlpReceiver['contentTypes'] = [];
   const server: Server = createServer((req, res) => {
@@ -104,7 +120,12 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
           resourceMetrics?: JsonResourceMetrics[];
         };
         for (const rm of body.resourceMetrics ?? [])
-          for (const sm of rm.scopeMetrics ?? []) for (const m of sm.metrics ?? []) metrics.add(`${serviceOf(rm)}/${m.name}`);
+          for (const sm of rm.scopeMetrics ?? [])
+            for (const m of sm.metrics ?? []) {
+              metrics.add(`${serviceOf(rm)}/${m.name}`);
+              for (const dp of [m.sum, m.gauge, m.histogram].flatMap((d) => d?.dataPoints ?? []))
+                points.push({ service: serviceOf(rm), name: m.name, attributes: dp.attributes ?? [] });
+            }
       }
       res
         .writeHead(200, { 'content-type': contentType.includes('json') ? 'application/json' : 'application/x-protobuf' })
@@ -118,6 +139,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     bodies,
     contentTypes,
     metrics,
+    points,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }

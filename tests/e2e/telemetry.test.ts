@@ -17,7 +17,7 @@ import { loadConfig } from '../../common/config';
 import { startTelemetry, type Telemetry } from '../../app/telemetry';
 import type { WeftStack } from '../support/weft-stack';
 import { startWebhookReceiver } from '../support/webhook-receiver';
-import { attr, isUnder as isUnderIn, startOtlpReceiver, type OtlpReceiver } from './telemetry-receiver';
+import { attr, isUnder as isUnderIn, pointAttr, startOtlpReceiver, type OtlpReceiver } from './telemetry-receiver';
 
 const API_KEY = 'sandbox-luma-api-key';
 
@@ -99,6 +99,10 @@ describe('OpenTelemetry: traces and metrics over OTLP/HTTP', () => {
     expect(runCalls).toBeGreaterThanOrEqual(2);
     expect(providerCalls).toHaveLength(runCalls);
     for (const s of [...activities, ...providerCalls]) expect(isUnder(s, request!)).toBe(true);
+    // The sync's span and its provider calls say what they are about (the activity's scope).
+    const scope = { 'weft.environment': 'dev', 'weft.integration': 'luma', 'weft.connection_id': 'otel-1', 'weft.sync': 'list-events' };
+    const runSync = activities.find((s) => s.name === 'RunActivity:runSync');
+    for (const s of [runSync!, ...providerCalls]) for (const [key, value] of Object.entries(scope)) expect([key, attr(s, key)]).toEqual([key, value]);
     for (const s of providerCalls) {
       expect(attr(s, 'weft.operation')).toBe('request');
       expect(attr(s, 'http.request.method')).toBe('GET');
@@ -117,6 +121,15 @@ describe('OpenTelemetry: traces and metrics over OTLP/HTTP', () => {
         'weft.webhook.attempts',
       ]),
     );
+
+    // Sync-run and provider points carry the environment, the integration and the sync; no point carries a connection id.
+    const runPoint = receiver.points.find((p) => p.name === 'weft.sync.runs' && pointAttr(p, 'weft.outcome') === 'success');
+    expect(runPoint && [pointAttr(runPoint, 'weft.environment'), pointAttr(runPoint, 'weft.integration')]).toEqual(['dev', 'luma']);
+    // (The connection's credential check from the API runs outside any sync: its points have no sync.)
+    const syncRequestPoints = receiver.points.filter((p) => p.name === 'weft.provider.requests' && pointAttr(p, 'weft.sync') === 'list-events');
+    expect(syncRequestPoints.length).toBeGreaterThan(0);
+    for (const p of syncRequestPoints) expect([pointAttr(p, 'weft.environment'), pointAttr(p, 'weft.integration')]).toEqual(['dev', 'luma']);
+    expect(receiver.points.filter((p) => pointAttr(p, 'weft.connection_id') !== undefined)).toEqual([]);
 
     // The worker's own metrics (Runtime.install with OTLP/HTTP): task and poller figures from Temporal's core.
     expect([...metricNames]).toEqual(expect.arrayContaining(['temporal_workflow_completed', 'temporal_activity_execution_latency', 'temporal_num_pollers']));

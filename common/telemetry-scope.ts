@@ -1,0 +1,43 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Attributes } from '@opentelemetry/api';
+
+/**
+ * What a piece of Weft's work is about, for its spans and metric points: set around each
+ * activity (app/telemetry-activity-scope.ts), read where provider calls and sync runs are
+ * recorded. Its own AsyncLocalStorage rather than the OTel context, which only travels while a
+ * tracer provider is registered: with metrics alone on, the points still get their scope.
+ * Nothing here is secret: connection ids are the app's own identifiers.
+ */
+export interface WeftScope {
+  environment?: string;
+  /** The integration's unique key (provider config key). */
+  integration?: string;
+  connectionId?: string;
+  sync?: string;
+  action?: string;
+}
+
+const storage = new AsyncLocalStorage<WeftScope>();
+
+export function runInWeftScope<T>(scope: WeftScope, fn: () => T): T {
+  return storage.run(scope, fn);
+}
+
+/** All of the scope, for spans (one per operation: a connection id is fine there). */
+export function scopeSpanAttributes(): Attributes {
+  const scope = storage.getStore();
+  if (!scope) return {};
+  return { ...scopeMetricAttributes(), ...(scope.connectionId !== undefined && { 'weft.connection_id': scope.connectionId }) };
+}
+
+/** The bounded part of the scope, for metric points: never the connection id (one series per connection would not scale). */
+export function scopeMetricAttributes(): Attributes {
+  const scope = storage.getStore();
+  if (!scope) return {};
+  const attrs: Attributes = {};
+  if (scope.environment !== undefined) attrs['weft.environment'] = scope.environment;
+  if (scope.integration !== undefined) attrs['weft.integration'] = scope.integration;
+  if (scope.sync !== undefined) attrs['weft.sync'] = scope.sync;
+  if (scope.action !== undefined) attrs['weft.action'] = scope.action;
+  return attrs;
+}
