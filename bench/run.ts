@@ -15,6 +15,7 @@ import { userFilesIngest } from './user-files-ingest';
 import { webhookThroughput } from './webhook-throughput';
 import { syncWebhookLatency } from './sync-webhook-latency';
 import { proxyOverhead } from './proxy-overhead';
+import { dryrunFigure } from './dryrun';
 import { startStandaloneTestInfra } from '../tests/support/standalone-infra';
 
 async function main(): Promise<void> {
@@ -23,12 +24,12 @@ async function main(): Promise<void> {
     // `npm run bench` (everything, 100,000 files), `npm run bench -- 20000` (another size),
     // `npm run bench -- pacing`, `npm run bench -- reads [files]`, `npm run bench -- memory [files]`,
     // `npm run bench -- trigger`, `npm run bench -- schedules [connections]` `npm run bench -- webhooks [events]` (throughput, then a sync run's end to its webhook)
-    // or `npm run bench -- proxy` (one part only).
+    // `npm run bench -- proxy` or `npm run bench -- dryrun` (one part only).
     const args = process.argv.slice(2);
     const only = args.find((a) => !/^\d+$/.test(a));
-    if (only !== undefined && !['pacing', 'reads', 'memory', 'trigger', 'schedules', 'webhooks', 'proxy'].includes(only))
+    if (only !== undefined && !['pacing', 'reads', 'memory', 'trigger', 'schedules', 'webhooks', 'proxy', 'dryrun'].includes(only))
       throw new Error(
-        `unknown part "${only}": pacing, reads, memory, trigger, schedules, webhooks, proxy, or a number (files; connections for schedules; events for webhooks)`,
+        `unknown part "${only}": pacing, reads, memory, trigger, schedules, webhooks, proxy, dryrun, or a number (files; connections for schedules; events for webhooks)`,
       );
     const count = args.find((a) => /^\d+$/.test(a));
     const files = Number(count ?? 100_000);
@@ -46,6 +47,7 @@ async function main(): Promise<void> {
       for (const figure of await syncWebhookLatency()) emit(figure);
     }
     if (only === undefined || only === 'proxy') for (const figure of await proxyOverhead()) emit(figure);
+    if (only === undefined || only === 'dryrun') for (const figure of await dryrunFigure()) emit(figure);
   } finally {
     await infra.stop();
   }

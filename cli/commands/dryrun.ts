@@ -47,7 +47,15 @@ export function registerDryrun(program: Command): void {
     .option('--project <dir>', 'the project folder (its integrations/ and tests/mocks/)', '.')
     .action(async (fnArg: string | undefined, connectionArg: string | undefined, flags: DryRunFlags) => {
       process.exitCode = await dryrunCommand(fnArg, connectionArg, flags);
+      // `weft` exits as soon as the command returns, and writes to a pipe are asynchronous:
+      // without this a large --json result reaches `| jq` cut off.
+      await Promise.all([flushed(process.stdout), flushed(process.stderr)]);
     });
+}
+
+/** Resolves once everything written to `stream` so far is handed to the OS. */
+function flushed(stream: NodeJS.WriteStream): Promise<void> {
+  return new Promise((resolve) => stream.write('', () => resolve()));
 }
 
 /** The whole command; every failure ends here as one line (or the validation failure record) and exit code 1. */

@@ -1,0 +1,68 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { createLumaIntegration, runSync, startWeftStack } from '../tests/support/weft-stack';
+import type { Figure } from './figure';
+
+const EVENTS = 2_500;
+const RUNS = 3;
+
+/**
+ * `weft dryrun list-events` over 2,500 Luma events (25 pages of 100 through Weft's /proxy),
+ * next to the same sync run by the worker (trigger to SUCCESS, records written), each run
+ * three times; the dry run as a spawned `weft` process, as a user runs it (its start included:
+ * `weft_help_ms` is that start alone, `weft dryrun --help`).
+ */
+export async function dryrunFigure(): Promise<Figure[]> {
+  const stack = await startWeftStack({ luma: { seed: 9, eventCount: EVENTS } });
+  try {
+    await createLumaIntegration(stack);
+    const created = await stack.api('POST', '/connections', {
+      body: { provider_config_key: 'luma', connection_id: 'bench-dryrun', credentials: { type: 'API_KEY', apiKey: 'sandbox-luma-api-key' } },
+    });
+    if (created.status !== 201) throw new Error(`connecting failed: ${JSON.stringify(created.body)}`);
+    await stack.waitForSync('bench-dryrun', 'list-events');
+
+    const worker: number[] = [];
+    const dryrun: number[] = [];
+    // What a dry run spends before its first call: loading `weft` (tsx compiling on the fly).
+    let started = Date.now();
+    await spawnWeft(['dryrun', '--help'], stack.apiUrl, stack.keys.dev);
+    const processStartMs = Date.now() - started;
+    let saved = 0;
+    for (let i = 0; i < RUNS; i += 1) {
+      started = Date.now();
+      await runSync(stack, 'luma', 'bench-dryrun', 'list-events');
+      worker.push(Date.now() - started);
+      started = Date.now();
+      const out = await spawnWeft(['dryrun', 'list-events', 'bench-dryrun', '--json'], stack.apiUrl, stack.keys.dev);
+      dryrun.push(Date.now() - started);
+      saved = (JSON.parse(out) as { batchSave: { CalendarEvent: unknown[] } }).batchSave.CalendarEvent.length;
+    }
+    if (saved !== EVENTS) throw new Error(`the dry run listed ${saved} events, not ${EVENTS}`);
+    return [
+      {
+        figure: 'dryrun-list-events',
+        events: EVENTS,
+        pages: Math.ceil(EVENTS / 100),
+        runs: RUNS,
+        dryrun_ms: dryrun,
+        worker_sync_ms: worker,
+        weft_help_ms: processStartMs,
+      },
+    ];
+  } finally {
+    await stack.shutdown();
+  }
+}
+
+function spawnWeft(args: string[], host: string, key: string): Promise<string> {
+  const repo = path.resolve(__dirname, '..');
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      [path.join(repo, 'cli', 'bin.js'), ...args],
+      { cwd: repo, env: { ...process.env, WEFT_HOST: host, WEFT_SECRET_KEY_DEV: key, CI: '1' }, maxBuffer: 64 * 1024 * 1024 },
+      (err, stdout, stderr) => (err ? reject(new Error(`weft dryrun failed: ${stderr}`)) : resolve(stdout)),
+    );
+  });
+}
