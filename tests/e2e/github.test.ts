@@ -1,4 +1,10 @@
-import { connectGitHub, createGitHubIntegration, readAllRecords, runSync, startWeftStack, type WeftStack } from '../support/weft-stack';
+import { connectGitHub, createGitHubIntegration, runSync, startWeftStack, type WeftStack } from '../support/weft-stack';
+import { readAllRecordsTyped } from '../support/weft-client';
+import { listRecords, type RecordModel } from '../../cli/api-client/client';
+
+/** Every record of a GitHub model of a connection, typed as that model. */
+const readRecords = <M extends RecordModel>(stack: WeftStack, connectionId: string, model: M, filter?: string) =>
+  readAllRecordsTyped(stack.client, { model, connectionId, providerConfigKey: 'github', filter });
 
 const INSTALLATION = 1001;
 
@@ -31,15 +37,15 @@ describe('GitHub (App installation), end to end', () => {
     const res = await connectGitHub(stack, 'gh-nobody', 999_999);
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe('invalid_credentials');
-    const list = await stack.api('GET', '/connections?connectionId=gh-nobody');
-    expect(list.body.connections).toEqual([]);
+    const list = await stack.client.GET('/connections', { params: { query: { connectionId: 'gh-nobody' } } });
+    expect(list.data?.connections).toEqual([]);
   });
 
   test('pull-requests: incremental; a second run fetches only what changed since the first', async () => {
     // The first run started with the connection.
     const repos = stack.github.repositories(INSTALLATION).map((r) => r.full_name as string);
     const total = repos.reduce((n, r) => n + stack.github.pullRequests(r).length, 0);
-    expect(await readAllRecords(stack, 'gh-user', 'PullRequest', {}, 'github')).toHaveLength(total);
+    expect(await readRecords(stack, 'gh-user', 'PullRequest')).toHaveLength(total);
 
     const repo = repos[0];
     const updated = stack.github.updatePullRequests(repo, 3);
@@ -51,9 +57,7 @@ describe('GitHub (App installation), end to end', () => {
     const pullPages = stack.github.requestLog().filter((e) => /\/pulls$/.test(e.path));
     expect(pullPages).toHaveLength(repos.length);
 
-    const byNumber = new Map(
-      (await readAllRecords(stack, 'gh-user', 'PullRequest', {}, 'github')).filter((p) => p.repository === repo).map((p) => [p.number, p]),
-    );
+    const byNumber = new Map((await readRecords(stack, 'gh-user', 'PullRequest')).filter((p) => p.repository === repo).map((p) => [p.number, p]));
     for (const n of [...updated, ...added]) {
       const sim = stack.github.pullRequests(repo).find((p: any) => p.number === n) as any;
       expect(byNumber.get(n)).toMatchObject({ title: sim.title, state: sim.state, updated_at: sim.updated_at, head_ref: sim.head.ref, author: sim.user.login });
@@ -61,7 +65,7 @@ describe('GitHub (App installation), end to end', () => {
   });
 
   test('commits: pull commits with the 250 cap noted, incremental on the next run', async () => {
-    await stack.api('POST', '/connections/metadata', {
+    await stack.client.POST('/connections/metadata', {
       body: {
         connection_id: 'gh-user',
         provider_config_key: 'github',
@@ -69,7 +73,7 @@ describe('GitHub (App installation), end to end', () => {
       },
     });
     const first = await runSync(stack, 'github', 'gh-user', 'commits');
-    const records = await readAllRecords(stack, 'gh-user', 'Commit', {}, 'github');
+    const records = await readRecords(stack, 'gh-user', 'Commit');
     expect(records.length).toBe(first.result.Commit.added);
     // The oversized pull request has 300 commits; GitHub lists 250.
     const perPull = new Map<string, number>();
@@ -77,7 +81,7 @@ describe('GitHub (App installation), end to end', () => {
     expect(Math.max(...perPull.values())).toBe(250);
     expect(stack.logs.some((l) => l.includes('250-commit listing cap'))).toBe(true);
     const anyCommit = records[0];
-    const simCommit = stack.github.commits(anyCommit.repository, anyCommit.pull_number).find((c: any) => c.sha === anyCommit.sha) as any;
+    const simCommit = stack.github.commits(anyCommit.repository!, anyCommit.pull_number!).find((c: any) => c.sha === anyCommit.sha) as any;
     expect(anyCommit).toMatchObject({
       message: simCommit.commit.message,
       author_email: simCommit.commit.author.email,
@@ -95,7 +99,9 @@ describe('GitHub (App installation), end to end', () => {
   test("a dead installation token in a sync: re-minted once, and the 401 budget headers (an anonymous caller's) do not slow the repeat", async () => {
     stack.github.expireTokens();
     await runSync(stack, 'github', 'gh-user', 'repositories');
-    const logs = (await stack.api('GET', '/logs?connection_id=gh-user&operation=sync:repositories&limit=20')).body.logs as any[];
+    // Entries are written in batches a few ms after their calls: what the run logged, written now.
+    await stack.core.stores.requestLogs.flush();
+    const logs = (await stack.client.GET('/logs', { params: { query: { connection_id: 'gh-user', operation: 'sync:repositories', limit: 20 } } })).data!.logs;
     const i = logs.findIndex((e) => e.status === 401);
     expect(i).toBeGreaterThan(0); // newest first: the repeat comes before it
     expect(logs[i - 1]).toMatchObject({ status: 200, attempt: 2 });
@@ -108,7 +114,7 @@ describe('GitHub (App installation), end to end', () => {
       .repositories(INSTALLATION)
       .map((r) => r.full_name)
       .sort();
-    let records = await readAllRecords(stack, 'gh-user', 'Repository', {}, 'github');
+    let records = await readRecords(stack, 'gh-user', 'Repository');
     expect(records.map((r) => r.full_name).sort()).toEqual(expected);
     const sample = stack.github.repositories(INSTALLATION)[0] as any;
     const record = records.find((r) => r.full_name === sample.full_name);
@@ -123,13 +129,11 @@ describe('GitHub (App installation), end to end', () => {
     stack.github.removeRepository(expected[0]);
     const second = await runSync(stack, 'github', 'gh-user', 'repositories');
     expect(second.result.Repository).toEqual({ added: 0, updated: 0, deleted: 1 });
-    records = await readAllRecords(stack, 'gh-user', 'Repository', { filter: 'deleted' }, 'github');
+    records = await readRecords(stack, 'gh-user', 'Repository', 'deleted');
     expect(records.map((r) => r.full_name)).toEqual([expected[0]]);
     // Unified shape of the same records.
-    const unified = await stack.api('GET', '/records?model=UnifiedRepository&limit=1', {
-      headers: { 'connection-id': 'gh-user', 'provider-config-key': 'github' },
-    });
-    expect(Object.keys(unified.body.records[0]).sort()).toEqual([
+    const unified = await listRecords(stack.client, { model: 'UnifiedRepository', connectionId: 'gh-user', providerConfigKey: 'github', limit: 1 });
+    expect(Object.keys(unified.records[0]).sort()).toEqual([
       '_weft_metadata',
       'default_branch',
       'description',
@@ -186,14 +190,16 @@ describe('GitHub rate limits', () => {
     stack.github.exhaustRateLimit(INSTALLATION, { resetInMs: 2_000 });
     const started = Date.now();
     await runSync(stack, 'github', 'gh-tight', 'repositories', { reset: true });
-    expect(await readAllRecords(stack, 'gh-tight', 'Repository', {}, 'github')).toHaveLength(3);
+    expect(await readRecords(stack, 'gh-tight', 'Repository')).toHaveLength(3);
     expect(Date.now() - started).toBeGreaterThanOrEqual(1_900);
     const stats = stack.github.stats();
     // Exactly one request learned of the exhaustion (403, remaining 0); none followed it before the reset.
     expect(stats.primaryLimited).toBe(1);
     expect(stats.requestsWhileExhausted).toBe(1);
-    const status = await stack.api('GET', '/sync/status?provider_config_key=github&syncs=repositories&connection_id=gh-tight');
-    expect(status.body.syncs[0].latestExecutionStatus).toBe('SUCCESS');
+    const status = await stack.client.GET('/sync/status', {
+      params: { query: { provider_config_key: 'github', syncs: 'repositories', connection_id: 'gh-tight' } },
+    });
+    expect(status.data?.syncs[0].latestExecutionStatus).toBe('SUCCESS');
   });
 
   test('a secondary limit is honoured for its retry-after', async () => {

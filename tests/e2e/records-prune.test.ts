@@ -1,4 +1,5 @@
-import { startWeftStack, createLumaIntegration, readAllRecords, type WeftStack } from '../support/weft-stack';
+import { startWeftStack, createLumaIntegration, type WeftStack } from '../support/weft-stack';
+import { readAllRecordsTyped } from '../support/weft-client';
 import { recordFilters, selectsByIdOnly } from '../support/command-filters';
 
 const API_KEY = 'sandbox-luma-api-key';
@@ -16,29 +17,37 @@ describe('PATCH /records/prune', () => {
     return new Map(docs.map((d) => [d.id as string, d as Record<string, unknown>]));
   }
 
-  const prune = (body: unknown, h: Record<string, string> = headers) => stack.api('PATCH', '/records/prune', { body, headers: h });
+  /** Refused on purpose (malformed bodies and headers among them): the untyped helper. */
+  const pruneUntyped = (body: unknown, h: Record<string, string>) => stack.api('PATCH', '/records/prune', { body, headers: h });
+  /** The typed client: the answer's status and body. */
+  const prune = async (body: { model: 'CalendarEvent'; until_cursor: string; limit?: number }) => {
+    const res = await stack.client.PATCH('/records/prune', { params: { header: headers }, body });
+    return { status: res.response.status, body: res.data ?? res.error };
+  };
+  /** Every CalendarEvent record of the connection, typed. */
+  const readEvents = () => readAllRecordsTyped(stack.client, { model: 'CalendarEvent', connectionId: 'prune-user' });
 
   async function sync() {
-    await stack.api('POST', '/sync/trigger', { body: { provider_config_key: 'luma', connection_id: 'prune-user', syncs: ['list-events'] } });
+    await stack.client.POST('/sync/trigger', { body: { provider_config_key: 'luma', connection_id: 'prune-user', syncs: ['list-events'] } });
     return (await stack.waitForSync('prune-user', 'list-events')) as any;
   }
 
   beforeAll(async () => {
     stack = await startWeftStack({ monitorCommands: true, luma: { seed: 11, eventCount: EVENTS } });
     await createLumaIntegration(stack);
-    const created = await stack.api('POST', '/connections', {
+    const created = await stack.client.POST('/connections', {
       body: { provider_config_key: 'luma', connection_id: 'prune-user', credentials: { type: 'API_KEY', apiKey: API_KEY } },
     });
-    expect(created.status).toBe(201);
-    connectionRef = created.body.id;
+    expect(created.response.status).toBe(201);
+    connectionRef = created.data!.id;
     await sync();
-    expect(await readAllRecords(stack, 'prune-user', 'CalendarEvent')).toHaveLength(EVENTS);
+    expect(await readEvents()).toHaveLength(EVENTS);
   });
   afterAll(async () => stack?.shutdown());
 
   test('refused input: a 400 with a stable code, and no stored record changes', async () => {
     const before = await storedRecords();
-    const [first] = await readAllRecords(stack, 'prune-user', 'CalendarEvent');
+    const [first] = await readEvents();
     const cursor: string = first._weft_metadata.cursor;
     const cases: Array<[unknown, Record<string, string>, number, string]> = [
       [{ model: 'CalendarEvent', until_cursor: 'not-a-cursor' }, headers, 400, 'invalid_cursor'],
@@ -51,14 +60,14 @@ describe('PATCH /records/prune', () => {
       [{ model: 'CalendarEvent', until_cursor: cursor }, { ...headers, 'connection-id': 'nobody' }, 404, 'unknown_connection'],
     ];
     for (const [body, h, status, code] of cases) {
-      const res = await prune(body, h);
+      const res = await pruneUntyped(body, h);
       expect({ body, status: res.status, code: res.body.error?.code }).toEqual({ body, status, code });
     }
     expect(await storedRecords()).toEqual(before);
   });
 
   test('drops the payloads up to the cursor (inclusive), keeps ids and metadata, leaves later records as they were', async () => {
-    const before = await readAllRecords(stack, 'prune-user', 'CalendarEvent');
+    const before = await readEvents();
     const storedBefore = await storedRecords();
     const k = 40;
     const until = before[k - 1];
@@ -66,7 +75,7 @@ describe('PATCH /records/prune', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ count: k, has_more: false });
 
-    const after = await readAllRecords(stack, 'prune-user', 'CalendarEvent');
+    const after = await readEvents();
     // Same records, same order, same cursors.
     expect(after.map((r) => r.id)).toEqual(before.map((r) => r.id));
     for (let i = 0; i < after.length; i++) {
@@ -77,7 +86,7 @@ describe('PATCH /records/prune', () => {
       if (i < k) {
         expect(Object.keys(after[i]).sort()).toEqual(['_weft_metadata', 'id']);
         expect(after[i].id).toBe(before[i].id);
-        expect(Date.parse(pruned_at)).not.toBeNaN();
+        expect(Date.parse(pruned_at!)).not.toBeNaN();
       } else {
         expect(after[i]).toEqual(before[i]);
       }
@@ -96,7 +105,7 @@ describe('PATCH /records/prune', () => {
   });
 
   test('pruning again is idempotent: nothing counted, nothing written', async () => {
-    const records = await readAllRecords(stack, 'prune-user', 'CalendarEvent');
+    const records = await readEvents();
     const before = await storedRecords();
     const res = await prune({ model: 'CalendarEvent', until_cursor: records[39]._weft_metadata.cursor });
     expect(res.status).toBe(200);
@@ -105,7 +114,7 @@ describe('PATCH /records/prune', () => {
   });
 
   test('limit bounds one call; has_more says to call again, and the calls together prune exactly up to the cursor', async () => {
-    const records = await readAllRecords(stack, 'prune-user', 'CalendarEvent');
+    const records = await readEvents();
     const cursor = records[99]._weft_metadata.cursor;
     const first = await prune({ model: 'CalendarEvent', until_cursor: cursor, limit: 25 });
     expect(first.body).toEqual({ count: 25, has_more: true });
@@ -113,13 +122,13 @@ describe('PATCH /records/prune', () => {
     expect(second.body).toEqual({ count: 25, has_more: true });
     const third = await prune({ model: 'CalendarEvent', until_cursor: cursor, limit: 25 });
     expect(third.body).toEqual({ count: 10, has_more: false });
-    const after = await readAllRecords(stack, 'prune-user', 'CalendarEvent');
+    const after = await readEvents();
     expect(after.slice(0, 100).every((r) => r._weft_metadata.pruned_at !== null && Object.keys(r).length === 2)).toBe(true);
     expect(after.slice(100).every((r) => r._weft_metadata.pruned_at === null && Object.keys(r).length > 2)).toBe(true);
   });
 
   test('a prune reads and writes records, their feed and counters by _id only (what FerretDB reads through its index)', async () => {
-    const records = await readAllRecords(stack, 'prune-user', 'CalendarEvent');
+    const records = await readEvents();
     const rec = recordFilters(stack.core.mongo);
     let res;
     try {
@@ -134,15 +143,15 @@ describe('PATCH /records/prune', () => {
   });
 
   test('a sync keeps unchanged pruned records pruned, and a changed one comes back with its payload as a later change', async () => {
-    const before = await readAllRecords(stack, 'prune-user', 'CalendarEvent');
+    const before = await readEvents();
     const edited = stack.luma.editEvents(before.slice(0, 5).map((r) => r.id));
     const summary = await sync();
     expect(summary.result.CalendarEvent).toEqual({ added: 0, updated: edited.length, deleted: 0 });
-    const after = await readAllRecords(stack, 'prune-user', 'CalendarEvent');
+    const after = await readEvents();
     const byId = new Map(after.map((r) => [r.id, r]));
     for (const id of edited) {
-      expect(byId.get(id)._weft_metadata).toMatchObject({ last_action: 'UPDATED', pruned_at: null });
-      expect(Object.keys(byId.get(id)).length).toBeGreaterThan(2);
+      expect(byId.get(id)?._weft_metadata).toMatchObject({ last_action: 'UPDATED', pruned_at: null });
+      expect(Object.keys(byId.get(id)!).length).toBeGreaterThan(2);
     }
     // Still pruned: the rest of the first hundred.
     for (const r of before.slice(5, 100)) expect(byId.get(r.id)).toEqual(r);
