@@ -18,7 +18,7 @@ import { OTLPTraceExporter as OTLPProtoTraceExporter } from '@opentelemetry/expo
 import { registerInstrumentations } from '@opentelemetry/instrumentation';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { MongoDBInstrumentation } from '@opentelemetry/instrumentation-mongodb';
-import { Resource } from '@opentelemetry/resources';
+import { envDetectorSync, Resource } from '@opentelemetry/resources';
 import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { BatchSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
@@ -87,7 +87,8 @@ function telemetryEndpoints(config: TelemetryConfig): { traces?: string; metrics
 export function startTelemetry(config: TelemetryConfig, serviceName: string): Telemetry | null {
   const urls = telemetryEndpoints(config);
   if (!urls.traces && !urls.metrics) return null;
-  const resource = new Resource({ [ATTR_SERVICE_NAME]: config.OTEL_SERVICE_NAME ?? serviceName });
+  // OTEL_RESOURCE_ATTRIBUTES (and OTEL_SERVICE_NAME, which wins) as the OTel env detector reads them from the process's environment.
+  const resource = new Resource({ [ATTR_SERVICE_NAME]: config.OTEL_SERVICE_NAME ?? serviceName }).merge(envDetectorSync.detect());
   const stops: Array<() => Promise<void>> = [];
 
   let meterProvider: MeterProvider | undefined;

@@ -69,6 +69,7 @@ describe('OpenTelemetry in the weft api and weft worker processes', () => {
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
       OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
       OTEL_METRICS_EXPORTER: 'none',
+      OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=otel-test,service.namespace=weft',
     });
     processes.push(api, worker);
     const url = String((await logLine(api, 'weft api listening')).url);
@@ -115,6 +116,9 @@ describe('OpenTelemetry in the weft api and weft worker processes', () => {
 
     const activities = spans.filter((s) => s.service === 'weft-worker' && s.name.startsWith('RunActivity:'));
     expect(activities.length).toBeGreaterThan(0);
+    // OTEL_RESOURCE_ATTRIBUTES joins the worker's resource (the service name stays Weft's default).
+    const resource = Object.fromEntries(activities[0].resource.map((a) => [a.key, Object.values(a.value)[0]]));
+    expect(resource).toMatchObject({ 'service.name': 'weft-worker', 'deployment.environment': 'otel-test', 'service.namespace': 'weft' });
     const activityMongo = spans.filter((s) => isMongo(s) && activities.some((a) => isUnder(spans, s, a)));
     expect(activityMongo.length).toBeGreaterThan(0);
     for (const s of activityMongo) expect(s.service).toBe('weft-worker');

@@ -34,6 +34,8 @@ export interface OtlpSpan {
   attributes: Array<{ key: string; value: Record<string, unknown> }>;
   /** service.name of the process that exported it. */
   service: string;
+  /** Its resource's attributes (service.name, OTEL_RESOURCE_ATTRIBUTES, ...). */
+  resource: OtlpSpan['attributes'];
 }
 
 export function attr(span: OtlpSpan, key: string): unknown {
@@ -66,7 +68,7 @@ export interface OtlpReceiver {
 
 interface JsonResourceSpans {
   resource?: { attributes?: OtlpSpan['attributes'] };
-  scopeSpans?: Array<{ spans?: Array<Omit<OtlpSpan, 'service'>> }>;
+  scopeSpans?: Array<{ spans?: Array<Omit<OtlpSpan, 'service' | 'resource'>> }>;
 }
 
 export interface MetricPoint {
@@ -113,7 +115,8 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
           resourceSpans?: JsonResourceSpans[];
         };
         for (const rs of body.resourceSpans ?? [])
-          for (const ss of rs.scopeSpans ?? []) for (const s of ss.spans ?? []) spans.push({ ...s, service: serviceOf(rs) });
+          for (const ss of rs.scopeSpans ?? [])
+            for (const s of ss.spans ?? []) spans.push({ ...s, service: serviceOf(rs), resource: rs.resource?.attributes ?? [] });
       }
       if (req.url === '/v1/metrics') {
         const body = (json ? JSON.parse(raw.toString('utf8')) : fromProtobuf(otlp.metrics.v1.ExportMetricsServiceRequest, raw)) as {
