@@ -5,6 +5,7 @@ import { startScriptedReceiver, stackOutboxDeps, verifies, signatureHeaders, typ
 import { createLumaIntegration, startWeftStack, type WeftStack } from '../support/weft-stack';
 import { waitFor } from '../support/worker-process';
 import { Webhook } from 'standardwebhooks';
+import type { paths } from '../../cli/api-client/weft-api';
 
 /**
  * The environment's webhook settings and what they do to delivered events: every event goes
@@ -46,11 +47,20 @@ describe('environment settings and signed webhooks', () => {
   }
   const attemptsOf = (id: string, environment = 'dev') => stack.core.stores.webhookDeliveries.listForEvent(environment, id);
 
+  /** The environment's settings through the typed client (another environment's with its key). */
+  async function environment(key = stack.keys.dev) {
+    const res = await stack.clientWithKey(key).GET('/environment');
+    expect(res.response.status).toBe(200);
+    return res.data!.data;
+  }
+  type EnvironmentPatch = paths['/environment']['patch']['requestBody']['content']['application/json'];
+  const patchEnvironment = (body: EnvironmentPatch, key = stack.keys.dev) => stack.clientWithKey(key).PATCH('/environment', { body });
+  const rotate = (key = stack.keys.dev) => stack.clientWithKey(key).POST('/environment/webhook-signing-key/rotate');
+
   test('GET /environment shows the defaults and needs a secret key', async () => {
+    // No key at all: the untyped helper.
     expect((await stack.api('GET', '/environment', { key: null })).status).toBe(401);
-    const res = await stack.api('GET', '/environment');
-    expect(res.status).toBe(200);
-    expect(res.body.data).toMatchObject({
+    expect(await environment()).toMatchObject({
       name: 'dev',
       webhook_url: null,
       secondary_webhook_url: null,
@@ -75,8 +85,7 @@ describe('environment settings and signed webhooks', () => {
         },
       },
     );
-    const res = await stack.api('GET', '/environment', { key: stack.keys.prod });
-    expect(res.body.data).toMatchObject({
+    expect(await environment(stack.keys.prod)).toMatchObject({
       name: 'prod',
       send_auth_webhooks: true,
       send_sync_completion_always: false,
@@ -86,7 +95,8 @@ describe('environment settings and signed webhooks', () => {
   });
 
   test('PATCH /environment rejects bad input and changes nothing', async () => {
-    const before = (await stack.api('GET', '/environment')).body.data;
+    const before = await environment();
+    // Malformed on purpose: the untyped helper.
     for (const body of [
       { webhook_url: 'not a url' },
       { webhook_url: 'ftp://example.com/hook' },
@@ -98,15 +108,17 @@ describe('environment settings and signed webhooks', () => {
       expect(res.body.error.code).toBe('invalid_body');
       expect(Array.isArray(res.body.error.errors)).toBe(true);
     }
-    expect((await stack.api('GET', '/environment')).body.data).toEqual(before);
+    expect(await environment()).toEqual(before);
   });
 
   test('PATCH /environment saves URLs and toggles; GET shows them', async () => {
-    const res = await stack.api('PATCH', '/environment', {
-      body: { webhook_url: `${receiver.url}/primary`, send_sync_completion_always: true, alert_webhook_url: 'https://hooks.example.com/alerts' },
+    const res = await patchEnvironment({
+      webhook_url: `${receiver.url}/primary`,
+      send_sync_completion_always: true,
+      alert_webhook_url: 'https://hooks.example.com/alerts',
     });
-    expect(res.status).toBe(200);
-    const got = (await stack.api('GET', '/environment')).body.data;
+    expect(res.response.status).toBe(200);
+    const got = await environment();
     expect(got).toMatchObject({
       webhook_url: `${receiver.url}/primary`,
       secondary_webhook_url: null,
@@ -115,31 +127,31 @@ describe('environment settings and signed webhooks', () => {
       send_sync_completion_always: true,
       send_sync_error_webhooks: true,
     });
-    expect(got).toEqual(res.body.data);
+    expect(got).toEqual(res.data?.data);
     // Other environments are untouched.
-    expect((await stack.api('GET', '/environment', { key: stack.keys.prod })).body.data.webhook_url).toBeNull();
+    expect((await environment(stack.keys.prod)).webhook_url).toBeNull();
   });
 
   test('the rotate call returns the key once; GET shows only a hint', async () => {
-    const res = await stack.api('POST', '/environment/webhook-signing-key/rotate');
-    expect(res.status).toBe(200);
-    const key: string = res.body.data.webhook_signing_key;
+    const res = await rotate();
+    expect(res.response.status).toBe(200);
+    const key = res.data!.data.webhook_signing_key;
     expect(key).toMatch(/^whsec_[A-Za-z0-9+/]{32}$/);
     expect(Buffer.from(key.slice('whsec_'.length), 'base64')).toHaveLength(24);
     keys.push(key);
 
-    const got = await stack.api('GET', '/environment');
-    expect(got.body.data.webhook_signing_key_hint).toBe(`whsec_…${key.slice(-4)}`);
-    expect(JSON.stringify(got.body)).not.toContain(key.slice('whsec_'.length, 20));
+    const got = await environment();
+    expect(got.webhook_signing_key_hint).toBe(`whsec_…${key.slice(-4)}`);
+    expect(JSON.stringify(got)).not.toContain(key.slice('whsec_'.length, 20));
     const stored = await stack.core.stores.db.collection('environments').findOne({ _id: 'dev' as never });
     expect(JSON.stringify(stored)).not.toContain(key.slice('whsec_'.length));
   });
 
   test('an auth webhook (POST /connections) arrives with the documented fields and a valid signature; its attempt is recorded', async () => {
-    const res = await stack.api('POST', '/connections', {
+    const res = await stack.client.POST('/connections', {
       body: { provider_config_key: 'luma', connection_id: 'user-1', credentials: { type: 'API_KEY', apiKey: 'sandbox-luma-api-key' } },
     });
-    expect(res.status).toBe(201);
+    expect(res.response.status).toBe(201);
     const event = await stack.core.stores.db.collection('webhook_outbox').findOne({ type: 'auth', 'payload.connectionId': 'user-1' });
     expect(event).not.toBeNull();
     const id = String(event!._id);
@@ -178,10 +190,10 @@ describe('environment settings and signed webhooks', () => {
   });
 
   test('after a rotation, both the old and the new key verify during the grace period, then only the new', async () => {
-    const res = await stack.api('POST', '/environment/webhook-signing-key/rotate');
-    const newKey: string = res.body.data.webhook_signing_key;
+    const res = await rotate();
+    const newKey = res.data!.data.webhook_signing_key;
     expect(newKey).not.toBe(keys[0]);
-    expect(Date.parse(res.body.data.previous_key_valid_until) - Date.now()).toBeGreaterThan(23 * 3_600_000);
+    expect(Date.parse(res.data!.data.previous_key_valid_until!) - Date.now()).toBeGreaterThan(23 * 3_600_000);
     keys.push(newKey);
 
     const during = await queue({ operation: 'override' });
@@ -203,7 +215,7 @@ describe('environment settings and signed webhooks', () => {
 
   test('an unreachable URL is recorded as failed; the next attempt goes only to the URL still owed, with the same id', async () => {
     await closed.close(); // its port now refuses connections
-    await stack.api('PATCH', '/environment', { body: { secondary_webhook_url: `${closed.url}/gone` } });
+    await patchEnvironment({ secondary_webhook_url: `${closed.url}/gone` });
     const id = await queue();
     // The first attempt: the primary takes it, the secondary cannot be reached.
     await waitFor(async () => (await attemptsOf(id)).length === 2, 20_000, 'the first attempt of both URLs');
@@ -218,7 +230,7 @@ describe('environment settings and signed webhooks', () => {
     expect(pending?.last_error).toContain('secondary');
 
     // The secondary comes back (at another address): the scheduled retry (~5 s) reaches it alone.
-    await stack.api('PATCH', '/environment', { body: { secondary_webhook_url: `${receiver.url}/secondary` } });
+    await patchEnvironment({ secondary_webhook_url: `${receiver.url}/secondary` });
     await settled(id);
     expect(receiver.withId(id).map((r) => r.path)).toEqual(['/primary', '/secondary']);
     // Oldest first: within an attempt, the refused connection may be recorded before the 200.
@@ -240,15 +252,15 @@ describe('environment settings and signed webhooks', () => {
         .sort(),
     ).toEqual(['/primary', '/secondary']);
     for (const r of receiver.withId(id)) expect(verifies(keys[1], r)).toBe(true);
-    await stack.api('PATCH', '/environment', { body: { secondary_webhook_url: null } });
+    await patchEnvironment({ secondary_webhook_url: null });
   });
 
   test('send_auth_webhooks=false queues nothing and sends nothing; no URL queues nothing', async () => {
-    expect((await stack.api('PATCH', '/environment', { body: { send_auth_webhooks: false } })).body.data.send_auth_webhooks).toBe(false);
-    const res = await stack.api('POST', '/connections', {
+    expect((await patchEnvironment({ send_auth_webhooks: false })).data?.data.send_auth_webhooks).toBe(false);
+    const res = await stack.client.POST('/connections', {
       body: { provider_config_key: 'luma', connection_id: 'while-off', credentials: { type: 'API_KEY', apiKey: 'sandbox-luma-api-key' } },
     });
-    expect(res.status).toBe(201);
+    expect(res.response.status).toBe(201);
     const off = await queueAuthWebhook(outbox, { environment: 'dev', connection, operation: 'creation', success: true });
     expect(off).toMatchObject({ id: null, skipped: 'disabled' });
     const none = await queueAuthWebhook(outbox, { environment: 'prod', connection, operation: 'creation', success: true });
@@ -258,15 +270,14 @@ describe('environment settings and signed webhooks', () => {
     expect(await outboxed.countDocuments({ environment: 'prod' })).toBe(0);
 
     // Turned on again, the next event arrives; nothing of the time it was off came before it.
-    await stack.api('PATCH', '/environment', { body: { send_auth_webhooks: true } });
+    await patchEnvironment({ send_auth_webhooks: true });
     const id = await queue({ connection: { ...connection, connection_id: 'after-off' } });
     await receiver.waitFor((r) => r.headers['webhook-id'] === id);
     expect(receiver.received.filter((r) => r.body.type === 'auth' && r.body.connectionId === 'while-off')).toHaveLength(0);
   });
 
   test('the first webhook creates the signing key itself, once, stored encrypted', async () => {
-    const prod = { key: stack.keys.prod };
-    await stack.api('PATCH', '/environment', { ...prod, body: { webhook_url: `${receiver.url}/prod` } });
+    await patchEnvironment({ webhook_url: `${receiver.url}/prod` }, stack.keys.prod);
     const [a, b] = await Promise.all([queue({ environment: 'prod' }), queue({ environment: 'prod' })]);
     await Promise.all([settled(a), settled(b)]);
 
@@ -278,15 +289,15 @@ describe('environment settings and signed webhooks', () => {
     const both = [...receiver.withId(a), ...receiver.withId(b)];
     expect(both.map((r) => r.path)).toEqual(['/prod', '/prod']);
     expect(both.every((r) => verifies(lazyKey, r))).toBe(true);
-    expect((await stack.api('GET', '/environment', prod)).body.data.webhook_signing_key_hint).toBe(`whsec_…${lazyKey.slice(-4)}`);
+    expect((await environment(stack.keys.prod)).webhook_signing_key_hint).toBe(`whsec_…${lazyKey.slice(-4)}`);
 
     // The app learns a key by rotating; the lazily made one keeps verifying for the grace period.
-    const rotated = await stack.api('POST', '/environment/webhook-signing-key/rotate', prod);
-    expect(rotated.body.data.previous_key_valid_until).not.toBeNull();
-    keys.push(rotated.body.data.webhook_signing_key);
+    const rotated = (await rotate(stack.keys.prod)).data!.data;
+    expect(rotated.previous_key_valid_until).not.toBeNull();
+    keys.push(rotated.webhook_signing_key);
     const id = await queue({ environment: 'prod' });
     const r = await receiver.waitFor((w) => w.headers['webhook-id'] === id);
-    expect(verifies(rotated.body.data.webhook_signing_key, r)).toBe(true);
+    expect(verifies(rotated.webhook_signing_key, r)).toBe(true);
     expect(verifies(lazyKey, r)).toBe(true);
   });
 
