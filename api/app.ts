@@ -4,6 +4,7 @@ import { requireSecretKey } from './middleware/auth';
 import { apiRateLimit } from './middleware/rate-limit';
 import { securityHeaders } from './middleware/security-headers';
 import { routeSpanName } from './middleware/route-span';
+import { requestScope } from './middleware/request-scope';
 import { errorHandler, notFound } from './middleware/errors';
 import { bodyParsing } from './middleware/body-parsing';
 import { integrationsRouter } from './routers/integrations';
@@ -28,8 +29,9 @@ export function createApp(deps: ApiDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', parseQueryString);
-  // With OpenTelemetry on: the request's span is named after the route matched (no-op otherwise).
-  app.use(routeSpanName());
+  // With OpenTelemetry on: the request's span is named after the route matched, and the
+  // provider calls it makes carry its environment, integration and connection (no-ops otherwise).
+  app.use(routeSpanName(), requestScope());
   // First, so every answer has them, including the body parser's refusals and 404s.
   app.use(securityHeaders());
   // Secret key first (it names the environment), then that environment's rate limit.

@@ -25,6 +25,7 @@ import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import type { TelemetryOptions } from '@temporalio/worker';
 import type { Config } from '../common/config';
+import { setWeftScopesEnabled } from '../common/telemetry-scope';
 
 export interface Telemetry {
   /** Where the Temporal interceptors send workflow spans (null: traces off). */
@@ -132,6 +133,10 @@ export function startTelemetry(config: TelemetryConfig, serviceName: string): Te
     });
     stops.push(async () => disable());
   }
+
+  // API requests run in their scope (api/middleware/request-scope.ts) while telemetry runs.
+  setWeftScopesEnabled(true);
+  stops.push(async () => setWeftScopesEnabled(false));
 
   let stopped: Promise<void> | null = null;
   return {

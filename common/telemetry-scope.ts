@@ -18,6 +18,16 @@ export interface WeftScope {
 }
 
 const storage = new AsyncLocalStorage<WeftScope>();
+let enabled = false;
+
+/** Set while the process's telemetry runs (app/telemetry.ts): scopes are only made then. */
+export function setWeftScopesEnabled(on: boolean): void {
+  enabled = on;
+}
+
+export function weftScopesEnabled(): boolean {
+  return enabled;
+}
 
 export function runInWeftScope<T>(scope: WeftScope, fn: () => T): T {
   return storage.run(scope, fn);

@@ -9,7 +9,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { LUMA_DEFAULT_API_KEY } from '../../sandbox/luma';
 import { createLumaIntegration, startWeftStack, type WeftStack } from '../support/weft-stack';
-import { attr, isUnder, startOtlpReceiver, type OtlpReceiver, type OtlpSpan } from './telemetry-receiver';
+import { attr, isUnder, pointAttr, startOtlpReceiver, type OtlpReceiver, type OtlpSpan } from './telemetry-receiver';
 
 const REPO = path.resolve(__dirname, '../..');
 
@@ -84,6 +84,10 @@ describe('OpenTelemetry in the weft api and weft worker processes', () => {
     await stack.waitForSync('otel-proc', 'list-events');
     const read = await fetch(`${url}/connections/otel-proc?provider_config_key=luma`, { headers: { authorization: `Bearer ${stack.keys.dev}` } });
     expect(read.status).toBe(200);
+    const proxied = await fetch(`${url}/proxy/public/v1/user/get-self`, {
+      headers: { authorization: `Bearer ${stack.keys.dev}`, 'connection-id': 'otel-proc', 'provider-config-key': 'luma' },
+    });
+    expect(proxied.status).toBe(200);
     // Both flush their spans on a clean stop.
     api.child.kill('SIGTERM');
     worker.child.kill('SIGTERM');
@@ -113,6 +117,21 @@ describe('OpenTelemetry in the weft api and weft worker processes', () => {
       expect(s.service).toBe('weft-api');
       expect(attr(s, 'db.name')).toBe(stack.env.MONGODB_DB);
     }
+
+    // Provider calls made by the API (the connection's credential check, the proxy call) carry the request's scope, as a sync's carry the activity's.
+    const apiCalls = spans.filter((s) => s.service === 'weft-api' && attr(s, 'weft.provider') === 'luma');
+    expect(apiCalls.map((s) => attr(s, 'weft.operation')).sort()).toEqual(['proxy', 'request']);
+    for (const s of apiCalls)
+      expect(['weft.environment', 'weft.integration', 'weft.connection_id'].map((k) => attr(s, k))).toEqual(['dev', 'luma', 'otel-proc']);
+    // ... and their metric points the bounded part of it (no connection id).
+    const proxyPoint = receiver.points.find(
+      (p) => p.service === 'weft-api' && p.name === 'weft.provider.requests' && pointAttr(p, 'weft.operation') === 'proxy',
+    );
+    expect(proxyPoint && ['weft.environment', 'weft.integration', 'weft.connection_id'].map((k) => pointAttr(proxyPoint, k))).toEqual([
+      'dev',
+      'luma',
+      undefined,
+    ]);
 
     const activities = spans.filter((s) => s.service === 'weft-worker' && s.name.startsWith('RunActivity:'));
     expect(activities.length).toBeGreaterThan(0);
