@@ -103,6 +103,8 @@ export async function openStorage(config: Config, opts: StorageOptions = {}): Pr
       manualExpiry,
       close: async () => {
         watch?.stop();
+        // Request-log entries still batched in memory are written before the connection goes.
+        await stores.requestLogs.flush().catch(() => undefined);
         await mongo.close();
       },
     };

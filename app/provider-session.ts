@@ -8,6 +8,7 @@ import { resolveProvider, sharedBudgetFor } from '../runtime/http/provider-acces
 import type { IntegrationRegistry } from '../runtime/registry';
 import type { ConnectionDoc } from '../store/connections';
 import type { Stores } from '../store/db';
+import type { AppendFailure } from '../store/request-logs';
 import type { Egress } from '../egress/egress';
 import type { EgressCall } from '../egress/recorded-egress';
 import type { Logger } from '../common/logger';
@@ -36,7 +37,9 @@ const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
  * bound to its process's parts and inline-wait bound.
  */
 export function providerSessionOpener(deps: ProviderSessionDeps): OpenProviderSession {
-  return (req) => openProviderSession(deps, req);
+  // One handler for every session: a failed batch of entries is one warning, not one per call.
+  const onLogFailure: AppendFailure = (err, entries) => deps.logger.warn({ err, entries }, 'could not write request log');
+  return (req) => openProviderSession(deps, req, onLogFailure);
 }
 
 /**
@@ -45,7 +48,7 @@ export function providerSessionOpener(deps: ProviderSessionDeps): OpenProviderSe
  * stored back sealed), the account's throttle state and shared request budget, and a
  * request log entry per attempt. Used by sync and action activities and by the API.
  */
-function openProviderSession(deps: ProviderSessionDeps, req: ProviderSessionRequest): ProviderSession {
+function openProviderSession(deps: ProviderSessionDeps, req: ProviderSessionRequest, onLogFailure: AppendFailure): ProviderSession {
   const provider = resolveProvider(deps.registry, req.integration);
   const connection = req.connection as ConnectionDoc;
   const credentials = req.credentials ?? deps.cipher.open<Credentials>(connection.credentials_encrypted, sealedAt.connectionCredentials(connection._id));
@@ -53,8 +56,9 @@ function openProviderSession(deps: ProviderSessionDeps, req: ProviderSessionRequ
   const sleep = req.sleep ?? defaultSleep;
   const throttle = accountThrottle(accountKey);
   const logRequest = (entry: RequestLogEntry, operation = req.operation) => {
-    deps.stores.requestLogs
-      .insert({
+    // Batched with other entries (store/request-logs.ts): the call does not wait for its log line.
+    deps.stores.requestLogs.append(
+      {
         at: new Date(),
         environment: req.environment,
         connection: req.connection?._id ?? null,
@@ -70,8 +74,9 @@ function openProviderSession(deps: ProviderSessionDeps, req: ProviderSessionRequ
         rate_limit_wait_ms: entry.rateLimitWaitMs,
         error: entry.error,
         provider_request_id: entry.providerRequestId,
-      })
-      .catch((err: unknown) => deps.logger.warn({ err }, 'could not write request log'));
+      },
+      onLogFailure,
+    );
   };
   // A refresh the session needed is an entry of its run, named for the token endpoint.
   const logTokenCall = (operation: string, call: EgressCall) => logRequest({ ...call, attempt: 1, rateLimitWaitMs: 0, providerRequestId: null }, operation);

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { GRAPH_DEFAULT_ACCESS_TOKEN } from '../sandbox/graph';
 import { connectOneDrive, createOneDriveIntegration, startWeftStack } from '../tests/support/weft-stack';
@@ -21,7 +21,14 @@ const CONCURRENT_MS = 5_000;
  * - the API process's peak RSS while a file of at least 50 MB streams through it.
  */
 export async function proxyOverhead(): Promise<Figure[]> {
-  const stack = await startWeftStack({ worker: false, graph: { seed: 1, drives: [{ fileCount: 200 }] }, temporalCallTimeoutMs: 10_000 });
+  const stack = await startWeftStack({
+    worker: false,
+    graph: { seed: 1, drives: [{ fileCount: 200 }] },
+    temporalCallTimeoutMs: 10_000,
+    // Counted as by default (blocks of 16 requests), but high enough that a fast proxy is not
+    // refused: the default 6,000 a minute is ~1,100 requests a second over the load phase.
+    apiRateLimit: { limit: 1_000_000, windowMs: 60_000 },
+  });
   const api = await spawnApi(stack.env);
   try {
     await createOneDriveIntegration(stack);
@@ -51,8 +58,19 @@ export async function proxyOverhead(): Promise<Figure[]> {
         seq[name].push(now() - t);
       }
     }
+    // CPU per request of each process, to tell a slow proxy from a machine too small for both:
+    // this process (bench client and simulator) and the API process, over each load phase.
+    // FerretDB's too (when the bench started it), which writes every call's request-log entry.
+    const dbPid = databaseServerPid(stack.env.MONGODB_URI);
+    const apiCpuBefore = readCpuMs(api.child.pid!);
     const directLoad = await sampleConcurrent(() => get(direct), CONCURRENCY, CONCURRENT_MS);
+    const apiCpuMid = readCpuMs(api.child.pid!);
+    const dbCpuMid = dbPid === null ? NaN : readCpuMs(dbPid);
     const proxiedLoad = await sampleConcurrent(() => get(proxied), CONCURRENCY, CONCURRENT_MS);
+    const apiCpuAfter = readCpuMs(api.child.pid!);
+    const dbCpuAfter = dbPid === null ? NaN : readCpuMs(dbPid);
+    const perRequest = (cpuMs: number, load: { requestsPerS: number; elapsedMs: number }) =>
+      Math.round((cpuMs / ((load.requestsPerS * load.elapsedMs) / 1000)) * 1000) / 1000;
 
     // The smallest file of at least 50 MB, through the proxy, while the API's RSS is sampled.
     const file = stack.graph
@@ -91,6 +109,11 @@ export async function proxyOverhead(): Promise<Figure[]> {
         direct_requests_per_s: round1(directLoad.requestsPerS),
         proxied_requests_per_s: round1(proxiedLoad.requestsPerS),
         throughput_ratio: Math.round((proxiedLoad.requestsPerS / directLoad.requestsPerS) * 100) / 100,
+        bench_process_cpu_ms_per_request_direct: perRequest((directLoad.nodeCpuPercent / 100) * directLoad.elapsedMs, directLoad),
+        bench_process_cpu_ms_per_request_proxied: perRequest((proxiedLoad.nodeCpuPercent / 100) * proxiedLoad.elapsedMs, proxiedLoad),
+        api_process_cpu_ms_per_request: perRequest(apiCpuAfter - apiCpuMid, proxiedLoad),
+        api_process_cpu_ms_idle_during_direct: Math.round(apiCpuMid - apiCpuBefore),
+        database_process_cpu_ms_per_request: dbPid === null ? null : perRequest(dbCpuAfter - dbCpuMid, proxiedLoad),
         targets: 'added p50 <= 1 ms; throughput ratio >= 0.8',
         pass: p(seq.proxied, 50) - p(seq.direct, 50) <= 1 && proxiedLoad.requestsPerS / directLoad.requestsPerS >= 0.8,
       },
@@ -141,6 +164,30 @@ function stopProcess(child: ChildProcess): Promise<void> {
     child.once('exit', () => done());
     child.kill('SIGTERM');
   });
+}
+
+/** The FerretDB process listening on the URI's port (found by its command line), or null (another server). */
+function databaseServerPid(uri: string | undefined): number | null {
+  const port = uri ? /:(\d+)(?:\/|$)/.exec(new URL(uri).host + '/')?.[1] : undefined;
+  if (!port) return null;
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      if (args[0]?.endsWith('ferretdb') && args.includes(`--listen-addr=127.0.0.1:${port}`)) return Number(pid);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return null;
+}
+
+/** User + system CPU time of a process so far (/proc/<pid>/stat, clock ticks of 10 ms). */
+function readCpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    .replace(/^.*\) /, '')
+    .split(' ');
+  // After the command name: state is field 3, utime 14 and stime 15 (1-based, man 5 proc).
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 function readRssMb(pid: number): number {

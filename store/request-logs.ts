@@ -45,6 +45,16 @@ type Stored = StoredEntry | ExpiryDoc;
 
 const EXPIRY_PREFIX = '#expiry|';
 
+/**
+ * Entries appended within this long of the first unwritten one are written together, in one
+ * insert: a proxy call or a sync's request then costs a share of a write, not a write of its
+ * own. One insert per call was the proxy's largest cost in a profile; measured on FerretDB,
+ * the client's CPU per entry is 0.48 ms alone, 0.12 ms in fours, 0.07 ms in tens.
+ */
+const APPEND_FLUSH_MS = 10;
+/** A batch this large is written at once, even while another is being written. */
+const APPEND_MAX_ENTRIES = 500;
+
 export interface RequestLogQuery {
   environment: string;
   connectionId?: string;
@@ -71,10 +81,18 @@ export interface RequestLogPage {
   nextCursor: string | null;
 }
 
+/** What to do when a batch of appended entries could not be written (they are not retried). */
+export type AppendFailure = (err: unknown, entries: number) => void;
+
 export class RequestLogStore {
   private readonly col: Collection<Stored>;
   /** Expiry keys are written unless the server expires entries itself. */
   private writeExpiryKeys = true;
+  /** Appended entries not written yet, each with the caller's failure report. */
+  private pending: Array<{ docs: Stored[]; onFailure: AppendFailure }> = [];
+  private flushTimer: NodeJS.Timeout | null = null;
+  /** Batches being written: flush() waits for them too. */
+  private readonly writing = new Set<Promise<void>>();
 
   constructor(
     private readonly db: Db,
@@ -96,6 +114,60 @@ export class RequestLogStore {
 
   async insert(entry: RequestLogDoc, suffix: string = uniqueSuffix()): Promise<void> {
     await this.col.insertMany(this.documentsFor(entry, suffix), { ordered: false });
+  }
+
+  /**
+   * Writes an entry in the background, batched (how provider calls are logged: the call never
+   * waits for its entry). A batch is written APPEND_FLUSH_MS after its first entry, or, while
+   * a batch is being written, as soon as that one is done: one insert at a time, so the
+   * busier the process, the larger the batches (and an entry trails its call by about one
+   * insert's time). The entry is keyed by its own `at` (the call's time), so batching changes
+   * no order. A graceful stop calls flush() before closing the database: nothing is lost.
+   */
+  append(entry: RequestLogDoc, onFailure: AppendFailure): void {
+    this.pending.push({ docs: this.documentsFor(entry, uniqueSuffix()), onFailure });
+    if (this.pending.length >= APPEND_MAX_ENTRIES) {
+      void this.writePending();
+    } else if (this.flushTimer === null && this.writing.size === 0) {
+      this.flushTimer = setTimeout(() => void this.writePending(), APPEND_FLUSH_MS);
+      // A process that ends without a graceful stop loses at most this batch; the timer does not hold it open.
+      this.flushTimer.unref();
+    }
+  }
+
+  /** Writes every appended entry now and waits for all batches under way (graceful stop, tests). */
+  async flush(): Promise<void> {
+    await this.writePending();
+    while (this.writing.size > 0) await Promise.all([...this.writing]);
+  }
+
+  private writePending(): Promise<void> {
+    if (this.flushTimer !== null) clearTimeout(this.flushTimer);
+    this.flushTimer = null;
+    const batch = this.pending;
+    this.pending = [];
+    if (batch.length === 0) return Promise.resolve();
+    const write: Promise<void> = this.col
+      .insertMany(
+        batch.flatMap((b) => b.docs),
+        { ordered: false },
+      )
+      .then(
+        () => undefined,
+        (err: unknown) => {
+          // Reported once per caller's handler, not once per entry.
+          const counts = new Map<AppendFailure, number>();
+          for (const b of batch) counts.set(b.onFailure, (counts.get(b.onFailure) ?? 0) + 1);
+          for (const [report, n] of counts) report(err, n);
+        },
+      )
+      .finally(() => {
+        this.writing.delete(write);
+        // Appended while this batch was written: they have waited long enough.
+        if (this.writing.size === 0 && this.pending.length > 0) void this.writePending();
+      });
+    this.writing.add(write);
+    return write;
   }
 
   /** One page of the log of a scope, by time; the narrowest scope key the query names is read. */

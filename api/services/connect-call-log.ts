@@ -18,12 +18,13 @@ type LogDeps = { stores: Pick<Stores, 'requestLogs'>; logger: Logger };
  * Writes the token endpoint calls and resource lookups the API makes (outside any provider
  * session) to the request log, as `auth:token` / `auth:resource-host` entries of the
  * connection: a connect flow or refresh that fails at the provider leaves the same trace a
- * failing sync does. The write runs in the background, like every request log line.
+ * failing sync does. The write runs in the background, batched like every request log line.
  */
 export function authCallRecorder(deps: LogDeps, scope: AuthCallScope): (operation: OAuthCallOperation, call: EgressCall) => void {
+  const onFailure = (err: unknown) => deps.logger.warn({ err }, 'could not write request log');
   return (operation, call) => {
-    deps.stores.requestLogs
-      .insert({
+    deps.stores.requestLogs.append(
+      {
         at: new Date(),
         environment: scope.environment,
         connection: scope.connection ?? null,
@@ -39,8 +40,9 @@ export function authCallRecorder(deps: LogDeps, scope: AuthCallScope): (operatio
         rate_limit_wait_ms: 0,
         error: call.error,
         provider_request_id: null,
-      })
-      .catch((err: unknown) => deps.logger.warn({ err }, 'could not write request log'));
+      },
+      onFailure,
+    );
   };
 }
 

@@ -81,11 +81,12 @@ export async function forwardRequest(deps: ForwardDeps, req: ForwardRequest): Pr
     const ticket = deps.budget ? await deps.budget.acquire() : { waitedMs: 0, release: async () => undefined };
     const started = Date.now();
     const log = (status: number | null, error: string | null, requestId: string | null = null) => {
+      const redacted = redactUrl(url);
       recordProviderAttempt({
         provider: definition.name,
         operation: 'proxy',
         method,
-        url: redactUrl(url),
+        url: redacted,
         status,
         started,
         attempt,
@@ -94,7 +95,7 @@ export async function forwardRequest(deps: ForwardDeps, req: ForwardRequest): Pr
       });
       deps.logRequest({
         method,
-        url: redactUrl(url),
+        url: redacted,
         status,
         durationMs: Date.now() - started,
         attempt,

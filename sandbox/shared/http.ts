@@ -28,7 +28,9 @@ export interface LocalServer {
 export function listenLocal(handler: http.RequestListener, port = 0): Promise<LocalServer> {
   return new Promise((resolve, reject) => {
     const server = http.createServer(handler);
-    server.keepAliveTimeout = 1_000;
+    // As real APIs keep idle connections (5 s or more), and above undici's 2 s safety margin:
+    // with 1 s, clients (Weft's egress, the benches' fetch) opened a new connection per call.
+    server.keepAliveTimeout = 5_000;
     const onError = (err: Error) => reject(err);
     server.once('error', onError);
     server.listen(port, '127.0.0.1', () => {

@@ -92,6 +92,7 @@ describe('a custom integration from an integrations folder, end to end', () => {
 async function requestLog(stack: WeftStack, integration: string): Promise<any[]> {
   const out: any[] = [];
   let cursor: string | undefined;
+  await stack.core.stores.requestLogs.flush(); // entries are written in batches a few ms after their calls
   do {
     const page = await stack.core.stores.requestLogs.range({ environment: 'dev', integration, limit: 100, cursor });
     out.push(...page.entries);

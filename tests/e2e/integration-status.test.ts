@@ -105,6 +105,7 @@ describe('integration status (real Temporal dev server)', () => {
     );
     expect(Date.parse(s.latest_errors[0].at)).toBeGreaterThanOrEqual(Date.parse(s.latest_errors[1].at));
     // A sync error's run_id finds that run's calls in the request log, the refused ones among them.
+    await stack.core.stores.requestLogs.flush(); // entries are written in batches a few ms after their calls
     const { entries } = await stack.core.stores.requestLogs.range({ environment: 'dev', integration: 'luma', runId: failedRunId, limit: 100 });
     expect(entries.some((e) => e.status === 401)).toBe(true);
     expect(JSON.stringify(s)).not.toContain(API_KEY);

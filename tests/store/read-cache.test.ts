@@ -96,6 +96,32 @@ describe('read caches of the hot lookups', () => {
     expect(Date.now() - deletedAt).toBeLessThanOrEqual(READ_CACHE_TTL_MS + 500);
   });
 
+  test('concurrent reads of a key share one load; a read after a write does not join a load begun before it', async () => {
+    const cache = new ReadCache<string>(60_000);
+    let loads = 0;
+    let finish!: (v: string) => void;
+    const slow = () => {
+      loads += 1;
+      return new Promise<string>((r) => (finish = r));
+    };
+    const together = Array.from({ length: 32 }, () => cache.get('k', slow));
+    expect(loads).toBe(1);
+    finish('v1');
+    expect(await Promise.all(together)).toEqual(Array.from({ length: 32 }, () => 'v1'));
+
+    const other = new ReadCache<string>(60_000);
+    const before = other.get('k', slow);
+    other.clear(); // a write of this process, while the read is out
+    const after = other.get('k', async () => 'after the write');
+    finish('before the write');
+    expect(await before).toBe('before the write');
+    expect(await after).toBe('after the write');
+    // A failed load is not kept for the next read either.
+    const failing = new ReadCache<string>(60_000);
+    await expect(failing.get('k', () => Promise.reject(new Error('database down')))).rejects.toThrow('database down');
+    expect(await failing.get('k', async () => 'back')).toBe('back');
+  });
+
   test('a read under way while this process writes is not kept (it may predate the write)', async () => {
     const cache = new ReadCache<string>(60_000);
     let finish!: (v: string) => void;

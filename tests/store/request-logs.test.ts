@@ -184,6 +184,62 @@ describe('RequestLogStore', () => {
     expect(await sweepExpired(rules, now)).toBe(0);
   });
 
+  test('appended entries are written together in one insert within a few ms, keyed by their own time; flush() writes what is left', async () => {
+    const name = `weft_request_logs_append_${randomBytes(4).toString('hex')}`;
+    const client = new MongoClient(testInfra().mongodbUri, { retryWrites: false, monitorCommands: true });
+    const inserts: number[] = [];
+    client.on('commandStarted', (ev: CommandStartedEvent) => {
+      if (ev.commandName === 'insert' && ev.command.insert === 'request_logs') inserts.push((ev.command.documents as unknown[]).length);
+    });
+    try {
+      await client.connect();
+      const db = client.db(name);
+      const appending = new RequestLogStore(db, 14);
+      await appending.ensureIndexes();
+      inserts.length = 0;
+      const failures: unknown[] = [];
+      const onFailure = (err: unknown) => failures.push(err);
+      const at = new Date(T0 + 1_000);
+      // Thirty entries of one millisecond, appended as thirty concurrent calls would log them.
+      for (let n = 0; n < 30; n += 1) appending.append(entry(n, { at, url: `https://api.example.test/same-ms?n=${n}` }), onFailure);
+      const deadline = Date.now() + 2_000;
+      while (inserts.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 2));
+      await appending.flush();
+      expect(inserts).toHaveLength(1);
+      const all = await new RequestLogStore(db, 14).range({ environment: 'dev', limit: 100, direction: 'asc' });
+      expect(all.entries.map((e) => e.url).sort()).toEqual(Array.from({ length: 30 }, (_, n) => `https://api.example.test/same-ms?n=${n}`).sort());
+      // Keyed by the time of the call, not of the write.
+      expect(all.entries.every((e) => e.at.getTime() === at.getTime())).toBe(true);
+      // Each entry is in its connection's scope too, as insert() writes it.
+      expect((await appending.range({ environment: 'dev', connectionId: 'user|1', limit: 100 })).entries).toHaveLength(
+        Array.from({ length: 30 }, (_, n) => n).filter((n) => n % 4 === 1).length,
+      );
+
+      // flush() right after append() writes at once, without waiting for the timer.
+      appending.append(entry(99, { url: 'https://api.example.test/flushed' }), onFailure);
+      await appending.flush();
+      expect((await appending.range({ environment: 'dev', limit: 1, match: (e) => e.url.endsWith('/flushed') })).entries).toHaveLength(1);
+      expect(failures).toEqual([]);
+
+      // A batch that cannot be written is reported once per handler, with how many entries it held.
+      await client.close();
+      const reports: Array<[unknown, number]> = [];
+      const report = (err: unknown, n: number) => reports.push([err, n]);
+      appending.append(entry(100), report);
+      appending.append(entry(101), report);
+      await appending.flush();
+      expect(reports).toHaveLength(1);
+      expect(reports[0][1]).toBe(2);
+    } finally {
+      await client.connect();
+      await client
+        .db(name)
+        .dropDatabase()
+        .catch(() => undefined);
+      await client.close();
+    }
+  });
+
   test('entries written by earlier versions are taken into the keyed layout once', async () => {
     const name = `weft_request_logs_old_${randomBytes(4).toString('hex')}`;
     const db = testDb.client().db(name);

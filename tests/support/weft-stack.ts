@@ -388,8 +388,12 @@ export async function connectGitHub(stack: WeftStack, connectionId: string, inst
   });
 }
 
-/** GET /logs?<query> until it lists at least `n` entries (request-log writes trail the calls a little), or 5 s; its entries. */
+/**
+ * GET /logs?<query> until it lists at least `n` entries, or 5 s; its entries. Request-log
+ * entries are written in batches a few ms after their calls: the stack's own are written first.
+ */
 export async function waitForLogs(stack: WeftStack, query: string, n: number): Promise<any[]> {
+  await stack.core.stores.requestLogs.flush();
   const deadline = Date.now() + 5_000;
   for (;;) {
     const res = await stack.api('GET', `/logs?${query}`);
