@@ -20,6 +20,7 @@ import {
   type WeftStack,
 } from '../support/weft-stack';
 import { startStandaloneTestInfra } from '../support/standalone-infra';
+import { GRAPH_DEFAULT_ACCESS_TOKEN } from '../../sandbox/graph';
 
 const REPO = path.resolve(__dirname, '..', '..');
 const BIN = path.join(REPO, 'cli', 'bin.js');
@@ -55,6 +56,7 @@ function recordings(stack: WeftStack): Recording[] {
       metadata: { pickedFiles: [{ driveId: drive, fileIds: files.slice(0, 2).map((f) => f.id) }] },
     },
     { integration: 'one-drive', functionName: 'list-drives', connection: 'mocks-drive', input: {} },
+    { integration: 'one-drive', functionName: 'team-site-token', connection: 'mocks-drive-teamsite', input: {} },
     { integration: 'one-drive', functionName: 'fetch-file', connection: 'mocks-drive', input: { driveId: drive, itemId: files[0].id } },
     {
       integration: 'one-drive',
@@ -117,7 +119,17 @@ async function main(): Promise<void> {
     const luma = await stack.api('POST', '/connections', {
       body: { provider_config_key: 'luma', connection_id: 'mocks-luma', credentials: { type: 'API_KEY', apiKey: LUMA_API_KEY } },
     });
-    for (const res of [luma, await connectOneDrive(stack, 'mocks-drive'), await connectGitHub(stack, 'mocks-github')]) {
+    // The SharePoint token the file picker needs comes from an OAuth connect with Sites.Read.All;
+    // an imported connection carries one in its connection_config instead.
+    const teamsite = await stack.api('POST', '/connections', {
+      body: {
+        provider_config_key: 'one-drive',
+        connection_id: 'mocks-drive-teamsite',
+        credentials: { type: 'OAUTH2', access_token: GRAPH_DEFAULT_ACCESS_TOKEN },
+        connection_config: { teamsiteAccessToken: 'sandbox-teamsite-token-for-the-mocks', teamsiteAccessTokenExpiresAt: '2030-01-01T00:00:00.000Z' },
+      },
+    });
+    for (const res of [luma, teamsite, await connectOneDrive(stack, 'mocks-drive'), await connectGitHub(stack, 'mocks-github')]) {
       if (res.status !== 201) throw new Error(`creating a connection failed: ${res.status} ${JSON.stringify(res.body)}`);
     }
 
