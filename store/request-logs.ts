@@ -34,8 +34,9 @@ export interface RequestLogEntry extends RequestLogDoc {
  *   `<env>|a|<time>|<suffix>`               the environment's log
  *   `<env>|c|<connection_id>|<time>|<suffix>` one connection id's (all integrations)
  *   `<env>|i|<integration>|<time>|<suffix>`   one integration's
- * plus, where the server has no TTL indexes, `#expiry|<time>|<suffix>` → the keys above, so the
- * retention sweep reads what expired as one range instead of scanning the log. Full copies
+ * plus, where the server has no TTL indexes, `#expiry|<time>|<suffix>` → the keys above (one
+ * per entry, or one per appended batch, at its latest entry's time), so the retention sweep
+ * reads what expired as one range instead of scanning the log. Full copies
  * rather than pointers: an entry is ~300 bytes, and a page is then one read, not two.
  * (`#` never starts a scope: URI-encoding turns it into `%23`.)
  */
@@ -44,6 +45,8 @@ type ExpiryDoc = { _id: string; at: Date; ids: string[] };
 type Stored = StoredEntry | ExpiryDoc;
 
 const EXPIRY_PREFIX = '#expiry|';
+/** `_id $in` lists of a sweep's deletes stay this short. */
+const DELETE_CHUNK = 5_000;
 
 /**
  * Entries appended within this long of the first unwritten one are written together, in one
@@ -89,7 +92,7 @@ export class RequestLogStore {
   /** Expiry keys are written unless the server expires entries itself. */
   private writeExpiryKeys = true;
   /** Appended entries not written yet, each with the caller's failure report. */
-  private pending: Array<{ docs: Stored[]; onFailure: AppendFailure }> = [];
+  private pending: Array<{ docs: Stored[]; at: Date; onFailure: AppendFailure }> = [];
   private flushTimer: NodeJS.Timeout | null = null;
   /** Batches being written: flush() waits for them too. */
   private readonly writing = new Set<Promise<void>>();
@@ -125,7 +128,7 @@ export class RequestLogStore {
    * no order. A graceful stop calls flush() before closing the database: nothing is lost.
    */
   append(entry: RequestLogDoc, onFailure: AppendFailure): void {
-    this.pending.push({ docs: this.documentsFor(entry, uniqueSuffix()), onFailure });
+    this.pending.push({ docs: this.documentsFor(entry, uniqueSuffix(), false), at: entry.at, onFailure });
     if (this.pending.length >= APPEND_MAX_ENTRIES) {
       void this.writePending();
     } else if (this.flushTimer === null && this.writing.size === 0) {
@@ -147,11 +150,15 @@ export class RequestLogStore {
     const batch = this.pending;
     this.pending = [];
     if (batch.length === 0) return Promise.resolve();
+    const docs = batch.flatMap((b) => b.docs);
+    if (this.writeExpiryKeys) {
+      // One expiry key for the batch, at its latest entry: a document less per entry for the
+      // server to write; the batch's entries are swept together, a few ms after the oldest expired.
+      const latest = new Date(Math.max(...batch.map((b) => b.at.getTime())));
+      docs.push({ _id: `${EXPIRY_PREFIX}${timeKey(latest)}|${uniqueSuffix()}`, at: latest, ids: docs.map((d) => d._id) });
+    }
     const write: Promise<void> = this.col
-      .insertMany(
-        batch.flatMap((b) => b.docs),
-        { ordered: false },
-      )
+      .insertMany(docs, { ordered: false })
       .then(
         () => undefined,
         (err: unknown) => {
@@ -210,18 +217,23 @@ export class RequestLogStore {
         .toArray()) as ExpiryDoc[];
       if (due.length === 0) return removed;
       const ids = due.flatMap((d) => [...(d.ids ?? []), d._id]);
-      const res = await this.col.deleteMany({ _id: { $in: ids } } as never);
-      removed += res.deletedCount;
+      // An appended batch's key lists up to APPEND_MAX_ENTRIES × 3 ids: deletes stay under
+      // the `$in` size FerretDB serves from its `_id` index (10,000).
+      for (let from = 0; from < ids.length; from += DELETE_CHUNK) {
+        const res = await this.col.deleteMany({ _id: { $in: ids.slice(from, from + DELETE_CHUNK) } } as never);
+        removed += res.deletedCount;
+      }
       if (due.length < batch) return removed;
     }
   }
 
-  private documentsFor(entry: RequestLogDoc, suffix: string): Stored[] {
+  /** The entry under each of its scopes, and (unless `expiryKey` is false: appended batches have one of their own) its expiry key. */
+  private documentsFor(entry: RequestLogDoc, suffix: string, expiryKey = true): Stored[] {
     const tail = `${timeKey(entry.at)}|${suffix}`;
     const scopes = [keyPrefix(entry.environment, 'a'), keyPrefix(entry.environment, 'i', entry.integration)];
     if (entry.connection_id !== null) scopes.push(keyPrefix(entry.environment, 'c', entry.connection_id));
     const docs: Stored[] = scopes.map((prefix) => ({ ...entry, _id: prefix + tail, entry: tail }));
-    if (this.writeExpiryKeys) docs.push({ _id: EXPIRY_PREFIX + tail, at: entry.at, ids: docs.map((d) => d._id) });
+    if (this.writeExpiryKeys && expiryKey) docs.push({ _id: EXPIRY_PREFIX + tail, at: entry.at, ids: docs.map((d) => d._id) });
     return docs;
   }
 

@@ -215,6 +215,15 @@ describe('RequestLogStore', () => {
         Array.from({ length: 30 }, (_, n) => n).filter((n) => n % 4 === 1).length,
       );
 
+      // Where the server has no TTL, the batch has one expiry key: past the retention, the sweep
+      // deletes every copy of its entries and the key itself.
+      const rulesAppended = await appending.ensureIndexes();
+      if (!rulesAppended[0].native) {
+        expect(inserts[0]).toBe(30 * 3 + 1);
+        expect(await sweepExpired(rulesAppended, T0 + 1_000 + 14 * 86_400_000 + 1)).toBe(30 * 3 + 1);
+        expect(await db.collection('request_logs').countDocuments()).toBe(0);
+      }
+
       // flush() right after append() writes at once, without waiting for the timer.
       appending.append(entry(99, { url: 'https://api.example.test/flushed' }), onFailure);
       await appending.flush();
