@@ -10,20 +10,37 @@ import type { RequestHandler } from 'express';
  * RPC metadata the http instrumentation puts in the request's context and reads when the
  * response ends. Express (router 2) assigns `req.route` when a route matches, while
  * `req.baseUrl` is still the mount path of its router: a setter on the request catches that
- * moment. Without telemetry (no metadata in the context) it does nothing.
+ * moment. A request no route pattern answers inside a mounted router (the proxy's catch-all
+ * `use`, a 404 under /connections) gets its mount: `GET /proxy/*`. Without telemetry (no
+ * metadata in the context) it does nothing.
  */
 export function routeSpanName(): RequestHandler {
   return (req, _res, next) => {
     const rpc = getRPCMetadata(context.active());
     if (rpc?.type !== RPCType.HTTP) return next();
     let route: unknown;
-    Object.defineProperty(req, 'route', {
-      configurable: true,
-      enumerable: true,
-      get: () => route,
-      set(value: { path?: unknown } | undefined) {
-        route = value;
-        if (typeof value?.path === 'string') rpc.route = routePattern(req.baseUrl, value.path);
+    let baseUrl = req.baseUrl;
+    let matched = false;
+    Object.defineProperties(req, {
+      route: {
+        configurable: true,
+        enumerable: true,
+        get: () => route,
+        set(value: { path?: unknown } | undefined) {
+          route = value;
+          if (typeof value?.path !== 'string') return;
+          matched = true;
+          rpc.route = routePattern(baseUrl, value.path);
+        },
+      },
+      baseUrl: {
+        configurable: true,
+        enumerable: true,
+        get: () => baseUrl,
+        set(value: string) {
+          baseUrl = value;
+          if (value && !matched) rpc.route = `${value}/*`;
+        },
       },
     });
     next();

@@ -110,6 +110,9 @@ describe('OpenTelemetry in the weft api and weft worker processes', () => {
     const byId = spans.find((s) => s.service === 'weft-api' && s.kind === 2 && String(attr(s, 'http.target')).startsWith('/connections/otel-proc'));
     expect(byId?.name).toBe('GET /connections/:connectionId');
     expect(attr(byId!, 'http.route')).toBe('/connections/:connectionId');
+    // The proxy's catch-all router has no route pattern: its mount path.
+    const proxyRequest = spans.find((s) => s.service === 'weft-api' && s.kind === 2 && String(attr(s, 'http.target')).startsWith('/proxy/'));
+    expect(proxyRequest?.name).toBe('GET /proxy/*');
     const requestMongo = spans.filter((s) => isMongo(s) && isUnder(spans, s, request!));
     // The connection's insert (and the reads before it) ran inside the request.
     expect(requestMongo.map((s) => s.name)).toEqual(expect.arrayContaining([expect.stringMatching(/^mongodb\.insert$/)]));
