@@ -98,3 +98,28 @@ export async function triggerAction<A extends ActionName>(
   // The server ran action `opts.action`, whose output its own endpoint documents (the tests check answers against the document).
   return { data: data as ActionOutput<A> | undefined, error, response };
 }
+
+/** What `POST /action/trigger` with `X-Async: true` answers (202): the run's id and where to read its output. */
+export type ActionStarted = paths['/action/trigger']['post']['responses'][202]['content']['application/json'];
+
+/** `POST /action/trigger` with `X-Async: true` for action `A`, its input typed as the action's: 202 and the run's id. */
+export async function startAction<A extends ActionName>(
+  client: WeftApiClient,
+  opts: { action: A; input: ActionInput<A>; connectionId: string; providerConfigKey: string },
+): Promise<{ data?: ActionStarted; error?: components['schemas']['Error']; response: Response }> {
+  const { data, error, response } = await client.POST('/action/trigger', {
+    params: { header: { 'connection-id': opts.connectionId, 'provider-config-key': opts.providerConfigKey, 'x-async': 'true' } },
+    body: { action_name: opts.action, input: opts.input },
+  });
+  return { data: response.status === 202 ? (data as ActionStarted) : undefined, error, response };
+}
+
+/** `GET /action/{id}`: the output of an async run of action `A` once it ended (404 `action_pending` before), typed as the action's. */
+export async function actionResult<A extends ActionName>(
+  client: WeftApiClient,
+  opts: { action: A; id: string },
+): Promise<{ data?: ActionOutput<A>; error?: components['schemas']['Error']; response: Response }> {
+  const { data, error, response } = await client.GET('/action/{id}', { params: { path: { id: opts.id } } });
+  // The run is one of `opts.action` (the caller started it): its output is that action's.
+  return { data: data as ActionOutput<A> | undefined, error, response };
+}

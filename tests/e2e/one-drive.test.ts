@@ -1,7 +1,7 @@
 import type { GraphSimulator } from '../../sandbox/graph';
 import { connectOneDrive, createOneDriveIntegration, runSync, startWeftStack, type WeftStack } from '../support/weft-stack';
 import { readAllRecordsTyped } from '../support/weft-client';
-import { listRecords, triggerAction } from '../../cli/api-client/client';
+import { actionResult, listRecords, startAction, triggerAction } from '../../cli/api-client/client';
 
 const CONN = 'od-user';
 const HEADERS = { 'connection-id': CONN, 'provider-config-key': 'one-drive' };
@@ -116,26 +116,31 @@ describe('OneDrive (Microsoft Graph), end to end', () => {
     const drive = stack.graph.drives()[0].id as string;
     const file = (stack.graph.items(drive) as any[]).find((i) => i.file);
     stack.graph.setLatency(400);
-    const started = await stack.api('POST', '/action/trigger', {
-      headers: { ...HEADERS, 'x-async': 'true' },
-      body: { action_name: 'fetch-file', input: { driveId: drive, itemId: file.id } },
+    const started = await startAction(stack.client, {
+      action: 'fetch-file',
+      input: { driveId: drive, itemId: file.id },
+      connectionId: CONN,
+      providerConfigKey: 'one-drive',
     });
-    expect(started.status).toBe(202);
-    expect(started.body.statusUrl).toBe(`/action/${started.body.id}`);
-    const pending = await stack.api('GET', started.body.statusUrl);
-    expect(pending.status).toBe(404);
-    expect(pending.body.error.code).toBe('action_pending');
+    expect(started.response.status).toBe(202);
+    const { id, statusUrl } = started.data!;
+    // Its statusUrl is GET /action/{id}, which actionResult reads.
+    expect(statusUrl).toBe(`/action/${id}`);
+    const result = (client = stack.client) => actionResult(client, { action: 'fetch-file', id });
+    const pending = await result();
+    expect(pending.response.status).toBe(404);
+    expect(pending.error?.error.code).toBe('action_pending');
     stack.graph.setLatency(0);
     let done = pending;
-    for (let i = 0; i < 100 && done.status === 404; i++) {
+    for (let i = 0; i < 100 && done.response.status === 404; i++) {
       await new Promise((r) => setTimeout(r, 100));
-      done = await stack.api('GET', started.body.statusUrl);
+      done = await result();
     }
-    expect(done.status).toBe(200);
-    expect(done.body.id).toBe(file.id);
+    expect(done.response.status).toBe(200);
+    expect(done.data?.id).toBe(file.id);
     // Another environment cannot read it.
-    const other = await stack.api('GET', started.body.statusUrl, { key: stack.keys.prod });
-    expect(other.status).toBe(404);
+    const other = await result(stack.clientWithKey(stack.keys.prod));
+    expect(other.response.status).toBe(404);
   });
 
   test('user-files: the first run enumerated every drive, with paths', async () => {

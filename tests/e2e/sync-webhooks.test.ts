@@ -1,6 +1,7 @@
 import { Webhook } from 'standardwebhooks';
 import { connectOneDrive, createLumaIntegration, createOneDriveIntegration, runSync, startWeftStack, type WeftStack } from '../support/weft-stack';
 import { startWebhookReceiver, type ReceivedWebhook } from '../support/webhook-receiver';
+import { actionResult, listRecords, startAction, triggerAction } from '../../cli/api-client/client';
 
 const API_KEY = 'sandbox-luma-api-key';
 const CONN = 'wh-user';
@@ -22,13 +23,8 @@ describe('sync and async_action webhooks', () => {
     await receiver.waitFor(() => syncEvents().length > seen, 15_000);
     return syncEvents()[seen];
   };
-  const readFrom = async (cursor: string) => {
-    const res = await stack.api('GET', `/records?model=CalendarEvent&cursor=${encodeURIComponent(cursor)}&limit=1000`, {
-      headers: { 'connection-id': CONN, 'provider-config-key': 'luma' },
-    });
-    expect(res.status).toBe(200);
-    return res.body as { records: Array<{ id: string; _weft_metadata: { last_action: string } }>; next_cursor: string | null };
-  };
+  const readFrom = (cursor: string) =>
+    listRecords(stack.client, { model: 'CalendarEvent', connectionId: CONN, providerConfigKey: 'luma', cursor, limit: 1000 });
 
   beforeAll(async () => {
     receiver = await startWebhookReceiver();
@@ -38,13 +34,13 @@ describe('sync and async_action webhooks', () => {
       egressAllow: [receiver.url],
       temporalCallTimeoutMs: 10_000,
     });
-    expect((await stack.api('PATCH', '/environment', { body: { webhook_url: receiver.url } })).status).toBe(200);
-    signingKey = (await stack.api('POST', '/environment/webhook-signing-key/rotate')).body.data.webhook_signing_key;
+    expect((await stack.client.PATCH('/environment', { body: { webhook_url: receiver.url } })).response.status).toBe(200);
+    signingKey = (await stack.client.POST('/environment/webhook-signing-key/rotate')).data!.data.webhook_signing_key;
     await createLumaIntegration(stack);
-    const created = await stack.api('POST', '/connections', {
+    const created = await stack.client.POST('/connections', {
       body: { provider_config_key: 'luma', connection_id: CONN, credentials: { type: 'API_KEY', apiKey: API_KEY } },
     });
-    expect(created.status).toBe(201);
+    expect(created.response.status).toBe(201);
     await stack.waitForSync(CONN, 'list-events');
   });
   afterAll(async () => {
@@ -95,13 +91,13 @@ describe('sync and async_action webhooks', () => {
   });
 
   test('send_sync_completion_always: a run without changes is reported too', async () => {
-    expect((await stack.api('PATCH', '/environment', { body: { send_sync_completion_always: true } })).status).toBe(200);
+    expect((await stack.client.PATCH('/environment', { body: { send_sync_completion_always: true } })).response.status).toBe(200);
     const seen = syncEvents().length;
     await runSync(stack, 'luma', CONN, 'list-events');
     const hit = await nextSyncEvent(seen);
     expect(hit.body).toMatchObject({ success: true, responseResults: { added: 0, updated: 0, deleted: 0 } });
     expect((await readFrom(hit.body.cursor)).records).toHaveLength(0);
-    expect((await stack.api('PATCH', '/environment', { body: { send_sync_completion_always: false } })).status).toBe(200);
+    expect((await stack.client.PATCH('/environment', { body: { send_sync_completion_always: false } })).response.status).toBe(200);
   });
 
   test('a failed run: its code and validation record with send_sync_error_webhooks, nothing without', async () => {
@@ -126,7 +122,7 @@ describe('sync and async_action webhooks', () => {
     });
     expect(Date.parse(hit.body.failedAt)).toBeGreaterThanOrEqual(Date.parse(hit.body.startedAt));
 
-    expect((await stack.api('PATCH', '/environment', { body: { send_sync_error_webhooks: false } })).status).toBe(200);
+    expect((await stack.client.PATCH('/environment', { body: { send_sync_error_webhooks: false } })).response.status).toBe(200);
     const queued = (await queuedSyncEvents()).length;
     await expect(runSync(stack, 'luma', CONN, 'list-events')).rejects.toThrow();
     expect(await queuedSyncEvents()).toHaveLength(queued);
@@ -135,31 +131,28 @@ describe('sync and async_action webhooks', () => {
   test('an async action announces its end with an async_action webhook', async () => {
     await createOneDriveIntegration(stack);
     expect((await connectOneDrive(stack, 'od-async')).status).toBe(201);
-    const started = await stack.api('POST', '/action/trigger', {
-      headers: { 'connection-id': 'od-async', 'provider-config-key': 'one-drive', 'x-async': 'true' },
-      body: { action_name: 'list-drives', input: {} },
-    });
-    expect(started.status).toBe(202);
+    const drive = { connectionId: 'od-async', providerConfigKey: 'one-drive' };
+    const started = await startAction(stack.client, { action: 'list-drives', input: {}, ...drive });
+    expect(started.response.status).toBe(202);
+    const { id, statusUrl } = started.data!;
     const hit = await receiver.waitFor((w) => w.body?.type === 'async_action', 15_000);
     expect(hit.body).toEqual({
       from: 'weft',
       type: 'async_action',
       connectionId: 'od-async',
       providerConfigKey: 'one-drive',
-      payload: { id: started.body.id, statusUrl: started.body.statusUrl },
+      payload: { id, statusUrl },
     });
-    // The output is readable (the workflow's completion and the webhook's delivery race by milliseconds).
-    let read = await stack.api('GET', started.body.statusUrl);
-    for (let i = 0; i < 20 && read.status === 404; i++) {
+    // The output is readable at its statusUrl (the workflow's completion and the webhook's delivery race by milliseconds).
+    expect(statusUrl).toBe(`/action/${id}`);
+    let read = await actionResult(stack.client, { action: 'list-drives', id });
+    for (let i = 0; i < 20 && read.response.status === 404; i++) {
       await new Promise((r) => setTimeout(r, 100));
-      read = await stack.api('GET', started.body.statusUrl);
+      read = await actionResult(stack.client, { action: 'list-drives', id });
     }
-    expect(read.status).toBe(200);
+    expect(read.response.status).toBe(200);
     // A sync-mode call sends none.
-    await stack.api('POST', '/action/trigger', {
-      headers: { 'connection-id': 'od-async', 'provider-config-key': 'one-drive' },
-      body: { action_name: 'list-drives', input: {} },
-    });
+    await triggerAction(stack.client, { action: 'list-drives', input: {}, ...drive });
     const events = (await stack.core.stores.webhookOutbox.list({ environment: 'dev', type: 'async_action', limit: 10 })).events;
     expect(events.map((e) => e.payload)).toEqual([hit.body]);
   });
