@@ -33,10 +33,10 @@ describe('chat alerts', () => {
     await createLumaIntegration(stack);
     await createOneDriveIntegration(stack);
     for (const id of ['quiet', 'burst-a', 'burst-b', 'refused']) {
-      const res = await stack.api('POST', '/connections', {
+      const res = await stack.client.POST('/connections', {
         body: { provider_config_key: 'luma', connection_id: id, credentials: { type: 'API_KEY', apiKey: LUMA_KEY } },
       });
-      expect(res.status).toBe(201);
+      expect(res.response.status).toBe(201);
     }
     // OAuth without a refresh token: a forced refresh is refused (refresh_token_missing).
     expect((await connectOneDrive(stack, 'drive-user')).status).toBe(201);
@@ -78,7 +78,7 @@ describe('chat alerts', () => {
   });
 
   test('a burst of failures of two syncs at once: one alert each, counted into the resolved message', async () => {
-    expect((await stack.api('PATCH', '/environment', { body: { alert_webhook_url: slack.url } })).status).toBe(200);
+    expect((await stack.client.PATCH('/environment', { body: { alert_webhook_url: slack.url } })).response.status).toBe(200);
     stack.luma.failNext(10_000, 400);
     await Promise.all([failRuns('burst-a', BURST), failRuns('burst-b', BURST)]);
     stack.luma.failNext(0, 400);
@@ -121,9 +121,13 @@ describe('chat alerts', () => {
     stack.luma.failNext(0, 401);
     // The OAuth connection's forced refreshes, concurrently: each refused, one alert.
     const refreshes = await Promise.all(
-      Array.from({ length: 4 }, () => stack.api('GET', '/connections/drive-user?provider_config_key=one-drive&force_refresh=true')),
+      Array.from({ length: 4 }, () =>
+        stack.client.GET('/connections/{connectionId}', {
+          params: { path: { connectionId: 'drive-user' }, query: { provider_config_key: 'one-drive', force_refresh: 'true' } },
+        }),
+      ),
     );
-    for (const r of refreshes) expect(r.status).toBeGreaterThanOrEqual(400);
+    for (const r of refreshes) expect(r.response.status).toBeGreaterThanOrEqual(400);
 
     const alerts = (await delivered()).slice(before);
     expect(alerts).toHaveLength(2);

@@ -1,4 +1,5 @@
-import { startWeftStack, createLumaIntegration, readAllRecords, type WeftStack } from '../support/weft-stack';
+import { startWeftStack, createLumaIntegration, type WeftStack } from '../support/weft-stack';
+import { readAllRecordsTyped } from '../support/weft-client';
 
 /**
  * Luma locks a key out for a minute once it sends more than its limit in any window.
@@ -21,10 +22,10 @@ describe('Luma rate limit pacing', () => {
 
   test('a sync of more pages than one window allows never triggers the lockout', async () => {
     const started = Date.now();
-    const res = await stack.api('POST', '/connections', {
+    const res = await stack.client.POST('/connections', {
       body: { provider_config_key: 'luma', connection_id: 'pace-1', credentials: { type: 'API_KEY', apiKey: 'sandbox-luma-api-key' } },
     });
-    expect(res.status).toBe(201);
+    expect(res.response.status).toBe(201);
     const summary: any = await stack.waitForSync('pace-1', 'list-events');
     expect(summary.result.CalendarEvent.added).toBe(1_500);
 
@@ -41,15 +42,15 @@ describe('Luma rate limit pacing', () => {
     stack.luma.resetStats();
     const ids = ['pace-a', 'pace-b'];
     for (const id of ids) {
-      const res = await stack.api('POST', '/connections', {
+      const res = await stack.client.POST('/connections', {
         body: { provider_config_key: 'luma', connection_id: id, credentials: { type: 'API_KEY', apiKey: 'sandbox-luma-api-key' } },
       });
-      expect(res.status).toBe(201);
+      expect(res.response.status).toBe(201);
     }
     await Promise.all(ids.map((id) => stack.waitForSync(id, 'list-events')));
     const stats = stack.luma.stats();
     expect(stats.rateLimited).toBe(0);
     expect(stats.maxRequestsInAnyWindow).toBeLessThanOrEqual(LIMIT);
-    for (const id of ids) expect(await readAllRecords(stack, id, 'CalendarEvent')).toHaveLength(1_500);
+    for (const id of ids) expect(await readAllRecordsTyped(stack.client, { model: 'CalendarEvent', connectionId: id })).toHaveLength(1_500);
   });
 });

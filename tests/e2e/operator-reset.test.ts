@@ -23,22 +23,24 @@ describe('an operator resets a failed sync run with `temporal workflow reset`', 
   afterAll(async () => stack?.shutdown());
 
   async function status() {
-    const res = await stack.api('GET', '/sync/status?provider_config_key=luma&syncs=list-events&connection_id=reset-user');
-    expect(res.status).toBe(200);
-    return res.body.syncs[0];
+    const res = await stack.client.GET('/sync/status', {
+      params: { query: { provider_config_key: 'luma', syncs: 'list-events', connection_id: 'reset-user' } },
+    });
+    expect(res.response.status).toBe(200);
+    return res.data!.syncs[0];
   }
 
   test('the failed run, reset to its first workflow task after the cause is fixed, completes; the status reads SUCCESS', async () => {
-    const created = await stack.api('POST', '/connections', {
+    const created = await stack.client.POST('/connections', {
       body: { provider_config_key: 'luma', connection_id: 'reset-user', credentials: { type: 'API_KEY', apiKey: API_KEY } },
     });
-    expect(created.status).toBe(201);
+    expect(created.response.status).toBe(201);
     await stack.waitForSync('reset-user', 'list-events');
 
     // Luma refuses the key for a while: the next run fails, final (no retry helps).
     stack.luma.deleteEvents(3);
     stack.luma.failNext(1_000, 401);
-    await stack.api('POST', '/sync/trigger', { body: { provider_config_key: 'luma', connection_id: 'reset-user', syncs: ['list-events'] } });
+    await stack.client.POST('/sync/trigger', { body: { provider_config_key: 'luma', connection_id: 'reset-user', syncs: ['list-events'] } });
     await expect(stack.waitForSync('reset-user', 'list-events')).rejects.toThrow();
     expect(await status()).toMatchObject({ status: 'ERROR', latestError: { code: 'provider_auth_failed' } });
 

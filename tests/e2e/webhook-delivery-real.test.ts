@@ -4,6 +4,7 @@ import type { OutboxDeps } from '../../webhooks/outbox';
 import { startScriptedReceiver, stackOutboxDeps, signatureHeaders, verifies, type ScriptedReceiver } from '../support/scripted-receiver';
 import { createLumaIntegration, startWeftStack, type WeftStack } from '../support/weft-stack';
 import { waitFor } from '../support/worker-process';
+import type { paths } from '../../cli/api-client/weft-api';
 
 /**
  * Webhook delivery on real servers (Temporal dev server, FerretDB, the stack's worker): events
@@ -27,10 +28,10 @@ describe('webhook delivery on real servers', () => {
     override = await startScriptedReceiver();
     stack = await startWeftStack({ egressAllow: [app.url, override.url], temporalCallTimeoutMs: 10_000 });
     outbox = stackOutboxDeps(stack);
-    expect((await stack.api('PATCH', '/environment', { body: { webhook_url: `${app.url}/hooks` } })).status).toBe(200);
-    const rotated = await stack.api('POST', '/environment/webhook-signing-key/rotate');
-    expect(rotated.status).toBe(200);
-    secret = rotated.body.data.webhook_signing_key;
+    expect((await patchEnvironment({ webhook_url: `${app.url}/hooks` })).response.status).toBe(200);
+    const rotated = await stack.client.POST('/environment/webhook-signing-key/rotate');
+    expect(rotated.response.status).toBe(200);
+    secret = rotated.data!.data.webhook_signing_key;
     await createLumaIntegration(stack);
   });
   afterAll(async () => {
@@ -45,10 +46,10 @@ describe('webhook delivery on real servers', () => {
 
   /** Creates a Luma connection through the API (which sends its `auth` creation event); that event's id. */
   async function connect(connectionId: string): Promise<string | null> {
-    const res = await stack.api('POST', '/connections', {
+    const res = await stack.client.POST('/connections', {
       body: { provider_config_key: 'luma', connection_id: connectionId, credentials: { type: 'API_KEY', apiKey: LUMA_KEY } },
     });
-    expect(res.status).toBe(201);
+    expect(res.response.status).toBe(201);
     const event = await stack.core.stores.db.collection('webhook_outbox').findOne({ type: 'auth', 'payload.connectionId': connectionId });
     return event ? String(event._id) : null;
   }
@@ -58,6 +59,7 @@ describe('webhook delivery on real servers', () => {
   /** The `auth` event of a connection (a new Luma connection also syncs, and its `sync` events come to the same URL). */
   const isAuthOf = (connectionId: string) => (r: { body: any }) => r.body.type === 'auth' && r.body.connectionId === connectionId;
   const attemptsOf = (id: string) => stack.core.stores.webhookDeliveries.listForEvent('dev', id);
+  const patchEnvironment = (body: paths['/environment']['patch']['requestBody']['content']['application/json']) => stack.client.PATCH('/environment', { body });
 
   test('the signature verifies with the standardwebhooks library and the secret of the rotate call', async () => {
     const id = (await connect('signed'))!;
@@ -105,12 +107,15 @@ describe('webhook delivery on real servers', () => {
   });
 
   test("a connection's webhook_url_override wins over the environment URLs", async () => {
-    await stack.api('PATCH', '/environment', { body: { secondary_webhook_url: `${app.url}/secondary` } });
+    await patchEnvironment({ secondary_webhook_url: `${app.url}/secondary` });
     try {
       const created = (await connect('overridden'))!;
       await settled(created);
-      const patched = await stack.api('PATCH', '/connections/overridden?provider_config_key=luma', { body: { webhook_url_override: `${override.url}/mine` } });
-      expect(patched.status).toBe(200);
+      const patched = await stack.client.PATCH('/connections/{connectionId}', {
+        params: { path: { connectionId: 'overridden' }, query: { provider_config_key: 'luma' } },
+        body: { webhook_url_override: `${override.url}/mine` },
+      });
+      expect(patched.response.status).toBe(200);
 
       // The connection's next event (a refused refresh, as auth/ reports it) goes to its override only.
       const connection = await stack.core.stores.connections.find({ environment: 'dev', providerConfigKey: 'luma', connectionId: 'overridden' });
@@ -138,21 +143,21 @@ describe('webhook delivery on real servers', () => {
           .sort(),
       ).toEqual(['/hooks', '/secondary']);
     } finally {
-      await stack.api('PATCH', '/environment', { body: { secondary_webhook_url: null } });
+      await patchEnvironment({ secondary_webhook_url: null });
     }
   });
 
   test('send_auth_webhooks is honoured: off, nothing is queued or sent; turned off while an event waits, its retry is not sent', async () => {
-    expect((await stack.api('PATCH', '/environment', { body: { send_auth_webhooks: false } })).status).toBe(200);
+    expect((await patchEnvironment({ send_auth_webhooks: false })).response.status).toBe(200);
     expect(await connect('while-off')).toBeNull();
     expect(await stack.core.stores.db.collection('webhook_outbox').countDocuments({ type: 'auth', 'payload.connectionId': 'while-off' })).toBe(0);
 
     // On again: an event whose first try fails waits for its next attempt; turned off meanwhile, it stops there.
-    expect((await stack.api('PATCH', '/environment', { body: { send_auth_webhooks: true } })).status).toBe(200);
+    expect((await patchEnvironment({ send_auth_webhooks: true })).response.status).toBe(200);
     app.answerNext(isAuthOf('turned-off-later'), 503);
     const id = (await connect('turned-off-later'))!;
     await waitFor(async () => (await stack.core.stores.webhookOutbox.get(id))?.rounds === 1, 20_000, 'the first attempt');
-    expect((await stack.api('PATCH', '/environment', { body: { send_auth_webhooks: false } })).status).toBe(200);
+    expect((await patchEnvironment({ send_auth_webhooks: false })).response.status).toBe(200);
     try {
       await settled(id, 'failed');
       expect((await stack.core.stores.webhookOutbox.get(id))?.last_error).toBe('not sent: disabled');
@@ -160,7 +165,7 @@ describe('webhook delivery on real servers', () => {
       // (Its sync's own `sync` events are another kind, not gated by send_auth_webhooks.)
       expect(app.received.filter(isAuthOf('while-off'))).toHaveLength(0);
     } finally {
-      await stack.api('PATCH', '/environment', { body: { send_auth_webhooks: true } });
+      await patchEnvironment({ send_auth_webhooks: true });
     }
   });
 
@@ -169,7 +174,7 @@ describe('webhook delivery on real servers', () => {
     const stored = JSON.stringify({
       events: await stack.core.stores.db.collection('webhook_outbox').find({}).toArray(),
       attempts: await stack.core.stores.db.collection('webhook_deliveries').find({}).toArray(),
-      listed: (await stack.api('GET', '/webhooks/events')).body,
+      listed: (await stack.client.GET('/webhooks/events')).data,
     });
     const sent = app.received.map((r) => r.raw).join('\n') + override.received.map((r) => r.raw).join('\n');
     const logs = stack.logs.join('\n');

@@ -1,6 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { syncWorkflowId } from '../../api/services/sync-control';
-import { startWeftStack, createLumaIntegration, readAllRecords, type WeftStack } from '../support/weft-stack';
+import { startWeftStack, createLumaIntegration, type WeftStack } from '../support/weft-stack';
+import { readAllRecordsTyped } from '../support/weft-client';
 import { spawnWorker, waitFor } from '../support/worker-process';
 
 const EVENTS = 3_000;
@@ -23,10 +24,10 @@ describe('a worker killed in the middle of a sync', () => {
     const first = await spawnWorker(stack);
     children.push(first);
 
-    const created = await stack.api('POST', '/connections', {
+    const created = await stack.client.POST('/connections', {
       body: { provider_config_key: 'luma', connection_id: 'crash-user', credentials: { type: 'API_KEY', apiKey: 'sandbox-luma-api-key' } },
     });
-    expect(created.status).toBe(201);
+    expect(created.response.status).toBe(201);
 
     const records = stack.core.stores.db.collection('records');
     await waitFor(async () => (await records.countDocuments({})) >= 600, 60_000, 'the first pages to be saved');
@@ -42,7 +43,7 @@ describe('a worker killed in the middle of a sync', () => {
     second.kill('SIGTERM');
 
     // Exactly the simulator's events, each once, and the run's counts agree.
-    const all = await readAllRecords(stack, 'crash-user', 'CalendarEvent');
+    const all = await readAllRecordsTyped(stack.client, { model: 'CalendarEvent', connectionId: 'crash-user' });
     const ids = all.map((r) => r.id);
     expect(new Set(ids).size).toBe(ids.length);
     expect([...ids].sort()).toEqual(stack.luma.eventIds().sort());
