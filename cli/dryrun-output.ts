@@ -110,6 +110,7 @@ function isScalar(v: unknown): boolean {
 }
 
 function cell(v: unknown): string {
-  const text = v === undefined ? '' : typeof v === 'string' ? v : JSON.stringify(v);
+  // One line per row: a description's line breaks would stretch the table.
+  const text = (v === undefined ? '' : typeof v === 'string' ? v : JSON.stringify(v)).replace(/\s+/g, ' ');
   return text.length > CELL_WIDTH ? `${text.slice(0, CELL_WIDTH - 1)}…` : text;
 }

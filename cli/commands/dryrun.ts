@@ -89,7 +89,9 @@ async function dryrunCommand(fnArg: string | undefined, connectionArg: string | 
     }
     if (metadataStub) connection.info.metadata = metadataStub;
 
-    const interactive = canPrompt() && !flags.json;
+    // A terminal that reports no width (a bare pseudo-terminal) gets plain lines: ora would
+    // clear lines without end there.
+    const interactive = canPrompt() && !flags.json && Boolean(process.stderr.isTTY && process.stderr.columns);
     progress = new DryRunProgress(
       `dry run of ${fn.kind} ${fn.name} for ${connectionId} (${connection.info.provider_config_key}, ${target.environment})`,
       interactive,

@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -259,6 +259,31 @@ describe('weft dryrun', () => {
       const text = readFileSync(path.join(root, file), 'utf8');
       expect({ file, key: text.includes(API_KEY), secretKey: text.includes(stack.keys.dev) }).toEqual({ file, key: false, secretKey: false });
     }
+  });
+
+  test('in a terminal: a missing argument is asked for, progress is a spinner', async () => {
+    // `script` gives the command a pseudo-terminal, as a person's shell would.
+    const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env, CI: undefined, TERM: 'xterm' };
+    delete childEnv.CI;
+    // A pseudo-terminal starts 0 columns wide; a person's is not (the command falls back to plain lines at 0).
+    const command = `stty cols 120 rows 40; ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} dryrun list-events --integration-id luma`;
+    const child = spawn('script', ['-qfec', command, '/dev/null'], { cwd: REPO, env: childEnv });
+    let screen = '';
+    let answered = false;
+    child.stdout.on('data', (chunk: Buffer) => {
+      screen += chunk.toString();
+      if (!answered && screen.includes('connection-id:')) {
+        answered = true;
+        child.stdin.write('dr-user\r');
+      }
+    });
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    const text = screen.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
+    expect({ code, answered }).toEqual({ code: 0, answered: true });
+    expect(text).toContain('✔ connection-id: dr-user');
+    expect(text).toMatch(/✔ \d+ request\(s\), \d+ page\(s\), CalendarEvent \d+/);
+    expect(text).toContain('record(s) to save');
+    expect(text).not.toContain('page 1:');
   });
 
   test('every mistake gets its own one-line message and exit code 1, never a stack trace', async () => {
