@@ -71,10 +71,10 @@ describe('weft api: the API as a process of its own', () => {
 
   test('serves the API on its own, re-seals stored secrets at start, and with `weft worker` runs a sync; SIGTERM stops it cleanly', async () => {
     // A value an older Weft stored (v1): every long-running process moves it to the current format at start.
-    const created = await stack.api('POST', '/connections', {
+    const created = await stack.client.POST('/connections', {
       body: { provider_config_key: 'luma', connection_id: 'older', credentials: { type: 'API_KEY', apiKey: LUMA_DEFAULT_API_KEY } },
     });
-    expect(created.status).toBe(201);
+    expect(created.response.status).toBe(201);
     const connections = stack.core.stores.db.collection<{ _id: string; connection_id: string; credentials_encrypted: string }>('connections');
     await connections.updateOne(
       { connection_id: 'older' },

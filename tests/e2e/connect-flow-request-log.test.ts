@@ -29,15 +29,16 @@ describe('connect-flow calls in the request log', () => {
     identity.onAccessTokenRevoked((e) => stack.graph.revokeAccessToken(e.token));
     const root = (await (await fetch(`${stack.graph.url}/v1.0/sites/root`, { headers: { authorization: 'Bearer sandbox-graph-token' } })).json()) as any;
     identity.setSharePointHost(root.siteCollection.hostname);
-    const created = await stack.api('POST', '/integrations', {
+    const created = await stack.client.POST('/integrations', {
       body: {
         unique_key: 'one-drive',
         provider: 'one-drive',
         credentials: { type: 'OAUTH2', client_id: MS_IDENTITY_DEFAULT_CLIENT_ID, client_secret: MS_IDENTITY_DEFAULT_CLIENT_SECRET, tenant: 'organizations' },
-        provider_overrides: { base_url: stack.graph.url, auth_base_url: identity.url },
+        // (both simulators are started: their URLs are set)
+        provider_overrides: { base_url: stack.graph.url!, auth_base_url: identity.url! },
       },
     });
-    expect(created.status).toBe(201);
+    expect(created.response.status).toBe(201);
   });
   afterAll(async () => {
     await stack?.shutdown();
@@ -54,13 +55,13 @@ describe('connect-flow calls in the request log', () => {
 
   /** Connect link → Microsoft sign-in → consent for the organization; returns Weft's answer to the callback. */
   async function connect(): Promise<{ page: Page; callback: URL }> {
-    const session = await stack.api('POST', '/connect/sessions', {
+    const session = await stack.client.POST('/connect/sessions', {
       body: { allowed_integrations: ['one-drive'], integrations_config_defaults: { 'one-drive': { user_scopes: SCOPES } } },
     });
-    expect(session.status).toBe(201);
+    expect(session.response.status).toBe(201);
     const browser = new Browser();
     let page = await browser.follow(
-      await browser.request(`${stack.apiUrl}/oauth/connect/one-drive?connect_session_token=${session.body.data.token}`),
+      await browser.request(`${stack.apiUrl}/oauth/connect/one-drive?connect_session_token=${session.data!.data.token}`),
       identity.url as string,
     );
     for (let step = 0; step < 5 && !page.location?.startsWith(stack.apiUrl); step++) {
@@ -107,13 +108,17 @@ describe('connect-flow calls in the request log', () => {
     expect(authCalls.map((e) => e.operation).reverse()).toEqual(['auth:token', 'auth:resource-host', 'auth:token', 'auth']);
     connected = connectionId;
 
-    const conn = await stack.api('GET', `/connections/${connectionId}?provider_config_key=one-drive&refresh_token=true`);
+    const conn = await stack.client.GET('/connections/{connectionId}', {
+      params: { path: { connectionId }, query: { provider_config_key: 'one-drive', refresh_token: 'true' } },
+    });
+    const { credentials, connection_config } = conn.data!;
+    if (credentials.type !== 'OAUTH2') throw new Error(`an OAuth connection's credentials, got ${credentials.type}`);
     const secrets = [
       MS_IDENTITY_DEFAULT_CLIENT_SECRET,
       callback.searchParams.get('code')!,
-      conn.body.credentials.access_token,
-      conn.body.credentials.refresh_token,
-      conn.body.connection_config.teamsiteAccessToken,
+      credentials.access_token,
+      credentials.refresh_token,
+      connection_config.teamsiteAccessToken,
     ];
     expect(secrets.every((s) => typeof s === 'string' && s.length > 8)).toBe(true);
     const text = JSON.stringify([all, await stack.core.stores.db.collection('request_logs').find({}).toArray()]);
@@ -144,8 +149,10 @@ describe('connect-flow calls in the request log', () => {
   test('a refresh asked of the API (force_refresh) is logged for the connection', async () => {
     identity.resetStats();
     const before = new Date().toISOString();
-    const res = await stack.api('GET', `/connections/${connected}?provider_config_key=one-drive&force_refresh=true&refresh_token=true`);
-    expect(res.status).toBe(200);
+    const res = await stack.client.GET('/connections/{connectionId}', {
+      params: { path: { connectionId: connected }, query: { provider_config_key: 'one-drive', force_refresh: 'true', refresh_token: 'true' } },
+    });
+    expect(res.response.status).toBe(200);
     expect(tokenCalls().map((e) => e.status)).toEqual([200, 200]);
     const entries = await logsOf(`connection_id=${connected}&from=${before}`, 2);
     expect(entries.map((e) => [e.operation, e.method, e.status, e.run_id])).toEqual([
@@ -153,7 +160,9 @@ describe('connect-flow calls in the request log', () => {
       ['auth:token', 'POST', 200, null],
     ]);
     const text = JSON.stringify(entries);
-    for (const s of [res.body.credentials.access_token, res.body.credentials.refresh_token, MS_IDENTITY_DEFAULT_CLIENT_SECRET]) expect(text).not.toContain(s);
+    const { credentials } = res.data!;
+    if (credentials.type !== 'OAUTH2') throw new Error(`an OAuth connection's credentials, got ${credentials.type}`);
+    for (const s of [credentials.access_token, credentials.refresh_token, MS_IDENTITY_DEFAULT_CLIENT_SECRET]) expect(text).not.toContain(s);
   });
 
   test('a token endpoint that fails leaves its entry: status, error, and no connection', async () => {
