@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, 
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { stripVTControlCharacters } from 'node:util';
 import {
   connectOneDrive,
   createLumaIntegration,
@@ -278,7 +279,7 @@ describe('weft dryrun', () => {
       }
     });
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-    const text = screen.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
+    const text = stripVTControlCharacters(screen);
     expect({ code, answered }).toEqual({ code: 0, answered: true });
     expect(text).toContain('✔ connection-id: dr-user');
     expect(text).toMatch(/✔ \d+ request\(s\), \d+ page\(s\), CalendarEvent \d+/);
