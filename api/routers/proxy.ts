@@ -61,6 +61,11 @@ function streamBack(body: Readable, res: ServerResponse, logger: Logger): Promis
       if (problem) logger.warn({ err: problem }, 'proxy: the response stream ended early');
       resolve();
     };
+    if (res.destroyed) {
+      // The app left while the provider answered: its 'close' is gone already.
+      body.destroy();
+      return end('the app closed the connection before the body');
+    }
     if (body.destroyed) {
       // Failed between the provider's headers and now: its 'error' is gone already.
       res.destroy();
