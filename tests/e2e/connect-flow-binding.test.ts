@@ -8,6 +8,7 @@ import { SANDBOX_SIMULATORS, startSandbox } from '../../app/start/sandbox';
 import { startWebhookReceiver } from '../support/webhook-receiver';
 import { connectGitHub, createLumaIntegration, startWeftStack, type WeftStack } from '../support/weft-stack';
 import { Browser, type Page } from '../support/form-browser';
+import type { paths } from '../../cli/api-client/weft-api';
 
 /** Connect link → install page (signing in when needed) → Install; returns GitHub's redirect to Weft, not followed. */
 async function installThroughGitHub(
@@ -56,15 +57,20 @@ describe('connect flows are bound to the person connecting', () => {
     });
     // The App requests user authorization during installation; its callback URL is Weft's.
     stack.github.configureAppUserAuthorization({ callbackUrls: [`${stack.apiUrl}/app-auth/connect`], requestOAuthOnInstall: true });
-    expect((await stack.api('PATCH', '/environment', { body: { webhook_url: hooks.url } })).status).toBe(200);
-    const app = { type: 'APP', app_id: String(stack.github.app.id), app_link: stack.github.app.publicLink, private_key: stack.github.appPrivateKeyPem };
-    const overrides = { base_url: stack.github.url, auth_base_url: stack.github.url };
+    expect((await stack.client.PATCH('/environment', { body: { webhook_url: hooks.url } })).response.status).toBe(200);
+    const app = {
+      type: 'APP' as const,
+      app_id: String(stack.github.app.id),
+      app_link: stack.github.app.publicLink,
+      private_key: stack.github.appPrivateKeyPem,
+    };
+    const overrides = { base_url: stack.github.url!, auth_base_url: stack.github.url! };
     for (const [unique_key, credentials] of [
       ['github', { ...app, client_id: stack.github.app.clientId, client_secret: stack.github.app.clientSecret }],
       ['github-no-client', app],
     ] as const) {
-      const res = await stack.api('POST', '/integrations', { body: { unique_key, provider: 'github', credentials, provider_overrides: overrides } });
-      expect(res.status).toBe(201);
+      const res = await stack.client.POST('/integrations', { body: { unique_key, provider: 'github', credentials, provider_overrides: overrides } });
+      expect(res.response.status).toBe(201);
     }
     await createLumaIntegration(stack);
     expect((await connectGitHub(stack, 'victim')).status).toBe(201);
@@ -74,14 +80,28 @@ describe('connect flows are bound to the person connecting', () => {
     await hooks?.close();
   });
 
-  async function session(body: Record<string, unknown> = {}): Promise<string> {
-    const res = await stack.api('POST', '/connect/sessions', { body });
-    expect(res.status).toBe(201);
-    return res.body.data.token;
+  type SessionBody = paths['/connect/sessions']['post']['requestBody']['content']['application/json'];
+  async function session(body: SessionBody = {}): Promise<string> {
+    const res = await stack.client.POST('/connect/sessions', { body });
+    expect(res.response.status).toBe(201);
+    return res.data!.data.token;
   }
 
-  async function connections(integration: string): Promise<any[]> {
-    return (await stack.api('GET', `/connections?integrationId=${integration}`)).body.connections;
+  async function connections(integration: string) {
+    return (await stack.client.GET('/connections', { params: { query: { integrationId: integration } } })).data!.connections;
+  }
+
+  /** A connection of the github integration, with its credentials (the typed client). */
+  async function githubConnection(connectionId: string) {
+    const res = await stack.client.GET('/connections/{connectionId}', { params: { path: { connectionId }, query: { provider_config_key: 'github' } } });
+    expect(res.response.status).toBe(200);
+    return res.data!;
+  }
+  /** Its App installation id (a GitHub App connection's credentials are of type APP). */
+  async function installationOf(connectionId: string) {
+    const { credentials } = await githubConnection(connectionId);
+    if (credentials.type !== 'APP') throw new Error(`a GitHub App connection's credentials, got ${credentials.type}`);
+    return credentials.installation_id;
   }
 
   function installUntilCallback(
@@ -103,8 +123,8 @@ describe('connect flows are bound to the person connecting', () => {
       expect(done.status).toBe(200);
       const connectionId = connectionOf(done)!;
       expect(connectionId).toMatch(/^[0-9a-f-]{36}$/);
-      const conn = await stack.api('GET', `/connections/${connectionId}?provider_config_key=github`);
-      expect(conn.body.credentials.installation_id).toBe(callback.searchParams.get('installation_id'));
+      const conn = await githubConnection(connectionId);
+      expect(await installationOf(connectionId)).toBe(callback.searchParams.get('installation_id'));
       expect(stack.github.users().find((u) => u.login === DEFAULT_USER.login)?.installationId).toBe(Number(callback.searchParams.get('installation_id')));
       // Weft paged through GET /user/installations (101 installations, 100 per page).
       const listed = stack.github.requestLog().filter((e) => e.path === '/user/installations');
@@ -115,7 +135,7 @@ describe('connect flows are bound to the person connecting', () => {
       const hook = await hooks.waitFor((w) => w.body.type === 'auth' && w.body.connectionId === connectionId);
       expect(hook.body).toMatchObject({ operation: 'creation', success: true, authMode: 'APP' });
       // The user token was used for the check only.
-      expect(JSON.stringify(conn.body)).not.toMatch(/ghu_|ghr_/);
+      expect(JSON.stringify(conn)).not.toMatch(/ghu_|ghr_/);
       expect(stack.logs.join('\n')).not.toMatch(/ghu_|ghr_/);
     });
 
@@ -140,8 +160,7 @@ describe('connect flows are bound to the person connecting', () => {
       callback.searchParams.set('installation_id', '1001');
       const page = await browser.request(callback.href);
       expect(page.status).toBe(200);
-      const conn = await stack.api('GET', `/connections/${connectionOf(page)}?provider_config_key=github`);
-      expect(conn.body.credentials.installation_id).toBe('1001');
+      expect(await installationOf(connectionOf(page)!)).toBe('1001');
     });
 
     test('no App client credentials, no code, or a refused code: installation_not_verified and nothing stored', async () => {
@@ -230,12 +249,11 @@ describe('connect flows are bound to the person connecting', () => {
 
   describe('the browser never chooses the connection', () => {
     test("connection_id in the connect URL is refused; the other user's connection is untouched", async () => {
-      const before = await stack.api('GET', '/connections/victim?provider_config_key=github');
+      const before = await installationOf('victim');
       const res = await new Browser().request(`${stack.apiUrl}/oauth/connect/github?connect_session_token=${await session()}&connection_id=victim`);
       expect(res.status).toBe(400);
       expect(errorCode(res)).toBe('connection_id_not_allowed');
-      const after = await stack.api('GET', '/connections/victim?provider_config_key=github');
-      expect(after.body.credentials.installation_id).toBe(before.body.credentials.installation_id);
+      expect(await installationOf('victim')).toBe(before);
     });
 
     test('an API key flow makes a new connection with a generated id, whatever the request names', async () => {
@@ -252,10 +270,10 @@ describe('connect flows are bound to the person connecting', () => {
     });
 
     test('a reconnect session re-authorizes its own connection and no other', async () => {
-      const created = await stack.api('POST', '/connections', {
+      const created = await stack.client.POST('/connections', {
         body: { provider_config_key: 'luma', connection_id: 'luma-user', credentials: { type: 'API_KEY', apiKey: LUMA_DEFAULT_API_KEY } },
       });
-      expect(created.status).toBe(201);
+      expect(created.response.status).toBe(201);
       const token = await session({ connection_id: 'luma-user', allowed_integrations: ['luma'] });
       const count = (await connections('luma')).length;
       const res = await fetch(`${stack.apiUrl}/api-auth/api-key/luma?connect_session_token=${token}&connection_id=someone-else`, {
@@ -270,22 +288,25 @@ describe('connect flows are bound to the person connecting', () => {
     });
 
     test('a reconnect session needs its connection: refused at creation, and at the flow when it was deleted since', async () => {
-      const missing = await stack.api('POST', '/connect/sessions', { body: { connection_id: 'ghost' } });
-      expect(missing.status).toBe(404);
-      expect(missing.body.error.code).toBe('unknown_connection');
+      const missing = await stack.client.POST('/connect/sessions', { body: { connection_id: 'ghost' } });
+      expect(missing.response.status).toBe(404);
+      expect(missing.error?.error.code).toBe('unknown_connection');
       // victim is a github connection: a session limited to luma cannot reconnect it.
-      const elsewhere = await stack.api('POST', '/connect/sessions', { body: { connection_id: 'victim', allowed_integrations: ['luma'] } });
-      expect(elsewhere.status).toBe(404);
+      const elsewhere = await stack.client.POST('/connect/sessions', { body: { connection_id: 'victim', allowed_integrations: ['luma'] } });
+      expect(elsewhere.response.status).toBe(404);
 
       expect(
         (
-          await stack.api('POST', '/connections', {
+          await stack.client.POST('/connections', {
             body: { provider_config_key: 'luma', connection_id: 'short-lived', credentials: { type: 'API_KEY', apiKey: LUMA_DEFAULT_API_KEY } },
           })
-        ).status,
+        ).response.status,
       ).toBe(201);
       const token = await session({ connection_id: 'short-lived' });
-      expect((await stack.api('DELETE', '/connections/short-lived?provider_config_key=luma')).status).toBe(200);
+      const deleted = await stack.client.DELETE('/connections/{connectionId}', {
+        params: { path: { connectionId: 'short-lived' }, query: { provider_config_key: 'luma' } },
+      });
+      expect(deleted.response.status).toBe(200);
       const res = await fetch(`${stack.apiUrl}/api-auth/api-key/luma?connect_session_token=${token}`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
@@ -355,19 +376,21 @@ describe('npm start -- --sandbox: the sandbox GitHub App connects through its in
     try {
       sandbox.apiReady(stack.apiUrl);
       expect(sandbox.integrations).toMatchObject([{ uniqueKey: 'github', outcome: 'created' }]);
-      const created = await stack.api('POST', '/connect/sessions', { body: { allowed_integrations: ['github'] } });
+      const created = await stack.client.POST('/connect/sessions', { body: { allowed_integrations: ['github'] } });
       const browser = new Browser();
       const callback = await installThroughGitHub(
         { api: stack.apiUrl, github: `http://127.0.0.1:${port}` },
         browser,
-        created.body.data.token,
+        created.data!.data.token,
         'github',
         DEFAULT_USER,
       );
       const page = await browser.request(callback.href);
       expect(page.status).toBe(200);
-      const conn = await stack.api('GET', `/connections/${connectionOf(page)}?provider_config_key=github`);
-      expect(conn.body.credentials).toMatchObject({
+      const conn = await stack.client.GET('/connections/{connectionId}', {
+        params: { path: { connectionId: connectionOf(page)! }, query: { provider_config_key: 'github' } },
+      });
+      expect(conn.data?.credentials).toMatchObject({
         type: 'APP',
         installation_id: callback.searchParams.get('installation_id'),
         access_token: expect.stringMatching(/^ghs_/),
