@@ -58,7 +58,7 @@ beforeAll(async () => {
   } finally {
     await sim.stop();
   }
-}, 60_000);
+}, 180_000);
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 describe('weft generate:tests', () => {
@@ -104,5 +104,5 @@ describe('weft generate:tests', () => {
     expect(failing.stderr).toMatch(/FAIL .*events\.test\.ts/);
     expect(failing.stderr).toContain('Renamed by the provider');
     expect(failing.stderr).toMatch(/Tests: +1 failed, 1 passed, 2 total/);
-  });
+  }, 300_000);
 });
