@@ -43,8 +43,9 @@ export async function createWeftWorker(opts: WeftWorkerOptions): Promise<Worker>
 /**
  * The Temporal OpenTelemetry interceptors and workflow-span sink. The workflow side lives in
  * the bundle (the interceptors module, listed here for a bundle made at start; `npm run
- * build`'s prebuilt bundle is made with it). With traces off, a prebuilt bundle's workflow
- * spans go to a sink that drops them (an unregistered sink is an error logged per call).
+ * build` writes a prebuilt bundle with it, workflow-bundle-otel.js). With traces off, a
+ * prebuilt bundle made with it (WEFT_WORKFLOW_BUNDLE) hands its workflow spans to a sink that
+ * drops them (an unregistered sink is an error logged per call).
  */
 function tracing(telemetry: Telemetry | null | undefined, bundlingNow: boolean): Pick<WorkerOptions, 'interceptors' | 'sinks'> {
   // Metrics alone: no spans, but the points recorded in an activity get its scope.

@@ -76,7 +76,7 @@ export async function buildWorkers(core: Core, opts: { logger?: Logger } = {}): 
     applySyncOperation: (connection, operation, opts) => applySyncOperation(controlDeps, connection, operation, opts),
   });
   // A compiled worker uses the bundle built with it: webpack at start costs seconds and memory.
-  const bundleFile = config.WEFT_WORKFLOW_BUNDLE || prebuiltWorkflowBundle();
+  const bundleFile = config.WEFT_WORKFLOW_BUNDLE || prebuiltWorkflowBundle({ traced: Boolean(core.telemetry?.spanProcessor) });
   const workflowBundle = bundleFile ? { code: readFileSync(bundleFile, 'utf8') } : undefined;
   const common = { connection, namespace: config.TEMPORAL_NAMESPACE, workflowBundle, telemetry: core.telemetry };
   try {

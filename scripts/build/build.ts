@@ -4,9 +4,10 @@
  *
  *   dist/<folder>/…            tsc -p tsconfig.build.json (CommonJS, ES2022, source maps)
  *   dist/scripts/infra/…       plus the files the infrastructure code reads beside itself
- *   dist/workflow-bundle.js    the Temporal workflow bundle (with the OpenTelemetry workflow
- *                              interceptors), so a compiled worker never runs webpack at
- *                              start (app/worker/prebuilt-bundle.ts finds it)
+ *   dist/workflow-bundle.js    the Temporal workflow bundle, so a compiled worker never runs
+ *                              webpack at start (app/worker/prebuilt-bundle.ts finds it)
+ *   dist/workflow-bundle-otel.js  the same with the OpenTelemetry workflow interceptors, for a
+ *                              worker with traces on (twice the size: the OTel SDK inside)
  *
  * `npm run build -- --out-dir <dir>` builds elsewhere (the build test does). The directory
  * must sit inside the repository: the compiled code finds node_modules by walking up from it.
@@ -17,8 +18,9 @@ import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 
 const REPO = path.resolve(__dirname, '..', '..');
-/** The name app/worker/prebuilt-bundle.ts looks for at the root of the build. */
+/** The names app/worker/prebuilt-bundle.ts looks for at the root of the build. */
 const WORKFLOW_BUNDLE_FILE = 'workflow-bundle.js';
+const TRACED_WORKFLOW_BUNDLE_FILE = 'workflow-bundle-otel.js';
 /** Non-TypeScript files the compiled code reads from beside itself (path relative to the repo). */
 const ASSETS = ['scripts/infra/supervisor.js', 'scripts/infra/ferretdb-patches'];
 
@@ -39,18 +41,23 @@ async function main(): Promise<void> {
 
   for (const asset of ASSETS) cpSync(path.join(REPO, asset), path.join(outDir, asset), { recursive: true });
 
-  // Bundled from the compiled workflows, so the bundle is exactly the code that was built. With
-  // the OpenTelemetry workflow interceptors: a worker with traces on gets workflow spans (and
-  // trace context on to its activities); with traces off their spans go to a no-op sink.
-  const { code } = await bundleWorkflowCode({
-    workflowsPath: path.join(outDir, 'workflows'),
-    workflowInterceptorModules: [require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors')],
-    logger: { trace() {}, debug() {}, info() {}, warn: (m: string) => console.warn(m), error: (m: string) => console.error(m), log() {} } as never,
-  });
-  writeFileSync(path.join(outDir, WORKFLOW_BUNDLE_FILE), latin1Only(code));
-  console.log(
-    `built ${path.relative(REPO, outDir)}/ in ${((Date.now() - started) / 1000).toFixed(1)} s (workflow bundle ${(code.length / 1024).toFixed(0)} KB)`,
-  );
+  // Bundled from the compiled workflows, so the bundle is exactly the code that was built. Twice:
+  // a worker with traces on needs the OpenTelemetry workflow interceptors (workflow spans, trace
+  // context on to its activities), which would double every isolate's code for the others.
+  const sizes: string[] = [];
+  for (const [file, interceptors] of [
+    [WORKFLOW_BUNDLE_FILE, []],
+    [TRACED_WORKFLOW_BUNDLE_FILE, [require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors')]],
+  ] as const) {
+    const { code } = await bundleWorkflowCode({
+      workflowsPath: path.join(outDir, 'workflows'),
+      workflowInterceptorModules: [...interceptors],
+      logger: { trace() {}, debug() {}, info() {}, warn: (m: string) => console.warn(m), error: (m: string) => console.error(m), log() {} } as never,
+    });
+    writeFileSync(path.join(outDir, file), latin1Only(code));
+    sizes.push(`${file} ${(code.length / 1024).toFixed(0)} KB`);
+  }
+  console.log(`built ${path.relative(REPO, outDir)}/ in ${((Date.now() - started) / 1000).toFixed(1)} s (${sizes.join(', ')})`);
 }
 
 /**

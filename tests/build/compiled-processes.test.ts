@@ -48,7 +48,8 @@ describe('the production build', () => {
     stack = await startWeftStack({ worker: false, luma: { seed: 5, eventCount: EVENTS, maxPageSize: 50 } });
     await createLumaIntegration(stack);
     receiver = await startOtlpReceiver();
-  }, 90_000);
+    // tsc and two workflow bundles: about a minute on a loaded 2-core machine.
+  }, 180_000);
   afterAll(async () => {
     for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
     await stack?.shutdown();
@@ -62,6 +63,7 @@ describe('the production build', () => {
       'app/worker/main.js',
       'app/worker/main.js.map',
       'workflow-bundle.js',
+      'workflow-bundle-otel.js',
       'scripts/infra/supervisor.js',
       'scripts/infra/ferretdb-patches/types_weft_id_range.go',
     ]) {
@@ -69,11 +71,14 @@ describe('the production build', () => {
     }
     expect(existsSync(path.join(buildDir, 'tests'))).toBe(false);
     expect(existsSync(path.join(buildDir, 'bench'))).toBe(false);
-    // One character above U+00FF and V8 holds the whole bundle as a two-byte string, in every isolate.
     const bundle = readFileSync(path.join(buildDir, 'workflow-bundle.js'), 'utf8');
-    expect(bundle).not.toMatch(/[\u0100-\uffff]/);
-    // The OpenTelemetry workflow interceptors are in it (workflow spans from a compiled worker).
-    expect(bundle).toContain('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors');
+    const traced = readFileSync(path.join(buildDir, 'workflow-bundle-otel.js'), 'utf8');
+    // One character above U+00FF and V8 holds the whole bundle as a two-byte string, in every isolate.
+    for (const code of [bundle, traced]) expect(code).not.toMatch(/[\u0100-\uffff]/);
+    // The OpenTelemetry workflow interceptors (workflow spans from a compiled worker with traces on) only in the -otel one.
+    const interceptors = '@temporalio/interceptors-opentelemetry/lib/workflow-interceptors';
+    expect(traced).toContain(interceptors);
+    expect(bundle).not.toContain(interceptors);
   });
 
   test('a compiled `weft api` and `weft worker` run a sync end to end, the worker on the prebuilt bundle', async () => {
@@ -115,11 +120,11 @@ describe('the production build', () => {
 
     // Temporal's bundler logs this at info whenever a worker bundles workflows/ itself (webpack at start).
     expect(worker.output()).not.toContain('Workflow bundle created');
-    // Traces off: the bundle's workflow interceptors export to a sink that drops their spans, without an error per call.
+    // Traces off: the plain bundle, no workflow span anywhere (no error per call about their sink).
     expect(worker.output()).not.toContain('unregistered external sink');
   });
 
-  test('a compiled worker with OTEL_* exports workflow spans from the prebuilt bundle, parents of its activity spans', async () => {
+  test('a compiled worker with OTEL_* exports workflow spans from the prebuilt -otel bundle, parents of its activity spans', async () => {
     // This worker alone runs the next sync.
     firstWorker.child.kill('SIGTERM');
     await new Promise((resolve) => (firstWorker.child.exitCode === null ? firstWorker.child.once('exit', resolve) : resolve(null)));
