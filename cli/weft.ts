@@ -4,8 +4,8 @@
  * MONGODB_URI, WEFT_ENCRYPTION_KEY), so they scale apart. Each command is a thin call into
  * app/, the composition root.
  *
- * Later: `weft dryrun` (run a sync or action against a real connection without saving) and
- * `weft generate:tests` (saved mocks → snapshot tests) join here.
+ * The integration author's commands (`weft init`, `clone`, `dev`, `test`, `dryrun`,
+ * `generate:tests`) live in cli/commands/, one module each.
  */
 // First: OpenTelemetry must hook module loading before anything requires mongodb.
 import '../app/telemetry-preload';

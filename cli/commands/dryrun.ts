@@ -104,6 +104,8 @@ async function dryrunCommand(fnArg: string | undefined, connectionArg: string | 
       connectionId: connection.info.connection_id,
       providerConfigKey: connection.info.provider_config_key,
       defaultRetries: integration.provider.retries ?? 3,
+      // The worker's client asks for JSON unless the provider's default headers say otherwise (GitHub's Accept), which the proxy adds.
+      defaultHeaders: Object.keys(integration.provider.defaultHeaders ?? {}).some((h) => h.toLowerCase() === 'accept') ? {} : { accept: 'application/json' },
       onExchange: (exchange) => {
         exchanges.push(exchange);
         running.request();

@@ -11,6 +11,8 @@ export interface ProxyTransportOptions {
   providerConfigKey: string;
   /** Extra attempts when the function does not say (the provider definition's `retries`, as the worker uses). */
   defaultRetries: number;
+  /** Headers the worker's client sends that Weft's proxy does not add by itself (`accept: application/json`); the function's own win. */
+  defaultHeaders?: Record<string, string>;
   /** Sees every call the provider answered, in call order, success or error (kept for `--save`). */
   onExchange?(exchange: RecordedExchange): void;
   /** Weft answered `rate_limited`: the call waits `waitMs` and is sent again. */
@@ -91,7 +93,7 @@ export function createProxyTransport(opts: ProxyTransportOptions): ProviderTrans
         retries: String(config.retries ?? opts.defaultRetries),
       };
       if (baseUrlOverride) headers['base-url-override'] = baseUrlOverride;
-      for (const [name, value] of Object.entries(config.headers ?? {})) headers[`weft-proxy-${name.toLowerCase()}`] = value;
+      for (const [name, value] of Object.entries({ ...opts.defaultHeaders, ...config.headers })) headers[`weft-proxy-${name.toLowerCase()}`] = value;
       let body: string | Uint8Array | undefined;
       if (config.data instanceof Uint8Array) {
         body = config.data;

@@ -43,6 +43,7 @@ describe('the dry run proxy transport', () => {
       connectionId: 'c-1',
       providerConfigKey: 'one-drive',
       defaultRetries: 3,
+      defaultHeaders: { accept: 'application/json', 'x-both': 'default' },
       onExchange: (e) => record.push(e),
       onWait: (ms) => waits.push(ms),
     });
@@ -54,7 +55,7 @@ describe('the dry run proxy transport', () => {
       method: 'POST',
       endpoint: '/v1.0/me/drive/items/a b:/new.txt:/content',
       params: { '@microsoft.graph.conflictBehavior': 'rename', ids: ['1', '2'], skip: undefined },
-      headers: { 'If-Match': 'etag-1' },
+      headers: { 'If-Match': 'etag-1', 'x-both': 'mine' },
       data: { name: 'x' },
       retries: 0,
     });
@@ -69,6 +70,8 @@ describe('the dry run proxy transport', () => {
         'provider-config-key': 'one-drive',
         retries: '0',
         'weft-proxy-if-match': 'etag-1',
+        'weft-proxy-accept': 'application/json',
+        'weft-proxy-x-both': 'mine',
         'content-type': 'application/json',
       }),
     });
