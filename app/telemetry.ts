@@ -25,7 +25,7 @@ import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import type { TelemetryOptions } from '@temporalio/worker';
 import type { Config } from '../common/config';
-import { setWeftScopesEnabled } from '../common/telemetry-scope';
+import { requestScopeSpanAttributes, setWeftScopesEnabled } from '../common/telemetry-scope';
 
 export interface Telemetry {
   /** Where the Temporal interceptors send workflow spans (null: traces off). */
@@ -127,7 +127,10 @@ export function startTelemetry(config: TelemetryConfig, serviceName: string): Te
       meterProvider,
       // No express instrumentation: the 1.x generation's (0.47) patches Express 4 only, and Weft runs Express 5.
       instrumentations: [
-        patchingLoadedCoreModules(new HttpInstrumentation()),
+        patchingLoadedCoreModules(
+          // An API request's span gets its scope (api/middleware/request-scope.ts) as it ends.
+          new HttpInstrumentation({ applyCustomAttributesOnSpan: (span, request) => span.setAttributes(requestScopeSpanAttributes(request)) }),
+        ),
         (mongoDbInstrumentation ??= new MongoDBInstrumentation({ requireParentSpan: true })),
       ],
     });

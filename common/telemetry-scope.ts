@@ -33,6 +33,18 @@ export function runInWeftScope<T>(scope: WeftScope, fn: () => T): T {
   return storage.run(scope, fn);
 }
 
+/** The scope of each API request by its request object, for its server span, which ends outside it (on the response's close). */
+const requestScopes = new WeakMap<object, WeftScope>();
+
+export function setRequestScope(request: object, scope: WeftScope): void {
+  requestScopes.set(request, scope);
+}
+
+export function requestScopeSpanAttributes(request: object): Attributes {
+  const scope = requestScopes.get(request);
+  return scope ? storage.run(scope, scopeSpanAttributes) : {};
+}
+
 /** All of the scope, for spans (one per operation: a connection id is fine there). */
 export function scopeSpanAttributes(): Attributes {
   const scope = storage.getStore();

@@ -1,10 +1,10 @@
 import type { Request, RequestHandler, Response } from 'express';
-import { runInWeftScope, weftScopesEnabled, type WeftScope } from '../../common/telemetry-scope';
+import { runInWeftScope, setRequestScope, weftScopesEnabled, type WeftScope } from '../../common/telemetry-scope';
 
 /**
- * With telemetry on, the rest of the request runs in its scope, so the provider calls it makes
- * (proxy calls, credential checks) carry the environment, integration and connection as a
- * sync's do. Read when something is recorded, not now: the environment is known once the
+ * With telemetry on, the rest of the request runs in its scope, so its span and the provider
+ * calls it makes (proxy calls, credential checks) carry the environment, integration and
+ * connection as a sync's do. Read when something is recorded, not now: the environment is known once the
  * secret key has been checked, the body once parsed. The integration and the connection as
  * Nango's API names them: the `Provider-Config-Key` / `Connection-Id` headers (proxy, records)
  * or `provider_config_key` / `connection_id` in the query or the JSON body.
@@ -12,7 +12,9 @@ import { runInWeftScope, weftScopesEnabled, type WeftScope } from '../../common/
 export function requestScope(): RequestHandler {
   return (req, res, next) => {
     if (!weftScopesEnabled()) return next();
-    runInWeftScope(lazyScope(req, res), next);
+    const scope = lazyScope(req, res);
+    setRequestScope(req, scope);
+    runInWeftScope(scope, next);
   };
 }
 

@@ -113,6 +113,9 @@ describe('OpenTelemetry in the weft api and weft worker processes', () => {
     // The proxy's catch-all router has no route pattern: its mount path.
     const proxyRequest = spans.find((s) => s.service === 'weft-api' && s.kind === 2 && String(attr(s, 'http.target')).startsWith('/proxy/'));
     expect(proxyRequest?.name).toBe('GET /proxy/*');
+    // Request spans carry what the request is about: the secret key's environment, the integration and connection it names.
+    for (const s of [request!, proxyRequest!])
+      expect(['weft.environment', 'weft.integration', 'weft.connection_id'].map((k) => attr(s, k))).toEqual(['dev', 'luma', 'otel-proc']);
     const requestMongo = spans.filter((s) => isMongo(s) && isUnder(spans, s, request!));
     // The connection's insert (and the reads before it) ran inside the request.
     expect(requestMongo.map((s) => s.name)).toEqual(expect.arrayContaining([expect.stringMatching(/^mongodb\.insert$/)]));
