@@ -341,7 +341,8 @@ describe('weft dryrun', () => {
 
   test('invalid records: one line each pointing to --validate; with --validate the validation failure record halts the run', async () => {
     const [bad] = stack.luma.eventIds().slice(60, 61);
-    stack.luma.corruptEvent(bad, { start_at: 'next tuesday', url: 'not a url' });
+    // Its name carries the connection's API key, which must not be printed back.
+    stack.luma.corruptEvent(bad, { start_at: 'next tuesday', url: 'not a url', name: `Leaked ${API_KEY}` });
 
     const lenient = await dryrun(['list-events', 'dr-user', '--integration-id', 'luma', '--json']);
     expect(lenient.code).toBe(0);
@@ -361,9 +362,10 @@ describe('weft dryrun', () => {
           { path: 'url', message: 'Invalid URL', code: 'invalid_format' },
         ],
       },
-      record: expect.objectContaining({ id: bad, start_at: 'next tuesday', url: 'not a url' }),
+      record: expect.objectContaining({ id: bad, start_at: 'next tuesday', url: 'not a url', name: 'Leaked REDACTED' }),
     });
     expect(strict.stdout).toBe('');
+    expect(lenient.stdout + lenient.stderr + strict.stderr).not.toContain(API_KEY);
 
     // --save validates too, and writes nothing when validation fails.
     const dir = path.join(project, 'not-saved');
