@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -12,6 +12,15 @@ const EVENTS = 120;
 /** `weft …` as a user runs it, from `cwd`. */
 function weft(args: string[], cwd: string, env: Record<string, string> = {}) {
   return spawnSync(process.execPath, [BIN, ...args], { cwd, encoding: 'utf8', env: { ...process.env, ...env }, timeout: 60_000 });
+}
+
+/** `weft …` without blocking this process, whose in-process API the command calls. */
+function weftAsync(args: string[], cwd: string, env: Record<string, string> = {}): Promise<{ status: number; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    execFile(process.execPath, [BIN, ...args], { cwd, encoding: 'utf8', env: { ...process.env, ...env }, timeout: 60_000 }, (err, stdout, stderr) =>
+      done({ status: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
 }
 
 function typecheck(project: string) {
@@ -111,13 +120,6 @@ export const broken = defineSync({
     }
   });
 
-  test("its own tests run with `weft test` (Weft's jest; the folder has no node_modules)", () => {
-    expect(existsSync(join(project, 'node_modules'))).toBe(false);
-    const run = weft(['test', '--project', project, '--', '--ci'], work);
-    expect(run.stderr).toContain('Tests:       1 passed, 1 total');
-    expect(run.status).toBe(0);
-  });
-
   test('a broken definition stops `weft worker` at start with the file and what is wrong', () => {
     const file = join(project, 'integrations/example-calendar/syncs/events.ts');
     const original = readFileSync(file, 'utf8');
@@ -164,5 +166,40 @@ export const broken = defineSync({
     const account = await stack.api('GET', '/v1/example/account', { headers: { 'Connection-Id': 'author-1', 'Provider-Config-Key': 'example-calendar' } });
     expect(account.status).toBe(200);
     expect(account.body).toEqual({ id: stack.luma.user.api_id, name: stack.luma.user.name, email: stack.luma.user.email });
+  });
+
+  test('the rest of the README: dryrun --save, generate:tests, weft test (its own test and the generated ones), a type-check with the generated tests', async () => {
+    expect(stack).toBeDefined(); // the connection of the test above
+    const env = { WEFT_HOST: stack!.apiUrl, WEFT_SECRET_KEY_DEV: stack!.keys.dev, NO_COLOR: '1', CI: '1' };
+    const sync = await weftAsync(['dryrun', 'events', 'author-1', '--project', project, '--integration-id', 'example-calendar', '--save'], work, env);
+    expect(sync.status).toBe(0);
+    const action = await weftAsync(
+      ['dryrun', 'get-account', 'author-1', '--project', project, '--integration-id', 'example-calendar', '--input', '{}', '--save'],
+      work,
+      env,
+    );
+    expect(action.status).toBe(0);
+    const mocks = join(project, 'tests/mocks/example-calendar/mocks');
+    expect(existsSync(join(mocks, 'events/Event/batchSave.json'))).toBe(true);
+    expect(JSON.parse(readFileSync(join(mocks, 'events/Event/batchSave.json'), 'utf8'))).toHaveLength(EVENTS);
+    expect(JSON.parse(readFileSync(join(mocks, 'get-account/output.json'), 'utf8'))).toEqual({
+      id: stack!.luma.user.api_id,
+      name: stack!.luma.user.name,
+      email: stack!.luma.user.email,
+    });
+
+    const generate = weft(['generate:tests', '--project', project], work);
+    expect(generate.status).toBe(0);
+    for (const fn of ['events', 'get-account']) expect(existsSync(join(project, 'tests/integrations/example-calendar', `${fn}.test.ts`))).toBe(true);
+
+    // Weft's jest runs them: the folder has no node_modules of its own.
+    expect(existsSync(join(project, 'node_modules'))).toBe(false);
+    const tests = weft(['test', '--project', project, '--', '--ci'], work);
+    expect(tests.stderr).toContain('Tests:       3 passed, 3 total');
+    expect(tests.status).toBe(0);
+
+    const typed = typecheck(project);
+    expect(typed.stdout + typed.stderr).toBe('');
+    expect(typed.status).toBe(0);
   });
 });
