@@ -9,12 +9,10 @@
  */
 // First: OpenTelemetry must hook module loading before anything requires mongodb.
 import '../app/telemetry-preload';
+// The processes' own modules (Temporal, MongoDB, Express, ...) are loaded by the command that
+// runs them, so the author's commands (`weft dryrun`, `weft init`) start without them.
 import { Command } from 'commander';
 import { addStartOptions, type StartOptions } from '../app/start/options';
-import { runStart } from '../app/start/run';
-import { runWorkerProcess } from '../app/worker/main';
-import { runApiProcess } from '../app/api/main';
-import { resealSecrets } from '../app/reseal';
 import { describeFailure } from '../app/process-exit';
 import { loadConfig } from '../common/config';
 import { createWeftClient, listRecords, type RecordModel } from './api-client/client';
@@ -30,6 +28,7 @@ export function buildProgram(): Command {
 
   addStartOptions(program.command('start').description('Start the infrastructure, a sync worker and the API (like npm start).')).action(
     async (options: StartOptions) => {
+      const { runStart } = await import('../app/start/run');
       process.exitCode = await runStart(options, process.env);
     },
   );
@@ -38,6 +37,7 @@ export function buildProgram(): Command {
     .command('api')
     .description('Run the API against existing servers (needs TEMPORAL_ADDRESS, MONGODB_URI, WEFT_ENCRYPTION_KEY; listens on WEFT_API_HOST:PORT).')
     .action(async () => {
+      const { runApiProcess } = await import('../app/api/main');
       await runApiProcess();
     });
 
@@ -45,6 +45,7 @@ export function buildProgram(): Command {
     .command('worker')
     .description('Run a sync worker against existing servers (needs TEMPORAL_ADDRESS, MONGODB_URI, WEFT_ENCRYPTION_KEY).')
     .action(async () => {
+      const { runWorkerProcess } = await import('../app/worker/main');
       await runWorkerProcess();
     });
 
@@ -52,6 +53,7 @@ export function buildProgram(): Command {
     .command('reseal')
     .description('Re-seal stored secrets with the first key of WEFT_ENCRYPTION_KEY (rotation: put the new key first, run this, then drop the old key).')
     .action(async () => {
+      const { resealSecrets } = await import('../app/reseal');
       console.log(`re-sealed ${await resealSecrets(loadConfig())} secret(s) with the current key`);
     });
 

@@ -2,10 +2,11 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import pc from 'picocolors';
-import { buildRegistry } from '../../app/core';
 import { WeftError } from '../../common/errors';
 import { createLogger } from '../../common/logger';
-import type { IntegrationRegistry } from '../../runtime/registry';
+import { integrations as prebuilt } from '../../integrations';
+import { withIntegrationsDir } from '../../runtime/integration-loader';
+import { IntegrationRegistry } from '../../runtime/registry';
 import { ActionError, InvalidRecordError, ProviderHttpError } from '../../runtime/errors';
 import { createProxyTransport } from '../../runtime/dryrun/proxy-transport';
 import type { RecordedExchange } from '../../runtime/mocks/fixture-files';
@@ -158,7 +159,8 @@ function registryFor(projectDir: string): IntegrationRegistry {
   const own = isWeftRepo(projectDir);
   const dir = own ? process.env.WEFT_INTEGRATIONS_DIR : path.join(projectDir, 'integrations');
   if (!own && !existsSync(projectDir)) throw new DryRunUsageError(`--project ${projectDir} does not exist.`);
-  return buildRegistry({ WEFT_INTEGRATIONS_DIR: dir && existsSync(dir) ? dir : undefined });
+  // app/core's buildRegistry, without loading the core's drivers (a dry run needs none of them).
+  return new IntegrationRegistry(withIntegrationsDir(prebuilt, dir && existsSync(dir) ? dir : undefined));
 }
 
 function isWeftRepo(dir: string): boolean {
