@@ -215,10 +215,10 @@ describe('API auth, isolation and input errors', () => {
     stack = await startWeftStack({ luma: { seed: 3, eventCount: 20 } });
     await createLumaIntegration(stack);
     await createLumaIntegration(stack, { key: stack.keys.prod });
-    const res = await stack.api('POST', '/connections', {
+    const res = await stack.client.POST('/connections', {
       body: { provider_config_key: 'luma', connection_id: 'dev-user', credentials: { type: 'API_KEY', apiKey: API_KEY } },
     });
-    expect(res.status).toBe(201);
+    expect(res.response.status).toBe(201);
     await stack.waitForSync('dev-user', 'list-events');
   });
   afterAll(async () => stack?.shutdown());
@@ -290,18 +290,19 @@ describe('API auth, isolation and input errors', () => {
     expect(unknownSync.status).toBe(400);
     expect(unknownSync.body.error.code).toBe('unknown_sync');
 
-    const list = await stack.api('GET', '/connections');
-    expect(list.body.connections.map((c: any) => c.connection_id)).toEqual(['dev-user']);
+    const list = await stack.client.GET('/connections');
+    expect(list.data?.connections.map((c) => c.connection_id)).toEqual(['dev-user']);
   });
 
   test('a key the provider refuses is not stored', async () => {
-    const res = await stack.api('POST', '/connections', {
+    const res = await stack.client.POST('/connections', {
       body: { provider_config_key: 'luma', connection_id: 'bad-key', credentials: { type: 'API_KEY', apiKey: 'not-a-valid-luma-key' } },
     });
-    expect(res.status).toBe(400);
-    expect(res.body.error.code).toBe('invalid_credentials');
-    expect(JSON.stringify(res.body)).not.toContain('not-a-valid-luma-key');
-    expect((await stack.api('GET', '/connections?connectionId=bad-key')).body.connections).toEqual([]);
+    expect(res.response.status).toBe(400);
+    expect(res.error?.error.code).toBe('invalid_credentials');
+    expect(JSON.stringify(res.error)).not.toContain('not-a-valid-luma-key');
+    expect((await stack.client.GET('/connections', { params: { query: { connectionId: 'bad-key' } } })).data?.connections).toEqual([]);
+    // A credentials type the integration does not take (and no connection_id): the untyped helper.
     const wrongMode = await stack.api('POST', '/connections', { body: { provider_config_key: 'luma', credentials: { type: 'OAUTH2', access_token: 'abc' } } });
     expect(wrongMode.status).toBe(400);
     expect(wrongMode.body.error.code).toBe('invalid_credentials_type');

@@ -324,30 +324,27 @@ describe('sync schedules (real Temporal dev server)', () => {
     // A fire already on its way as the variant is deleted: its run stops at the start and writes nothing.
     await connectLuma('variants-luma');
     const connection = (await stack.core.stores.connections.find({ environment: 'dev', providerConfigKey: 'luma', connectionId: 'variants-luma' }))!;
-    expect((await stack.api('POST', '/sync/list-events/variant/late', { body: { provider_config_key: 'luma', connection_id: 'variants-luma' } })).status).toBe(
-      200,
-    );
+    const late = { params: { path: { name: 'list-events', variant: 'late' } }, body: { provider_config_key: 'luma', connection_id: 'variants-luma' } };
+    expect((await stack.client.POST('/sync/{name}/variant/{variant}', late)).response.status).toBe(200);
     const lateId = syncWorkflowId(stack.temporalIdPrefix, 'dev', 'luma', 'variants-luma', 'list-events', 'late');
     await stack.temporal.workflow.getHandle(lateId).result();
-    expect(
-      (await stack.api('DELETE', '/sync/list-events/variant/late', { body: { provider_config_key: 'luma', connection_id: 'variants-luma' } })).status,
-    ).toBe(200);
+    expect((await stack.client.DELETE('/sync/{name}/variant/{variant}', late)).response.status).toBe(200);
     const input = syncRunInput({ settings: { heartbeatTimeoutMs: 30_000 } }, connection, { name: 'list-events', variant: 'late' });
     await expect(stack.temporal.workflow.execute('syncRun', { workflowId: lateId, taskQueue: stack.taskQueue, args: [input] })).rejects.toMatchObject({
       cause: { cause: { type: 'unknown_sync_variant' } },
     });
     expect((await status('variants-luma', '*')).map((x) => x.variant)).toEqual(['base']);
-    const lateRecords = await stack.api('GET', '/records?model=CalendarEvent&variant=late', {
-      headers: { 'connection-id': 'variants-luma', 'provider-config-key': 'luma' },
-    });
-    expect(lateRecords.body.records).toHaveLength(0);
+    const lateRecords = await listRecords(stack.client, { model: 'CalendarEvent', connectionId: 'variants-luma', providerConfigKey: 'luma', variant: 'late' });
+    expect(lateRecords.records).toHaveLength(0);
   });
 
   test('deleting a connection deletes its schedules', async () => {
     await connectLuma('sched-gone');
     expect((await schedule('sched-gone')).state.paused).toBe(false);
-    const res = await stack.api('DELETE', '/connections/sched-gone?provider_config_key=luma');
-    expect(res).toEqual({ status: 200, body: { success: true } });
+    const res = await stack.client.DELETE('/connections/{connectionId}', {
+      params: { path: { connectionId: 'sched-gone' }, query: { provider_config_key: 'luma' } },
+    });
+    expect([res.response.status, res.data]).toEqual([200, { success: true }]);
     await expect(schedule('sched-gone')).rejects.toBeInstanceOf(ScheduleNotFoundError);
     // Other connections keep theirs.
     expect((await schedule('sched-1')).state.paused).toBe(false);
@@ -357,10 +354,10 @@ describe('sync schedules (real Temporal dev server)', () => {
     await connectLuma('sched-r1');
     await connectLuma('sched-r2');
     await connectLuma('sched-r3');
-    const override = await stack.api('PUT', '/sync/update-connection-frequency', {
+    const override = await stack.client.PUT('/sync/update-connection-frequency', {
       body: { provider_config_key: 'luma', connection_id: 'sched-r2', sync_name: 'list-events', frequency: 'every 45 minutes' },
     });
-    expect(override.status).toBe(200);
+    expect(override.response.status).toBe(200);
     // sched-r3 as a connection of an earlier version: no schedule.
     await stack.temporal.schedule.getHandle(scheduleId(stack, 'sched-r3', 'list-events')).delete();
 
