@@ -22,13 +22,21 @@ import { registerClone } from './commands/clone';
 import { registerDev } from './commands/dev';
 import { registerDryrun } from './commands/dryrun';
 import { registerGenerateTests } from './commands/generate-tests';
+// Types only; the modules are required by their command. `require`, not `import()`: without a
+// build, bin.js runs the sources through tsx's require hook, and a dynamic import goes to Node's
+// ESM loader, which cannot load them (`weft worker`: ERR_MODULE_NOT_FOUND).
+import type * as StartRun from '../app/start/run';
+import type * as ApiMain from '../app/api/main';
+import type * as WorkerMain from '../app/worker/main';
+import type * as Reseal from '../app/reseal';
 
 export function buildProgram(): Command {
   const program = new Command('weft').description('Weft: a self-hostable integration platform.');
 
   addStartOptions(program.command('start').description('Start the infrastructure, a sync worker and the API (like npm start).')).action(
     async (options: StartOptions) => {
-      const { runStart } = await import('../app/start/run');
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const { runStart } = require('../app/start/run') as typeof StartRun;
       process.exitCode = await runStart(options, process.env);
     },
   );
@@ -37,7 +45,8 @@ export function buildProgram(): Command {
     .command('api')
     .description('Run the API against existing servers (needs TEMPORAL_ADDRESS, MONGODB_URI, WEFT_ENCRYPTION_KEY; listens on WEFT_API_HOST:PORT).')
     .action(async () => {
-      const { runApiProcess } = await import('../app/api/main');
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const { runApiProcess } = require('../app/api/main') as typeof ApiMain;
       await runApiProcess();
     });
 
@@ -45,7 +54,8 @@ export function buildProgram(): Command {
     .command('worker')
     .description('Run a sync worker against existing servers (needs TEMPORAL_ADDRESS, MONGODB_URI, WEFT_ENCRYPTION_KEY).')
     .action(async () => {
-      const { runWorkerProcess } = await import('../app/worker/main');
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const { runWorkerProcess } = require('../app/worker/main') as typeof WorkerMain;
       await runWorkerProcess();
     });
 
@@ -53,7 +63,8 @@ export function buildProgram(): Command {
     .command('reseal')
     .description('Re-seal stored secrets with the first key of WEFT_ENCRYPTION_KEY (rotation: put the new key first, run this, then drop the old key).')
     .action(async () => {
-      const { resealSecrets } = await import('../app/reseal');
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const { resealSecrets } = require('../app/reseal') as typeof Reseal;
       console.log(`re-sealed ${await resealSecrets(loadConfig())} secret(s) with the current key`);
     });
 
