@@ -3,7 +3,8 @@ import { promisify } from 'node:util';
 import { syncWorkflowId } from '../../api/services/sync-control';
 import { resolveBinary } from '../../scripts/infra/binaries';
 import { infraOptionsFromEnv } from '../../scripts/infra/infra-env';
-import { createLumaIntegration, readAllRecords, startWeftStack, type WeftStack } from '../support/weft-stack';
+import { createLumaIntegration, startWeftStack, type WeftStack } from '../support/weft-stack';
+import { readAllRecordsTyped } from '../support/weft-client';
 
 const API_KEY = 'sandbox-luma-api-key';
 const EVENTS = 40;
@@ -66,6 +67,6 @@ describe('an operator resets a failed sync run with `temporal workflow reset`', 
     const summary: any = await stack.waitForSync('reset-user', 'list-events');
     expect(summary.result.CalendarEvent).toEqual({ added: 0, updated: 0, deleted: 3 });
     expect(await status()).toMatchObject({ status: 'SUCCESS', recordCount: { CalendarEvent: EVENTS - 3 } });
-    expect(await readAllRecords(stack, 'reset-user', 'CalendarEvent', { filter: 'deleted' })).toHaveLength(3);
+    expect(await readAllRecordsTyped(stack.client, { model: 'CalendarEvent', connectionId: 'reset-user', filter: 'deleted' })).toHaveLength(3);
   });
 });
