@@ -1,5 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -88,6 +88,16 @@ describe('weft dryrun', () => {
           resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr, lastLine: lines[lines.length - 1] });
         },
       );
+    });
+  }
+
+  /** Any other `weft` command, spawned the same way. */
+  function weft(args: string[]): Promise<Run> {
+    return new Promise((resolve) => {
+      execFile(process.execPath, [BIN, ...args], { cwd: REPO, env: { ...process.env, ...env }, maxBuffer: 32 * 1024 * 1024 }, (err, stdout, stderr) => {
+        const lines = stderr.trimEnd().split('\n');
+        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr, lastLine: lines[lines.length - 1] });
+      });
     });
   }
 
@@ -260,6 +270,45 @@ describe('weft dryrun', () => {
       const text = readFileSync(path.join(root, file), 'utf8');
       expect({ file, key: text.includes(API_KEY), secretKey: text.includes(stack.keys.dev) }).toEqual({ file, key: false, secretKey: false });
     }
+  });
+
+  test("the loop closes through the simulator: a recorded sync's generated test passes, and fails naming the field once the provider changes it", async () => {
+    // An author's project (weft init), list-events recorded through the running Weft, its test generated.
+    const dir = path.join(project, 'loop');
+    expect((await weft(['init', dir])).code).toBe(0);
+    expect((await dryrun(['list-events', 'dr-user', '--integration-id', 'luma', '--save', '--project', dir])).code).toBe(0);
+    const generated = await weft(['generate:tests', '--project', dir, '--integration', 'luma', '--function', 'list-events']);
+    expect(generated.stdout).toMatch(/^written .*tests\/integrations\/luma\/list-events\.test\.ts$/m);
+    const passing = await weft(['test', '--project', dir, '--', 'tests/integrations/luma']);
+    expect({ code: passing.code, summary: passing.stderr.match(/Tests: .*/)?.[0] }).toEqual({ code: 0, summary: 'Tests:       1 passed, 1 total' });
+
+    // The provider changes one field of one event; only its answers are recorded again (into
+    // another folder, copied over the first one's mocks/), the committed expectations stay.
+    const saved = path.join(dir, 'tests', 'mocks', 'luma', 'mocks', 'list-events');
+    const expectations = readFileSync(path.join(saved, 'CalendarEvent', 'batchSave.json'), 'utf8');
+    const id = stack.luma.eventIds()[7];
+    const timezone = stack.luma.getEvent(id)!.event.timezone;
+    stack.luma.corruptEvent(id, { timezone: 'Pacific/Chatham' });
+    try {
+      const again = path.join(project, 'loop-again');
+      mkdirSync(again);
+      expect((await dryrun(['list-events', 'dr-user', '--integration-id', 'luma', '--save', '--project', again])).code).toBe(0);
+      const answers = path.join(again, 'tests', 'mocks', 'luma', 'mocks', 'list-events', 'mocks');
+      // The same requests (same identities, same files); one answer differs.
+      expect(readdirSync(answers).sort()).toEqual(readdirSync(path.join(saved, 'mocks')).sort());
+      rmSync(path.join(saved, 'mocks'), { recursive: true });
+      cpSync(answers, path.join(saved, 'mocks'), { recursive: true });
+    } finally {
+      stack.luma.corruptEvent(id, { timezone });
+    }
+    expect(readFileSync(path.join(saved, 'CalendarEvent', 'batchSave.json'), 'utf8')).toBe(expectations);
+
+    const failing = await weft(['test', '--project', dir, '--', 'tests/integrations/luma']);
+    expect(failing.code).toBe(1);
+    expect(failing.stderr).toMatch(/FAIL .*tests\/integrations\/luma\/list-events\.test\.ts/);
+    // Jest's diff names the field: the recorded value expected, the provider's new one received.
+    expect(failing.stderr).toMatch(new RegExp(`-\\s+"timezone": "${timezone}",\\n\\s*\\+\\s+"timezone": "Pacific/Chatham",`));
+    expect(failing.stderr).toMatch(/Tests: +1 failed, 1 total/);
   });
 
   test('in a terminal: a missing argument is asked for, progress is a spinner', async () => {
