@@ -5,7 +5,12 @@
  * bad value is left for loadConfig to report at start, with every other setting.
  */
 import { loadTelemetryConfig } from '../common/config';
-import { instrumentMongoDbOnLoad } from './telemetry';
+import type { instrumentMongoDbOnLoad } from './telemetry';
 
 const config = loadTelemetryConfig(process.env);
-if (config) instrumentMongoDbOnLoad(config);
+// The OpenTelemetry SDK (~400 modules) is loaded only when an OTLP endpoint is set (the rest
+// of the rules are instrumentMongoDbOnLoad's): every `weft` command starts here, and
+// `weft dryrun` or `weft --help` should not pay for it.
+const endpointSet = Boolean(config?.OTEL_EXPORTER_OTLP_ENDPOINT || config?.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+if (config && endpointSet) (require('./telemetry') as { instrumentMongoDbOnLoad: typeof instrumentMongoDbOnLoad }).instrumentMongoDbOnLoad(config);

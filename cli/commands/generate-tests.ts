@@ -1,8 +1,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { buildRegistry } from '../../app/core';
 import { packageRoot } from '../../app/package-root';
+import { integrations as prebuilt } from '../../integrations';
+import { withIntegrationsDir } from '../../runtime/integration-loader';
+import { IntegrationRegistry } from '../../runtime/registry';
 import { GenerateTestsError, generateTests } from '../generate-tests';
 
 /**
@@ -22,7 +24,9 @@ export function registerGenerateTests(program: Command): void {
       const weftRoot = packageRoot();
       const own = isWeftRepo(projectDir);
       const projectIntegrations = path.join(projectDir, 'integrations');
-      const registry = buildRegistry({ WEFT_INTEGRATIONS_DIR: !own && existsSync(projectIntegrations) ? projectIntegrations : undefined });
+      // app/core's buildRegistry without loading the core (its drivers: MongoDB, Temporal,
+      // Express), which every `weft` command would otherwise load at start.
+      const registry = new IntegrationRegistry(withIntegrationsDir(prebuilt, !own && existsSync(projectIntegrations) ? projectIntegrations : undefined));
       const outcomes = await generateTests({
         projectDir,
         registry,
