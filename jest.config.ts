@@ -14,7 +14,11 @@ const config: Config = {
   },
   transformIgnorePatterns: ['/node_modules/(?!oauth4webapi/)'],
   // Integration folders outside Weft (tests of `weft init`/`weft clone`) import the SDK by name and have no node_modules.
-  moduleNameMapper: { '^weft/integration$': '<rootDir>/runtime/sdk.ts', '^zod$': '<rootDir>/node_modules/zod' },
+  moduleNameMapper: {
+    '^weft/integration$': '<rootDir>/runtime/sdk.ts',
+    '^weft/integrations/(.*)$': '<rootDir>/integrations/$1',
+    '^zod$': '<rootDir>/node_modules/zod',
+  },
   globalSetup: '<rootDir>/tests/support/global-setup.ts',
   globalTeardown: '<rootDir>/tests/support/global-teardown.ts',
   setupFiles: ['<rootDir>/tests/support/setup-globals.ts'],

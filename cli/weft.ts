@@ -36,7 +36,7 @@ export function buildProgram(): Command {
   addStartOptions(program.command('start').description('Start the infrastructure, a sync worker and the API (like npm start).')).action(
     async (options: StartOptions) => {
       // eslint-disable-next-line @typescript-eslint/no-require-imports
-      const { runStart } = require('../app/start/run') as typeof StartRun;
+      const { runStart }: typeof StartRun = require('../app/start/run');
       process.exitCode = await runStart(options, process.env);
     },
   );
@@ -46,7 +46,7 @@ export function buildProgram(): Command {
     .description('Run the API against existing servers (needs TEMPORAL_ADDRESS, MONGODB_URI, WEFT_ENCRYPTION_KEY; listens on WEFT_API_HOST:PORT).')
     .action(async () => {
       // eslint-disable-next-line @typescript-eslint/no-require-imports
-      const { runApiProcess } = require('../app/api/main') as typeof ApiMain;
+      const { runApiProcess }: typeof ApiMain = require('../app/api/main');
       await runApiProcess();
     });
 
@@ -55,7 +55,7 @@ export function buildProgram(): Command {
     .description('Run a sync worker against existing servers (needs TEMPORAL_ADDRESS, MONGODB_URI, WEFT_ENCRYPTION_KEY).')
     .action(async () => {
       // eslint-disable-next-line @typescript-eslint/no-require-imports
-      const { runWorkerProcess } = require('../app/worker/main') as typeof WorkerMain;
+      const { runWorkerProcess }: typeof WorkerMain = require('../app/worker/main');
       await runWorkerProcess();
     });
 
@@ -64,7 +64,7 @@ export function buildProgram(): Command {
     .description('Re-seal stored secrets with the first key of WEFT_ENCRYPTION_KEY (rotation: put the new key first, run this, then drop the old key).')
     .action(async () => {
       // eslint-disable-next-line @typescript-eslint/no-require-imports
-      const { resealSecrets } = require('../app/reseal') as typeof Reseal;
+      const { resealSecrets }: typeof Reseal = require('../app/reseal');
       console.log(`re-sealed ${await resealSecrets(loadConfig())} secret(s) with the current key`);
     });
 

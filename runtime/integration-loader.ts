@@ -3,7 +3,7 @@ import { join, relative, resolve } from 'node:path';
 import { z } from 'zod';
 import { WeftError } from '../common/errors';
 import { registerSdkResolution } from './sdk-resolution';
-import type { ActionDefinition, IntegrationDefinition, SyncDefinition } from './types';
+import type { ActionDefinition, IntegrationDefinition, ProviderDefinition, SyncDefinition } from './types';
 
 /**
  * A folder that keeps a loaded integration's provider (`extends: 'one-drive'`: its auth,
@@ -14,6 +14,12 @@ import type { ActionDefinition, IntegrationDefinition, SyncDefinition } from './
  */
 export interface IntegrationExtension {
   extends: string;
+  /**
+   * The extended integration's own provider (`import { lumaProvider } from 'weft/integrations/luma/provider'`),
+   * so the folder's tests (SyncMock, ActionMock) see it too; at run time the registry uses the
+   * extended integration's provider whatever this holds, and only its name is checked.
+   */
+  provider?: ProviderDefinition;
   syncs: SyncDefinition[];
   actions: ActionDefinition[];
 }
@@ -100,6 +106,12 @@ function loadIntegrationFolder(folder: string): LoadedIntegration {
     throw new WeftError('integration_invalid', `${indexFile(folder)} exports something that is not an IntegrationDefinition: ${problems}.`);
   }
   const definition = candidate as IntegrationDefinition | IntegrationExtension;
+  if (isExtension(definition) && definition.provider && definition.provider.name !== definition.extends) {
+    throw new WeftError(
+      'integration_invalid',
+      `${indexFile(folder)} extends "${definition.extends}" but names the provider of "${definition.provider.name}"; an extension keeps the provider of the integration it extends.`,
+    );
+  }
   checkFunctions(folder, definition);
   return { folder, definition };
 }
@@ -188,7 +200,7 @@ function sourceFiles(dir: string): string[] {
 }
 
 function isExtension(value: unknown): value is IntegrationExtension {
-  return typeof value === 'object' && value !== null && 'extends' in value && !('provider' in value);
+  return typeof value === 'object' && value !== null && 'extends' in value;
 }
 
 function looksLikeIntegration(value: unknown): boolean {
@@ -225,6 +237,7 @@ const integrationShape = z.object({
 
 const extensionShape = z.object({
   extends: z.string().min(1),
+  provider: z.looseObject({ name: z.string() }).optional(),
   syncs: z.array(syncShape),
   actions: z.array(actionShape),
 });

@@ -7,7 +7,7 @@
  * compile and test time the scaffold's tsconfig `paths` and jest `moduleNameMapper` do.
  */
 import type { z } from 'zod';
-import type { ActionDefinition, IntegrationDefinition, ModelSchemas, SyncContext, SyncDefinition } from './types';
+import type { ActionDefinition, IntegrationDefinition, ModelSchemas, ProviderDefinition, SyncContext, SyncDefinition } from './types';
 import type { IntegrationExtension } from './integration-loader';
 
 export { z } from 'zod';
@@ -74,6 +74,11 @@ export function defineIntegration(def: IntegrationDefinition): IntegrationDefini
 }
 
 /** Declares a folder that keeps a loaded integration's provider and replaces or adds functions (see IntegrationExtension). */
-export function extendIntegration(def: { extends: string; syncs?: SyncDefinition[]; actions?: ActionDefinition[] }): IntegrationExtension {
+export function extendIntegration(def: {
+  extends: string;
+  provider?: ProviderDefinition;
+  syncs?: SyncDefinition[];
+  actions?: ActionDefinition[];
+}): IntegrationExtension {
   return { syncs: [], actions: [], ...def };
 }

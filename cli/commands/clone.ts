@@ -74,8 +74,9 @@ export function cloneIntegration(source: string, projectDir: string, opts: Clone
 
   const sources = sourceFiles(from);
   const entries = functions.map((fn) => ({ kind: fn.kind, ...findExport(sources, fn.name, from) }));
-  const provider = opts.as === undefined ? undefined : providerExport(from);
-  const copied = dependencyClosure([...entries.map((e) => e.file), ...(provider ? [provider.file] : [])], from);
+  const provider = providerExport(from);
+  // A copy under a key of its own takes the provider along; one that keeps the provider imports Weft's.
+  const copied = dependencyClosure([...entries.map((e) => e.file), ...(opts.as !== undefined ? [provider.file] : [])], from);
 
   mkdirSync(integrationsDir, { recursive: true });
   try {
@@ -83,7 +84,7 @@ export function cloneIntegration(source: string, projectDir: string, opts: Clone
       const target = join(folder, relative(from, file));
       mkdirSync(dirname(target), { recursive: true });
       let text = rewriteImports(readFileSync(file, 'utf8'), file, from);
-      if (provider && file === provider.file) text = renameProvider(text, name, key, file);
+      if (opts.as !== undefined && file === provider.file) text = renameProvider(text, name, key, file);
       writeFileSync(target, text);
       return relative(folder, target);
     });
@@ -160,20 +161,14 @@ function renameProvider(text: string, name: string, key: string, file: string): 
   return text.replace(declared, `name: '${key}'`);
 }
 
-function indexSource(
-  name: string,
-  from: string,
-  entries: ExportedFunction[],
-  provider: { file: string; exportName: string } | undefined,
-  as: string | undefined,
-): string {
+function indexSource(name: string, from: string, entries: ExportedFunction[], provider: { file: string; exportName: string }, as: string | undefined): string {
   const imports = entries.map((e) => `import { ${e.exportName} } from './${importPath(from, e.file)}';`);
   const list = (kind: 'sync' | 'action') =>
     entries
       .filter((e) => e.kind === kind)
       .map((e) => e.exportName)
       .join(', ');
-  if (provider && as) {
+  if (as) {
     return [
       `import { defineIntegration } from 'weft/integration';`,
       `import { ${provider.exportName} } from './provider';`,
@@ -186,13 +181,15 @@ function indexSource(
   }
   return [
     `import { extendIntegration } from 'weft/integration';`,
+    `import { ${provider.exportName} } from 'weft/integrations/${name}/provider';`,
     ...imports,
     '',
     `/**`,
-    ` * Cloned from the pre-built ${name} (weft clone), keeping its provider: these functions replace`,
-    ` * the pre-built ones of the same name; the integration key, auth and connections stay ${name}'s.`,
+    ` * Cloned from the pre-built ${name} (weft clone), keeping its provider (Weft's own, imported above):`,
+    ` * these functions replace the pre-built ones of the same name; the integration key, auth and`,
+    ` * connections stay ${name}'s.`,
     ` */`,
-    `export default extendIntegration({ extends: '${name}', syncs: [${list('sync')}], actions: [${list('action')}] });`,
+    `export default extendIntegration({ extends: '${name}', provider: ${provider.exportName}, syncs: [${list('sync')}], actions: [${list('action')}] });`,
     '',
   ].join('\n');
 }

@@ -1,9 +1,10 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { cloneIntegration } from '../../cli/commands/clone';
 import { toCalendarEvent } from '../../integrations/luma/mappers';
+import { integrations as prebuilt } from '../../integrations';
 import { readAllRecords, runSync, startWeftStack, type WeftStack } from '../support/weft-stack';
 
 const REPO = resolve(__dirname, '../..');
@@ -28,12 +29,12 @@ describe('weft clone', () => {
   let stack: WeftStack | undefined;
 
   beforeAll(() => {
-    project = mkdtempSync(join(tmpdir(), 'weft-clone-'));
-    mkdirSync(join(project, 'integrations'));
+    project = join(mkdtempSync(join(tmpdir(), 'weft-clone-')), 'project');
+    expect(weft(['init', project], tmpdir()).status).toBe(0);
   });
   afterAll(async () => {
     await stack?.shutdown();
-    rmSync(project, { recursive: true, force: true });
+    rmSync(join(project, '..'), { recursive: true, force: true });
   });
 
   test('one function, keeping the provider: the function, the files it imports, an extension index', () => {
@@ -45,11 +46,13 @@ describe('weft clone', () => {
         .map((f) => f.slice(folder.length + 1))
         .sort(),
     ).toEqual(['index.ts', 'mappers.ts', 'models.ts', 'syncs/list-events.ts']);
-    expect(readFileSync(join(folder, 'index.ts'), 'utf8')).toContain("extendIntegration({ extends: 'luma', syncs: [listEvents], actions: [] })");
+    const index = readFileSync(join(folder, 'index.ts'), 'utf8');
+    expect(index).toContain("import { lumaProvider } from 'weft/integrations/luma/provider';");
+    expect(index).toContain("extendIntegration({ extends: 'luma', provider: lumaProvider, syncs: [listEvents], actions: [] })");
     // Imports: weft/integration or the copy's own files, nothing of Weft's tree.
     for (const file of allFiles(folder)) {
       for (const [, spec] of readFileSync(file, 'utf8').matchAll(/from '([^']+)'/g))
-        expect(spec === 'weft/integration' || /^\.\.?\/[a-z-/]+$/.test(spec)).toBe(true);
+        expect(spec === 'weft/integration' || spec === 'weft/integrations/luma/provider' || /^\.\.?\/[a-z-/]+$/.test(spec)).toBe(true);
     }
   });
 
@@ -59,6 +62,12 @@ describe('weft clone', () => {
     const folder = join(project, 'integrations', 'my-luma');
     expect(readFileSync(join(folder, 'provider.ts'), 'utf8')).toContain("name: 'my-luma'");
     expect(existsSync(join(folder, 'actions', 'create-event.ts'))).toBe(true);
+  });
+
+  test('the copies type-check in the project, against this Weft', () => {
+    const tsc = spawnSync(process.execPath, [join(REPO, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', project], { encoding: 'utf8', timeout: 60_000 });
+    expect(tsc.stdout + tsc.stderr).toBe('');
+    expect(tsc.status).toBe(0);
   });
 
   test('mistakes are refused with their own code, and write nothing', () => {
@@ -90,6 +99,11 @@ describe('weft clone', () => {
 
     stack = await startWeftStack({ integrationsDir: join(project, 'integrations'), luma: { eventCount: EVENTS } });
     expect(stack.core.registry.get('my-luma')?.provider.apiKey?.header).toBe('x-luma-api-key');
+    // The folder's own tests (SyncMock) get Weft's provider itself from it.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    expect((require(join(project, 'integrations', 'luma')) as { default: { provider: unknown } }).default.provider).toBe(
+      prebuilt.find((d) => d.provider.name === 'luma')!.provider,
+    );
     for (const key of ['luma', 'my-luma']) {
       const created = await stack.api('POST', '/integrations', { body: { unique_key: key, provider: key, provider_overrides: { base_url: stack.luma.url } } });
       expect(created.status).toBe(201);

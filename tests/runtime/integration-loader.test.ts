@@ -36,7 +36,7 @@ describe('loading an integrations folder', () => {
 
   test('a folder whose index exports a definition is loaded', () => {
     folder('good', definition('good-one'));
-    expect(loadIntegrationsDir(root).map((l) => 'provider' in l.definition && l.definition.provider.name)).toEqual(['good-one']);
+    expect(loadIntegrationsDir(root).map((l) => l.definition.provider?.name)).toEqual(['good-one']);
   });
 
   test('a folder without an IntegrationDefinition export: integration_export_missing', () => {
@@ -131,6 +131,13 @@ describe('loading an integrations folder', () => {
       folder('bad-output', index('[]', `[{ kind: 'action', name: 'get-item', input: z.object({}), output: 'Item', exec: async () => ({}) }]`));
       expect(() => loadIntegrationsDir(root)).toThrow(
         expect.objectContaining({ code: 'integration_model_invalid', message: expect.stringContaining('action "get-item": its output is not a zod schema') }),
+      );
+    });
+
+    test("an extension carrying another integration's provider: integration_invalid", () => {
+      folder('mixed', `module.exports = { default: { extends: 'luma', provider: { name: 'github' }, syncs: [], actions: [] } };`);
+      expect(() => loadIntegrationsDir(root)).toThrow(
+        expect.objectContaining({ code: 'integration_invalid', message: expect.stringContaining('extends "luma" but names the provider of "github"') }),
       );
     });
 
