@@ -366,7 +366,7 @@ export function registerApiRoutes(registry: OpenAPIRegistry): void {
       tags: ['Proxy'],
       summary: 'Call the provider’s API with the connection’s credentials',
       description:
-        'Any path under `/proxy/` is forwarded to the provider (query and body as sent, streamed). `Weft-Proxy-<Header>` (or `Nango-Proxy-<Header>`) headers are passed on without the prefix.',
+        'Any path under `/proxy/` is forwarded to the provider (query and body as sent, streamed). `Weft-Proxy-<Header>` (or `Nango-Proxy-<Header>`) headers are passed on without the prefix. With `Weft-Pre-Authenticated: true` the call goes to `Base-Url-Override` without the connection’s credentials (a pre-authenticated URL).',
       request: { params: z.object({ path: z.string().describe('The provider path, slashes included.') }), headers: proxyHeaders },
       responses: {
         default: { description: 'The provider’s answer: its status, content headers and body, streamed.', content: { '*/*': { schema: z.unknown() } } },

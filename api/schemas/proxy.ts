@@ -17,6 +17,16 @@ export const proxyHeaders = z.object({
       .transform((v) => v.split(',').map((s) => Number(s.trim()))),
   ).default([]),
   'base-url-override': optionalHeader(z.string().max(2_000)),
+  /**
+   * `true`: the URL carries its own authorization (Graph's upload session, a signed link), so
+   * the connection's credentials are not added. It needs `Base-Url-Override`: the call goes
+   * only to a host the integration allows. (Nango's proxy has no such header.)
+   */
+  'weft-pre-authenticated': optionalHeader(z.enum(['true', 'false']).transform((v) => v === 'true'))
+    .default(false)
+    .describe(
+      '`true`: the URL carries its own authorization (an upload session, a signed link): sent without the connection’s credentials. Needs `Base-Url-Override` (a host the integration allows).',
+    ),
 });
 
 export type ProxyHeaders = z.infer<typeof proxyHeaders>;

@@ -61,7 +61,7 @@ export interface ProxyAnswer {
 
 /**
  * `ANY /proxy/<path>`: the app's request sent to the connection's provider with the
- * connection's credentials, through the same session a sync uses (budget, throttle state,
+ * connection's credentials (none to a pre-authenticated URL), through the same session a sync uses (budget, throttle state,
  * refresh, request log with operation `proxy`); the provider's answer comes back as it is.
  */
 export async function forwardProxyCall(deps: Pick<ApiDeps, 'stores' | 'openProviderSession'>, call: ProxyCall): Promise<ProxyAnswer> {
@@ -81,6 +81,9 @@ export async function forwardProxyCall(deps: Pick<ApiDeps, 'stores' | 'openProvi
     signal: call.signal,
   });
   const { provider } = session;
+  const preAuthenticated = call.headers['weft-pre-authenticated'];
+  // A pre-authenticated call names its host: never the integration's base URL by default.
+  if (preAuthenticated && !call.headers['base-url-override']) throw new PreAuthenticatedWithoutHostError();
   const url = proxyTargetUrl(provider, call.pathAndQuery, call.headers['base-url-override']);
   const body = await requestBody(call.request, call.method);
   const headers = outgoingHeaders(provider, call.request.headers, body);
@@ -92,6 +95,7 @@ export async function forwardProxyCall(deps: Pick<ApiDeps, 'stores' | 'openProvi
       body,
       retries: call.headers.retries,
       retryOn: call.headers['retry-on'],
+      preAuthenticated,
       followRedirect: (location) => isProviderHost(provider, location),
     });
     const returned = returnedHeaders(provider, res.headers);
@@ -103,6 +107,15 @@ export async function forwardProxyCall(deps: Pick<ApiDeps, 'stores' | 'openProvi
     // named it, so it is the app's 400, as for a refused URL anywhere in the API.
     if (err instanceof EgressRefusedError) throw new EgressRefusedError(err.refusal, 400, 'proxy target');
     throw err;
+  }
+}
+
+class PreAuthenticatedWithoutHostError extends BadRequestError {
+  constructor() {
+    super(
+      'pre_authenticated_without_base_url',
+      'Weft-Pre-Authenticated: true needs Base-Url-Override, the origin of the pre-authenticated URL (a host the integration allows).',
+    );
   }
 }
 

@@ -458,29 +458,29 @@ export interface paths {
     };
     /**
      * Call the provider’s API with the connection’s credentials
-     * @description Any path under `/proxy/` is forwarded to the provider (query and body as sent, streamed). `Weft-Proxy-<Header>` (or `Nango-Proxy-<Header>`) headers are passed on without the prefix.
+     * @description Any path under `/proxy/` is forwarded to the provider (query and body as sent, streamed). `Weft-Proxy-<Header>` (or `Nango-Proxy-<Header>`) headers are passed on without the prefix. With `Weft-Pre-Authenticated: true` the call goes to `Base-Url-Override` without the connection’s credentials (a pre-authenticated URL).
      */
     get: operations['proxyGet'];
     /**
      * Call the provider’s API with the connection’s credentials
-     * @description Any path under `/proxy/` is forwarded to the provider (query and body as sent, streamed). `Weft-Proxy-<Header>` (or `Nango-Proxy-<Header>`) headers are passed on without the prefix.
+     * @description Any path under `/proxy/` is forwarded to the provider (query and body as sent, streamed). `Weft-Proxy-<Header>` (or `Nango-Proxy-<Header>`) headers are passed on without the prefix. With `Weft-Pre-Authenticated: true` the call goes to `Base-Url-Override` without the connection’s credentials (a pre-authenticated URL).
      */
     put: operations['proxyPut'];
     /**
      * Call the provider’s API with the connection’s credentials
-     * @description Any path under `/proxy/` is forwarded to the provider (query and body as sent, streamed). `Weft-Proxy-<Header>` (or `Nango-Proxy-<Header>`) headers are passed on without the prefix.
+     * @description Any path under `/proxy/` is forwarded to the provider (query and body as sent, streamed). `Weft-Proxy-<Header>` (or `Nango-Proxy-<Header>`) headers are passed on without the prefix. With `Weft-Pre-Authenticated: true` the call goes to `Base-Url-Override` without the connection’s credentials (a pre-authenticated URL).
      */
     post: operations['proxyPost'];
     /**
      * Call the provider’s API with the connection’s credentials
-     * @description Any path under `/proxy/` is forwarded to the provider (query and body as sent, streamed). `Weft-Proxy-<Header>` (or `Nango-Proxy-<Header>`) headers are passed on without the prefix.
+     * @description Any path under `/proxy/` is forwarded to the provider (query and body as sent, streamed). `Weft-Proxy-<Header>` (or `Nango-Proxy-<Header>`) headers are passed on without the prefix. With `Weft-Pre-Authenticated: true` the call goes to `Base-Url-Override` without the connection’s credentials (a pre-authenticated URL).
      */
     delete: operations['proxyDelete'];
     options?: never;
     head?: never;
     /**
      * Call the provider’s API with the connection’s credentials
-     * @description Any path under `/proxy/` is forwarded to the provider (query and body as sent, streamed). `Weft-Proxy-<Header>` (or `Nango-Proxy-<Header>`) headers are passed on without the prefix.
+     * @description Any path under `/proxy/` is forwarded to the provider (query and body as sent, streamed). `Weft-Proxy-<Header>` (or `Nango-Proxy-<Header>`) headers are passed on without the prefix. With `Weft-Pre-Authenticated: true` the call goes to `Base-Url-Override` without the connection’s credentials (a pre-authenticated URL).
      */
     patch: operations['proxyPatch'];
     trace?: never;
@@ -5781,6 +5781,8 @@ export interface operations {
         'provider-config-key': string;
         retries?: number | null;
         'retry-on'?: string;
+        /** @description `true`: the URL carries its own authorization (an upload session, a signed link): sent without the connection’s credentials. Needs `Base-Url-Override` (a host the integration allows). */
+        'weft-pre-authenticated'?: 'true' | 'false';
       };
       path: {
         /** @description The provider path, slashes included. */
@@ -5912,6 +5914,8 @@ export interface operations {
         'provider-config-key': string;
         retries?: number | null;
         'retry-on'?: string;
+        /** @description `true`: the URL carries its own authorization (an upload session, a signed link): sent without the connection’s credentials. Needs `Base-Url-Override` (a host the integration allows). */
+        'weft-pre-authenticated'?: 'true' | 'false';
       };
       path: {
         /** @description The provider path, slashes included. */
@@ -6043,6 +6047,8 @@ export interface operations {
         'provider-config-key': string;
         retries?: number | null;
         'retry-on'?: string;
+        /** @description `true`: the URL carries its own authorization (an upload session, a signed link): sent without the connection’s credentials. Needs `Base-Url-Override` (a host the integration allows). */
+        'weft-pre-authenticated'?: 'true' | 'false';
       };
       path: {
         /** @description The provider path, slashes included. */
@@ -6174,6 +6180,8 @@ export interface operations {
         'provider-config-key': string;
         retries?: number | null;
         'retry-on'?: string;
+        /** @description `true`: the URL carries its own authorization (an upload session, a signed link): sent without the connection’s credentials. Needs `Base-Url-Override` (a host the integration allows). */
+        'weft-pre-authenticated'?: 'true' | 'false';
       };
       path: {
         /** @description The provider path, slashes included. */
@@ -6305,6 +6313,8 @@ export interface operations {
         'provider-config-key': string;
         retries?: number | null;
         'retry-on'?: string;
+        /** @description `true`: the URL carries its own authorization (an upload session, a signed link): sent without the connection’s credentials. Needs `Base-Url-Override` (a host the integration allows). */
+        'weft-pre-authenticated'?: 'true' | 'false';
       };
       path: {
         /** @description The provider path, slashes included. */

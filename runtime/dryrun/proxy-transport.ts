@@ -32,6 +32,7 @@ const WEFT_PROXY_CODES = new Set([
   'invalid_headers',
   'invalid_content_length',
   'base_url_override_refused',
+  'pre_authenticated_without_base_url',
   'rate_limited',
   'provider_auth_failed',
   'provider_unreachable',
@@ -76,12 +77,10 @@ export function createProxyTransport(opts: ProxyTransportOptions): ProviderTrans
   return {
     async request<T>(config: RequestConfig): Promise<HttpResponse<T>> {
       const method: HttpMethod = config.method ?? 'GET';
-      if (config.preAuthenticated) {
-        // Weft's proxy adds the connection's credentials to every call, and a pre-authenticated
-        // URL (Graph's upload session) refuses them, or would receive a token meant for another host.
+      if (config.preAuthenticated && !/^https?:\/\//i.test(config.endpoint)) {
         throw new WeftRefusedError(
-          'dryrun_pre_authenticated_unsupported',
-          `${method} to a pre-authenticated URL (an upload session) cannot go through Weft's proxy, which adds the connection's credentials; dry-run the function with input that avoids it (a small upload).`,
+          'dryrun_pre_authenticated_relative',
+          `${method} ${config.endpoint.split('?')[0]}: a pre-authenticated call needs the full URL it was given (an upload session's uploadUrl).`,
           400,
         );
       }
@@ -93,6 +92,9 @@ export function createProxyTransport(opts: ProxyTransportOptions): ProviderTrans
         retries: String(config.retries ?? opts.defaultRetries),
       };
       if (baseUrlOverride) headers['base-url-override'] = baseUrlOverride;
+      // The URL carries its own authorization (Graph's upload session): Weft sends it without
+      // the connection's credentials, still through its egress and request log.
+      if (config.preAuthenticated) headers['weft-pre-authenticated'] = 'true';
       for (const [name, value] of Object.entries({ ...opts.defaultHeaders, ...config.headers })) headers[`weft-proxy-${name.toLowerCase()}`] = value;
       let body: string | Uint8Array | undefined;
       if (config.data instanceof Uint8Array) {

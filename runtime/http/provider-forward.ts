@@ -27,6 +27,8 @@ export interface ForwardRequest {
   /** Extra attempts after a network error, a 5xx, a throttling answer or a `retryOn` status. */
   retries: number;
   retryOn: readonly number[];
+  /** The URL carries its own authorization (an upload session): no credentials are added, none refreshed. */
+  preAuthenticated?: boolean;
   /** Redirects of GET/HEAD followed to these URLs (at most 5); any other is handed back as it is. */
   followRedirect?(location: URL): boolean;
 }
@@ -77,7 +79,7 @@ export async function forwardRequest(deps: ForwardDeps, req: ForwardRequest): Pr
     const headers: Record<string, string> = { ...sentHeaders };
     // Credentials go to the provider's own origin only, not to wherever a redirect pointed
     // (Graph's download URLs are pre-authenticated and must not get the bearer token).
-    const secrets = new URL(url).origin === origin ? await deps.authorize(headers) : [];
+    const secrets = !req.preAuthenticated && new URL(url).origin === origin ? await deps.authorize(headers) : [];
     const ticket = deps.budget ? await deps.budget.acquire() : { waitedMs: 0, release: async () => undefined };
     const started = Date.now();
     const log = (status: number | null, error: string | null, requestId: string | null = null) => {

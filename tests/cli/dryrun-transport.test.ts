@@ -116,12 +116,29 @@ describe('the dry run proxy transport', () => {
     expect(seen).toHaveLength(2);
   });
 
-  test('a pre-authenticated URL is refused before anything is sent (the proxy would add the credentials)', async () => {
-    const err = await transport()
-      .request({ method: 'PUT', endpoint: 'https://tenant.sharepoint.com/upload?tempauth=x', preAuthenticated: true, data: new Uint8Array([1]) })
+  test('a pre-authenticated URL: its origin as Base-Url-Override and Weft-Pre-Authenticated, so the proxy adds no credentials; a relative one is refused', async () => {
+    answers = [{ status: 202, body: { nextExpectedRanges: ['1-'] } }];
+    const res = await transport().request({
+      method: 'PUT',
+      endpoint: 'https://tenant.sharepoint.com/upload/session?guid=g&tempauth=x',
+      preAuthenticated: true,
+      headers: { 'content-range': 'bytes 0-0/2' },
+      data: new Uint8Array([1]),
+    });
+    expect(res.status).toBe(202);
+    expect(seen[0]).toMatchObject({ method: 'PUT', url: '/proxy/upload/session?guid=g&tempauth=x', body: '\u0001' });
+    expect(seen[0].headers).toMatchObject({
+      'base-url-override': 'https://tenant.sharepoint.com',
+      'weft-pre-authenticated': 'true',
+      'weft-proxy-content-range': 'bytes 0-0/2',
+      'content-type': 'application/octet-stream',
+    });
+
+    const relative = await transport()
+      .request({ method: 'PUT', endpoint: '/upload/session?tempauth=x', preAuthenticated: true, data: new Uint8Array([1]) })
       .catch((e: unknown) => e);
-    expect(err).toMatchObject({ code: 'dryrun_pre_authenticated_unsupported' });
-    expect(seen).toHaveLength(0);
+    expect(relative).toMatchObject({ code: 'dryrun_pre_authenticated_relative' });
+    expect(seen).toHaveLength(1);
   });
 
   test('an unreachable Weft says where it looked', async () => {

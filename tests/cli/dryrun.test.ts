@@ -235,6 +235,25 @@ describe('weft dryrun', () => {
     expect(run.stdout).not.toContain('sandbox-graph-token');
   });
 
+  test("an upload above 320 KiB: the upload session's pre-authenticated URL goes through the proxy without the credentials, every fragment logged", async () => {
+    const drive = stack.graph.drives()[0].id as string;
+    const bytes = Buffer.alloc(400_000, 7);
+    const inputFile = path.join(project, 'upload.json');
+    writeFileSync(inputFile, JSON.stringify({ driveId: drive, fileName: 'dry-run-large.bin', content: bytes.toString('base64'), conflictBehavior: 'replace' }));
+    const run = await dryrun(['upload-file', 'dr-drive', '--input', `@${inputFile}`, '--json', '--validate']);
+    expect({ code: run.code, stderr: run.code ? run.stderr : '' }).toEqual({ code: 0, stderr: '' });
+    const out = JSON.parse(run.stdout);
+    expect(out.output).toMatchObject({ name: 'dry-run-large.bin', size: bytes.length });
+    expect(out.requests).toBe(3); // createUploadSession, then two fragments (320 KiB, the rest)
+    expect(stack.graph.items(drive).find((i) => i.id === out.output.id)).toMatchObject({ name: 'dry-run-large.bin', size: bytes.length });
+    // The simulator refuses an upload URL sent an Authorization header: both fragments got none.
+    const fragments = (await waitForLogs(stack, 'operation=proxy&connection_id=dr-drive&limit=1000', 3)).filter((l: any) => l.url.includes('/_upload/'));
+    expect(fragments.map((l: any) => [l.method, l.status]).sort()).toEqual([
+      ['PUT', 201],
+      ['PUT', 202],
+    ]);
+  });
+
   test('a project of its own: --lastSyncDate, --variant and --metadata reach ctx; metadata and checkpoint writes stay in memory', async () => {
     const run = await dryrun(
       ['probe', 'dr-probe', '--project', project, '--lastSyncDate', '2024-05-01', '--variant', 'eu', '--metadata', '{"stub":true}', '--json'],

@@ -396,6 +396,61 @@ describe('proxy', () => {
     expect(stack.graph.stats().requests).toBe(sentBefore);
   });
 
+  test('Weft-Pre-Authenticated: a pre-authenticated URL gets no credentials (Graph upload session, an API key), is logged; another host, or none named, is refused', async () => {
+    const drive = stack.graph.drives()[0].id as string;
+    const session = await fetch(`${stack.apiUrl}/proxy/v1.0/drives/${drive}/root:/pre-authenticated.bin:/createUploadSession`, {
+      method: 'POST',
+      headers: { ...proxyHeaders('one-drive', 'p-drive'), 'content-type': 'application/json' },
+      body: JSON.stringify({ item: { '@microsoft.graph.conflictBehavior': 'replace' } }),
+    });
+    expect(session.status).toBe(200);
+    const uploadUrl = new URL((await json(session)).uploadUrl);
+    // The simulator answers 401 to an upload URL sent an Authorization header, as Graph may.
+    const bytes = randomBytes(1000);
+    const put = await fetch(`${stack.apiUrl}/proxy${uploadUrl.pathname}${uploadUrl.search}`, {
+      method: 'PUT',
+      headers: {
+        ...proxyHeaders('one-drive', 'p-drive', { 'base-url-override': uploadUrl.origin, 'weft-pre-authenticated': 'true' }),
+        'content-type': 'application/octet-stream',
+        'weft-proxy-content-range': `bytes 0-999/1000`,
+      },
+      body: bytes,
+    });
+    const item = await json(put);
+    expect({ status: put.status, name: item.name, size: item.size }).toEqual({ status: 201, name: 'pre-authenticated.bin', size: 1000 });
+    // Through the request log like any proxy call, its tempauth redacted.
+    const logged = (await proxyLogs('p-drive', 1)).filter((l) => l.url.includes('/_upload/'));
+    expect(logged.map((l) => [l.method, l.status])).toEqual([['PUT', 201]]);
+    expect(logged[0].url).not.toContain(uploadUrl.searchParams.get('tempauth'));
+
+    // An API-key provider: the key header goes with a normal call, not with a pre-authenticated one.
+    echo.received.length = 0;
+    for (const extra of [{}, { 'base-url-override': echo.url, 'weft-pre-authenticated': 'true' }] as Array<Record<string, string>>) {
+      const res = await fetch(`${stack.apiUrl}/proxy/signed/upload?sig=abc`, { method: 'PUT', headers: proxyHeaders('echo', 'p-echo', extra), body: 'x' });
+      expect(res.status).toBe(201);
+    }
+    expect(echo.received.map((r) => [r.url, r.headers['x-luma-api-key'] ?? null])).toEqual([
+      ['/signed/upload?sig=abc', ECHO_KEY],
+      ['/signed/upload?sig=abc', null],
+    ]);
+
+    // Only to a host the integration allows, and only to one named.
+    const sentBefore = stack.graph.stats().requests;
+    const foreign = await fetch(`${stack.apiUrl}/proxy/upload?tempauth=x`, {
+      method: 'PUT',
+      headers: proxyHeaders('one-drive', 'p-drive', { 'base-url-override': 'https://evil.example.com', 'weft-pre-authenticated': 'true' }),
+      body: 'x',
+    });
+    expect(foreign.status).toBe(400);
+    expect((await json(foreign)).error.code).toBe('base_url_override_refused');
+    const unnamed = await fetch(`${stack.apiUrl}/proxy/v1.0/me`, { headers: proxyHeaders('one-drive', 'p-drive', { 'weft-pre-authenticated': 'true' }) });
+    expect(unnamed.status).toBe(400);
+    expect((await json(unnamed)).error.code).toBe('pre_authenticated_without_base_url');
+    const bad = await fetch(`${stack.apiUrl}/proxy/v1.0/me`, { headers: proxyHeaders('one-drive', 'p-drive', { 'weft-pre-authenticated': 'yes' }) });
+    expect((await json(bad)).error.code).toBe('invalid_headers');
+    expect(stack.graph.stats().requests).toBe(sentBefore);
+  });
+
   test('errors: unknown connection and integration are 404, a refused egress address is 400 egress_refused, bad headers 400', async () => {
     const unknownConnection = await fetch(`${stack.apiUrl}/proxy/v1.0/me`, { headers: proxyHeaders('one-drive', 'nobody') });
     expect(unknownConnection.status).toBe(404);
