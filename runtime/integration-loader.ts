@@ -152,13 +152,18 @@ function checkFunctions(folder: string, def: IntegrationDefinition | Integration
   }
 }
 
-/** The base integration with the extension's functions in place of its own of the same name, and its new ones after them. */
+/**
+ * The base integration with the extension's functions in place of its own of the same name, and
+ * its new ones after them. The folder's own export object is completed in place and becomes the
+ * definition the registry holds, so a tool that finds a definition by the module exporting it
+ * (`weft generate:tests`) finds the folder; the pre-built definition is not touched.
+ */
 function applyExtension(base: IntegrationDefinition, ext: IntegrationExtension): IntegrationDefinition {
   const replace = <T extends { name: string }>(own: T[], theirs: T[]) => [
     ...own.map((fn) => theirs.find((t) => t.name === fn.name) ?? fn),
     ...theirs.filter((t) => !own.some((fn) => fn.name === t.name)),
   ];
-  return { ...base, syncs: replace(base.syncs, ext.syncs), actions: replace(base.actions, ext.actions) };
+  return Object.assign(ext, { provider: base.provider, syncs: replace(base.syncs, ext.syncs), actions: replace(base.actions, ext.actions) });
 }
 
 /** The registry's own uniqueness rule, checked when built-in and custom integrations meet. */

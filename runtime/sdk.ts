@@ -73,12 +73,21 @@ export function defineIntegration(def: IntegrationDefinition): IntegrationDefini
   return def;
 }
 
-/** Declares a folder that keeps a loaded integration's provider and replaces or adds functions (see IntegrationExtension). */
-export function extendIntegration(def: {
+interface ExtensionInput {
   extends: string;
   provider?: ProviderDefinition;
   syncs?: SyncDefinition[];
   actions?: ActionDefinition[];
-}): IntegrationExtension {
+}
+
+/**
+ * Declares a folder that keeps a loaded integration's provider and replaces or adds functions
+ * (see IntegrationExtension). With the extended integration's `provider` (`weft clone` imports
+ * it from `weft/integrations/<name>/provider`) it is also an IntegrationDefinition of the
+ * functions it holds, which the folder's tests (SyncMock, ActionMock) take.
+ */
+export function extendIntegration(def: ExtensionInput & { provider: ProviderDefinition }): IntegrationExtension & IntegrationDefinition;
+export function extendIntegration(def: ExtensionInput): IntegrationExtension;
+export function extendIntegration(def: ExtensionInput): IntegrationExtension {
   return { syncs: [], actions: [], ...def };
 }

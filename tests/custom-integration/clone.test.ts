@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { cloneIntegration } from '../../cli/commands/clone';
@@ -54,6 +54,16 @@ describe('weft clone', () => {
       for (const [, spec] of readFileSync(file, 'utf8').matchAll(/from '([^']+)'/g))
         expect(spec === 'weft/integration' || spec === 'weft/integrations/luma/provider' || /^\.\.?\/[a-z-/]+$/.test(spec)).toBe(true);
     }
+  });
+
+  test("the copy's generated test (weft generate:tests) passes on Weft's own recording of list-events", () => {
+    const mocks = join(project, 'tests', 'mocks', 'luma', 'mocks');
+    for (const part of ['list-events', 'weft']) cpSync(join(REPO, 'tests', 'mocks', 'luma', 'mocks', part), join(mocks, part), { recursive: true });
+    const generate = weft(['generate:tests', '--project', project, '--integration', 'luma'], project);
+    expect(generate.stdout + generate.stderr).toContain('written tests/integrations/luma/list-events.test.ts');
+    const run = weft(['test', '--project', project, '--', '--ci', 'luma'], project);
+    expect(run.stderr).toContain('PASS tests/integrations/luma/list-events.test.ts');
+    expect(run.status).toBe(0);
   });
 
   test('the whole integration --as a new key: its own provider copy under that name', () => {
