@@ -33,6 +33,8 @@ export interface SyncDoc {
     error: { code: string; message: string; detail?: unknown } | null;
   } | null;
   record_count: Record<string, number>;
+  /** A variant's place among its sync's variants (`sync_variant_slots`); absent: the base, or a variant made before places. */
+  slot?: number;
   created_at: Date;
   updated_at: Date;
 }
@@ -54,6 +56,29 @@ interface CheckpointDoc {
   updated_at: Date;
 }
 
+/**
+ * One of a sync's numbered places for variants, taken by inserting its `_id` (the only
+ * uniqueness FerretDB keeps): a duplicate key means another variant holds it.
+ */
+interface VariantSlotDoc {
+  /** slotId(connection, sync, n); a connection's slots share its prefix. */
+  _id: string;
+  connection: string;
+  variant: string;
+  claimed_at: Date;
+}
+
+/**
+ * A slot whose variant has no state holding it is left by a create or delete that stopped
+ * half-way (the slot is taken before the state is written and freed after it is deleted);
+ * once this old, it is free again.
+ */
+const ABANDONED_SLOT_MS = 60_000;
+
+function slotId(connection: string, name: string, n: number): string {
+  return keyId(connection, name, String(n));
+}
+
 /** A sync's state and its checkpoint share this `_id`; a connection's syncs share its prefix. */
 function syncId(key: SyncKey): string {
   return keyId(key.connection, key.name, key.variant);
@@ -63,9 +88,11 @@ const checkpointId = syncId;
 export class SyncStore {
   private readonly col: Collection<SyncDoc>;
   private readonly checkpoints: Collection<CheckpointDoc>;
+  private readonly slots: Collection<VariantSlotDoc>;
   constructor(private readonly db: Db) {
     this.col = db.collection<SyncDoc>('syncs');
     this.checkpoints = db.collection<CheckpointDoc>('sync_checkpoints');
+    this.slots = db.collection<VariantSlotDoc>('sync_variant_slots');
   }
 
   async ensureIndexes(): Promise<void> {
@@ -102,8 +129,58 @@ export class SyncStore {
     return (await this.col.findOne({ _id })) ?? (await this.create(input)) ?? ((await this.col.findOne({ _id })) as SyncDoc);
   }
 
-  /** A new sync state (a variant), or null when one with this key exists already (a concurrent create won). */
-  async create(input: NewSyncState): Promise<SyncDoc | null> {
+  /**
+   * A new variant of a sync, in the first free one of the sync's `limit` slots: creates
+   * racing in any number of processes never make more than `limit` variants, nor refuse
+   * one while a slot is free. `exists`: the name is taken; `full`: no slot is free (nothing
+   * created either way). Variants made before slots hold none and count against the limit:
+   * slots are taken below `limit` minus their number (which only ever falls).
+   */
+  async createVariant(input: NewSyncState, opts: { limit: number; base: string }): Promise<SyncDoc | 'exists' | 'full'> {
+    const variants = (await this.listForConnection(input.connection)).filter((s) => s.name === input.name && s.variant !== opts.base);
+    if (variants.some((s) => s.variant === input.variant)) return 'exists';
+    const unslotted = variants.filter((s) => s.slot === undefined).length;
+    for (const n of await this.freeSlots(input, opts.limit - unslotted, variants)) {
+      const claim: VariantSlotDoc = {
+        _id: slotId(input.connection, input.name, n),
+        connection: input.connection,
+        variant: input.variant,
+        claimed_at: new Date(),
+      };
+      try {
+        await this.slots.insertOne(claim);
+      } catch (err) {
+        if (isDuplicateKey(err)) continue;
+        throw err;
+      }
+      const doc = await this.create(input, n);
+      if (doc) return doc;
+      // A concurrent create of the same name won.
+      await this.slots.deleteOne({ _id: claim._id, claimed_at: claim.claimed_at });
+      return 'exists';
+    }
+    // The last slot may have gone to a concurrent create of this very name, its state not yet written.
+    // Filtered here, not in the query: FerretDB reads only a bare `_id` range through its index.
+    const claims = await this.slots.find({ _id: keyPrefixRange(input.connection, input.name) }).toArray();
+    return claims.some((c) => c.variant === input.variant) ? 'exists' : 'full';
+  }
+
+  /** The slot numbers below `below` that no variant holds, once abandoned claims are freed. */
+  private async freeSlots(key: Pick<SyncKey, 'connection' | 'name'>, below: number, variants: SyncDoc[]): Promise<number[]> {
+    const held = new Set<string>();
+    const abandonedBefore = Date.now() - ABANDONED_SLOT_MS;
+    for (const slot of await this.slots.find({ _id: keyPrefixRange(key.connection, key.name) }).toArray()) {
+      const holder = variants.find((s) => s.variant === slot.variant && s.slot !== undefined && slotId(key.connection, key.name, s.slot) === slot._id);
+      if (!holder && slot.claimed_at.getTime() < abandonedBefore) {
+        // Conditional: a claim made again meanwhile stays.
+        await this.slots.deleteOne({ _id: slot._id, claimed_at: slot.claimed_at });
+      } else held.add(slot._id);
+    }
+    return Array.from({ length: Math.max(0, below) }, (_, n) => n).filter((n) => !held.has(slotId(key.connection, key.name, n)));
+  }
+
+  /** A new sync state (a variant, in `slot` if it holds one), or null when one with this key exists already (a concurrent create won). */
+  async create(input: NewSyncState, slot?: number): Promise<SyncDoc | null> {
     const now = new Date();
     const doc: SyncDoc = {
       _id: syncId(input),
@@ -112,6 +189,7 @@ export class SyncStore {
       last_success_started_at: null,
       last_run: null,
       record_count: {},
+      ...(slot === undefined ? {} : { slot }),
       created_at: now,
       updated_at: now,
     };
@@ -203,16 +281,18 @@ export class SyncStore {
     await this.col.updateOne({ _id: syncId(key) }, { $set: { last_success_started_at: null, updated_at: new Date() }, $unset: { checkpoint: '' } });
   }
 
-  /** One sync's state and checkpoint (a deleted variant). */
+  /** One sync's state and checkpoint (a deleted variant), then its slot: freed only once no state holds it. */
   async delete(key: SyncKey): Promise<void> {
-    await this.col.deleteOne({ _id: syncId(key) });
+    const doc = await this.col.findOneAndDelete({ _id: syncId(key) });
     await this.checkpoints.deleteOne({ _id: checkpointId(key) });
+    if (doc?.slot !== undefined) await this.slots.deleteOne({ _id: slotId(key.connection, key.name, doc.slot), variant: key.variant });
   }
 
-  /** A connection's sync states and checkpoints: their `_id`s start with the connection's (one range each). */
+  /** A connection's sync states, checkpoints and variant slots: their `_id`s start with the connection's (one range each). */
   async deleteForConnection(connection: string): Promise<void> {
     await this.col.deleteMany({ _id: keyPrefixRange(connection) });
     await this.checkpoints.deleteMany({ _id: keyPrefixRange(connection) });
+    await this.slots.deleteMany({ _id: keyPrefixRange(connection) });
   }
 }
 

@@ -24,27 +24,20 @@ export async function createSyncVariant(deps: ApiDeps, connection: ConnectionDoc
   }
   const def = deps.registry.getSync(connection.provider, syncName);
   if (!def) throw new BadRequestError('unknown_sync', `Integration "${connection.provider_config_key}" has no sync "${syncName}".`);
-  const existing = (await deps.stores.syncs.listForConnection(connection._id)).filter((s) => s.name === syncName && s.variant !== DEFAULT_VARIANT);
-  if (existing.some((s) => s.variant === variant)) throw variantExists(connection, syncName, variant);
-  if (existing.length >= MAX_VARIANTS_PER_SYNC) throw tooManyVariants(connection, syncName, existing.length);
-  const state = await deps.stores.syncs.create({
-    environment: connection.environment,
-    connection: connection._id,
-    connection_id: connection.connection_id,
-    provider_config_key: connection.provider_config_key,
-    name: syncName,
-    variant,
-  });
-  if (!state) throw variantExists(connection, syncName, variant);
-  // Concurrent creates of different variants can each have seen room for one more: counted
-  // again, the ones past the limit in creation order (the same order for every racer) go.
-  const variants = (await deps.stores.syncs.listForConnection(connection._id))
-    .filter((s) => s.name === syncName && s.variant !== DEFAULT_VARIANT)
-    .sort((a, b) => a.created_at.getTime() - b.created_at.getTime() || (a.variant < b.variant ? -1 : 1));
-  if (variants.findIndex((s) => s.variant === variant) >= MAX_VARIANTS_PER_SYNC) {
-    await deps.stores.syncs.delete({ connection: connection._id, name: syncName, variant });
-    throw tooManyVariants(connection, syncName, variants.length - 1);
-  }
+  // The limit holds across concurrent creates and API processes: each variant takes one of the sync's numbered slots.
+  const state = await deps.stores.syncs.createVariant(
+    {
+      environment: connection.environment,
+      connection: connection._id,
+      connection_id: connection.connection_id,
+      provider_config_key: connection.provider_config_key,
+      name: syncName,
+      variant,
+    },
+    { limit: MAX_VARIANTS_PER_SYNC, base: DEFAULT_VARIANT },
+  );
+  if (state === 'exists') throw variantExists(connection, syncName, variant);
+  if (state === 'full') throw tooManyVariants(connection, syncName);
   // A variant of this name deleted a moment ago may have had a run that wrote a last page or
   // checkpoint as it was stopped: the new one starts from nothing.
   await deps.stores.syncs.reset({ connection: connection._id, name: syncName, variant });
@@ -87,6 +80,9 @@ function variantExists(connection: ConnectionDoc, syncName: string, variant: str
   return new ConflictError('sync_variant_already_exists', `Sync "${syncName}" of connection "${connection.connection_id}" already has a variant "${variant}".`);
 }
 
-function tooManyVariants(connection: ConnectionDoc, syncName: string, count: number): ConflictError {
-  return new ConflictError('too_many_variants', `Sync "${syncName}" of connection "${connection.connection_id}" has ${count} variants, the most it may have.`);
+function tooManyVariants(connection: ConnectionDoc, syncName: string): ConflictError {
+  return new ConflictError(
+    'too_many_variants',
+    `Sync "${syncName}" of connection "${connection.connection_id}" has ${MAX_VARIANTS_PER_SYNC} variants, the most it may have.`,
+  );
 }
