@@ -13,6 +13,7 @@ const RUNS = 3;
  * `weft_help_ms` is that start alone, `weft dryrun --help`).
  */
 export async function dryrunFigure(): Promise<Figure[]> {
+  const suite = await generatedSuiteFigure();
   const stack = await startWeftStack({ luma: { seed: 9, eventCount: EVENTS } });
   try {
     await createLumaIntegration(stack);
@@ -49,10 +50,49 @@ export async function dryrunFigure(): Promise<Figure[]> {
         worker_sync_ms: worker,
         weft_help_ms: processStartMs,
       },
+      suite,
     ];
   } finally {
     await stack.shutdown();
   }
+}
+
+interface JestReport {
+  success: boolean;
+  numTotalTests: number;
+  numPassedTests: number;
+  testResults: Array<{ name: string; startTime: number; endTime: number }>;
+}
+
+/**
+ * The generated snapshot tests of every pre-built function (`tests/integrations/`), run as
+ * `npm test -- tests/integrations` runs them, three times: the whole jest process (`wall_ms`:
+ * its start, the test infrastructure its globalSetup starts, one worker) and the test files
+ * alone (`suite_ms`: first file's start to last file's end, from jest's own report). They
+ * replay the recorded mocks with no network: the mock backing fails any socket they open.
+ */
+async function generatedSuiteFigure(): Promise<Figure> {
+  const repo = path.resolve(__dirname, '..');
+  const wall: number[] = [];
+  const suite: number[] = [];
+  let report: JestReport | undefined;
+  for (let i = 0; i < RUNS; i += 1) {
+    const started = Date.now();
+    const out = await new Promise<string>((resolve, reject) => {
+      execFile(
+        process.execPath,
+        [require.resolve('jest/bin/jest'), 'tests/integrations', '--json', '--maxWorkers=1'],
+        { cwd: repo, maxBuffer: 64 * 1024 * 1024 },
+        (err, stdout, stderr) => (err ? reject(new Error(`the generated tests failed: ${stderr.slice(-2000)}`)) : resolve(stdout)),
+      );
+    });
+    wall.push(Date.now() - started);
+    report = JSON.parse(out) as JestReport;
+    const files = report.testResults;
+    suite.push(Math.max(...files.map((f) => f.endTime)) - Math.min(...files.map((f) => f.startTime)));
+  }
+  if (!report?.success || report.numPassedTests !== report.numTotalTests) throw new Error('the generated tests did not all pass');
+  return { figure: 'generated-suite', files: report.testResults.length, tests: report.numTotalTests, runs: RUNS, wall_ms: wall, suite_ms: suite };
 }
 
 function spawnWeft(args: string[], host: string, key: string): Promise<string> {
