@@ -26,6 +26,18 @@ const REPO = path.resolve(__dirname, '..', '..');
 const BIN = path.join(REPO, 'cli', 'bin.js');
 const LUMA_API_KEY = 'sandbox-luma-api-key';
 
+/**
+ * What makes a second run write the same bytes: the simulators on fixed ports (their URLs are
+ * in response bodies, `link` headers and the ETags GitHub derives from bodies), Luma's and
+ * Graph's on a frozen clock (timestamps of written items, `x-ratelimit-reset`, session
+ * expiries; the instant is ahead of any real clock, so what they issue stays valid for Weft).
+ * GitHub's keeps the real clock: it checks the App JWT Weft signs against it, so its
+ * `x-ratelimit-reset` and the time update-pull-request writes still change from run to run.
+ */
+const SIMULATOR_PORTS = { luma: 47_311, graph: 47_312, github: 47_313 };
+const RECORDING_INSTANT = Date.parse('2030-01-01T09:00:00.000Z');
+const frozenClock = (): number => RECORDING_INSTANT;
+
 interface Recording {
   integration: string;
   functionName: string;
@@ -102,8 +114,8 @@ async function main(): Promise<void> {
   let failed = 0;
   try {
     stack = await startWeftStack({
-      luma: { seed: 11, eventCount: 60, maxPageSize: 25, defaultPageSize: 25 },
-      graph: { seed: 11, drives: [{ fileCount: 12 }], maxPageSize: 5, defaultPageSize: 5 },
+      luma: { seed: 11, eventCount: 60, maxPageSize: 25, defaultPageSize: 25, now: frozenClock },
+      graph: { seed: 11, drives: [{ fileCount: 12 }], maxPageSize: 5, defaultPageSize: 5, now: frozenClock },
       github: {
         seed: 11,
         installations: [{ id: 1001, account: { login: 'sandbox-org', type: 'Organization' }, repositoryCount: 2 }],
@@ -111,6 +123,7 @@ async function main(): Promise<void> {
         commitsPerPull: [1, 3],
       },
       worker: false,
+      simulatorPorts: SIMULATOR_PORTS,
       temporalCallTimeoutMs: 10_000,
     });
     await createLumaIntegration(stack);

@@ -70,6 +70,8 @@ export interface StackOptions {
    * each by its exact host:port, so other loopback ports stay refused.
    */
   egressAllow?: string[];
+  /** Fixed ports for the simulators (default: any free port); `npm run mocks:record` pins them so recorded URLs do not change between runs. */
+  simulatorPorts?: { luma?: number; graph?: number; github?: number };
   /** Egress timeouts other than the defaults of common/config.ts. */
   egressTimeouts?: Partial<Omit<EgressSettings, 'allow'>>;
   /** Servers of the test's own instead of the shared ones (the outage tests stop and restart theirs). */
@@ -151,11 +153,11 @@ export async function startWeftStack(opts: StackOptions = {}): Promise<WeftStack
   const keys = { dev: `weft_sk_dev_${randomBytes(18).toString('base64url')}`, prod: `weft_sk_prod_${randomBytes(18).toString('base64url')}` };
 
   const luma = createLumaSimulator(opts.luma ?? {});
-  await luma.start();
+  await luma.start(opts.simulatorPorts?.luma);
   const graph = opts.graph ? createGraphSimulator(opts.graph) : null;
-  await graph?.start();
+  await graph?.start(opts.simulatorPorts?.graph);
   const github = opts.github ? createGitHubSimulator(opts.github) : null;
-  await github?.start();
+  await github?.start(opts.simulatorPorts?.github);
   // Exactly the simulators' host:port and the test's own servers; other loopback ports stay refused.
   const egressAllow = [luma.url, graph?.url, github?.url, ...(opts.egressAllow ?? [])]
     .filter((u): u is string => typeof u === 'string')
