@@ -3,6 +3,7 @@ import { join, relative, resolve } from 'node:path';
 import { z } from 'zod';
 import { WeftError } from '../common/errors';
 import { registerSdkResolution } from './sdk-resolution';
+import { requireIntegrationIndex } from './typescript-integrations';
 import type { ActionDefinition, IntegrationDefinition, ProviderDefinition, SyncDefinition } from './types';
 
 /**
@@ -56,8 +57,8 @@ export function withIntegrationsDir(builtIn: IntegrationDefinition[], dir: strin
 
 /**
  * An author's own integrations, outside Weft (`WEFT_INTEGRATIONS_DIR`): one subfolder per
- * integration, in the shape of Weft's `integrations/<name>/`, whose `index` (`index.ts` under
- * tsx, `index.js` compiled) exports its IntegrationDefinition (or IntegrationExtension), as
+ * integration, in the shape of Weft's `integrations/<name>/`, whose `index` (`index.ts`, or
+ * `index.js` when the author compiled it) exports its IntegrationDefinition (or IntegrationExtension), as
  * the default export or as its only one. A folder that does not is refused at start with a
  * stable code, so a typo never becomes an integration that silently is not there.
  */
@@ -79,10 +80,11 @@ function loadIntegrationFolder(folder: string): LoadedIntegration {
   let exported: Record<string, unknown>;
   try {
     // A CommonJS require of a folder chosen at run time, synchronous like the registry it
-    // feeds: tsx (development) and jest load index.ts, compiled Weft loads index.js.
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    exported = require(require.resolve(folder)) as Record<string, unknown>;
+    // feeds: tsx (development) and jest load index.ts; compiled Weft loads index.js, or
+    // index.ts through a tsx namespace of its own.
+    exported = requireIntegrationIndex(folder);
   } catch (err) {
+    if (err instanceof WeftError && err.code === 'integration_typescript_unsupported') throw err;
     const missing = (err as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND' && String((err as Error).message).includes(folder);
     throw new WeftError(
       missing ? 'integration_index_missing' : 'integration_unloadable',

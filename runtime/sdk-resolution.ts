@@ -6,11 +6,12 @@ const SDK_SPECIFIER = 'weft/integration';
 /** Weft's pre-built integrations' modules, for a clone that keeps a pre-built provider (`weft/integrations/luma/provider`). */
 const PREBUILT_PREFIX = 'weft/integrations/';
 
+type ResolveFilename = (request: string, parent: unknown, isMain: boolean, options?: unknown) => string;
 interface ResolvingModule {
-  _resolveFilename(request: string, parent: unknown, isMain: boolean, options?: unknown): string;
+  _resolveFilename: ResolveFilename;
 }
 
-let registered = false;
+let installed: ResolveFilename | null = null;
 
 /**
  * Makes `weft/integration`, `weft/integrations/<pre-built>/...` and `zod` (and `zod/...`) resolve to Weft's own modules from a
@@ -18,20 +19,27 @@ let registered = false;
  * integrations folder has no node_modules, and one zod for Weft and its integrations keeps
  * schemas interchangeable. Node 20 has no public synchronous resolve hook for require, so
  * this wraps Module._resolveFilename, as tsx itself does. Jest resolves through its own
- * moduleNameMapper instead (jest.config.ts, the scaffold's jest.config.js).
+ * moduleNameMapper instead (jest.config.ts, the scaffold's jest config).
+ *
+ * Weft's modules are resolved as if this module asked for them, and this hook must be the
+ * outermost one: a compiled Weft loads TypeScript integrations through a tsx namespace
+ * (runtime/typescript-integrations.ts), which tags every module its files require with the
+ * namespace, so a hook under it would give the integration a second copy of the SDK and of
+ * zod. Called again after another hook wrapped it, it wraps that one.
  */
 export function registerSdkResolution(): void {
-  if (registered) return;
-  registered = true;
-  const sdk = require.resolve('./sdk');
   const resolving = Module as unknown as ResolvingModule;
+  if (installed && resolving._resolveFilename === installed) return;
+  const sdk = require.resolve('./sdk');
   const original = resolving._resolveFilename.bind(Module);
-  resolving._resolveFilename = (request, parent, isMain, options) => {
-    if (request === SDK_SPECIFIER) return original(sdk, parent, isMain, options);
+  const hook: ResolveFilename = (request, parent, isMain, options) => {
+    if (request === SDK_SPECIFIER) return original(sdk, module, isMain, options);
     if (request.startsWith(PREBUILT_PREFIX))
-      return original(join(__dirname, '..', 'integrations', request.slice(PREBUILT_PREFIX.length)), parent, isMain, options);
-    // Resolved as if this module asked: from Weft's own node_modules.
+      return original(join(__dirname, '..', 'integrations', request.slice(PREBUILT_PREFIX.length)), module, isMain, options);
+    // From Weft's own node_modules.
     if (request === 'zod' || request.startsWith('zod/')) return original(request, module, isMain, options);
     return original(request, parent, isMain, options);
   };
+  installed = hook;
+  resolving._resolveFilename = hook;
 }

@@ -1,6 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startWeftStack, createLumaIntegration, type WeftStack } from '../support/weft-stack';
 import { attr, isUnder, startOtlpReceiver, type OtlpReceiver } from '../e2e/telemetry-receiver';
@@ -40,6 +41,8 @@ describe('the production build', () => {
   let apiUrl: string;
   let firstWorker: CompiledProcess;
   const children: ChildProcess[] = [];
+  // An integration author's project, outside the repository (`weft init`), for the last tests.
+  const authorDir = mkdtempSync(path.join(tmpdir(), 'weft-author-'));
 
   beforeAll(async () => {
     const build = spawnSync('npm', ['run', '--silent', 'build', '--', '--out-dir', path.relative(REPO, buildDir)], { cwd: REPO, encoding: 'utf8' });
@@ -55,6 +58,7 @@ describe('the production build', () => {
     await stack?.shutdown();
     await receiver?.close();
     rmSync(buildDir, { recursive: true, force: true });
+    rmSync(authorDir, { recursive: true, force: true });
   });
 
   test('compiles to JavaScript with a prebuilt workflow bundle and the files the code reads beside itself', () => {
@@ -153,5 +157,79 @@ describe('the production build', () => {
     for (const a of activities) expect(isUnder(spans, a, workflow!)).toBe(true);
     // Its provider calls are in the same trace.
     expect(spans.filter((s) => s.traceId === workflow!.traceId && attr(s, 'weft.provider') === 'luma').length).toBeGreaterThan(0);
+  });
+
+  test("a compiled `weft worker` and `weft api` load an author's TypeScript integrations folder (weft init), sync and act through it", async () => {
+    // The compiled CLI scaffolds the project: TypeScript sources importing weft/integration, no index.js.
+    const project = path.join(authorDir, 'project');
+    const init = spawnSync(process.execPath, [path.join(buildDir, 'cli', 'weft.js'), 'init', project], { cwd: authorDir, encoding: 'utf8' });
+    expect(init.status).toBe(0);
+    const integrationsDir = path.join(project, 'integrations');
+    expect(existsSync(path.join(integrationsDir, 'example-calendar', 'index.ts'))).toBe(true);
+    expect(existsSync(path.join(integrationsDir, 'example-calendar', 'index.js'))).toBe(false);
+
+    const { WEFT_WORKFLOW_BUNDLE: _unused, ...stackEnv } = stack.env;
+    const { NODE_OPTIONS: _none, ...parentEnv } = process.env as Record<string, string>;
+    const env = { ...parentEnv, ...stackEnv, PORT: '0', WEFT_API_HOST: '127.0.0.1', WEFT_INTEGRATIONS_DIR: integrationsDir };
+    // The earlier workers are stopped: this one alone runs the example's sync and action.
+    const worker = await spawnCompiled(buildDir, 'worker', env, 'weft worker running');
+    children.push(worker.child);
+    const api = await spawnCompiled(buildDir, 'api', env, 'weft api listening');
+    children.push(api.child);
+    const url = JSON.parse(api.readyLine).url as string;
+    const call = async (method: string, route: string, body?: unknown, headers: Record<string, string> = {}) => {
+      const res = await fetch(`${url}${route}`, {
+        method,
+        headers: { authorization: `Bearer ${stack.keys.dev}`, 'content-type': 'application/json', ...headers },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      return { status: res.status, body: (await res.json()) as any };
+    };
+
+    const integration = await call('POST', '/integrations', {
+      unique_key: 'example-calendar',
+      provider: 'example-calendar',
+      provider_overrides: { base_url: stack.luma.url },
+    });
+    expect(integration.status).toBe(201);
+    // The example's sync starts on its own at connection (autoStart), in the compiled worker.
+    const connected = await call('POST', '/connections', {
+      provider_config_key: 'example-calendar',
+      connection_id: 'author-user',
+      credentials: { type: 'API_KEY', apiKey: 'sandbox-luma-api-key' },
+    });
+    expect(connected.status).toBe(201);
+    const summary: any = await stack.waitForSync('author-user', 'events', { providerConfigKey: 'example-calendar' });
+    expect(summary.result.Event).toEqual({ added: EVENTS, updated: 0, deleted: 0 });
+    const owner = { 'connection-id': 'author-user', 'provider-config-key': 'example-calendar' };
+    const records = await call('GET', '/records?model=Event&limit=1000', undefined, owner);
+    expect(records.status).toBe(200);
+    expect(records.body.records.map((r: { id: string }) => r.id).sort()).toEqual(stack.luma.eventIds().sort());
+    // The records were checked against the author's zod model, from Weft's own zod (no second copy in the process).
+    expect(Object.keys(records.body.records[0]).sort()).toEqual(['_weft_metadata', 'end_at', 'id', 'name', 'start_at', 'url']);
+
+    // Its action, through the action worker of the same process, output checked by the author's schema.
+    const action = await call('POST', '/action/trigger', { action_name: 'get-account', input: {} }, owner);
+    expect(action.status).toBe(200);
+    expect(action.body).toEqual({ id: expect.any(String), name: expect.anything(), email: expect.anything() });
+    expect(worker.output()).not.toMatch(/"level":(50|60)/);
+  });
+
+  test("a compiled worker and API refuse an author's broken definition at start, naming the file and what is wrong", async () => {
+    const broken = path.join(authorDir, 'broken');
+    cpSync(path.join(authorDir, 'project', 'integrations'), broken, { recursive: true });
+    const syncFile = path.join(broken, 'example-calendar', 'syncs', 'events.ts');
+    // A typo the TypeScript compiler would catch, but the operator runs what is on disk.
+    writeFileSync(syncFile, readFileSync(syncFile, 'utf8').replace('async exec(ctx) {', 'async run(ctx) {'));
+    const { WEFT_WORKFLOW_BUNDLE: _unused, ...stackEnv } = stack.env;
+    const { NODE_OPTIONS: _none, ...parentEnv } = process.env as Record<string, string>;
+    const env = { ...parentEnv, ...stackEnv, PORT: '0', WEFT_API_HOST: '127.0.0.1', WEFT_INTEGRATIONS_DIR: broken };
+    for (const command of ['worker', 'api']) {
+      const started = spawnSync(process.execPath, [path.join(buildDir, 'cli', 'weft.js'), command], { cwd: REPO, env, encoding: 'utf8', timeout: 30_000 });
+      expect(started.status).not.toBe(0);
+      const output = started.stdout + started.stderr;
+      expect(output).toContain(`${syncFile}: sync "events" has no exec function`);
+      expect(output).toContain('integration_exec_missing');
+    }
   });
 });
