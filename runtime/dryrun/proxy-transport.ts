@@ -71,7 +71,7 @@ export function createProxyTransport(opts: ProxyTransportOptions): ProviderTrans
     res.headers.forEach((value, name) => {
       headers[name] = value;
     });
-    return { res, headers, data: parseBody(await res.text(), headers['content-type']) };
+    return { res, headers: withoutWeftRateLimit(headers), data: parseBody(await res.text(), headers['content-type']) };
   }
 
   return {
@@ -151,6 +151,27 @@ function appendParam(search: URLSearchParams, key: string, value: QueryValue | u
   if (value === undefined) return;
   if (Array.isArray(value)) for (const v of value) search.append(key, String(v));
   else search.set(key, String(value));
+}
+
+/**
+ * The answer's headers without the ones Weft's API rate limit sets on every answer
+ * (`RateLimit-Policy`, `RateLimit` and, unless the provider sent its own, the `X-RateLimit-*`
+ * trio): the worker's client never sees them, and a saved mock must hold the provider's
+ * headers only (testing-workflow.md), not Weft's counter of the minute.
+ */
+function withoutWeftRateLimit(headers: Record<string, string>): Record<string, string> {
+  const policy = /^"environment";q=(\d+);w=\d+$/.exec(headers['ratelimit-policy'] ?? '');
+  const state = /^"environment";r=(\d+);t=\d+$/.exec(headers.ratelimit ?? '');
+  if (!policy || !state) return headers;
+  const out = { ...headers };
+  delete out['ratelimit-policy'];
+  delete out.ratelimit;
+  if (out['x-ratelimit-limit'] === policy[1] && out['x-ratelimit-remaining'] === state[1]) {
+    delete out['x-ratelimit-limit'];
+    delete out['x-ratelimit-remaining'];
+    delete out['x-ratelimit-reset'];
+  }
+  return out;
 }
 
 function headerOf(headers: Record<string, string> | undefined, name: string): string | undefined {

@@ -67,4 +67,14 @@ describe('the committed mocks', () => {
     );
     for (const name of headers) expect(name).toMatch(/^(content-type|link|retry-after|etag|x-ratelimit-.*)$/);
   });
+
+  it("keep none of Weft's own API rate-limit headers (Luma's and Graph's simulators send no X-RateLimit-*)", () => {
+    const withRateLimit = files
+      .filter((f) => /\/(luma|one-drive)\/.*\/mocks\/[A-Z]+-[^/]+\.json$/.test(f))
+      .filter((f) =>
+        Object.keys((JSON.parse(readFileSync(f, 'utf8')) as { response: { headers: object } }).response.headers).some((h) => h.startsWith('x-ratelimit-')),
+      )
+      .map((f) => relative(REPO, f));
+    expect(withRateLimit).toEqual([]);
+  });
 });
