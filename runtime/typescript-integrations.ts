@@ -42,7 +42,7 @@ function scopedTypeScriptRequire(folder: string): ScopedRequire {
   } catch {
     throw new WeftError(
       'integration_typescript_unsupported',
-      `${join(folder, 'index.ts')} is TypeScript and this compiled Weft cannot load it: its tsx dependency (a production dependency of Weft) is not installed. Install it, or compile the folder to JavaScript beside its sources (index.js next to index.ts): \`npx tsc -p <project> --noEmit false\` in a weft init project.`,
+      `${join(folder, 'index.ts')} is TypeScript and this compiled Weft cannot load it: its tsx dependency (a production dependency of Weft) is not installed. Install it, or compile the folder to JavaScript beside its sources (index.js next to index.ts), e.g. in a weft init project: \`npx esbuild 'integrations/**/*.ts' --outdir=integrations --outbase=integrations --format=cjs --platform=node\`.`,
     );
   }
   const scoped = tsx.register({ namespace: 'weft-integrations' }).require;
