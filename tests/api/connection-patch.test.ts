@@ -91,9 +91,11 @@ describe('PATCH /connections/:connectionId', () => {
     const hook = await connectionHooks.waitFor((w) => w.body?.type === 'auth' && w.body.operation === 'override');
     expect(hook.body).toMatchObject({ connectionId: 'patch-user', providerConfigKey: 'luma', success: true });
     expect(String(hook.headers['webhook-signature'])).toMatch(/^v1,/);
-    // Give a stray delivery to the environment's URL time to show up.
+    // Give a stray delivery to the environment's URL time to show up. Only this reconnect's
+    // event counts: delivery is at least once, and on a loaded machine an earlier event may
+    // arrive there again (a CI run saw one more delivery than counted).
     await new Promise((r) => setTimeout(r, 300));
-    expect(envHooks.received.length).toBe(envCount);
+    expect(envHooks.received.slice(envCount).filter((w) => w.body?.type === 'auth' && w.body.operation === 'override')).toEqual([]);
   });
 
   test("null clears the override: the connection's webhooks go to the environment's URL again", async () => {
