@@ -232,4 +232,26 @@ describe('the production build', () => {
       expect(output).toContain('integration_exec_missing');
     }
   });
+
+  test("a folder its author compiled (index.js beside index.ts, the README's esbuild command) loads as that JavaScript", async () => {
+    const compiled = path.join(authorDir, 'compiled');
+    cpSync(path.join(authorDir, 'project', 'integrations'), compiled, { recursive: true });
+    const esbuild = spawnSync(
+      path.join(REPO, 'node_modules', '.bin', 'esbuild'),
+      ['example-calendar/**/*.ts', '--outdir=.', '--outbase=.', '--format=cjs', '--platform=node', '--log-level=warning'],
+      { cwd: compiled, encoding: 'utf8' },
+    );
+    expect(esbuild.status).toBe(0);
+    expect(existsSync(path.join(compiled, 'example-calendar', 'index.js'))).toBe(true);
+    // Broken TypeScript beside working JavaScript: the worker must run the JavaScript.
+    const syncFile = path.join(compiled, 'example-calendar', 'syncs', 'events.ts');
+    writeFileSync(syncFile, readFileSync(syncFile, 'utf8').replace('async exec(ctx) {', 'async run(ctx) {'));
+    const { WEFT_WORKFLOW_BUNDLE: _unused, ...stackEnv } = stack.env;
+    const { NODE_OPTIONS: _none, ...parentEnv } = process.env as Record<string, string>;
+    const worker = await spawnCompiled(buildDir, 'worker', { ...parentEnv, ...stackEnv, WEFT_INTEGRATIONS_DIR: compiled }, 'weft worker running');
+    children.push(worker.child);
+    expect(worker.output()).not.toContain('integration_exec_missing');
+    worker.child.kill('SIGTERM');
+    await new Promise((resolve) => (worker.child.exitCode === null ? worker.child.once('exit', resolve) : resolve(null)));
+  });
 });
