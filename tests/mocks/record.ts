@@ -34,7 +34,8 @@ const LUMA_API_KEY = 'sandbox-luma-api-key';
  * GitHub's keeps the real clock: it checks the App JWT Weft signs against it, so its
  * `x-ratelimit-reset` and the time update-pull-request writes still change from run to run.
  */
-const SIMULATOR_PORTS = { luma: 47_311, graph: 47_312, github: 47_313 };
+/** Below Linux's ephemeral range (32768-60999), so no port-0 listener of the run takes them first. */
+const SIMULATOR_PORTS = { luma: 30_311, graph: 30_312, github: 30_313 };
 const RECORDING_INSTANT = Date.parse('2030-01-01T09:00:00.000Z');
 const frozenClock = (): number => RECORDING_INSTANT;
 
