@@ -1,8 +1,10 @@
 import type { Config } from 'jest';
 
-// One config for every suite: unit tests, generated integration tests and the end-to-end
-// suites that run against the real Temporal dev server and FerretDB started by globalSetup.
-const config: Config = {
+type ProjectConfig = Exclude<NonNullable<Config['projects']>[number], string>;
+
+// What every suite shares: node, jest's globals, and one setup file (spec rule 7) exposing the
+// testing workflow's SyncMock / ActionMock globals.
+const shared: ProjectConfig = {
   testEnvironment: 'node',
   injectGlobals: true,
   roots: ['<rootDir>/tests'],
@@ -19,9 +21,27 @@ const config: Config = {
     '^weft/integrations/(.*)$': '<rootDir>/integrations/$1',
     '^zod$': '<rootDir>/node_modules/zod',
   },
-  globalSetup: '<rootDir>/tests/support/global-setup.ts',
-  globalTeardown: '<rootDir>/tests/support/global-teardown.ts',
   setupFiles: ['<rootDir>/tests/support/setup-globals.ts'],
+};
+
+const GENERATED_TESTS = '<rootDir>/tests/integrations/';
+
+// Two projects so that a run of generated tests alone (`npm test -- user-files.test`) skips the
+// infrastructure: jest runs a project's globalSetup only when a test of that project is selected.
+const config: Config = {
+  projects: [
+    // The generated snapshot tests replay saved mocks: no network, no servers.
+    { ...shared, displayName: 'integrations', roots: [GENERATED_TESTS] },
+    // Everything else: unit tests and the end-to-end suites that run against the real Temporal
+    // dev server and FerretDB started by globalSetup.
+    {
+      ...shared,
+      displayName: 'weft',
+      testPathIgnorePatterns: ['/node_modules/', GENERATED_TESTS],
+      globalSetup: '<rootDir>/tests/support/global-setup.ts',
+      globalTeardown: '<rootDir>/tests/support/global-teardown.ts',
+    },
+  ],
   testTimeout: 120_000,
   maxWorkers: 2,
   collectCoverageFrom: ['{app,api,activities,integrations,runtime,store,auth,workflows,sandbox}/**/*.ts'],
