@@ -25,7 +25,7 @@ const BYTES = Buffer.from(Array.from({ length: 700_000 }, (_, i) => (i * 31 + (i
 let project: string;
 let mocksDir: string;
 let dryRunOutput: { output: Record<string, unknown> };
-let uploadUrlsSeen: string[] = [];
+let uploadCallsSeen: string[] = [];
 
 function filesUnder(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => (statSync(join(dir, name)).isDirectory() ? filesUnder(join(dir, name)) : [join(dir, name)]));
@@ -64,7 +64,7 @@ beforeAll(async () => {
     );
     expect({ code: run.code, stderr: run.code ? run.stderr : '' }).toEqual({ code: 0, stderr: '' });
     dryRunOutput = JSON.parse(run.stdout);
-    uploadUrlsSeen = stack.graph
+    uploadCallsSeen = stack.graph
       .requestLog()
       .filter((r) => r.path.startsWith('/_upload/'))
       .map((r) => `${r.method} ${r.path} ${r.status}`);
@@ -78,7 +78,7 @@ afterAll(() => {
 
 describe('upload-file through an upload session, recorded by weft dryrun --save', () => {
   it('writes createUploadSession and every fragment, the fragments identified by their bytes and range', () => {
-    expect(uploadUrlsSeen.sort()).toEqual(['PUT /_upload/session 201', 'PUT /_upload/session 202', 'PUT /_upload/session 202']);
+    expect(uploadCallsSeen.sort()).toEqual(['PUT /_upload/session 201', 'PUT /_upload/session 202', 'PUT /_upload/session 202']);
     const files = readdirSync(join(mocksDir, 'upload-file', 'mocks')).sort();
     const saved = files.map((f) => JSON.parse(readFileSync(join(mocksDir, 'upload-file', 'mocks', f), 'utf8')));
     const session = saved.filter((m) => m.request.method === 'POST');
