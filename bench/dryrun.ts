@@ -67,8 +67,9 @@ interface JestReport {
 /**
  * The generated snapshot tests of every pre-built function (`tests/integrations/`), run as
  * `npm test -- tests/integrations` runs them, three times: the whole jest process (`wall_ms`:
- * its start, the test infrastructure its globalSetup starts, one worker) and the test files
- * alone (`suite_ms`: first file's start to last file's end, from jest's own report). They
+ * its start and one worker; no Temporal dev server or FerretDB, the `integrations` project
+ * of jest.config.ts has no globalSetup) and the test files alone (`suite_ms`: first file's
+ * start to last file's end, from jest's own report). They
  * replay the recorded mocks with no network: the mock backing fails any socket they open.
  */
 async function generatedSuiteFigure(): Promise<Figure> {
