@@ -337,9 +337,12 @@ describe('proxy', () => {
     expect(length).toBe(file.size);
     expect(hash.digest('hex')).toBe(directHash.digest('hex'));
     for (const h of ['content-type', 'content-length', 'content-disposition', 'etag']) expect(res.headers.get(h)).toBe(direct.headers.get(h));
-    // Buffered, 50 MB would show in both; streamed, only the chunks in flight do.
+    // Buffered, 50 MB would show in both; streamed, only the chunks in flight do. Live
+    // buffers are the exact measure; RSS also keeps what the allocator has not handed back
+    // (a CI run measured +33 MB with 0.2 MB of live buffers), so its bound only has to stay
+    // under what holding the whole body would cost.
     expect(growth.arrayBuffers).toBeLessThan(20);
-    expect(growth.rss).toBeLessThan(25);
+    expect(growth.rss).toBeLessThan(48);
 
     // A Range passed through reaches the download URL (providers.md §B2: 206 there).
     const ranged = await fetch(`${stack.apiUrl}/proxy${path}`, { headers: proxyHeaders('one-drive', 'p-drive', { 'weft-proxy-range': 'bytes=0-99' }) });
