@@ -337,11 +337,12 @@ describe('proxy', () => {
     expect(length).toBe(file.size);
     expect(hash.digest('hex')).toBe(directHash.digest('hex'));
     for (const h of ['content-type', 'content-length', 'content-disposition', 'etag']) expect(res.headers.get(h)).toBe(direct.headers.get(h));
-    // Buffered, 50 MB would show in both; streamed, only the chunks in flight do. Live
-    // buffers are the exact measure; RSS also keeps what the allocator has not handed back
-    // (a CI run measured +33 MB with 0.2 MB of live buffers), so its bound only has to stay
-    // under what holding the whole body would cost.
-    expect(growth.arrayBuffers).toBeLessThan(20);
+    // Buffered, the 51.8 MB body would show whole in both (a buffering proxy measured +52);
+    // streamed, only the chunks in flight on the three hops in this process do: 0-10 MB on a
+    // quiet machine, up to 21 MB in a CI run on two busy cores. RSS also keeps what the
+    // allocator has not handed back (+33 MB in a CI run with 0.2 MB of live buffers). So
+    // both bounds sit under what holding the whole body would cost, not at the quiet figure.
+    expect(growth.arrayBuffers).toBeLessThan(35);
     expect(growth.rss).toBeLessThan(48);
 
     // A Range passed through reaches the download URL (providers.md §B2: 206 there).
