@@ -78,7 +78,11 @@ export interface StackOptions {
   servers?: { temporalAddress: string; mongodbUri: string };
   /** The API's sync-mode action deadline (WEFT_ACTION_TIMEOUT_MS). */
   actionTimeoutMs?: number;
-  /** WEFT_TEMPORAL_CALL_TIMEOUT_MS (default 1.5 s, which the outage tests rely on). */
+  /**
+   * WEFT_TEMPORAL_CALL_TIMEOUT_MS. 10 s here (the product's default is 1.5 s): a dev server
+   * on two cores busy with the suite can take longer than 1.5 s to answer, and a status read
+   * that answers 503 then fails a test about something else. Outage tests set 1.5 s.
+   */
   temporalCallTimeoutMs?: number;
   /** The API's rate limit per environment (WEFT_API_RATE_LIMIT, WEFT_API_RATE_LIMIT_WINDOW_S; limit 0: off). */
   apiRateLimit?: { limit: number; windowMs: number };
@@ -180,7 +184,7 @@ export async function startWeftStack(opts: StackOptions = {}): Promise<WeftStack
     LOG_LEVEL: 'info',
     ...(opts.integrationsDir ? { WEFT_INTEGRATIONS_DIR: opts.integrationsDir } : {}),
     ...(opts.actionTimeoutMs ? { WEFT_ACTION_TIMEOUT_MS: String(opts.actionTimeoutMs) } : {}),
-    ...(opts.temporalCallTimeoutMs ? { WEFT_TEMPORAL_CALL_TIMEOUT_MS: String(opts.temporalCallTimeoutMs) } : {}),
+    WEFT_TEMPORAL_CALL_TIMEOUT_MS: String(opts.temporalCallTimeoutMs ?? 10_000),
     ...(opts.apiRateLimit
       ? { WEFT_API_RATE_LIMIT: String(opts.apiRateLimit.limit), WEFT_API_RATE_LIMIT_WINDOW_S: windowSeconds(opts.apiRateLimit.windowMs) }
       : {}),
