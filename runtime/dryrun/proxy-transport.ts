@@ -2,6 +2,7 @@ import { ProviderAuthError, ProviderHttpError, ProviderRedirectError } from '../
 import type { RecordedExchange } from '../mocks/fixture-files';
 import type { HttpMethod, HttpResponse, ProviderTransport, QueryValue, RequestConfig } from '../types';
 import { WeftRefusedError, WeftUnreachableError } from './errors';
+import { parseResponseBody } from '../http/response-body';
 
 export interface ProxyTransportOptions {
   /** The running Weft, e.g. http://localhost:3003. */
@@ -71,7 +72,7 @@ export function createProxyTransport(opts: ProxyTransportOptions): ProviderTrans
     res.headers.forEach((value, name) => {
       headers[name] = value;
     });
-    return { res, headers: withoutWeftRateLimit(headers), data: parseBody(await res.text(), headers['content-type']) };
+    return { res, headers: withoutWeftRateLimit(headers), data: parseResponseBody(await res.text(), headers['content-type']) };
   }
 
   return {
@@ -182,18 +183,6 @@ function weftErrorOf(data: unknown): { code: string; message: string } | null {
   const error = (data as { error?: { code?: unknown; message?: unknown } } | null)?.error;
   if (!error || typeof error.code !== 'string' || typeof error.message !== 'string') return null;
   return WEFT_PROXY_CODES.has(error.code) ? { code: error.code, message: error.message } : null;
-}
-
-function parseBody(text: string, contentType: string | undefined): unknown {
-  if (text === '') return null;
-  if (contentType?.includes('json') || /^[[{]/.test(text.trimStart())) {
-    try {
-      return JSON.parse(text);
-    } catch {
-      return text;
-    }
-  }
-  return text;
 }
 
 function causeOf(err: unknown): string {

@@ -14,6 +14,7 @@ export interface ResolvedProvider {
 }
 
 import type { ProviderCallDeps, RequestLogEntry } from './provider-call';
+import { parseResponseBody } from './response-body';
 
 export type { RequestLogEntry };
 
@@ -128,7 +129,7 @@ export class ProviderClient implements ProviderTransport {
         await this.deps.sleep(backoffMs(serverErrorAttempts));
         continue;
       }
-      const data = parseBody(text, responseHeaders['content-type']);
+      const data = parseResponseBody(text, responseHeaders['content-type']);
       if (status === 401) {
         if (!reauthorized && !config.preAuthenticated && this.deps.reauthorize && (await this.deps.reauthorize())) {
           reauthorized = true;
@@ -246,16 +247,4 @@ function scrubBody(data: unknown, secrets: string[]): unknown {
   const clean = scrubSecrets(text, secrets);
   if (clean === text) return data;
   return typeof data === 'string' ? clean : JSON.parse(clean);
-}
-
-function parseBody(text: string, contentType: string | undefined): unknown {
-  if (text === '') return null;
-  if (contentType?.includes('json') || /^[[{]/.test(text.trimStart())) {
-    try {
-      return JSON.parse(text);
-    } catch {
-      return text;
-    }
-  }
-  return text;
 }
