@@ -1,52 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
 import { LUMA_DEFAULT_API_KEY } from '../../sandbox/luma';
 import { sealV1 } from '../auth/legacy-seal';
 import { createLumaIntegration, startWeftStack, type WeftStack } from '../support/weft-stack';
+import { logLine, spawnWeft, waitFor, type WeftProcess } from '../support/worker-process';
 
-const REPO = path.resolve(__dirname, '../..');
 const EVENTS = 40;
-
-interface WeftProcess {
-  child: ChildProcess;
-  /** stdout and stderr so far. */
-  output(): string;
-  /** Resolves with the exit code once the process has ended. */
-  exited: Promise<number | null>;
-}
-
-/** Runs `weft <command>` (cli/weft.ts, as the `weft` executable does without a build) as an OS process of its own. */
-function spawnWeft(command: string, env: NodeJS.ProcessEnv): WeftProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/weft.ts', command], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return { child, output: () => output, exited };
-}
-
-/** The first JSON log line with this message, once the process has written it. */
-async function logLine(p: WeftProcess, msg: string, timeoutMs = 60_000): Promise<Record<string, unknown>> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    for (const line of p.output().split('\n')) {
-      if (!line.includes(msg)) continue;
-      const parsed = JSON.parse(line) as Record<string, unknown>;
-      if (parsed.msg === msg) return parsed;
-    }
-    if (p.child.exitCode !== null) throw new Error(`the process exited (${p.child.exitCode}) before logging "${msg}":\n${p.output()}`);
-    if (Date.now() > end) throw new Error(`no "${msg}" within ${timeoutMs} ms:\n${p.output()}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 /** Configuration without the servers: what an operator gets who forgot them. */
 function envWithoutServers(): NodeJS.ProcessEnv {

@@ -5,42 +5,10 @@
  * is imported before anything requires it), so database operations have spans under the API
  * request and under the activity that made them.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
 import { LUMA_DEFAULT_API_KEY } from '../../sandbox/luma';
 import { createLumaIntegration, startWeftStack, type WeftStack } from '../support/weft-stack';
+import { logLine, spawnWeft, type WeftProcess } from '../support/worker-process';
 import { attr, isUnder, pointAttr, startOtlpReceiver, type OtlpReceiver, type OtlpSpan } from './telemetry-receiver';
-
-const REPO = path.resolve(__dirname, '../..');
-
-interface WeftProcess {
-  child: ChildProcess;
-  output(): string;
-  exited: Promise<number | null>;
-}
-
-function spawnWeft(command: string, env: NodeJS.ProcessEnv): WeftProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/weft.ts', command], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return { child, output: () => output, exited };
-}
-
-async function logLine(p: WeftProcess, msg: string, timeoutMs = 60_000): Promise<Record<string, unknown>> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const line = p
-      .output()
-      .split('\n')
-      .find((l) => l.includes(`"msg":"${msg}"`));
-    if (line) return JSON.parse(line) as Record<string, unknown>;
-    if (p.child.exitCode !== null) throw new Error(`the process exited (${p.child.exitCode}) before logging "${msg}":\n${p.output()}`);
-    if (Date.now() > end) throw new Error(`no "${msg}" within ${timeoutMs} ms:\n${p.output()}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 const isMongo = (s: OtlpSpan) => attr(s, 'db.system') === 'mongodb';
 
