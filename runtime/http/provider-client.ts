@@ -4,7 +4,7 @@ import type { HttpMethod, HttpResponse, ProviderDefinition, ProviderTransport, Q
 import { ProviderAuthError, ProviderHttpError, ProviderRedirectError, ProviderUnreachableError, RateLimitedError } from '../errors';
 import { redactUrl, scrubSecrets } from '../../egress/redact';
 import { forwardRequest, type ForwardRequest, type ForwardResponse } from './provider-forward';
-import { recordProviderAttempt } from './telemetry';
+import { recordProviderAttempt, type ProviderAttempt } from './telemetry';
 
 /** The provider as configured for one integration: definition plus per-integration overrides. */
 export interface ResolvedProvider {
@@ -196,16 +196,7 @@ export class ProviderClient implements ProviderTransport {
     return Object.fromEntries(Object.entries(headers).filter(([k]) => UPSTREAM_HEADERS.test(k) || k === requestIdHeader));
   }
 
-  private log(e: {
-    method: string;
-    url: string;
-    status: number | null;
-    started: number;
-    attempt: number;
-    waitMs: number;
-    error: string | null;
-    requestId: string | null;
-  }): void {
+  private log(e: Omit<ProviderAttempt, 'provider' | 'operation'> & { requestId: string | null }): void {
     const url = redactUrl(e.url);
     recordProviderAttempt({ ...e, url, provider: this.deps.provider.definition.name, operation: 'request' });
     this.deps.logRequest({
