@@ -70,6 +70,11 @@ export const configSchema = z.object({
   WEFT_HTTP_HEADERS_TIMEOUT_MS: duration.default(10_000),
   WEFT_HTTP_REQUEST_TIMEOUT_MS: duration.default(30_000),
   WEFT_HTTP_KEEP_ALIVE_TIMEOUT_MS: duration.default(5_000),
+  /** After SIGTERM, `weft api` keeps serving this long with GET /ready at 503 shutting_down (a load balancer drains it), then closes; a second signal ends it. */
+  WEFT_API_DRAIN_MS: z.coerce.number().int().min(0).default(0),
+  /** `weft worker`'s probes (GET /health, GET /ready) on this port; off when unset, 0: any free port. */
+  WEFT_WORKER_HEALTH_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  WEFT_WORKER_HEALTH_HOST: z.string().min(1).default('127.0.0.1'),
   /**
    * Destinations the egress policy lets through although they are loopback, private or
    * link-local: comma-separated CIDRs, IP addresses or host:port (egress/address-policy.ts).
