@@ -6,6 +6,16 @@ import type { IntegrationRegistry } from '../runtime/registry';
 import type { Egress } from '../egress/egress';
 import type { OpenProviderSession } from '../activities/provider-session';
 
+/**
+ * Where an API process is in its life, shared with whoever stops it (app/api/main.ts): once a
+ * stop signal came, `shuttingDown` is true and readiness (`GET /ready`) answers 503
+ * `shutting_down` while the process still serves, so a load balancer takes it out of rotation
+ * before the port closes.
+ */
+export interface ApiLifecycle {
+  shuttingDown: boolean;
+}
+
 /** Everything the API needs, handed in by whoever starts it (npm start, tests, `weft api`). */
 export interface ApiDeps {
   stores: Stores;
@@ -17,6 +27,8 @@ export interface ApiDeps {
   egress: Egress;
   /** Calls to a connection's provider (verifying credentials, refreshing them); built by app/. */
   openProviderSession: OpenProviderSession;
+  /** Set by a process that drains before it stops (`weft api`): readiness then answers 503 shutting_down. */
+  lifecycle?: ApiLifecycle;
   settings: {
     /** WEFT_TEMPORAL_ID_PREFIX: the first part of every workflow and schedule ID. */
     temporalIdPrefix: string;

@@ -46,9 +46,28 @@ export function registerApiRoutes(registry: OpenAPIRegistry): void {
     path: '/health',
     operationId: 'getHealth',
     tags: ['Operations'],
-    summary: 'MongoDB and Temporal reachable (no key)',
+    summary: 'Liveness: the process runs (no key; calls nothing)',
+    description:
+      'Answers 200 while the process’s event loop runs. It checks no dependency: restarting the API does not bring a database back. Readiness is `GET /ready`.',
     security: [],
-    responses: { 200: json(out.healthResponse), 503: json(out.healthResponse, 'A part is down; `Retry-After` set.') },
+    responses: { 200: json(out.healthResponse) },
+  });
+  registry.registerPath({
+    method: 'get',
+    path: '/ready',
+    operationId: 'getReadiness',
+    tags: ['Operations'],
+    summary: 'Readiness: MongoDB and Temporal reachable, not shutting down (no key)',
+    description:
+      'A load balancer sends traffic while this answers 200. 503 with `Retry-After` when MongoDB or Temporal cannot be reached (the part that is down says `unavailable`), or `status: shutting_down` while the process drains after SIGTERM.',
+    security: [],
+    responses: {
+      200: json(out.readinessResponse),
+      503: {
+        ...json(out.readinessResponse, 'A part is down, or the process is shutting down.'),
+        headers: z.object({ 'retry-after': z.string().describe('Seconds to wait.') }),
+      },
+    },
   });
 
   registry.registerPath({

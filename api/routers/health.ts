@@ -2,27 +2,41 @@ import { Router } from 'express';
 import { OUTAGE_RETRY_AFTER_SECONDS } from '../outage';
 import type { ApiDeps } from '../deps';
 
-/** A probe never holds /health longer than this, whatever the connection's own settings. */
+/** A probe never holds /ready longer than this, whatever the connection's own settings. */
 const PROBE_TIMEOUT_MS = 2_000;
 
 type PartState = 'ok' | 'unavailable';
 
 /**
- * `GET /health` (no key): 200 when the API can reach both MongoDB and Temporal, else 503
- * with Retry-After and which part is down, e.g. `{ status: "unavailable", database:
- * "unavailable", orchestrator: "ok" }`, so a load balancer or an operator sees the cause.
- * It answers within about two seconds either way.
+ * The probes (no key, not rate limited):
+ * - `GET /health`, liveness: 200 `{ status: "ok" }` while the process's event loop runs. It
+ *   calls nothing: restarting the API does not bring a database back, so an outage must not
+ *   make an orchestrator restart it. (Nango's server has the same route, so a probe written for
+ *   Nango keeps working.)
+ * - `GET /ready`, readiness: 200 `{ status: "ok", database: "ok", orchestrator: "ok" }` when
+ *   the API can reach MongoDB and Temporal, else 503 with Retry-After and what is wrong:
+ *   `unavailable` naming the part that is down, or `shutting_down` while the process drains
+ *   after a stop signal. It answers within about two seconds either way.
+ * While shutting down, every answer also says `Connection: close`, so keep-alive clients
+ * reconnect (to another process) instead of holding a connection that is about to close.
  */
 export function healthRouter(deps: ApiDeps): Router {
   const router = Router();
-  router.get('/health', async (_req, res) => {
+  router.use((_req, res, next) => {
+    if (deps.lifecycle?.shuttingDown) res.set('Connection', 'close');
+    next();
+  });
+  router.get('/health', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  router.get('/ready', async (_req, res) => {
     const [database, orchestrator] = await Promise.all([
       probe(() => deps.stores.db.command({ ping: 1 })),
       probe(() => deps.temporal.connection.withDeadline(Date.now() + PROBE_TIMEOUT_MS, () => deps.temporal.workflowService.getSystemInfo({}))),
     ]);
-    const healthy = database === 'ok' && orchestrator === 'ok';
-    if (!healthy) res.status(503).set('Retry-After', String(OUTAGE_RETRY_AFTER_SECONDS));
-    res.json({ status: healthy ? 'ok' : 'unavailable', database, orchestrator });
+    const status = deps.lifecycle?.shuttingDown ? 'shutting_down' : database === 'ok' && orchestrator === 'ok' ? 'ok' : 'unavailable';
+    if (status !== 'ok') res.status(503).set('Retry-After', String(OUTAGE_RETRY_AFTER_SECONDS));
+    res.json({ status, database, orchestrator });
   });
   return router;
 }

@@ -25,8 +25,12 @@ export const errorResponse = z.object({
 
 export const successResponse = z.object({ success: z.literal(true) });
 
-export const healthResponse = z.object({
-  status: z.enum(['ok', 'unavailable']),
+/** `GET /health` (liveness): the process runs; it calls nothing. */
+export const healthResponse = z.object({ status: z.literal('ok') });
+
+/** `GET /ready` (readiness): MongoDB and Temporal reachable, and the process not shutting down. */
+export const readinessResponse = z.object({
+  status: z.enum(['ok', 'unavailable', 'shutting_down']),
   database: z.enum(['ok', 'unavailable']),
   orchestrator: z.enum(['ok', 'unavailable']),
 });

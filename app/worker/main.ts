@@ -8,7 +8,8 @@ import { loadConfig } from '../../common/config';
 import { buildCore, requireServers } from '../core';
 import { describeFailure } from '../process-exit';
 import { resealInBackground } from '../reseal';
-import { buildWorkers } from './run-workers';
+import { buildWorkers, type WeftWorkers } from './run-workers';
+import { startWorkerHealthServer, workerReadiness } from './health-server';
 import { Runtime } from '@temporalio/worker';
 import { startTelemetry, temporalRuntimeTelemetry } from '../telemetry';
 
@@ -19,21 +20,40 @@ export async function runWorkerProcess(env: NodeJS.ProcessEnv = process.env): Pr
   const runtimeTelemetry = temporalRuntimeTelemetry(config);
   // Before any connection: the worker's own metrics, when OTEL_* configures metrics.
   if (runtimeTelemetry) Runtime.install({ telemetryOptions: runtimeTelemetry });
-  const core = await buildCore(config, { log: { component: 'worker' }, watchDatabase: true, telemetry });
-  const { logger } = core;
+  // The probes first (when configured), so a slow start reads as alive and not ready.
+  let workers: WeftWorkers | null = null;
+  const health =
+    config.WEFT_WORKER_HEALTH_PORT === undefined
+      ? null
+      : await startWorkerHealthServer({
+          port: config.WEFT_WORKER_HEALTH_PORT,
+          host: config.WEFT_WORKER_HEALTH_HOST,
+          readiness: () => workerReadiness(workers?.sync.getState() ?? null, workers?.action.getState() ?? null),
+        });
   try {
-    resealInBackground(core);
-    const workers = await buildWorkers(core);
-    // Worker.run() shuts down gracefully on SIGINT/SIGTERM by default.
-    logger.info({ syncTaskQueue: config.WEFT_SYNC_TASK_QUEUE, actionTaskQueue: config.WEFT_ACTION_TASK_QUEUE, pid: process.pid }, 'weft worker running');
+    const core = await buildCore(config, { log: { component: 'worker' }, watchDatabase: true, telemetry });
+    const { logger } = core;
+    if (health) logger.info({ url: health.url }, 'weft worker health endpoint listening');
     try {
-      await workers.run();
+      resealInBackground(core);
+      workers = await buildWorkers(core);
+      // Worker.run() shuts down gracefully on SIGINT/SIGTERM by default; readiness answers
+      // 503 shutting_down from then until the process has closed everything.
+      logger.info(
+        { syncTaskQueue: config.WEFT_SYNC_TASK_QUEUE, actionTaskQueue: config.WEFT_ACTION_TASK_QUEUE, pid: process.pid, healthUrl: health?.url },
+        'weft worker running',
+      );
+      try {
+        await workers.run();
+      } finally {
+        await workers.connection.close();
+      }
     } finally {
-      await workers.connection.close();
+      await core.close();
+      await telemetry?.shutdown();
     }
   } finally {
-    await core.close();
-    await telemetry?.shutdown();
+    await health?.close();
   }
 }
 

@@ -317,7 +317,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** MongoDB and Temporal reachable (no key) */
+    /**
+     * Liveness: the process runs (no key; calls nothing)
+     * @description Answers 200 while the process’s event loop runs. It checks no dependency: restarting the API does not bring a database back. Readiness is `GET /ready`.
+     */
     get: operations['getHealth'];
     put?: never;
     post?: never;
@@ -483,6 +486,26 @@ export interface paths {
      * @description Any path under `/proxy/` is forwarded to the provider (query and body as sent, streamed). `Weft-Proxy-<Header>` (or `Nango-Proxy-<Header>`) headers are passed on without the prefix. With `Weft-Pre-Authenticated: true` the call goes to `Base-Url-Override` without the connection’s credentials (a pre-authenticated URL).
      */
     patch: operations['proxyPatch'];
+    trace?: never;
+  };
+  '/ready': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Readiness: MongoDB and Temporal reachable, not shutting down (no key)
+     * @description A load balancer sends traffic while this answers 200. 503 with `Retry-After` when MongoDB or Temporal cannot be reached (the part that is down says `unavailable`), or `status: shutting_down` while the process drains after SIGTERM.
+     */
+    get: operations['getReadiness'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
     trace?: never;
   };
   '/records': {
@@ -4588,27 +4611,7 @@ export interface operations {
         content: {
           'application/json': {
             /** @enum {string} */
-            database: 'ok' | 'unavailable';
-            /** @enum {string} */
-            orchestrator: 'ok' | 'unavailable';
-            /** @enum {string} */
-            status: 'ok' | 'unavailable';
-          };
-        };
-      };
-      /** @description A part is down; `Retry-After` set. */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            /** @enum {string} */
-            database: 'ok' | 'unavailable';
-            /** @enum {string} */
-            orchestrator: 'ok' | 'unavailable';
-            /** @enum {string} */
-            status: 'ok' | 'unavailable';
+            status: 'ok';
           };
         };
       };
@@ -6433,6 +6436,51 @@ export interface operations {
         };
         content: {
           '*/*': unknown;
+        };
+      };
+    };
+  };
+  getReadiness: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {string} */
+            database: 'ok' | 'unavailable';
+            /** @enum {string} */
+            orchestrator: 'ok' | 'unavailable';
+            /** @enum {string} */
+            status: 'ok' | 'unavailable' | 'shutting_down';
+          };
+        };
+      };
+      /** @description A part is down, or the process is shutting down. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {string} */
+            database: 'ok' | 'unavailable';
+            /** @enum {string} */
+            orchestrator: 'ok' | 'unavailable';
+            /** @enum {string} */
+            status: 'ok' | 'unavailable' | 'shutting_down';
+          };
         };
       };
     };

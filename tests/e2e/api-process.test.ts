@@ -46,6 +46,9 @@ describe('weft api: the API as a process of its own', () => {
 
     const health = await fetch(`${url}/health`);
     expect(health.status).toBe(200);
+    // Listening means ready: the process reached MongoDB and Temporal before it opened its port.
+    const ready = await fetch(`${url}/ready`);
+    expect({ status: ready.status, body: await ready.json() }).toEqual({ status: 200, body: { status: 'ok', database: 'ok', orchestrator: 'ok' } });
     await waitFor(
       async () => /^v2\./.test((await connections.findOne({ connection_id: 'older' }))!.credentials_encrypted),
       20_000,

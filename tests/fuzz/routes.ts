@@ -88,6 +88,7 @@ const connectionRoutes = (base: '/connections' | '/connection'): RouteSpec[] => 
 
 export const ROUTES: RouteSpec[] = [
   { name: 'GET /health', method: 'GET', template: '/health', auth: 'none', readOnly: true },
+  { name: 'GET /ready', method: 'GET', template: '/ready', auth: 'none', readOnly: true },
   { name: 'GET /openapi.json', method: 'GET', template: '/openapi.json', auth: 'none', readOnly: true },
   { name: 'GET /docs', method: 'GET', template: '/docs', auth: 'none', readOnly: true },
 

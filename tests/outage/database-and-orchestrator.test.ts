@@ -66,10 +66,10 @@ describe('outages of MongoDB and Temporal', () => {
     };
   }
 
-  /** GET /health, with the Retry-After header. */
-  async function health() {
+  /** GET /ready (readiness), with the Retry-After header. */
+  async function health(path = '/ready') {
     const started = Date.now();
-    const res = await fetch(`${stack.apiUrl}/health`);
+    const res = await fetch(`${stack.apiUrl}${path}`);
     return { status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.json(), ms: Date.now() - started };
   }
 
@@ -139,6 +139,8 @@ describe('outages of MongoDB and Temporal', () => {
       body: { status: 'unavailable', database: 'unavailable', orchestrator: 'ok' },
     });
     expect(down.ms).toBeLessThanOrEqual(OUTAGE_ANSWER_MS);
+    // Liveness stays 200: restarting the API would not bring the database back.
+    expect(await health('/health')).toMatchObject({ status: 200, body: { status: 'ok' } });
     expect(stack.logs.join('\n')).not.toMatch(/"level":50[^\n]*unhandled API error/);
 
     await new Promise((r) => setTimeout(r, 2_000));
@@ -237,6 +239,7 @@ describe('outages of MongoDB and Temporal', () => {
     const down = await health();
     expect(down).toMatchObject({ status: 503, body: { status: 'unavailable', database: 'ok', orchestrator: 'unavailable' } });
     expect(down.ms).toBeLessThanOrEqual(OUTAGE_ANSWER_MS);
+    expect(await health('/health')).toMatchObject({ status: 200, body: { status: 'ok' } });
 
     await servers.startTemporal();
 
