@@ -11,10 +11,12 @@ import { egressSettings } from '../egress/settings';
 import { integrations } from '../integrations';
 import { withIntegrationsDir } from '../runtime/integration-loader';
 import { IntegrationRegistry } from '../runtime/registry';
-import { connectMongo, createStores, DATABASE_HEARTBEAT_MS, ensureIndexes, type Stores } from '../store/db';
+import { createStores, ensureIndexes, type Stores } from '../store/db';
+import { connectMongo, DATABASE_HEARTBEAT_MS } from '../store/mongo-client';
 import { watchDatabase } from '../store/database-watch';
 import type { ExpiryRule } from '../store/ttl';
-import { boundedTemporalCalls } from './temporal-connection';
+import { ensureSearchAttributes } from './temporal-search-attributes';
+import { boundedTemporalCalls, connectOrExplain, CONNECT_TIMEOUT_MS, temporalConnectionOptions } from './temporal-connection';
 import type { Telemetry } from './telemetry';
 
 /** The database side of the core: what a one-shot command (`weft reseal`) needs too. */
@@ -121,8 +123,8 @@ export async function openStorage(config: Config, opts: StorageOptions = {}): Pr
  * WEFT_ENCRYPTION_KEY.
  */
 export async function buildCore(config: Config, opts: CoreOptions): Promise<Core> {
-  if (!config.TEMPORAL_ADDRESS)
-    throw new WeftError('missing_temporal_address', 'TEMPORAL_ADDRESS is required (the Temporal server that runs syncs and actions).');
+  // Also first: an address missing, a certificate file unreadable.
+  const temporalOptions = temporalConnectionOptions(config.temporal);
   // First: a mistyped WEFT_EGRESS_ALLOW entry stops here, before any connection is opened.
   const egress = createEgress({ ...egressSettings(config, opts.egressAllow ?? []), ...opts.egressTimeouts });
   const opened: Array<() => Promise<void>> = [() => egress.close()];
@@ -137,20 +139,24 @@ export async function buildCore(config: Config, opts: CoreOptions): Promise<Core
       monitorCommands: opts.monitorCommands,
     });
     opened.push(storage.close);
-    const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS, ...boundedTemporalCalls(config.WEFT_TEMPORAL_CALL_TIMEOUT_MS) });
+    const connection = await connectOrExplain(config.temporal, () =>
+      Connection.connect({ ...temporalOptions, connectTimeout: CONNECT_TIMEOUT_MS, ...boundedTemporalCalls(config.WEFT_TEMPORAL_CALL_TIMEOUT_MS) }),
+    );
     opened.push(() => connection.close());
+    // With traces on, a workflow started here continues the caller's trace (context in its headers).
+    const temporal = new Client({
+      connection,
+      namespace: config.TEMPORAL_NAMESPACE,
+      ...(opts.telemetry?.spanProcessor && { interceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } }),
+    });
+    await ensureSearchAttributes(temporal, config.TEMPORAL_NAMESPACE, logger);
     return {
       ...storage,
       config,
       logger,
       registry,
       egress,
-      // With traces on, a workflow started here continues the caller's trace (context in its headers).
-      temporal: new Client({
-        connection,
-        namespace: config.TEMPORAL_NAMESPACE,
-        ...(opts.telemetry?.spanProcessor && { interceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } }),
-      }),
+      temporal,
       telemetry: opts.telemetry ?? null,
       close: closeAll,
     };
@@ -166,7 +172,7 @@ export async function buildCore(config: Config, opts: CoreOptions): Promise<Core
  */
 export function requireServers(config: Config, process: 'api' | 'worker'): void {
   const missing = [
-    !config.TEMPORAL_ADDRESS && 'TEMPORAL_ADDRESS',
+    !config.temporal.address && 'TEMPORAL_ADDRESS (or a Temporal profile with an address)',
     !config.MONGODB_URI && 'MONGODB_URI',
     !config.WEFT_ENCRYPTION_KEY && 'WEFT_ENCRYPTION_KEY',
   ].filter(Boolean);

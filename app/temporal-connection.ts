@@ -1,5 +1,9 @@
 import type { Interceptor } from '@grpc/grpc-js';
 import { defaultGrpcRetryOptions, makeGrpcRetryInterceptor, type ConnectionOptions, type GrpcRetryOptions } from '@temporalio/client';
+import { toClientOptions } from '@temporalio/envconfig';
+import type { NativeConnectionOptions } from '@temporalio/worker';
+import { WeftError } from '../common/errors';
+import { usesTls, type TemporalSettings } from '../common/temporal-settings';
 
 /**
  * Calls that wait on purpose (a workflow's result, an update's outcome): the caller bounds
@@ -33,4 +37,61 @@ export function boundedTemporalCalls(callTimeoutMs: number): Pick<ConnectionOpti
   };
   // Replaces the client's default interceptor list (which is just the unbounded retry).
   return { interceptors: [deadlinePerCall] };
+}
+
+/**
+ * What the client's Connection and the workers' NativeConnection need from the settings:
+ * address, TLS (certificates read from their files now, so a rotated file is picked up by
+ * the next process start), API key and gRPC metadata, through the SDK's own conversion.
+ */
+export function temporalConnectionOptions(settings: TemporalSettings): NativeConnectionOptions & { address: string } {
+  if (!settings.address)
+    throw new WeftError(
+      'missing_temporal_address',
+      'TEMPORAL_ADDRESS (or a Temporal profile with an address) is required: the Temporal server that runs syncs and actions.',
+    );
+  let options: NativeConnectionOptions;
+  try {
+    options = toClientOptions({ address: settings.address, apiKey: settings.apiKey, tls: settings.tls, grpcMeta: settings.grpcMeta }).connectionOptions;
+  } catch (err) {
+    // A certificate path that cannot be read: the message names the path, never the contents.
+    throw new WeftError('temporal_config_invalid', `Temporal TLS settings of profile "${settings.profile}" could not be read: ${(err as Error).message}`);
+  }
+  return { ...options, address: settings.address };
+}
+
+/** How long a process start waits for Temporal before giving up with temporal_unreachable (a refused certificate fails sooner). */
+export const CONNECT_TIMEOUT_MS = 15_000;
+
+/**
+ * Connects, or fails with `temporal_unreachable` naming the address, the namespace and the
+ * cause, so a wrong certificate or address stops a process at start with one clear line
+ * instead of a driver stack or a hang.
+ */
+export async function connectOrExplain<T>(settings: TemporalSettings, connect: () => Promise<T>): Promise<T> {
+  try {
+    return await connect();
+  } catch (err) {
+    if (err instanceof WeftError) throw err;
+    throw new WeftError(
+      'temporal_unreachable',
+      `Could not connect to Temporal at ${settings.address} (namespace ${settings.namespace}${describeSecurity(settings)}): ${causeOf(err)}`,
+      503,
+    );
+  }
+}
+
+function describeSecurity(settings: TemporalSettings): string {
+  if (!usesTls(settings)) return ', plain TCP';
+  const parts = ['TLS'];
+  if (settings.tls?.clientCert) parts.push('client certificate');
+  if (settings.apiKey) parts.push('API key');
+  return `, ${parts.join(' + ')}`;
+}
+
+/** The driver's reason in one line (gRPC and the Rust core nest it; the innermost says most). */
+function causeOf(err: unknown): string {
+  const messages: string[] = [];
+  for (let e: unknown = err; e instanceof Error && messages.length < 4; e = (e as { cause?: unknown }).cause) messages.push(e.message);
+  return messages.join(': ').replace(/\s+/g, ' ').trim() || String(err);
 }

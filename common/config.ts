@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { loadTemporalSettings, type TemporalSettings } from './temporal-settings';
 
 /**
  * All configuration comes from the environment, parsed once here. No other module reads
@@ -18,6 +19,11 @@ export const configSchema = z.object({
   WEFT_API_HOST: z.string().min(1).default('127.0.0.1'),
   /** The public base URL of the API (used in connect links and status URLs). */
   WEFT_PUBLIC_URL: z.string().url().optional(),
+  /**
+   * Where Temporal is: the `TEMPORAL_*` variables over a profile of Temporal's TOML file, read
+   * by loadTemporalSettings (common/temporal-settings.ts) as Temporal's CLI and SDKs read them.
+   * After loadConfig these two hold the resolved address and namespace; `temporal` has the rest.
+   */
   TEMPORAL_ADDRESS: z.string().min(1).optional(),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   MONGODB_URI: z.string().min(1).optional(),
@@ -117,7 +123,10 @@ export const configSchema = z.object({
   OTEL_METRIC_EXPORT_INTERVAL: duration.default(60_000),
 });
 
-export type Config = z.infer<typeof configSchema>;
+export type Config = z.infer<typeof configSchema> & {
+  /** How to reach Temporal: address, namespace, TLS, API key (Temporal's environment configuration). */
+  temporal: TemporalSettings;
+};
 
 const telemetrySchema = configSchema.pick({
   OTEL_SDK_DISABLED: true,
@@ -145,5 +154,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
     throw new Error(`Invalid configuration:\n${lines.join('\n')}`);
   }
-  return parsed.data;
+  let temporal: TemporalSettings;
+  try {
+    temporal = loadTemporalSettings(env);
+  } catch (err) {
+    // A profile the file lacks, a TOML syntax error: the SDK's message names the profile or the line, never a secret.
+    throw new Error(`Invalid configuration:\n  Temporal environment configuration (TEMPORAL_CONFIG_FILE / TEMPORAL_PROFILE): ${(err as Error).message}`);
+  }
+  return { ...parsed.data, TEMPORAL_ADDRESS: temporal.address, TEMPORAL_NAMESPACE: temporal.namespace, temporal };
 }

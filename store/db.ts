@@ -1,4 +1,4 @@
-import { MongoClient, type Db } from 'mongodb';
+import type { Db } from 'mongodb';
 import { EnvironmentStore } from './environments';
 import { IntegrationStore } from './integrations';
 import { ConnectionStore } from './connections';
@@ -38,35 +38,6 @@ export interface Stores {
 
 export interface StoreOptions {
   requestLogTtlDays: number;
-}
-
-/** How long an operation waits for a reachable server by default (WEFT_MONGODB_SELECTION_TIMEOUT_MS). */
-const DEFAULT_SERVER_SELECTION_TIMEOUT_MS = 1_500;
-
-/** How often the driver checks a reachable server (while it is unreachable: every 0.5 s). */
-export const DATABASE_HEARTBEAT_MS = 5_000;
-
-/** `monitorCommands`: the client emits every command (tests check which filters a request sends). */
-export async function connectMongo(uri: string, opts: { serverSelectionTimeoutMs?: number; monitorCommands?: boolean } = {}): Promise<MongoClient> {
-  // FerretDB and MongoDB both accept these; retryWrites is off because FerretDB has no
-  // transactions/sessions to retry with. A short server selection: while the database is
-  // unreachable an operation fails after this long with MongoServerSelectionError (the API
-  // answers 503 database_unavailable, an activity is retried by Temporal) instead of holding
-  // a request open for many seconds. The driver reconnects by itself: the first
-  // operation after the server is back succeeds.
-  // Recovery is bounded too: the driver's monitor notices a returned server on its next
-  // check, and a check begun against a server that was stopping or starting (port open, no
-  // answer) waits connectTimeoutMS. With the defaults (30 s, heartbeat 10 s) one CI run saw
-  // the API still unavailable 20 s after FerretDB was back; with these, a few seconds at most.
-  const client = new MongoClient(uri, {
-    retryWrites: false,
-    serverSelectionTimeoutMS: opts.serverSelectionTimeoutMs ?? DEFAULT_SERVER_SELECTION_TIMEOUT_MS,
-    connectTimeoutMS: 5_000,
-    heartbeatFrequencyMS: DATABASE_HEARTBEAT_MS,
-    monitorCommands: opts.monitorCommands ?? false,
-  });
-  await client.connect();
-  return client;
 }
 
 export function createStores(db: Db, options: StoreOptions = { requestLogTtlDays: 14 }): Stores {

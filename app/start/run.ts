@@ -110,6 +110,10 @@ export async function runStart(options: StartOptions, env: NodeJS.ProcessEnv): P
       MONGODB_URI: infra.mongodbUri,
       TEMPORAL_ADDRESS: infra.temporal.address,
       TEMPORAL_NAMESPACE: infra.temporal.namespace,
+      // The dev server started here speaks plain TCP; an external Temporal keeps its TLS and API key.
+      temporal: infra.temporal.startedHere
+        ? { address: infra.temporal.address, namespace: infra.temporal.namespace, profile: 'npm start' }
+        : { ...config.temporal, address: infra.temporal.address, namespace: infra.temporal.namespace },
       WEFT_ENCRYPTION_KEY: encryption.key,
     };
     // OTEL_* set: traces and metrics of the API and workers of this process, as service `weft` (unless OTEL_SERVICE_NAME).

@@ -3,6 +3,7 @@ import { NativeConnection, type Worker } from '@temporalio/worker';
 import type { Logger } from '../../common/logger';
 import type { Core } from '../core';
 import { providerSessionOpener } from '../provider-session';
+import { connectOrExplain, temporalConnectionOptions } from '../temporal-connection';
 import { createSyncActivities } from '../../activities/sync-activities';
 import { createActionActivities } from '../../activities/action-activities';
 import { createWeftWorker } from './create-worker';
@@ -42,7 +43,7 @@ export interface WeftWorkers {
 export async function buildWorkers(core: Core, opts: { logger?: Logger } = {}): Promise<WeftWorkers> {
   const { config } = core;
   const logger = opts.logger ?? core.logger;
-  const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
+  const connection = await connectOrExplain(config.temporal, () => NativeConnection.connect(temporalConnectionOptions(config.temporal)));
   // Webhook events go out through their webhookDelivery workflows, on the sync queue with the other workflows.
   const startWebhookDelivery = coreWebhookDelivery(core);
   const sessionDeps = {

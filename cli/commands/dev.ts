@@ -8,6 +8,7 @@ import { WeftError } from '../../common/errors';
 import { packageRoot } from '../../app/package-root';
 import { addStartOptions, type StartOptions } from '../../app/start/options';
 import { infraOptionsFromEnv } from '../../scripts/infra/infra-env';
+import { devServerTemporalEnv } from '../../common/temporal-settings';
 // Types only: the module (the MongoDB driver, the Temporal client, grpc, yaml) is required when
 // `weft dev` runs, so every other command starts without it. `require`, not `import()`: see
 // cli/weft.ts (bin.js without a build runs the sources through tsx's require hook).
@@ -56,13 +57,16 @@ async function runDev(o: DevOptions, env: NodeJS.ProcessEnv): Promise<number> {
   const say = (line: string) => process.stdout.write(`weft dev: ${line}\n`);
 
   let infra: InfraModule.Infrastructure | undefined;
-  const childEnv: NodeJS.ProcessEnv = { ...env, WEFT_INTEGRATIONS_DIR: integrationsDir };
+  let childEnv: NodeJS.ProcessEnv = { ...env, WEFT_INTEGRATIONS_DIR: integrationsDir };
   if (!o.workersOnly) {
     const infraEnv = infraOptionsFromEnv(env);
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { startInfrastructure }: typeof InfraModule = require('../../scripts/infra/infrastructure');
     infra = await startInfrastructure({ mode: 'dev', repoRoot: packageRoot(), ...infraEnv, log: (msg) => say(msg) });
-    Object.assign(childEnv, { TEMPORAL_ADDRESS: infra.temporal.address, TEMPORAL_NAMESPACE: infra.temporal.namespace, MONGODB_URI: infra.mongodbUri });
+    childEnv = infra.temporal.startedHere
+      ? devServerTemporalEnv(childEnv, infra.temporal.address, infra.temporal.namespace)
+      : { ...childEnv, TEMPORAL_ADDRESS: infra.temporal.address, TEMPORAL_NAMESPACE: infra.temporal.namespace };
+    childEnv.MONGODB_URI = infra.mongodbUri;
     if (infra.temporal.uiUrl) say(`Temporal UI ${infra.temporal.uiUrl}`);
   }
   const args = o.workersOnly ? ['worker'] : ['start', ...startArgs(o)];

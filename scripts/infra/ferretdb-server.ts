@@ -18,6 +18,12 @@ export interface FerretDBOptions {
   logLevel: string;
   readyTimeoutMs?: number;
   onOutput?: (chunk: string) => void;
+  /**
+   * A TLS listener beside the plain one (tests of MONGODB_URI with TLS): PEM files of the
+   * server's certificate and key, and of the CA that client certificates must chain to
+   * (with it, FerretDB requires a client certificate).
+   */
+  tls?: { port: number; certFile: string; keyFile: string; caFile?: string };
 }
 
 export interface FerretDBServer {
@@ -46,6 +52,14 @@ function ferretDBArgs(opts: FerretDBOptions): string[] {
     // The default ("undecided") later phones home to beacon.ferretdb.com.
     '--telemetry=disable',
     `--log-level=${opts.logLevel}`,
+    ...(opts.tls
+      ? [
+          `--listen-tls=${LOOPBACK}:${opts.tls.port}`,
+          `--listen-tls-cert-file=${opts.tls.certFile}`,
+          `--listen-tls-key-file=${opts.tls.keyFile}`,
+          ...(opts.tls.caFile ? [`--listen-tls-ca-file=${opts.tls.caFile}`] : []),
+        ]
+      : []),
   ];
 }
 

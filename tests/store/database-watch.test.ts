@@ -1,4 +1,4 @@
-import { connectMongo } from '../../store/db';
+import { connectMongo } from '../../store/mongo-client';
 import { watchDatabase } from '../../store/database-watch';
 import { startRestartableServers, type RestartableServers } from '../outage/servers';
 
