@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { loadClientConfigProfile, type ClientConfigProfile, type ClientConfigTLS } from '@temporalio/envconfig';
 
 /**
@@ -37,11 +37,9 @@ const DEFAULT_NAMESPACE = 'default';
 export function loadTemporalSettings(env: NodeJS.ProcessEnv): TemporalSettings {
   // An exported-but-empty variable means "unset", as for every other Weft setting.
   const vars = Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => typeof e[1] === 'string' && e[1] !== ''));
-  // The SDK treats a missing file as no file, which would hide a mistyped TEMPORAL_CONFIG_FILE.
-  if (vars.TEMPORAL_CONFIG_FILE && !existsSync(vars.TEMPORAL_CONFIG_FILE)) throw new Error(`TEMPORAL_CONFIG_FILE ${vars.TEMPORAL_CONFIG_FILE} does not exist`);
   let profile: ClientConfigProfile;
   try {
-    profile = loadClientConfigProfile({ overrideEnvVars: vars });
+    profile = loadClientConfigProfile({ overrideEnvVars: vars, ...explicitFile(vars.TEMPORAL_CONFIG_FILE) });
   } catch (err) {
     // A TOML syntax error's message quotes the offending line, which may hold an API key: only its position.
     const position = err as { line?: unknown; column?: unknown };
@@ -56,6 +54,18 @@ export function loadTemporalSettings(env: NodeJS.ProcessEnv): TemporalSettings {
     grpcMeta: profile.grpcMeta && Object.keys(profile.grpcMeta).length > 0 ? profile.grpcMeta : undefined,
     profile: vars.TEMPORAL_PROFILE ?? 'default',
   };
+}
+
+/**
+ * A file named by TEMPORAL_CONFIG_FILE is read here: the SDK treats a missing file as no file,
+ * which would hide a mistyped path, and fails on an empty one (/dev/null: "no profiles").
+ */
+function explicitFile(file: string | undefined): { configSource: { data: string } } | { disableFile: true } | object {
+  if (!file) return {};
+  if (!existsSync(file)) throw new Error(`TEMPORAL_CONFIG_FILE ${file} does not exist`);
+  const data = readFileSync(file, 'utf8');
+  const meaningful = data.split('\n').some((line) => line.trim() !== '' && !line.trim().startsWith('#'));
+  return meaningful ? { configSource: { data } } : { disableFile: true };
 }
 
 /** Whether the settings ask for TLS: an explicit TLS table that is not disabled, or an API key. */
