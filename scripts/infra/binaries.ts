@@ -5,10 +5,10 @@ import path from 'node:path';
 import { InfraError, tail } from './errors';
 import { childProcessEnv, defaultBinaryCacheDir, executableSearchPath } from './infra-env';
 
-export type BinaryName = 'temporal' | 'ferretdb';
+export type BinaryName = 'temporal' | 'temporal-server' | 'ferretdb';
 
 export interface ResolveBinaryOptions {
-  /** A path the user chose (WEFT_TEMPORAL_BIN / WEFT_FERRETDB_BIN); it wins over everything else. */
+  /** A path the user chose (WEFT_TEMPORAL_BIN / WEFT_TEMPORAL_SERVER_BIN / WEFT_FERRETDB_BIN); it wins over everything else. */
   explicitPath?: string;
   /** Per-user cache of built binaries; defaults to `${XDG_CACHE_HOME:-~/.cache}/weft/bin`. */
   cacheDir?: string;
@@ -325,6 +325,30 @@ export const BINARY_SPECS: Record<BinaryName, BinarySpec> = {
         output,
       });
       await rename(path.join(gobin, 'temporal'), outFile);
+    },
+  },
+  // The plain Temporal server (no dev-server defaults), for the tests that need a server
+  // configured as a production one is: TLS with client certificates on the frontend, and
+  // authorization (scripts/infra/temporal-server.ts). The same release the CLI above embeds,
+  // so the build reuses the modules (and much of the build cache) of the CLI build.
+  'temporal-server': {
+    version: 'v1.29.1',
+    explicitEnv: 'WEFT_TEMPORAL_SERVER_BIN',
+    describeVersion(output) {
+      // `server --version` prints "temporal version 1.29.1" (the server's own version constant,
+      // so a plain `go install` reports it too). The CLI prints "temporal version 1.5.1 (Server
+      // 1.29.1, ...)": its version is not the server's, so it is not mistaken for this one.
+      const version = /temporal version (\S+)/.exec(output)?.[1];
+      if (!version) return { ok: false, found: firstLine(output) || 'no version output' };
+      return { ok: version === '1.29.1' && !/\(Server /.test(output), found: version };
+    },
+    async build({ workDir, outFile, output }) {
+      // `go install go.temporal.io/server/cmd/server@v1.29.1` works: the module has no
+      // replace directive. It installs a binary named `server`.
+      const gobin = path.join(workDir, 'bin');
+      await mkdir(gobin, { recursive: true });
+      await runGo(['install', 'go.temporal.io/server/cmd/server@v1.29.1'], { cwd: workDir, env: { GOBIN: gobin }, output });
+      await rename(path.join(gobin, 'server'), outFile);
     },
   },
   ferretdb: {

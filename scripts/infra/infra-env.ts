@@ -19,6 +19,8 @@ const infraEnvSchema = z.object({
   /** An external MongoDB; when set FerretDB is not started. */
   MONGODB_URI: optionalString,
   WEFT_TEMPORAL_BIN: optionalString,
+  /** The plain Temporal server (scripts/infra/temporal-server.ts: TLS and authorization tests). */
+  WEFT_TEMPORAL_SERVER_BIN: optionalString,
   WEFT_FERRETDB_BIN: optionalString,
   /** An executable that starts Temporal's time-skipping test server (argument: the port). */
   WEFT_TEMPORAL_TEST_SERVER: optionalString,
@@ -51,7 +53,7 @@ function readInfraEnv(env: NodeJS.ProcessEnv = process.env): InfraEnv {
 
 export interface InfraOptionsFromEnv {
   external: { temporalAddress?: string; temporalNamespace?: string; mongodbUri?: string };
-  binaries: { temporal?: string; ferretdb?: string; temporalTestServer?: string; cacheDir: string };
+  binaries: { temporal?: string; 'temporal-server'?: string; ferretdb?: string; temporalTestServer?: string; cacheDir: string };
   ports: { temporal?: number; temporalUi?: number; ferretdb?: number };
 }
 
@@ -62,6 +64,7 @@ export function infraOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Infra
     external: { temporalAddress: e.TEMPORAL_ADDRESS, temporalNamespace: e.TEMPORAL_NAMESPACE, mongodbUri: e.MONGODB_URI },
     binaries: {
       temporal: e.WEFT_TEMPORAL_BIN,
+      'temporal-server': e.WEFT_TEMPORAL_SERVER_BIN,
       ferretdb: e.WEFT_FERRETDB_BIN,
       temporalTestServer: e.WEFT_TEMPORAL_TEST_SERVER,
       cacheDir: binaryCacheDirFrom(e),
