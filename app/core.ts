@@ -170,7 +170,7 @@ export async function buildCore(config: Config, opts: CoreOptions): Promise<Core
  * A standalone process (`weft api`, `weft worker`) runs against servers that already exist;
  * without them it stops at once with `<process>_not_configured` instead of a driver timeout.
  */
-export function requireServers(config: Config, process: 'api' | 'worker'): void {
+export function requireServers(config: Config, process: 'api' | 'worker' | 'setup'): void {
   const missing = [
     !config.temporal.address && 'TEMPORAL_ADDRESS (or a Temporal profile with an address)',
     !config.MONGODB_URI && 'MONGODB_URI',

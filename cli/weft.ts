@@ -29,6 +29,7 @@ import type * as StartRun from '../app/start/run';
 import type * as ApiMain from '../app/api/main';
 import type * as WorkerMain from '../app/worker/main';
 import type * as Reseal from '../app/reseal';
+import type * as Setup from '../app/setup';
 
 export function buildProgram(): Command {
   const program = new Command('weft').description('Weft: a self-hostable integration platform.');
@@ -57,6 +58,17 @@ export function buildProgram(): Command {
       // eslint-disable-next-line @typescript-eslint/no-require-imports
       const { runWorkerProcess }: typeof WorkerMain = require('../app/worker/main');
       await runWorkerProcess();
+    });
+
+  program
+    .command('setup')
+    .description(
+      'Prepare a deployment once, before its first api and worker (safe to repeat): database indexes, Temporal search attributes, the dev and prod environments (their keys printed once). Needs what weft api needs.',
+    )
+    .action(async () => {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const { runSetup }: typeof Setup = require('../app/setup');
+      await runSetup();
     });
 
   program

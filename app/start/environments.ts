@@ -16,7 +16,7 @@ const ENVIRONMENTS: EnvironmentSpec[] = [
  * Creates `dev` and `prod` on first start. A generated key exists in plaintext only now
  * (the database keeps its hash), so it is shown once, framed, with how to pin it.
  */
-export async function ensureEnvironments(stores: Stores, config: Config): Promise<void> {
+export async function ensureEnvironments(stores: Stores, config: Config, command = 'npm start'): Promise<void> {
   const shown: Array<{ spec: EnvironmentSpec; key: string }> = [];
   const existing: EnvironmentSpec[] = [];
   for (const spec of ENVIRONMENTS) {
@@ -44,8 +44,8 @@ export async function ensureEnvironments(stores: Stores, config: Config): Promis
       '',
       ...shown.map((s) => `  ${s.spec.name.padEnd(labelWidth)}  ${s.key}`),
       '',
-      'Only a hash is stored. To pin a key (e.g. after wiping .weft/), start with',
-      `  ${shown.map((s) => `${s.spec.envVar}=<key>`).join(' ')} npm start`,
+      'Only a hash is stored. To pin a key (e.g. after wiping the database), run with',
+      `  ${shown.map((s) => `${s.spec.envVar}=<key>`).join(' ')} ${command}`,
       ...(dev ? ['', 'For the README demo:', `  export WEFT_KEY=${dev.key}`] : []),
     ]),
   );

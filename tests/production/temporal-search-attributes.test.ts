@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Connection } from '@temporalio/client';
+import { msToTs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import { createLumaIntegration, startWeftStack, testInfra, type WeftStack } from '../support/weft-stack';
 import { waitFor } from '../support/worker-process';
@@ -18,7 +19,7 @@ describe('search attributes on a fresh namespace', () => {
 
   beforeAll(async () => {
     connection = await Connection.connect({ address: testInfra().temporalAddress });
-    await connection.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: { seconds: 86_400 } });
+    await connection.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: msToTs('1 day') });
     // A namespace is served once the frontend's namespace cache has it.
     await waitFor(
       () =>
