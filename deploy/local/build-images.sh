@@ -4,7 +4,7 @@
 # registry):
 #
 #   localhost/weft-local/debian:bookworm   debootstrap --variant=minbase bookworm, imported
-#   localhost/weft-local/node:20-bookworm  + this machine's Node.js (>= 20.19) and npm
+#   localhost/weft-local/node:20-bookworm  + this machine's Node.js (>= 20.19), npm and CA bundle
 #   localhost/weft-local/postgres:15       + Debian's postgresql-15 (stands in for postgres:16)
 #   localhost/weft-local/temporal:1.29.1   + temporal-server, temporal-sql-tool, schema, temporal CLI
 #                                            (stands in for temporalio/server and temporalio/admin-tools)
@@ -70,6 +70,7 @@ node_image() {
   rm -rf "$ctx" && mkdir -p "$ctx"
   cp "$(readlink -f "$node")" "$ctx/node"
   cp -r "$npm_dir" "$ctx/npm"
+  cp "${WEFT_IMAGE_CA_BUNDLE:-/etc/ssl/certs/ca-certificates.crt}" "$ctx/ca-certificates.crt"
   log "build $image (Node.js $("$node" --version))"
   podman build -q -f "$LOCAL_DIR/node.Containerfile" -t "$image" "$ctx" >/dev/null
 }
@@ -116,7 +117,8 @@ temporal_image() {
 
 weft_image() {
   log "build localhost/weft:local (deploy/Containerfile, NODE_IMAGE=localhost/weft-local/node:20-bookworm)"
-  podman build -f "$REPO/deploy/Containerfile" --build-arg NODE_IMAGE=localhost/weft-local/node:20-bookworm -t localhost/weft:local "$REPO"
+  # --format docker: the OCI image format has no HEALTHCHECK (podman drops it with a warning).
+  podman build --format docker -f "$REPO/deploy/Containerfile" --build-arg NODE_IMAGE=localhost/weft-local/node:20-bookworm -t localhost/weft:local "$REPO"
 }
 
 if [ "$what" != weft ]; then

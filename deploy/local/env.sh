@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034
 # Sourced by the scripts in deploy/local/: where the local images' inputs are kept, and the
 # container engine settings this kind of machine needs.
 #
