@@ -1,5 +1,5 @@
 import type { MongoClient } from 'mongodb';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import { CredentialCipher } from '../auth/credential-cipher';
 import type { Config } from '../common/config';
@@ -16,7 +16,7 @@ import { connectMongo, DATABASE_HEARTBEAT_MS } from '../store/mongo-client';
 import { watchDatabase } from '../store/database-watch';
 import type { ExpiryRule } from '../store/ttl';
 import { ensureSearchAttributes } from './temporal-search-attributes';
-import { boundedTemporalCalls, connectOrExplain, CONNECT_TIMEOUT_MS, temporalConnectionOptions } from './temporal-connection';
+import { boundedTemporalCalls, connectTemporalClient, temporalConnectionOptions } from './temporal-connection';
 import type { Telemetry } from './telemetry';
 
 /** The database side of the core: what a one-shot command (`weft reseal`) needs too. */
@@ -139,9 +139,7 @@ export async function buildCore(config: Config, opts: CoreOptions): Promise<Core
       monitorCommands: opts.monitorCommands,
     });
     opened.push(storage.close);
-    const connection = await connectOrExplain(config.temporal, () =>
-      Connection.connect({ ...temporalOptions, connectTimeout: CONNECT_TIMEOUT_MS, ...boundedTemporalCalls(config.WEFT_TEMPORAL_CALL_TIMEOUT_MS) }),
-    );
+    const connection = await connectTemporalClient(config.temporal, { ...temporalOptions, ...boundedTemporalCalls(config.WEFT_TEMPORAL_CALL_TIMEOUT_MS) });
     opened.push(() => connection.close());
     // With traces on, a workflow started here continues the caller's trace (context in its headers).
     const temporal = new Client({

@@ -1,5 +1,5 @@
 import type { Interceptor } from '@grpc/grpc-js';
-import { defaultGrpcRetryOptions, makeGrpcRetryInterceptor, type ConnectionOptions, type GrpcRetryOptions } from '@temporalio/client';
+import { Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor, type ConnectionOptions, type GrpcRetryOptions } from '@temporalio/client';
 import { toClientOptions } from '@temporalio/envconfig';
 import type { NativeConnectionOptions } from '@temporalio/worker';
 import { WeftError } from '../common/errors';
@@ -62,6 +62,30 @@ export function temporalConnectionOptions(settings: TemporalSettings): NativeCon
 
 /** How long a process start waits for Temporal before giving up with temporal_unreachable (a refused certificate fails sooner). */
 export const CONNECT_TIMEOUT_MS = 15_000;
+
+/** What a refused TLS handshake or credential says; retrying cannot change it. */
+const REFUSED = /certificate|handshake|alert|ssl|tls|unauthenticated|permission denied|api key/i;
+
+/**
+ * The API's client Connection: first one call with no retries, so that a handshake the server
+ * refuses (a client certificate of another CA, none at all, an untrusted server) ends the start
+ * at once with the TLS alert. The client's own connect would retry it for its whole timeout and
+ * then say only "Failed to connect before the deadline". Anything else (the server still
+ * starting) is left to the client's connect and its retries.
+ */
+export async function connectTemporalClient(settings: TemporalSettings, options: ConnectionOptions & { address: string }): Promise<Connection> {
+  return connectOrExplain(settings, async () => {
+    const probe = Connection.lazy({ ...options, interceptors: [] });
+    try {
+      await probe.withDeadline(Date.now() + CONNECT_TIMEOUT_MS, () => probe.workflowService.getSystemInfo({}));
+    } catch (err) {
+      if (REFUSED.test(causeOf(err))) throw err;
+    } finally {
+      await probe.close().catch(() => undefined);
+    }
+    return Connection.connect({ ...options, connectTimeout: CONNECT_TIMEOUT_MS });
+  });
+}
 
 /**
  * Connects, or fails with `temporal_unreachable` naming the address, the namespace and the
