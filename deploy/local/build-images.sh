@@ -110,7 +110,8 @@ temporal_image() {
   cp "$gobin/sql" "$ctx/bin/temporal-sql-tool"
   cp -r "$modcache/go.temporal.io/server@v$TEMPORAL_VERSION/schema/postgresql" "$ctx/schema/postgresql"
   chmod -R u+w "$ctx/schema"
-  cp "$LOCAL_DIR/temporal-config.yaml" "$LOCAL_DIR/temporal-entrypoint.sh" "$ctx/"
+  cp "$LOCAL_DIR/temporal-config.yaml.tmpl" "$ctx/temporal-config.yaml"
+  cp "$LOCAL_DIR/temporal-entrypoint.sh" "$ctx/"
   log "build $image ($("$ctx/bin/temporal-server" --version))"
   podman build -q -f "$LOCAL_DIR/temporal.Containerfile" -t "$image" "$ctx" >/dev/null
 }

@@ -12,7 +12,8 @@
 # each service's health check itself (`podman healthcheck run`) before starting what depends
 # on it; `service_completed_successfully` is checked by the one-shot's exit code.
 #
-# Secrets (WEFT_ENCRYPTION_KEY, TEMPORAL_DB_PASSWORD, MONGODB_PASSWORD) are generated once into
+# Secrets (WEFT_ENCRYPTION_KEY, TEMPORAL_DB_PASSWORD, MONGODB_PASSWORD, and the dev and prod
+# secret keys `weft setup` gives the environments) are generated once into
 # $WEFT_IMAGE_CACHE/compose.env and reused, so the volumes stay readable.
 set -euo pipefail
 # shellcheck source=deploy/local/env.sh
@@ -32,6 +33,8 @@ if [ ! -f "$CACHE/compose.env" ]; then
     echo "WEFT_ENCRYPTION_KEY=$(head -c 32 /dev/urandom | base64)"
     echo "TEMPORAL_DB_PASSWORD=$(head -c 18 /dev/urandom | base64 | tr '+/' '-_')"
     echo "MONGODB_PASSWORD=$(head -c 18 /dev/urandom | base64 | tr '+/' '-_')"
+    echo "WEFT_DEV_SECRET_KEY=weft_dev_$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+    echo "WEFT_PROD_SECRET_KEY=weft_prod_$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')"
   } >"$CACHE/compose.env"
   chmod 600 "$CACHE/compose.env"
 fi
@@ -96,8 +99,11 @@ step wait_healthy temporal 120
 log "temporal-namespace (namespace + search attributes)"
 step up temporal-namespace
 step wait_completed temporal-namespace
+log "weft-setup (indexes, search attributes, environments)"
+step up weft-setup
+step wait_completed weft-setup
 log "weft-api, weft-worker"
 step up weft-api weft-worker
 step wait_healthy weft-api 120
 step wait_healthy weft-worker 60
-log "up in $((SECONDS - started)) s; API: http://127.0.0.1:${WEFT_API_PORT:-3003} (secrets in $CACHE/compose.env)"
+log "up in $((SECONDS - started)) s; API: http://127.0.0.1:${WEFT_API_PORT:-3003} (secrets, WEFT_DEV_SECRET_KEY among them, in $CACHE/compose.env)"

@@ -1,6 +1,6 @@
 #!/bin/sh
-# Creates the namespace Weft uses and Weft's search attributes (Keyword) in it, with the
-# `temporal` CLI of temporalio/admin-tools. Safe to run again: what exists is left as it is.
+# Creates the namespace Weft uses, with the `temporal` CLI of temporalio/admin-tools, and waits
+# until the frontend serves it. Safe to run again: an existing namespace is left as it is.
 set -eu
 : "${TEMPORAL_ADDRESS:?}"
 NAMESPACE="${TEMPORAL_NAMESPACE:-default}"
@@ -17,12 +17,12 @@ else
   temporal operator namespace create --namespace "$NAMESPACE" --retention "$RETENTION"
 fi
 
-existing="$(temporal operator search-attribute list --namespace "$NAMESPACE")"
-for name in WeftEnvironment WeftIntegration WeftConnectionId WeftSyncName WeftOperation; do
-  if printf '%s\n' "$existing" | grep -qw "$name"; then
-    echo "search attribute $name exists"
-  else
-    temporal operator search-attribute create --namespace "$NAMESPACE" --name "$name" --type Keyword
-  fi
+# A namespace just created reaches the frontend's namespace cache within ~10 s; `weft setup`
+# (next) registers Weft's search attributes in it.
+tries=0
+until temporal operator search-attribute list --namespace "$NAMESPACE" >/dev/null 2>&1; do
+  tries=$((tries + 1))
+  [ "$tries" -lt 30 ] || { echo "namespace $NAMESPACE not served after 60 s" >&2 && exit 1; }
+  sleep 2
 done
 echo "namespace $NAMESPACE ready"

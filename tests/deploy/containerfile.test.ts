@@ -107,18 +107,20 @@ describe('.dockerignore (the build context)', () => {
     expect(rules[0]).toBe('*');
     const tsconfig = JSON.parse(read('tsconfig.build.json').replace(/^\s*\/\/.*$/gm, '')) as { include: string[] };
     for (const folder of tsconfig.include) expect(rules).toContain(`!${folder}/`);
-    for (const file of ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'deploy/healthcheck.cjs']) expect(rules).toContain(`!${file}`);
+    for (const file of ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'deploy/healthcheck.cjs'])
+      expect(rules).toContain(`!${file}`);
   });
 
   it('keeps out local state, the repository and host builds', () => {
-    for (const excluded of ['.weft', '.git', 'node_modules', 'dist', 'tests']) expect(rules).not.toContainEqual(expect.stringMatching(new RegExp(`^!${excluded}(/|$)`)));
+    for (const excluded of ['.weft', '.git', 'node_modules', 'dist', 'tests'])
+      expect(rules).not.toContainEqual(expect.stringMatching(new RegExp(`^!${excluded}(/|$)`)));
   });
 });
 
 interface ComposeService {
   image?: string;
   command?: string[];
-  environment?: Record<string, string>;
+  environment?: Record<string, string | null>;
   ports?: string[];
   healthcheck?: { test: string[] };
   depends_on?: Record<string, { condition: string }>;
@@ -135,19 +137,21 @@ describe('deploy/compose.yaml', () => {
   const NOT_WEFT_CONFIG = new Set(['NODE_OPTIONS']);
   const configKeys = new Set(Object.keys(configSchema.shape));
 
-  it('runs `weft api` and `weft worker` from the image, after Temporal is set up and the database is healthy', () => {
+  it('runs `weft setup` to completion after Temporal is set up and the database is healthy, then `weft api` and `weft worker`', () => {
+    expect(services['weft-setup'].command).toEqual(['setup']);
+    expect(services['weft-setup'].depends_on).toMatchObject({
+      'temporal-namespace': { condition: 'service_completed_successfully' },
+      mongodb: { condition: 'service_healthy' },
+    });
     expect(services['weft-api'].command).toEqual(['api']);
     expect(services['weft-worker'].command).toEqual(['worker']);
-    for (const name of ['weft-api', 'weft-worker']) {
-      expect(services[name].depends_on).toMatchObject({
-        'temporal-namespace': { condition: 'service_completed_successfully' },
-        mongodb: { condition: 'service_healthy' },
-      });
-    }
+    for (const name of ['weft-api', 'weft-worker'])
+      expect(services[name].depends_on).toEqual({ 'weft-setup': { condition: 'service_completed_successfully' } });
+    for (const name of ['weft-setup', 'weft-api', 'weft-worker']) expect(services[name].image).toBe(services['weft-api'].image);
   });
 
   it("sets only variables Weft's configuration reads (common/config.ts), and every one `weft api` / `weft worker` require", () => {
-    for (const name of ['weft-api', 'weft-worker']) {
+    for (const name of ['weft-setup', 'weft-api', 'weft-worker']) {
       const env = services[name].environment!;
       const unknown = Object.keys(env).filter((k) => !configKeys.has(k) && !NOT_WEFT_CONFIG.has(k));
       expect({ service: name, unknown }).toEqual({ service: name, unknown: [] });
@@ -156,8 +160,14 @@ describe('deploy/compose.yaml', () => {
       // The values compose substitutes must satisfy the schema once substituted (defaults shown).
       const substituted = Object.fromEntries(
         Object.entries(env)
-          .filter(([k]) => configKeys.has(k))
-          .map(([k, v]) => [k, v.replace(/\$\{(\w+)(?::?[-?])?([^}]*)\}/g, (_m, variable: string, fallback: string) => (variable === 'WEFT_ENCRYPTION_KEY' ? Buffer.alloc(32).toString('base64') : fallback || 'x'))]),
+          // A key without a value passes the host's variable through, when it is set.
+          .filter(([k, v]) => configKeys.has(k) && v != null)
+          .map(([k, v]) => [
+            k,
+            v!.replace(/\$\{(\w+)(?::?[-?])?([^}]*)\}/g, (_m, variable: string, fallback: string) =>
+              variable === 'WEFT_ENCRYPTION_KEY' ? Buffer.alloc(32).toString('base64') : fallback || 'x',
+            ),
+          ]),
       );
       expect(configSchema.safeParse(substituted).error?.issues ?? []).toEqual([]);
     }
@@ -169,15 +179,16 @@ describe('deploy/compose.yaml', () => {
     expect(api.ports!.some((p) => p.endsWith(`:${api.environment!.PORT}`))).toBe(true);
   });
 
-  it("creates the search attributes Weft's dev server has (temporal-dev.yaml)", () => {
-    const dev = parse(read('temporal-dev.yaml')) as { searchAttributes: Record<string, string> };
-    const script = read('deploy/temporal/setup-namespace.sh');
-    const names = /for name in ([^;]+);/.exec(script)![1].trim().split(/\s+/);
-    expect(names.sort()).toEqual(Object.keys(dev.searchAttributes).sort());
-    expect(new Set(Object.values(dev.searchAttributes))).toEqual(new Set(['Keyword']));
-    expect(script).toMatch(/--type Keyword/);
+  it('gives the worker a probe port, the one the image health check asks', () => {
+    expect(services['weft-worker'].environment!.WEFT_WORKER_HEALTH_PORT).toBe('3004');
+    expect(read('deploy/Containerfile')).toMatch(/WEFT_WORKER_HEALTH_PORT=3004\b/);
+    expect(read('deploy/healthcheck.cjs')).toMatch(/process\.env\.WEFT_WORKER_HEALTH_PORT/);
+  });
+
+  it('creates the namespace before `weft setup` registers the search attributes in it', () => {
     expect(services['temporal-namespace'].entrypoint).toEqual(['/bin/sh']);
     expect(services['temporal-namespace'].command).toEqual(['/weft-setup/setup-namespace.sh']);
+    expect(read('deploy/temporal/setup-namespace.sh')).toMatch(/temporal operator namespace create --namespace "\$NAMESPACE"/);
   });
 
   it('turns on eager activity dispatch on the Temporal server', () => {
@@ -187,9 +198,11 @@ describe('deploy/compose.yaml', () => {
   });
 
   it('compose.local.yaml overrides only services compose.yaml has', () => {
-    const local = parse(read('deploy/compose.local.yaml')) as ComposeFile;
+    // `!override`: compose's tag for a list that replaces the base file's instead of extending it.
+    const override = { tag: '!override', collection: 'seq' as const, resolve: (seq: unknown) => seq };
+    const local = parse(read('deploy/compose.local.yaml'), { customTags: [override] }) as ComposeFile;
     for (const name of Object.keys(local.services)) expect(Object.keys(services)).toContain(name);
-    for (const name of ['weft-api', 'weft-worker']) {
+    for (const name of Object.keys(local.services).filter((n) => n.startsWith('weft-'))) {
       const unknown = Object.keys(local.services[name].environment ?? {}).filter((k) => !configKeys.has(k));
       expect(unknown).toEqual([]);
     }
