@@ -61,7 +61,7 @@ export function temporalConnectionOptions(settings: TemporalSettings): NativeCon
 }
 
 /** How long a process start waits for Temporal before giving up with temporal_unreachable (a refused certificate fails sooner). */
-export const CONNECT_TIMEOUT_MS = 15_000;
+const CONNECT_TIMEOUT_MS = 15_000;
 
 /** What a refused TLS handshake or credential says; retrying cannot change it. */
 const REFUSED = /certificate|handshake|alert|ssl|tls|unauthenticated|permission denied|api key/i;

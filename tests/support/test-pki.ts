@@ -137,17 +137,3 @@ export async function createTestPki(dir: string): Promise<TestPki> {
     foreignCa: await writePair(dir, 'foreign-ca', foreignCa),
   };
 }
-
-/** Another client certificate from the same CA (a rotated one). */
-export async function issueClientCertificate(pki: TestPki, name: string): Promise<PemPair> {
-  const ca: Issued = {
-    cert: new x509.X509Certificate(pki.ca.cert),
-    keys: { publicKey: undefined as unknown as CryptoKey, privateKey: await importPrivateKey(pki.ca.key) },
-  };
-  return writePair(pki.dir, name, await issue(ca, name, 'client'));
-}
-
-async function importPrivateKey(pem: string): Promise<CryptoKey> {
-  const der = Buffer.from(pem.replace(/-----[A-Z ]+-----/g, '').replace(/\s+/g, ''), 'base64');
-  return webcrypto.subtle.importKey('pkcs8', der, ALGORITHM, true, ['sign']);
-}
