@@ -11,6 +11,7 @@
 // `depends_on: condition: service_healthy` and rolling updates wait for. An orchestrator with
 // separate probes should send liveness to /health and readiness to /ready instead.
 // Exit 0: healthy; 1: unhealthy. Node's fetch: there is no curl in the image.
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- CommonJS, run by plain node in the image
 const { readdirSync, readFileSync } = require('node:fs');
 
 const ENTRY = '/dist/cli/weft.js';

@@ -64,7 +64,9 @@ sim.start(3010).then((url) => console.log("luma simulator", url));
 process.on("SIGTERM", () => sim.stop().then(() => process.exit(0)));'
 for target in "$api_id" "$worker_id"; do
   name="$PROJECT-luma-$(podman inspect -f '{{.Name}}' "$target" | tr -c 'a-zA-Z0-9_.\n-' '-')"
-  podman run -d --rm --name "$name" --network "container:$target" --entrypoint node localhost/weft:local -e "$simulator" >/dev/null
+  # podman-compose puts the services in a pod, and only a container of that pod may join one's network.
+  podman run -d --rm --name "$name" --pod "$(podman inspect -f '{{.Pod}}' "$target")" --network "container:$target" \
+    --no-healthcheck --entrypoint node localhost/weft:local -e "$simulator" >/dev/null
   simulators+=("$name")
 done
 sleep 2
