@@ -170,13 +170,13 @@ export async function buildCore(config: Config, opts: CoreOptions): Promise<Core
  */
 export function requireServers(config: Config, process: 'api' | 'worker' | 'setup'): void {
   const missing = [
-    !config.temporal.address && 'TEMPORAL_ADDRESS (or a Temporal profile with an address)',
+    !config.temporal.address && 'TEMPORAL_ADDRESS',
     !config.MONGODB_URI && 'MONGODB_URI',
     !config.WEFT_ENCRYPTION_KEY && 'WEFT_ENCRYPTION_KEY',
   ].filter(Boolean);
   if (missing.length === 0) return;
   throw new WeftError(
     `${process}_not_configured`,
-    `weft ${process} needs TEMPORAL_ADDRESS, MONGODB_URI and WEFT_ENCRYPTION_KEY (missing: ${missing.join(', ')}; in dev the key is in .weft/encryption-key). \`npm start\` runs the API and a worker in one process with its own servers.`,
+    `weft ${process} needs TEMPORAL_ADDRESS (or a Temporal profile with an address: TEMPORAL_CONFIG_FILE, TEMPORAL_PROFILE), MONGODB_URI and WEFT_ENCRYPTION_KEY (missing: ${missing.join(', ')}; in dev the key is in .weft/encryption-key). \`npm start\` runs the API and a worker in one process with its own servers.`,
   );
 }
