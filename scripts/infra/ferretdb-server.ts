@@ -1,9 +1,8 @@
 import { mkdir } from 'node:fs/promises';
 import { MongoClient } from 'mongodb';
-import { InfraError, tail } from './errors';
 import { LOOPBACK } from './free-port';
 import { childProcessEnv } from './infra-env';
-import { startSupervisedProcess, type ExitInfo, type SupervisedProcess } from './supervised-process';
+import { startSupervisedProcess, waitUntilReady, type ExitInfo, type SupervisedProcess } from './supervised-process';
 
 export interface FerretDBOptions {
   binary: string;
@@ -87,32 +86,7 @@ export async function startFerretDB(opts: FerretDBOptions): Promise<FerretDBServ
 }
 
 async function waitUntilMongoReady(proc: SupervisedProcess, uri: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError = 'no attempt yet';
-  while (Date.now() < deadline && !proc.hasExited()) {
-    const outcome = await Promise.race([
-      pingMongo(uri).then(
-        () => 'ready' as const,
-        (err: Error) => err,
-      ),
-      proc.exited.then(() => 'exited' as const),
-    ]);
-    if (outcome === 'ready') return;
-    if (outcome === 'exited') break;
-    lastError = outcome.message;
-    await sleep(100);
-  }
-  if (proc.hasExited()) {
-    const exit = await proc.exited;
-    throw new InfraError(
-      'infra_start_failed',
-      `FerretDB exited during start-up (code ${exit.code}, signal ${exit.signal}). Output:\n${tail(proc.recentOutput())}`,
-    );
-  }
-  throw new InfraError(
-    'infra_start_timeout',
-    `FerretDB at ${uri} was not ready within ${Math.round(timeoutMs / 1000)} s (last error: ${lastError}). Output:\n${tail(proc.recentOutput())}`,
-  );
+  await waitUntilReady(proc, { what: `FerretDB at ${uri}`, server: 'FerretDB', timeoutMs, attempt: () => pingMongo(uri), pauseMs: 100 });
 }
 
 async function pingMongo(uri: string): Promise<void> {
@@ -123,8 +97,4 @@ async function pingMongo(uri: string): Promise<void> {
   } finally {
     await client.close().catch(() => {});
   }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -188,3 +188,49 @@ function killQuietly(pid: number | undefined, signal: NodeJS.Signals): void {
     // already gone
   }
 }
+
+export interface ReadinessWait {
+  /** For messages: "FerretDB at mongodb://…". */
+  what: string;
+  /** The server's name in "… exited during start-up". */
+  server: string;
+  timeoutMs: number;
+  /** One check, given how long it may take; resolves when the server is ready. */
+  attempt: (attemptMs: number) => Promise<void>;
+  /** Longest single attempt (default 5 s) and the pause between attempts (default 250 ms). */
+  maxAttemptMs?: number;
+  pauseMs?: number;
+}
+
+/**
+ * Tries `attempt` until it succeeds, the server exits (infra_start_failed, with its output) or
+ * the time is up (infra_start_timeout, with the last attempt's error and the output).
+ */
+export async function waitUntilReady(proc: SupervisedProcess, w: ReadinessWait): Promise<void> {
+  const deadline = Date.now() + w.timeoutMs;
+  let lastError = 'no attempt yet';
+  while (Date.now() < deadline && !proc.hasExited()) {
+    const outcome = await Promise.race([
+      w.attempt(Math.min(w.maxAttemptMs ?? 5_000, Math.max(deadline - Date.now(), 100))).then(
+        () => 'ready' as const,
+        (err: Error) => err,
+      ),
+      proc.exited.then(() => 'exited' as const),
+    ]);
+    if (outcome === 'ready') return;
+    if (outcome === 'exited') break;
+    lastError = outcome.message;
+    await new Promise((resolve) => setTimeout(resolve, w.pauseMs ?? 250));
+  }
+  if (proc.hasExited()) {
+    const exit = await proc.exited;
+    throw new InfraError(
+      'infra_start_failed',
+      `${w.server} exited during start-up (code ${exit.code}, signal ${exit.signal}). Output:\n${tail(proc.recentOutput())}`,
+    );
+  }
+  throw new InfraError(
+    'infra_start_timeout',
+    `${w.what} was not ready within ${Math.round(w.timeoutMs / 1000)} s (last error: ${lastError}). Output:\n${tail(proc.recentOutput())}`,
+  );
+}

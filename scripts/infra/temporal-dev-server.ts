@@ -1,10 +1,9 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
-import { InfraError, tail } from './errors';
 import { LOOPBACK } from './free-port';
 import { childProcessEnv } from './infra-env';
-import { startSupervisedProcess, type SupervisedProcess } from './supervised-process';
+import { startSupervisedProcess, waitUntilReady, type SupervisedProcess } from './supervised-process';
 
 export interface TemporalDevServerOptions {
   binary: string;
@@ -82,34 +81,13 @@ export async function startTemporalDevServer(opts: TemporalDevServerOptions): Pr
  * a worker started before that fails with NamespaceNotFound).
  */
 async function waitUntilTemporalReady(proc: SupervisedProcess, address: string, namespace: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError = 'no attempt yet';
-  while (Date.now() < deadline) {
-    if (proc.hasExited()) break;
-    const attempt = probeTemporal(address, namespace, Math.min(3_000, Math.max(deadline - Date.now(), 100)));
-    const outcome = await Promise.race([
-      attempt.then(
-        () => 'ready' as const,
-        (err: Error) => err,
-      ),
-      proc.exited.then(() => 'exited' as const),
-    ]);
-    if (outcome === 'ready') return;
-    if (outcome === 'exited') break;
-    lastError = outcome.message;
-    await sleep(250);
-  }
-  if (proc.hasExited()) {
-    const exit = await proc.exited;
-    throw new InfraError(
-      'infra_start_failed',
-      `Temporal dev server exited during start-up (code ${exit.code}, signal ${exit.signal}). Output:\n${tail(proc.recentOutput())}`,
-    );
-  }
-  throw new InfraError(
-    'infra_start_timeout',
-    `Temporal dev server at ${address} was not ready within ${Math.round(timeoutMs / 1000)} s (last error: ${lastError}). Output:\n${tail(proc.recentOutput())}`,
-  );
+  await waitUntilReady(proc, {
+    what: `Temporal dev server at ${address}`,
+    server: 'Temporal dev server',
+    timeoutMs,
+    attempt: (attemptMs) => probeTemporal(address, namespace, attemptMs),
+    maxAttemptMs: 3_000,
+  });
 }
 
 async function probeTemporal(address: string, namespace: string, timeoutMs: number): Promise<void> {
@@ -125,8 +103,4 @@ async function probeTemporal(address: string, namespace: string, timeoutMs: numb
   } finally {
     await connection.close();
   }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

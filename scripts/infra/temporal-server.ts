@@ -5,10 +5,9 @@ import path from 'node:path';
 import { Connection, type TLSConfig } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
 import { stringify } from 'yaml';
-import { InfraError, tail } from './errors';
 import { getFreePorts, LOOPBACK } from './free-port';
 import { childProcessEnv } from './infra-env';
-import { startSupervisedProcess, type SupervisedProcess } from './supervised-process';
+import { startSupervisedProcess, waitUntilReady, type SupervisedProcess } from './supervised-process';
 
 /**
  * The plain Temporal server (`temporal-server` in binaries.ts, go.temporal.io/server 1.29.1),
@@ -204,12 +203,17 @@ async function clientTls(client: TemporalServerOptions['client']): Promise<TLSCo
 
 /** Until the frontend answers its health check SERVING over mTLS (a health check needs no authorization). */
 async function waitUntilServing(proc: SupervisedProcess, address: string, tls: TLSConfig, timeoutMs: number): Promise<void> {
-  await retryUntil(proc, `Temporal server at ${address}`, timeoutMs, async (attemptMs) => {
-    await withConnection({ address, tls }, attemptMs, async (connection) => {
-      const health = await connection.healthService.check({});
-      // 1 = SERVING in grpc.health.v1.HealthCheckResponse.ServingStatus
-      if (health.status !== 1) throw new Error(`health status ${String(health.status)}`);
-    });
+  await waitUntilReady(proc, {
+    what: `Temporal server at ${address}`,
+    server: 'Temporal server',
+    timeoutMs,
+    attempt: async (attemptMs) => {
+      await withConnection({ address, tls }, attemptMs, async (connection) => {
+        const health = await connection.healthService.check({});
+        // 1 = SERVING in grpc.health.v1.HealthCheckResponse.ServingStatus
+        if (health.status !== 1) throw new Error(`health status ${String(health.status)}`);
+      });
+    },
   });
 }
 
@@ -219,16 +223,21 @@ async function waitUntilServing(proc: SupervisedProcess, address: string, tls: T
  * UNAVAILABLE; an "already exists" from a retried call counts as done.
  */
 async function registerNamespace(proc: SupervisedProcess, target: { address: string; tls?: TLSConfig }, namespace: string, timeoutMs: number): Promise<void> {
-  await retryUntil(proc, `namespace ${namespace} on ${target.address}`, timeoutMs, async (attemptMs) => {
-    await withConnection(target, attemptMs, async (connection) => {
-      try {
-        await connection.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: msToTs('1 day') });
-      } catch (err) {
-        // 6 = ALREADY_EXISTS
-        if ((err as { code?: number }).code !== 6) throw err;
-      }
-      await connection.workflowService.describeNamespace({ namespace });
-    });
+  await waitUntilReady(proc, {
+    what: `namespace ${namespace} on ${target.address}`,
+    server: 'Temporal server',
+    timeoutMs,
+    attempt: async (attemptMs) => {
+      await withConnection(target, attemptMs, async (connection) => {
+        try {
+          await connection.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: msToTs('1 day') });
+        } catch (err) {
+          // 6 = ALREADY_EXISTS
+          if ((err as { code?: number }).code !== 6) throw err;
+        }
+        await connection.workflowService.describeNamespace({ namespace });
+      });
+    },
   });
 }
 
@@ -240,33 +249,4 @@ async function withConnection(target: { address: string; tls?: TLSConfig }, time
   } finally {
     await connection.close();
   }
-}
-
-async function retryUntil(proc: SupervisedProcess, what: string, timeoutMs: number, attempt: (attemptMs: number) => Promise<void>): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError = 'no attempt yet';
-  while (Date.now() < deadline && !proc.hasExited()) {
-    const outcome = await Promise.race([
-      attempt(Math.min(5_000, Math.max(deadline - Date.now(), 100))).then(
-        () => 'ready' as const,
-        (err: Error) => err,
-      ),
-      proc.exited.then(() => 'exited' as const),
-    ]);
-    if (outcome === 'ready') return;
-    if (outcome === 'exited') break;
-    lastError = outcome.message;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  if (proc.hasExited()) {
-    const exit = await proc.exited;
-    throw new InfraError(
-      'infra_start_failed',
-      `Temporal server exited during start-up (code ${exit.code}, signal ${exit.signal}). Output:\n${tail(proc.recentOutput())}`,
-    );
-  }
-  throw new InfraError(
-    'infra_start_timeout',
-    `${what} was not ready within ${Math.round(timeoutMs / 1000)} s (last error: ${lastError}). Output:\n${tail(proc.recentOutput())}`,
-  );
 }
