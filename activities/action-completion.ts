@@ -3,7 +3,7 @@ import { eventIdFor } from '../webhooks/deliver';
 import { queueWebhook, type OutboxDeps } from '../webhooks/outbox';
 import type { ActionCompletionInput } from './action-contracts';
 
-/** The `async_action` webhook body (reference/api.md): where the ended call's output is read. */
+/** The `async_action` webhook body (the README's webhook section): where the ended call's output is read. */
 interface AsyncActionWebhookPayload {
   from: 'weft';
   type: 'async_action';

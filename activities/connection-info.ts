@@ -5,7 +5,7 @@ import type { ConnectionDoc } from '../store/connections';
 
 /**
  * What integration code may see of a stored connection: never its main credentials. The
- * provider's extra tokens are the exception (Microsoft's team-site token, spec rule 5:
+ * provider's extra tokens are the exception (Microsoft's team-site token,
  * `connection_config.teamsiteAccessToken`); Weft stores them sealed and hands them over here.
  */
 export function connectionInfo(connection: ConnectionDoc, cipher?: CredentialCipher): ConnectionInfo {

@@ -24,7 +24,7 @@ import { docsRouter } from './routers/docs';
 import { proxyRouter } from './routers/proxy';
 import { parseQueryString } from './query-parser';
 
-/** The app-facing REST API (shape of Nango's public API; see reference/api.md). */
+/** The app-facing REST API (shape of Nango's public API; the routes are in the OpenAPI document, api/openapi/). */
 export function createApp(deps: ApiDeps): Express {
   const app = express();
   app.disable('x-powered-by');
