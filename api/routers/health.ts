@@ -36,6 +36,8 @@ export function healthRouter(deps: ApiDeps): Router {
     ]);
     const status = deps.lifecycle?.shuttingDown ? 'shutting_down' : database === 'ok' && orchestrator === 'ok' ? 'ok' : 'unavailable';
     if (status !== 'ok') res.status(503).set('Retry-After', String(OUTAGE_RETRY_AFTER_SECONDS));
+    // The stop may have come while the probes ran, after this request passed the middleware above.
+    if (status === 'shutting_down') res.set('Connection', 'close');
     res.json({ status, database, orchestrator });
   });
   return router;
