@@ -32,6 +32,11 @@ describe('OpenTelemetry: traces and metrics over OTLP/HTTP', () => {
     receiver = await startOtlpReceiver();
     const endpoint = receiver.url;
     const otelEnv = { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_METRIC_EXPORT_INTERVAL: '500' };
+    // The span processor's queue (OTel's default 2,048, exported 512 every 5 s) overflowed on a
+    // busy machine while the test polled /sync/status, and dropped the trigger's span: a bigger
+    // queue, flushed sooner (the standard OTEL_BSP_* variables, read by the SDK itself).
+    process.env.OTEL_BSP_MAX_QUEUE_SIZE = '100000';
+    process.env.OTEL_BSP_SCHEDULE_DELAY = '200';
     // Before the stack's modules load, so the http instrumentation patches the server they start.
     telemetry = startTelemetry(loadConfig(otelEnv), 'weft-test');
 
