@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
@@ -23,13 +24,17 @@ export interface CompiledProcess {
 }
 
 /** `node <build>/cli/weft.js <command>`: plain node, no tsx, the build's own workflow bundle. */
-export function spawnCompiled(name: string, buildDir: string, command: 'api' | 'worker', env: NodeJS.ProcessEnv): CompiledProcess {
+export function spawnCompiled(name: string, buildDir: string, command: 'api' | 'worker', env: NodeJS.ProcessEnv, logDir?: string): CompiledProcess {
   const child = spawn(process.execPath, [path.join(buildDir, 'cli', 'weft.js'), command], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Everything it prints, to a file of its own (a long run's diagnosis).
+  const file = logDir ? createWriteStream(path.join(logDir, `${name}-${child.pid}.log`)) : null;
+  if (file) child.once('exit', () => file.end());
   const tail: string[] = [];
   const notable: string[] = [];
   const found = new Map<string, Record<string, unknown>>();
   let partial = '';
   const onData = (chunk: Buffer) => {
+    file?.write(chunk);
     const lines = (partial + chunk.toString()).split('\n');
     partial = lines.pop() ?? '';
     for (const line of lines) {
