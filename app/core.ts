@@ -2,6 +2,7 @@ import type { MongoClient } from 'mongodb';
 import { Client } from '@temporalio/client';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import { CredentialCipher } from '../auth/credential-cipher';
+import { PayloadEncryptionCodec } from '../auth/payload-codec';
 import type { Config } from '../common/config';
 import { WeftError } from '../common/errors';
 import { createLogger, type Logger } from '../common/logger';
@@ -37,6 +38,8 @@ export interface Core extends Storage {
   /** The process's one way out (provider calls, token endpoints, webhooks). */
   egress: Egress;
   temporal: Client;
+  /** Encrypts every payload the process's Temporal client and workers write (auth/payload-codec.ts); the codec endpoint uses it too. */
+  payloadCodec: PayloadEncryptionCodec;
   /** The process's OpenTelemetry (app/telemetry.ts), null when OTEL_* configures none. */
   telemetry: Telemetry | null;
 }
@@ -141,10 +144,13 @@ export async function buildCore(config: Config, opts: CoreOptions): Promise<Core
     opened.push(storage.close);
     const connection = await connectTemporalClient(config.temporal, { ...temporalOptions, ...boundedTemporalCalls(config.WEFT_TEMPORAL_CALL_TIMEOUT_MS) });
     opened.push(() => connection.close());
+    // openStorage checked the key is there. Every payload this client writes is encrypted.
+    const payloadCodec = new PayloadEncryptionCodec(config.WEFT_ENCRYPTION_KEY!);
     // With traces on, a workflow started here continues the caller's trace (context in its headers).
     const temporal = new Client({
       connection,
       namespace: config.TEMPORAL_NAMESPACE,
+      dataConverter: { payloadCodecs: [payloadCodec] },
       ...(opts.telemetry?.spanProcessor && { interceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } }),
     });
     await ensureSearchAttributes(temporal, config.TEMPORAL_NAMESPACE, logger);
@@ -155,6 +161,7 @@ export async function buildCore(config: Config, opts: CoreOptions): Promise<Core
       registry,
       egress,
       temporal,
+      payloadCodec,
       telemetry: opts.telemetry ?? null,
       close: closeAll,
     };

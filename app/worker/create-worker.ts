@@ -1,3 +1,4 @@
+import type { PayloadCodec } from '@temporalio/common';
 import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import {
   makeWorkflowExporter,
@@ -13,6 +14,13 @@ export interface WeftWorkerOptions {
   namespace: string;
   taskQueue: string;
   activities: object;
+  /**
+   * Encrypts what the worker writes (activity results, workflow commands' arguments) and
+   * decrypts what it reads: the core's (auth/payload-codec.ts). Required, so no worker writes
+   * plaintext. It runs in the worker's main thread, not in the workflow sandbox: the bundle
+   * does not change.
+   */
+  payloadCodec: PayloadCodec;
   /** Whether it runs workflows too (each workflow-running worker has a V8 isolate of its own: ~30 MB). */
   workflows: boolean;
   /** A prebuilt bundle (tests bundle once and share it); otherwise workflows/ is bundled now. */
@@ -34,6 +42,7 @@ export async function createWeftWorker(opts: WeftWorkerOptions): Promise<Worker>
     namespace: opts.namespace,
     taskQueue: opts.taskQueue,
     activities: opts.activities,
+    dataConverter: { payloadCodecs: [opts.payloadCodec] },
     ...workflowSource,
     ...tracing(opts.telemetry, !opts.workflowBundle),
     maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivityTaskExecutions ?? 20,

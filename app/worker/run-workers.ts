@@ -79,7 +79,7 @@ export async function buildWorkers(core: Core, opts: { logger?: Logger } = {}): 
   // A compiled worker uses the bundle built with it: webpack at start costs seconds and memory.
   const bundleFile = config.WEFT_WORKFLOW_BUNDLE || prebuiltWorkflowBundle({ traced: Boolean(core.telemetry?.spanProcessor) });
   const workflowBundle = bundleFile ? { code: readFileSync(bundleFile, 'utf8') } : undefined;
-  const common = { connection, namespace: config.TEMPORAL_NAMESPACE, workflowBundle, telemetry: core.telemetry };
+  const common = { connection, namespace: config.TEMPORAL_NAMESPACE, workflowBundle, telemetry: core.telemetry, payloadCodec: core.payloadCodec };
   try {
     // Every workflow (syncs' and actions') on the sync queue; the action queue has activities only.
     const sync = await createWeftWorker({
