@@ -124,7 +124,20 @@ function connectPage(deps: ApiDeps, session: ConnectSessionDoc, token: string, i
 </section>`;
   });
   const body = `<h1>Connect an account</h1>
-<p>Choose the service to connect. This link expires at ${escapeHtml(session.expires_at.toISOString())}.</p>
+${endUserLine(session.end_user)}<p>Choose the service to connect. This link expires at ${escapeHtml(session.expires_at.toISOString())}.</p>
 ${sections.length ? sections.join('\n') : '<p role="alert">No integration is available in this session.</p>'}`;
   return layout({ title: 'Connect an account', page: 'connect', body });
+}
+
+/**
+ * Whom the app made this link for, so a person handed someone else's link (or one for another
+ * of their own accounts) can tell before connecting: the display name with the email, else the
+ * email, else the app's id for them. The app wrote these values; they are escaped like any text.
+ */
+function endUserLine(endUser: ConnectSessionDoc['end_user']): string {
+  if (!endUser) return '';
+  const name = endUser.display_name?.trim();
+  const email = endUser.email?.trim();
+  const who = name ? (email ? `${name} (${email})` : name) : (email ?? endUser.id);
+  return `<p data-end-user>Connecting for <strong>${escapeHtml(who)}</strong></p>\n`;
 }

@@ -211,7 +211,7 @@ async function completeFlow(
   complete: () => Promise<void>,
 ): Promise<void> {
   try {
-    if (!isSameBrowser(req, state.browser_binding_hash)) {
+    if (!isSameBrowser(req, state.browser_binding_hash, { secure: isHttps(deps, req) })) {
       throw new FlowFailed({
         code: 'browser_mismatch',
         title: 'Open this link in the browser you started from',
@@ -269,7 +269,12 @@ function failureOf(err: unknown, errorCodes: AuthorizationErrorCodes | undefined
 }
 
 function bindToBrowser(deps: ApiDeps, req: Request, res: Response): string {
-  return bindBrowser(req, res, { secure: publicBaseUrl(deps, req).startsWith('https:'), maxAgeMs: AUTH_STATE_TTL_MS });
+  return bindBrowser(req, res, { secure: isHttps(deps, req), maxAgeMs: AUTH_STATE_TTL_MS });
+}
+
+/** Whether browsers reach Weft over https (WEFT_PUBLIC_URL's scheme, else the request's): the flow cookie is then `__Host-` only. */
+function isHttps(deps: ApiDeps, req: Request): boolean {
+  return publicBaseUrl(deps, req).startsWith('https:');
 }
 
 function store(deps: ApiDeps, state: AuthStateDoc, integration: IntegrationDoc, credentials: Credentials) {

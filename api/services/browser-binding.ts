@@ -8,8 +8,10 @@ import type { Request, Response } from 'express';
  * victim's browser) has no matching cookie and is refused.
  *
  * One value per browser, reused by every flow it starts, so several flows in one browser (two
- * tabs, a retry) all still complete. On https the cookie is `__Host-` prefixed: a sibling
- * subdomain cannot plant a value of its own.
+ * tabs, a retry) all still complete. On https the cookie is `__Host-` prefixed, and only that
+ * name is read back: a browser keeps a `__Host-` cookie only when it came over https from this
+ * very host, so a sibling subdomain or a plain-http page (which can set a plain `weft_flow`
+ * for this host) cannot plant a value of its own.
  */
 const COOKIE = 'weft_flow';
 const SECURE_COOKIE = '__Host-weft_flow';
@@ -29,16 +31,17 @@ export function bindBrowser(req: Request, res: Response, opts: { secure: boolean
   return hashBinding(value);
 }
 
-/** Whether this request comes from the browser whose binding hashes to `expectedHash`. */
-export function isSameBrowser(req: Request, expectedHash: string | undefined): boolean {
+/**
+ * Whether this request comes from the browser whose binding hashes to `expectedHash`. Only
+ * the cookie bindBrowser sets for `secure` counts: on https a plain `weft_flow` is ignored.
+ */
+export function isSameBrowser(req: Request, expectedHash: string | undefined, opts: { secure: boolean }): boolean {
   if (!expectedHash) return false;
+  const value = readCookie(req, opts.secure ? SECURE_COOKIE : COOKIE);
+  if (value === undefined) return false;
   const expected = Buffer.from(expectedHash, 'hex');
-  return [SECURE_COOKIE, COOKIE].some((name) => {
-    const value = readCookie(req, name);
-    if (value === undefined) return false;
-    const actual = Buffer.from(hashBinding(value), 'hex');
-    return actual.length === expected.length && timingSafeEqual(actual, expected);
-  });
+  const actual = Buffer.from(hashBinding(value), 'hex');
+  return actual.length === expected.length && timingSafeEqual(actual, expected);
 }
 
 /**

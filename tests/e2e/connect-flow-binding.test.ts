@@ -5,14 +5,18 @@ import { LUMA_DEFAULT_API_KEY } from '../../sandbox/luma';
 import { bindBrowser, isSameBrowser } from '../../api/services/browser-binding';
 import { CONNECT_SESSION_MAX_ATTEMPTS } from '../../store/connect-sessions';
 import { SANDBOX_SIMULATORS, startSandbox } from '../../app/start/sandbox';
+import { startApi } from '../../app/api/build-api';
 import { startWebhookReceiver } from '../support/webhook-receiver';
 import { connectGitHub, createLumaIntegration, startWeftStack, type WeftStack } from '../support/weft-stack';
 import { Browser, type Page } from '../support/form-browser';
 import type { paths } from '../../cli/api-client/weft-api';
 
-/** Connect link → install page (signing in when needed) → Install; returns GitHub's redirect to Weft, not followed. */
+/**
+ * Connect link → install page (signing in when needed) → Install; returns GitHub's redirect to
+ * Weft (to `urls.callback`, the App's registered callback, when it is not `urls.api`), not followed.
+ */
 async function installThroughGitHub(
-  urls: { api: string; github: string },
+  urls: { api: string; github: string; callback?: string },
   browser: Browser,
   token: string,
   integration: string,
@@ -24,7 +28,7 @@ async function installThroughGitHub(
   if (page.url.includes('/login?')) page = await browser.follow(await browser.submit(page, /^\/session$/, user), urls.github);
   const done = await browser.submit(page, /\/installations$/, { repository_selection: 'all', action: 'install' });
   expect(done.status).toBe(302);
-  expect(done.location).toMatch(new RegExp(`^${urls.api}/app-auth/connect\\?`));
+  expect(done.location).toMatch(new RegExp(`^${urls.callback ?? urls.api}/app-auth/connect\\?`));
   return new URL(done.location!);
 }
 
@@ -227,7 +231,7 @@ describe('connect flows are bound to the person connecting', () => {
       // Behind https (WEFT_PUBLIC_URL https://…) the same code sets a Secure, __Host- cookie.
       const app = express();
       app.get('/start', (req, res) => void res.json({ hash: bindBrowser(req, res, { secure: true, maxAgeMs: 600_000 }) }));
-      app.get('/check/:hash', (req, res) => void res.json({ same: isSameBrowser(req, req.params.hash) }));
+      app.get('/check/:hash', (req, res) => void res.json({ same: isSameBrowser(req, req.params.hash, { secure: true }) }));
       const server = app.listen(0, '127.0.0.1');
       await new Promise((r) => server.once('listening', r));
       try {
@@ -241,8 +245,47 @@ describe('connect flows are bound to the person connecting', () => {
         expect(await check(secure.split(';')[0])).toBe(true);
         expect(await check()).toBe(false);
         expect(await check(`__Host-weft_flow=${'A'.repeat(43)}`)).toBe(false);
+        // The very value under the plain name (which a sibling subdomain or an http page can set): not on https.
+        expect(await check(`weft_flow=${secure.split(';')[0].split('=')[1]}`)).toBe(false);
       } finally {
         server.close();
+      }
+    });
+    test('on https (WEFT_PUBLIC_URL https://…) only the __Host- cookie binds: the same value planted as plain weft_flow is refused', async () => {
+      // A second API process on the stack's database, configured as served over https (TLS ends in front of it).
+      const publicUrl = 'https://weft.example.test';
+      const secure = await startApi(stack.core, {
+        port: 0,
+        host: '127.0.0.1',
+        alter: (deps) => ({ ...deps, settings: { ...deps.settings, publicUrl } }),
+      });
+      // GitHub sends the installing browser to the public https URL; the test's requests reach the process there.
+      stack.github.configureAppUserAuthorization({ callbackUrls: [`${publicUrl}/app-auth/connect`, `${stack.apiUrl}/app-auth/connect`] });
+      try {
+        const urls = { api: secure.url, github: stack.github.url as string, callback: publicUrl };
+        const atSecureApi = (callback: URL) => `${secure.url}${callback.pathname}${callback.search}`;
+        const before = (await connections('github')).length;
+
+        const victim = new Browser();
+        const planted = await installThroughGitHub(urls, victim, await session(), 'github', DEFAULT_USER);
+        expect([...victim.cookies.keys()].filter((k) => k.includes('weft_flow'))).toEqual(['__Host-weft_flow']);
+        const value = victim.cookies.get('__Host-weft_flow')!;
+        // Someone able to set cookies for the host without https, holding the victim's very value.
+        const attacker = new Browser();
+        attacker.cookies.set('weft_flow', value);
+        const refused = await attacker.request(atSecureApi(planted));
+        expect(refused.status).toBe(400);
+        expect(errorCode(refused)).toBe('browser_mismatch');
+        expect((await connections('github')).length).toBe(before);
+
+        // The browser holding the __Host- cookie completes its own flow.
+        const own = await installThroughGitHub(urls, victim, await session(), 'github', DEFAULT_USER);
+        const done = await victim.request(atSecureApi(own));
+        expect([done.status, errorCode(done)]).toEqual([200, null]);
+        expect(connectionOf(done)).toMatch(/^[0-9a-f-]{36}$/);
+      } finally {
+        stack.github.configureAppUserAuthorization({ callbackUrls: [`${stack.apiUrl}/app-auth/connect`] });
+        await secure.close();
       }
     });
   });
