@@ -22,6 +22,7 @@ import { webhooksRouter } from './routers/webhooks';
 import { healthRouter } from './routers/health';
 import { docsRouter } from './routers/docs';
 import { proxyRouter } from './routers/proxy';
+import { codecRouter } from './routers/codec';
 import { parseQueryString } from './query-parser';
 
 /** The app-facing REST API (shape of Nango's public API; the routes are in the OpenAPI document, api/openapi/). */
@@ -38,6 +39,8 @@ export function createApp(deps: ApiDeps): Express {
   const auth = [requireSecretKey(deps.stores.environments), apiRateLimit(deps.stores.apiRateCounters, deps.settings.apiRateLimit, deps.logger)];
   // Before the body parser: any method, and the body streamed to the provider as it came.
   app.use('/proxy', auth, proxyRouter(deps));
+  // Operators' tools (the Temporal UI and CLI), with their own tokens, CORS and body cap; off unless configured.
+  if (deps.codecEndpoint) app.use('/codec', codecRouter(deps.codecEndpoint, deps.logger));
 
   // JSON bodies everywhere; the Connect page's API-key form is the one form route.
   app.use(bodyParsing({ formRoutes: ['/connect/api-key/:key'] }));

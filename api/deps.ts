@@ -5,6 +5,7 @@ import type { CredentialCipher } from '../auth/credential-cipher';
 import type { IntegrationRegistry } from '../runtime/registry';
 import type { Egress } from '../egress/egress';
 import type { OpenProviderSession } from '../activities/provider-session';
+import type { CodecEndpoint } from './routers/codec';
 
 /**
  * Where an API process is in its life, shared with whoever stops it (app/api/main.ts): once a
@@ -29,6 +30,8 @@ export interface ApiDeps {
   openProviderSession: OpenProviderSession;
   /** Set by a process that drains before it stops (`weft api`): readiness then answers 503 shutting_down. */
   lifecycle?: ApiLifecycle;
+  /** The codec endpoint (`/codec/decode`, `/codec/encode`), when WEFT_CODEC_ENDPOINT_ENABLED; absent, those paths are 404. */
+  codecEndpoint?: CodecEndpoint;
   settings: {
     /** WEFT_TEMPORAL_ID_PREFIX: the first part of every workflow and schedule ID. */
     temporalIdPrefix: string;

@@ -96,6 +96,39 @@ export const configSchema = z.object({
     ),
   /** The Temporal UI's base URL: chat alerts link to the failed run there (e.g. http://localhost:8233). */
   WEFT_TEMPORAL_UI_URL: z.string().url().default('http://localhost:8233'),
+  /**
+   * The codec endpoint (api/routers/codec.ts): `POST /codec/decode` and `/codec/encode` of
+   * Temporal's remote-codec protocol, for the Temporal UI and CLI to read the encrypted
+   * payloads. Off unless true; on, it needs at least one token.
+   */
+  WEFT_CODEC_ENDPOINT_ENABLED: z
+    .enum(['true', 'false'], { error: 'must be true or false' })
+    .default('false')
+    .transform((v) => v === 'true'),
+  /** Bearer tokens the codec endpoint accepts (`temporal --codec-auth "Bearer <token>"`), comma-separated, each at least 32 characters. */
+  WEFT_CODEC_ENDPOINT_TOKENS: z
+    .string()
+    .default('')
+    .transform((s) =>
+      s
+        .split(',')
+        .map((t) => t.trim())
+        .filter(Boolean),
+    )
+    .pipe(z.array(z.string().min(32, 'each token must be at least 32 characters (e.g. openssl rand -base64 32)'))),
+  /** Browser origins (the Temporal UI's, e.g. http://localhost:8233) allowed to call the codec endpoint, comma-separated. */
+  WEFT_CODEC_ENDPOINT_CORS_ORIGINS: z
+    .string()
+    .default('')
+    .transform((s) =>
+      s
+        .split(',')
+        .map((o) => o.trim().replace(/\/$/, ''))
+        .filter(Boolean),
+    )
+    .pipe(z.array(z.string().refine(isOrigin, 'each must be an origin: scheme, host and port only (e.g. https://temporal.example.com)'))),
+  /** The largest request body the codec endpoint reads, in bytes (the UI sends one event's payloads; Temporal caps a payload at 2 MB). */
+  WEFT_CODEC_ENDPOINT_MAX_BODY_BYTES: duration.default(4 * 1024 * 1024),
   /** Chat alerts: one message per connection, sync and error code within this window; later failures are counted into it. */
   WEFT_ALERT_WINDOW_MINUTES: duration.default(60),
   /** Outbound calls: time to connect (DNS included), to the response headers, to the end of the body. */
@@ -122,6 +155,16 @@ export const configSchema = z.object({
   OTEL_METRICS_EXPORTER: z.enum(['otlp', 'none']).default('otlp'),
   OTEL_METRIC_EXPORT_INTERVAL: duration.default(60_000),
 });
+
+/** `http(s)://host[:port]` and nothing more: what a browser sends as Origin. */
+function isOrigin(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === value;
+  } catch {
+    return false;
+  }
+}
 
 export type Config = z.infer<typeof configSchema> & {
   /** How to reach Temporal: address, namespace, TLS, API key (Temporal's environment configuration). */

@@ -40,6 +40,14 @@ function apiDeps(core: Core, opts: { logger?: Logger } = {}): ApiDeps {
       actionTimeoutMs: config.WEFT_ACTION_TIMEOUT_MS,
       alertWindowMs: config.WEFT_ALERT_WINDOW_MINUTES * 60_000,
     },
+    ...(config.WEFT_CODEC_ENDPOINT_ENABLED && {
+      codecEndpoint: {
+        codec: core.payloadCodec,
+        tokens: config.WEFT_CODEC_ENDPOINT_TOKENS,
+        corsOrigins: config.WEFT_CODEC_ENDPOINT_CORS_ORIGINS,
+        maxBodyBytes: config.WEFT_CODEC_ENDPOINT_MAX_BODY_BYTES,
+      },
+    }),
   };
 }
 

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import stringify from 'safe-stable-stringify';
+import { savedRequestHeaders } from '../../common/secrets';
 import type { RequestConfig } from '../types';
 import { isSecretQueryParam, redactDeep, redactQueryValue, redactSecretsInText } from './redaction';
 
@@ -15,7 +16,7 @@ export interface RequestIdentity {
   path: string;
   /** Sorted `[key, value]` pairs: the endpoint's own query and `params`. */
   query: Array<[string, string]>;
-  /** Lower-cased, sorted, without credentials, transport and Weft control headers. */
+  /** Lower-cased, sorted: only the headers that change an answer and carry no secret (common/secrets' allow-list). */
   headers: Array<[string, string]>;
   /** Canonical JSON of the body, `sha256:<hex>` for a long or binary body, null without one. */
   body: string | null;
@@ -33,36 +34,12 @@ export interface IdentityOptions {
 /** A body longer than this (in canonical JSON) is identified by its SHA-256. */
 const MAX_INLINE_BODY = 1_000;
 
-/** Never part of an identity: credentials, what the HTTP client sets, and Weft's proxy controls. */
-const IGNORED_HEADERS = new Set([
-  'authorization',
-  'proxy-authorization',
-  'cookie',
-  'api-key',
-  'x-api-key',
-  'user-agent',
-  'accept',
-  'accept-encoding',
-  'content-length',
-  'host',
-  'connection',
-  'connection-id',
-  'provider-config-key',
-  'retries',
-  'retry-on',
-  'base-url-override',
-  'decompress',
-]);
-const CONTROL_HEADER_PREFIXES = ['weft-', 'nango-'];
-
 export function requestIdentity(request: RequestConfig, options: IdentityOptions): RequestIdentity {
   const secrets = options.secrets ?? [];
   const url = targetUrl(request, options.providerBaseUrl);
   const query = [...url.searchParams.entries()].map(([k, v]) => [k, v] as [string, string]);
-  const skip = new Set((options.secretHeaders ?? []).map((h) => h.toLowerCase()));
-  const headers = Object.entries(request.headers ?? {})
-    .map(([k, v]) => [k.toLowerCase(), String(v)] as [string, string])
-    .filter(([k]) => !IGNORED_HEADERS.has(k) && !skip.has(k) && !CONTROL_HEADER_PREFIXES.some((p) => k.startsWith(p)));
+  // An allow-list (common/secrets): credentials, transport and Weft's proxy controls never take part.
+  const headers = savedRequestHeaders(request.headers ?? {}, options.secretHeaders ?? []);
   return {
     method: (request.method ?? 'GET').toUpperCase(),
     path: redactSecretsInText(url.pathname, secrets),
