@@ -50,7 +50,7 @@ export function createActionActivities(deps: ActionActivityDeps) {
         environment: input.environment,
         integration,
         connection,
-        credentials: deps.cipher.open<Credentials>(connection.credentials_encrypted, sealedAt.connectionCredentials(connection._id)),
+        credentials: deps.cipher.open<Credentials>(connection.credentials_encrypted, sealedAt.connectionCredentials(connection)),
         connectionId: input.connectionId,
         operation: `action:${input.actionName}`,
         runId: activity.info.workflowExecution?.workflowId ?? null,

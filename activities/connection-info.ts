@@ -18,7 +18,7 @@ export function connectionInfo(connection: ConnectionDoc, cipher?: CredentialCip
     metadata: connection.metadata,
   };
   if (cipher && connection.auth_mode === 'OAUTH2') {
-    const credentials = cipher.open<Credentials>(connection.credentials_encrypted, sealedAt.connectionCredentials(connection._id));
+    const credentials = cipher.open<Credentials>(connection.credentials_encrypted, sealedAt.connectionCredentials(connection));
     if (credentials.type === 'OAUTH2') info.connection_config = { ...connection.connection_config, ...extraTokenConfig(credentials) };
   }
   return info;

@@ -56,7 +56,7 @@ export function createSyncActivities(deps: SyncActivityDeps) {
   }
 
   function openCredentials(connection: ConnectionDoc): Credentials {
-    return deps.cipher.open<Credentials>(connection.credentials_encrypted, sealedAt.connectionCredentials(connection._id));
+    return deps.cipher.open<Credentials>(connection.credentials_encrypted, sealedAt.connectionCredentials(connection));
   }
 
   function metadataStore(connection: ConnectionDoc): MetadataStore {

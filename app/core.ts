@@ -15,6 +15,7 @@ import { IntegrationRegistry } from '../runtime/registry';
 import { createStores, ensureIndexes, type Stores } from '../store/db';
 import { connectMongo, DATABASE_HEARTBEAT_MS } from '../store/mongo-client';
 import { watchDatabase } from '../store/database-watch';
+import { refuseUnboundIfRetired } from '../store/reseal';
 import type { ExpiryRule } from '../store/ttl';
 import { ensureSearchAttributes } from './temporal-search-attributes';
 import { boundedTemporalCalls, connectTemporalClient, temporalConnectionOptions } from './temporal-connection';
@@ -100,6 +101,7 @@ export async function openStorage(config: Config, opts: StorageOptions = {}): Pr
   try {
     const stores = createStores(mongo.db(config.MONGODB_DB), { requestLogTtlDays: config.WEFT_REQUEST_LOG_TTL_DAYS });
     const manualExpiry = await ensureIndexes(stores);
+    await refuseUnboundIfRetired(stores.db, cipher);
     const watch = opts.watchLog ? watchDatabase(mongo, { heartbeatFrequencyMs: DATABASE_HEARTBEAT_MS, log: opts.watchLog }) : null;
     return {
       mongo,

@@ -51,7 +51,7 @@ export function providerSessionOpener(deps: ProviderSessionDeps): OpenProviderSe
 function openProviderSession(deps: ProviderSessionDeps, req: ProviderSessionRequest, onLogFailure: AppendFailure): ProviderSession {
   const provider = resolveProvider(deps.registry, req.integration);
   const connection = req.connection as ConnectionDoc;
-  const credentials = req.credentials ?? deps.cipher.open<Credentials>(connection.credentials_encrypted, sealedAt.connectionCredentials(connection._id));
+  const credentials = req.credentials ?? deps.cipher.open<Credentials>(connection.credentials_encrypted, sealedAt.connectionCredentials(connection));
   const accountKey = accountKeyFor(provider, credentials, req.connection?._id ?? req.connectionId ?? 'unsaved');
   const sleep = req.sleep ?? defaultSleep;
   const throttle = accountThrottle(accountKey);
@@ -84,7 +84,7 @@ function openProviderSession(deps: ProviderSessionDeps, req: ProviderSessionRequ
     provider,
     credentials,
     integrationCredentials: openIntegrationCredentials(deps.cipher, req.integration),
-    persist: req.connection ? persistCredentials(deps.stores.connections, deps.cipher, req.connection._id, deps.logger) : undefined,
+    persist: req.connection ? persistCredentials(deps.stores.connections, deps.cipher, req.connection, deps.logger) : undefined,
     refreshOAuth:
       req.connection && provider.definition.oauth
         ? (opts) => freshOAuthCredentials({ ...tokenRefreshDeps(deps), record: logTokenCall }, (req.connection as ConnectionDoc)._id, opts)

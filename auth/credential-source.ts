@@ -197,17 +197,22 @@ export function accountKeyFor(provider: ResolvedProvider, credentials: Credentia
 /** Opens sealed integration credentials, or null when the integration has none. */
 export function openIntegrationCredentials(
   cipher: CredentialCipher,
-  integration: { _id: string; credentials_encrypted: string | null },
+  integration: { _id: string; environment: string; credentials_encrypted: string | null },
 ): IntegrationCredentials | null {
   const sealed = integration.credentials_encrypted;
-  return sealed ? cipher.open<IntegrationCredentials>(sealed, sealedAt.integrationCredentials(integration._id)) : null;
+  return sealed ? cipher.open<IntegrationCredentials>(sealed, sealedAt.integrationCredentials(integration)) : null;
 }
 
 /** Saves refreshed connection credentials, sealed. */
-export function persistCredentials(connections: Pick<CredentialStore, 'updateCredentials'>, cipher: CredentialCipher, connectionId: string, logger: Logger) {
+export function persistCredentials(
+  connections: Pick<CredentialStore, 'updateCredentials'>,
+  cipher: CredentialCipher,
+  connection: { _id: string; environment: string },
+  logger: Logger,
+) {
   return async (credentials: Credentials) => {
     await connections
-      .updateCredentials(connectionId, cipher.seal(credentials, sealedAt.connectionCredentials(connectionId)))
+      .updateCredentials(connection._id, cipher.seal(credentials, sealedAt.connectionCredentials(connection)))
       .catch((err: unknown) => logger.warn({ err }, 'could not store refreshed credentials'));
   };
 }

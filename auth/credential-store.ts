@@ -24,6 +24,7 @@ export interface StoredConnection {
 /** A stored integration, as far as auth/ reads it. */
 export interface StoredIntegration {
   _id: string;
+  environment: string;
   unique_key: string;
   /** The sealed client credentials (OAuth client secret, App private key), or null. */
   credentials_encrypted: string | null;

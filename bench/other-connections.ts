@@ -45,7 +45,7 @@ export async function seedOtherConnections(
           provider: like.provider,
           connection_id: connectionIds[i],
           auth_mode: 'OAUTH2',
-          credentials_encrypted: cipher.seal(credentials, sealedAt.connectionCredentials(_id)),
+          credentials_encrypted: cipher.seal(credentials, sealedAt.connectionCredentials({ _id, environment: like.environment })),
           connection_config: {},
           metadata: {},
           tags: {},

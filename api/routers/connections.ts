@@ -76,7 +76,7 @@ export function connectionsRouter(deps: ApiDeps): Router {
       provider: integration.provider,
       connection_id: body.connection_id ?? randomUUID(),
       auth_mode: body.credentials.type,
-      credentials_encrypted: deps.cipher.seal(body.credentials, sealedAt.connectionCredentials(_id)),
+      credentials_encrypted: deps.cipher.seal(body.credentials, sealedAt.connectionCredentials({ _id, environment: env })),
       connection_config: body.connection_config ?? {},
       metadata: body.metadata ?? {},
       tags: body.tags ?? {},
@@ -231,7 +231,7 @@ function presentConnection(c: ConnectionDoc, deps: ApiDeps, opts: { withCredenti
     auth_status: c.auth_status,
   };
   if (!opts.withCredentials) return base;
-  const opened = deps.cipher.open<Credentials>(c.credentials_encrypted, sealedAt.connectionCredentials(c._id));
+  const opened = deps.cipher.open<Credentials>(c.credentials_encrypted, sealedAt.connectionCredentials(c));
   // Like Nango: the refresh token only when asked for (?refresh_token=true); Weft refreshes itself.
   const credentials = opts.withRefreshToken ? opened : withoutRefreshToken(opened);
   if (credentials.type === 'OAUTH2') {

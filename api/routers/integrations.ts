@@ -47,7 +47,7 @@ export function integrationsRouter(deps: ApiDeps): Router {
       unique_key: body.unique_key,
       provider: body.provider,
       display_name: body.display_name ?? provider.displayName,
-      credentials_encrypted: body.credentials ? deps.cipher.seal(body.credentials, sealedAt.integrationCredentials(_id)) : null,
+      credentials_encrypted: body.credentials ? deps.cipher.seal(body.credentials, sealedAt.integrationCredentials({ _id, environment: environmentOf(res) })) : null,
       provider_overrides: body.provider_overrides ?? {},
     });
     res.status(201).json({ data: present(doc) });
@@ -61,7 +61,7 @@ export function integrationsRouter(deps: ApiDeps): Router {
     res.json({
       data: {
         ...present(doc),
-        ...(withCredentials ? { credentials: deps.cipher.open(doc.credentials_encrypted as string, sealedAt.integrationCredentials(doc._id)) } : {}),
+        ...(withCredentials ? { credentials: deps.cipher.open(doc.credentials_encrypted as string, sealedAt.integrationCredentials(doc)) } : {}),
       },
     });
   });
@@ -80,7 +80,7 @@ export function integrationsRouter(deps: ApiDeps): Router {
       if (!existing) throw new NotFoundError('unknown_provider_config', `No integration "${req.params.key}" in this environment.`);
       const provider = deps.registry.get(existing.provider)?.provider;
       if (provider) validateClientCredentials(provider, body.credentials);
-      credentialsEncrypted = deps.cipher.seal(body.credentials, sealedAt.integrationCredentials(existing._id));
+      credentialsEncrypted = deps.cipher.seal(body.credentials, sealedAt.integrationCredentials(existing));
     }
     const doc = await deps.stores.integrations.update(environmentOf(res), req.params.key, {
       ...(body.display_name ? { display_name: body.display_name } : {}),

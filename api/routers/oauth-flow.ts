@@ -103,7 +103,9 @@ export function oauthFlowRouter(deps: ApiDeps): Router {
         _id: start.state,
         kind: 'oauth',
         browser_binding_hash: bindToBrowser(deps, req, res),
-        code_verifier_sealed: start.codeVerifier ? deps.cipher.seal(start.codeVerifier, sealedAt.codeVerifier(start.state)) : null,
+        code_verifier_sealed: start.codeVerifier
+          ? deps.cipher.seal(start.codeVerifier, sealedAt.codeVerifier({ _id: start.state, environment: base.environment }))
+          : null,
         redirect_uri: redirectUri,
         scopes,
         tenant: ep.tenant ?? null,
@@ -299,7 +301,7 @@ async function redeem(deps: ApiDeps, state: AuthStateDoc, integration: Integrati
     oauthEndpoints(oauth, integration, openIntegrationCredentials(deps.cipher, integration), deps.egress, state.tenant ?? undefined),
     { environment: state.environment, integration: integration.unique_key, connectionId: state.connection_id },
   );
-  const codeVerifier = state.code_verifier_sealed ? deps.cipher.open<string>(state.code_verifier_sealed, sealedAt.codeVerifier(state._id)) : undefined;
+  const codeVerifier = state.code_verifier_sealed ? deps.cipher.open<string>(state.code_verifier_sealed, sealedAt.codeVerifier(state)) : undefined;
   const tokens = await exchangeCode(ep, { code, state: state._id, redirectUri: state.redirect_uri, codeVerifier });
   const granted = tokens.scopes.length ? tokens.scopes : state.scopes;
   const credentials: Extract<Credentials, { type: 'OAUTH2' }> = {

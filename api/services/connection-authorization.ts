@@ -47,7 +47,7 @@ export async function storeAuthorizedConnection(
   }
   // Sealed for the document it goes into: the existing connection's, or the new one's.
   const _id = existing?._id ?? randomUUID();
-  const sealed = deps.cipher.seal(input.credentials, sealedAt.connectionCredentials(_id));
+  const sealed = deps.cipher.seal(input.credentials, sealedAt.connectionCredentials({ _id, environment: input.environment }));
   let connection: ConnectionDoc;
   let operation: 'creation' | 'override';
   if (existing) {

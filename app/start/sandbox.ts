@@ -175,7 +175,7 @@ export async function startSandboxSimulators(opts: SandboxSimulatorOptions): Pro
               environment,
               integration,
               r.overrides,
-              credentials ? (id) => cipher.seal(credentials, sealedAt.integrationCredentials(id)) : null,
+              credentials ? (id) => cipher.seal(credentials, sealedAt.integrationCredentials({ _id: id, environment })) : null,
             ),
           );
         }

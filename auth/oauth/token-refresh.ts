@@ -108,7 +108,7 @@ async function refresh(deps: TokenRefreshDeps, connection: StoredConnection, cre
       raw: { ...credentials.raw, ...tokens.raw },
     };
     const withExtras = await refreshExtraTokens(ep, next);
-    await deps.connections.updateCredentials(connection._id, deps.cipher.seal(withExtras, sealedAt.connectionCredentials(connection._id)));
+    await deps.connections.updateCredentials(connection._id, deps.cipher.seal(withExtras, sealedAt.connectionCredentials(connection)));
     deps.logger.info(
       { connectionId: connection.connection_id, integration: connection.provider_config_key, expiresAt: withExtras.expires_at },
       'refreshed OAuth credentials',
@@ -136,7 +136,7 @@ async function fail(deps: TokenRefreshDeps, connection: StoredConnection, code: 
 async function load(deps: TokenRefreshDeps, connectionRef: string): Promise<{ connection: StoredConnection; credentials: OAuth2Credentials }> {
   const connection = await deps.connections.getById(connectionRef);
   if (!connection) throw new WeftError('unknown_connection', 'The connection no longer exists.', 404);
-  const credentials = deps.cipher.open<Credentials>(connection.credentials_encrypted, sealedAt.connectionCredentials(connection._id));
+  const credentials = deps.cipher.open<Credentials>(connection.credentials_encrypted, sealedAt.connectionCredentials(connection));
   if (credentials.type !== 'OAUTH2') throw new WeftError('invalid_auth_mode', 'Only OAuth connections are refreshed.', 400);
   return { connection, credentials };
 }

@@ -37,6 +37,8 @@ describe('sealed credentials bound to their documents', () => {
 
   const connections = () => stack.core.stores.db.collection<any>('connections');
   const integrations = () => stack.core.stores.db.collection<any>('integrations');
+  /** drive-b's own sealed secret, put back once the test that breaks it is done with it. */
+  let brokenDriveB: string;
   const connectionDoc = (id: string) => connections().findOne({ connection_id: id, provider_config_key: 'luma' });
 
   test('a connection whose sealed credentials were copied from another connection does not open', async () => {
@@ -59,6 +61,7 @@ describe('sealed credentials bound to their documents', () => {
 
   test("an integration holding another integration's sealed client secret does not open it", async () => {
     const a = await integrations().findOne({ unique_key: 'drive-a' });
+    brokenDriveB = (await integrations().findOne({ unique_key: 'drive-b' })).credentials_encrypted;
     expect((await stack.api('GET', '/integrations/drive-b?include=credentials')).body.data.credentials.client_secret).toBe('secret-b');
     await integrations().updateOne({ unique_key: 'drive-b' }, { $set: { credentials_encrypted: a.credentials_encrypted } });
     const res = await stack.api('GET', '/integrations/drive-b?include=credentials');
@@ -77,11 +80,23 @@ describe('sealed credentials bound to their documents', () => {
 
     await resealWithCurrentKey(stack.core.stores.db, stack.core.cipher).catch(() => undefined); // drive-b was left broken above
     const migrated = (await connectionDoc('alice')).credentials_encrypted;
-    expect(migrated).toMatch(/^v2\./);
-    expect(stack.core.cipher.open(migrated, sealedAt.connectionCredentials(alice._id))).toEqual({ type: 'API_KEY', apiKey: 'from-an-older-weft' });
+    expect(migrated).toMatch(/^v3\./);
+    expect(stack.core.cipher.open(migrated, sealedAt.connectionCredentials(alice))).toEqual({ type: 'API_KEY', apiKey: 'from-an-older-weft' });
     expect((await stack.api('GET', '/connections/alice?provider_config_key=luma')).body.credentials).toMatchObject({
       type: 'API_KEY',
       apiKey: 'from-an-older-weft',
     });
+  });
+
+  test('once a re-seal pass leaves no v1 value, a v1 value planted later (an old backup) is refused', async () => {
+    // With drive-b readable again the pass completes: nothing unbound is left.
+    await integrations().updateOne({ unique_key: 'drive-b' }, { $set: { credentials_encrypted: brokenDriveB } });
+    await resealWithCurrentKey(stack.core.stores.db, stack.core.cipher);
+    const alice = await connectionDoc('alice');
+    const fromBackup = sealV1(stack.env.WEFT_ENCRYPTION_KEY, { type: 'API_KEY', apiKey: 'from-a-backup' });
+    await connections().updateOne({ _id: alice._id }, { $set: { credentials_encrypted: fromBackup } });
+    const res = await stack.api('GET', '/connections/alice?provider_config_key=luma');
+    expect(res.body.error.code).toBe('credentials_unreadable');
+    expect(JSON.stringify(res.body)).not.toContain('from-a-backup');
   });
 });

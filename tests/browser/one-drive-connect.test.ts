@@ -252,7 +252,7 @@ describe('Connect: OneDrive (Microsoft OAuth 2.0 + PKCE) in a browser', () => {
 
   async function storedAccessToken(connectionId: string): Promise<string> {
     const conn = await stack.core.stores.connections.find({ environment: 'dev', providerConfigKey: 'one-drive', connectionId });
-    return stack.core.cipher.open<any>(conn!.credentials_encrypted, sealedAt.connectionCredentials(conn!._id)).access_token;
+    return stack.core.cipher.open<any>(conn!.credentials_encrypted, sealedAt.connectionCredentials(conn!)).access_token;
   }
 
   test('a token that expires in the middle of a sync is refreshed and the sync finishes', async () => {
@@ -343,7 +343,7 @@ describe('Connect: OneDrive (Microsoft OAuth 2.0 + PKCE) in a browser', () => {
     expect(conns.length).toBeGreaterThan(3);
     for (const c of conns) {
       const doc = await stack.core.stores.connections.find({ environment: 'dev', providerConfigKey: 'one-drive', connectionId: c.connection_id });
-      const credentials = stack.core.cipher.open<any>(doc!.credentials_encrypted, sealedAt.connectionCredentials(doc!._id));
+      const credentials = stack.core.cipher.open<any>(doc!.credentials_encrypted, sealedAt.connectionCredentials(doc!));
       expect(all).not.toContain(credentials.access_token);
       if (credentials.refresh_token) expect(all).not.toContain(credentials.refresh_token);
       // Stored sealed: the raw document does not contain the token either.
