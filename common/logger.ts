@@ -1,69 +1,64 @@
 import pino, { type Logger } from 'pino';
+import { isSecretFieldName, isSecretHeader, redactUrlsInText } from './secrets';
 
 export type { Logger };
 
 export interface LoggerOptions {
   /**
-   * Request headers that carry secrets besides `authorization`: every header a registered
-   * provider declares (the registry's `secretHeaders()`), so a careless `log.info({ headers })`
-   * prints none of them.
+   * Request headers that carry secrets besides the ones common/secrets names: every header a
+   * registered provider declares (the registry's `secretHeaders()`), so a careless
+   * `log.info({ headers })` prints none of them.
    */
   secretHeaders?: string[];
 }
 
-/** Secrets by key name wherever they sit: an API key header of any provider (`x-luma-api-key`, `x-acme-api-key`, ...). */
-const GENERIC_SECRET_HEADER = /^x-[a-z0-9-]*api-?key$/i;
+const CENSOR = '[redacted]';
+/** How deep a log object is searched for secrets: headers sit a level or two down (`{ req: { headers } }`). */
+const MAX_DEPTH = 4;
 
 /**
- * One JSON logger for the process. Secrets are removed by path so that a careless
- * `log.info({ headers })` never prints a credential: the generic ones (authorization,
- * tokens, keys) and every header the providers declare.
+ * One JSON logger for the process. Secrets are removed by common/secrets' rules so that a
+ * careless `log.info({ headers })` or `log.warn({ url })` never prints a credential: fields
+ * and headers named as secrets (and those the providers declare) censored, and the secrets
+ * of every URL in a string field or the message (a Slack webhook's path, `?code=`) replaced.
  */
 export function createLogger(level: string, destination?: pino.DestinationStream, opts: LoggerOptions = {}): Logger {
-  const headerPaths = (opts.secretHeaders ?? []).flatMap((h) => {
-    const key = JSON.stringify(h.toLowerCase());
-    return [`[${key}]`, `*[${key}]`, `*.*[${key}]`];
-  });
+  const declared = (opts.secretHeaders ?? []).map((h) => h.toLowerCase());
   return pino(
     {
       level,
       base: { service: 'weft' },
-      redact: {
-        paths: [
-          'authorization',
-          '*.authorization',
-          '*.Authorization',
-          '*.*.authorization',
-          '*.apiKey',
-          '*.api_key',
-          '*.access_token',
-          '*.refresh_token',
-          '*.client_secret',
-          '*.private_key',
-          'credentials',
-          '*.credentials',
-          'secretKey',
-          ...headerPaths,
-        ],
-        censor: '[redacted]',
+      formatters: { log: (object) => redactLogObject(object, declared, 0) as Record<string, unknown> },
+      hooks: {
+        logMethod(args, method) {
+          method.apply(this, args.map((a) => (typeof a === 'string' ? redactUrlsInText(a) : a)) as Parameters<typeof method>);
+        },
       },
-      formatters: { log: redactApiKeyHeaders },
     },
     destination,
   );
 }
 
-/** The generic rule: `x-…-api-key` keys at the top level or one object down, censored. */
-function redactApiKeyHeaders(object: Record<string, unknown>): Record<string, unknown> {
-  let out = object;
-  for (const [key, value] of Object.entries(object)) {
-    if (GENERIC_SECRET_HEADER.test(key)) {
-      out = { ...out, [key]: '[redacted]' };
-    } else if (value && typeof value === 'object' && !Array.isArray(value) && !(value instanceof Error)) {
-      const nested = value as Record<string, unknown>;
-      const secret = Object.keys(nested).filter((k) => GENERIC_SECRET_HEADER.test(k));
-      if (secret.length > 0) out = { ...out, [key]: { ...nested, ...Object.fromEntries(secret.map((k) => [k, '[redacted]'])) } };
-    }
+function redactLogObject(value: unknown, declared: string[], depth: number, inHeaders = false): unknown {
+  if (typeof value === 'string') return redactUrlsInText(value);
+  if (value === null || typeof value !== 'object' || depth >= MAX_DEPTH) return value;
+  if (value instanceof Error) return redactError(value);
+  if (Array.isArray(value)) return value.map((v) => redactLogObject(v, declared, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [key, v] of Object.entries(value as Record<string, unknown>)) {
+    // Header names are judged as headers (any `…-token` is a credential there); other keys as fields, where `nextPageToken` is a cursor.
+    const secret = inHeaders || declared.includes(key.toLowerCase()) ? isSecretHeader(key, declared) : isSecretFieldName(key);
+    out[key] =
+      secret && v !== undefined && v !== null && v !== '' && typeof v !== 'boolean' ? CENSOR : redactLogObject(v, declared, depth + 1, /^headers?$/i.test(key));
   }
   return out;
+}
+
+/** An error keeps its type and stack for pino's serializer; its message loses the secrets of any URL in it. */
+function redactError(err: Error): Error {
+  const message = redactUrlsInText(err.message);
+  if (message === err.message) return err;
+  const copy = Object.assign(Object.create(Object.getPrototypeOf(err) as object) as Error, err, { message });
+  if (err.stack) copy.stack = err.stack.split(err.message).join(message);
+  return copy;
 }

@@ -93,7 +93,7 @@ const SECRET_FIELD_EXACT = new Set([
   'xauthtoken',
 ]);
 const SECRET_FIELD_ENDING =
-  /(access|refresh|id|api|auth|session|bearer|oauth|security|bot|user|private|personalaccess|app|installation|csrf|xsrf)token$|secret$|password$|passwd$|passphrase$|apikey$|privatekey$|secretkey$|accesskey$|signingkey$|clientassertion$|signature$/;
+  /(access|refresh|id|api|auth|session|bearer|oauth|security|bot|user|private|personalaccess|app|installation|csrf|xsrf)token$|secret$|password$|passwd$|passphrase$|apikey$|privatekey$|secretkey$|accesskey$|signingkey$|subscriptionkey$|clientassertion$|signature$|credential$/;
 
 export function isSecretFieldName(name: string): boolean {
   const n = normalizeName(name);
@@ -105,7 +105,8 @@ export function isSecretFieldName(name: string): boolean {
 /**
  * Request headers that carry a credential in some provider, besides what the field rule
  * already catches (`authorization`, `x-auth-token`, `private-token`, anything ending in
- * `api-key`, `token`, `secret`). Logs redact these and the integration's declared ones.
+ * `api-key` or `credential`); in a header, any name ending in `token`, `secret` or
+ * `signature` too. Logs redact these and the integration's declared ones.
  */
 const SECRET_HEADERS = new Set(
   [
@@ -125,7 +126,7 @@ const SECRET_HEADERS = new Set(
 export function isSecretHeader(name: string, declared: Iterable<string> = []): boolean {
   const n = normalizeName(name);
   for (const d of declared) if (normalizeName(d) === n) return true;
-  return SECRET_HEADERS.has(n) || /apikey$|token$|secret$|signature$|credentials?$|key$/.test(n) || isSecretFieldName(name);
+  return SECRET_HEADERS.has(n) || /token$|secret$|signature$/.test(n) || isSecretFieldName(name);
 }
 
 /**
