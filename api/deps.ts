@@ -3,7 +3,7 @@ import type { Logger } from '../common/logger';
 import type { Stores } from '../store/db';
 import type { CredentialCipher } from '../auth/credential-cipher';
 import type { IntegrationRegistry } from '../runtime/registry';
-import type { Egress } from '../egress/egress';
+import type { Egresses } from '../egress/egress';
 import type { OpenProviderSession } from '../activities/provider-session';
 import type { CodecEndpoint } from './routers/codec';
 
@@ -25,7 +25,7 @@ export interface ApiDeps {
   temporal: Client;
   logger: Logger;
   /** Every outbound call the API makes (provider checks, token endpoints, webhooks); also checks registered URLs. */
-  egress: Egress;
+  egress: Egresses;
   /** Calls to a connection's provider (verifying credentials, refreshing them); built by app/. */
   openProviderSession: OpenProviderSession;
   /** Set by a process that drains before it stops (`weft api`): readiness then answers 503 shutting_down. */

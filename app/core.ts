@@ -7,8 +7,8 @@ import type { Config } from '../common/config';
 import { WeftError } from '../common/errors';
 import { createLogger, type Logger } from '../common/logger';
 import type { DestinationStream } from 'pino';
-import { createEgress, type Egress, type EgressSettings } from '../egress/egress';
-import { egressSettings } from '../egress/settings';
+import type { Egresses, EgressSettings, EgressPurpose } from '../egress/egress';
+import { createEgresses, legacyAllowWarning, type ExtraAllow } from '../egress/settings';
 import { integrations } from '../integrations';
 import { withIntegrationsDir } from '../runtime/integration-loader';
 import { IntegrationRegistry } from '../runtime/registry';
@@ -36,8 +36,8 @@ export interface Core extends Storage {
   config: Config;
   logger: Logger;
   registry: IntegrationRegistry;
-  /** The process's one way out (provider calls, token endpoints, webhooks). */
-  egress: Egress;
+  /** The process's ways out, one per purpose: `providers` (provider APIs, proxy, token endpoints), `webhooks` (the app's receivers, chat alerts). */
+  egress: Egresses;
   temporal: Client;
   /** Encrypts every payload the process's Temporal client and workers write (auth/payload-codec.ts); the codec endpoint uses it too. */
   payloadCodec: PayloadEncryptionCodec;
@@ -69,10 +69,10 @@ export interface CoreOptions extends Omit<StorageOptions, 'watchLog'> {
   watchDatabase?: boolean;
   /** The process's started OpenTelemetry (startTelemetry): its Temporal client then propagates trace context. */
   telemetry?: Telemetry | null;
-  /** WEFT_EGRESS_ALLOW entries for servers this process started itself: exactly the sandbox's or a test's simulators. */
-  egressAllow?: readonly string[];
+  /** Allow-list entries, per purpose, for servers this process started itself: the sandbox's simulators (providers), a test's receivers. */
+  egressAllow?: ExtraAllow;
   /** Egress timeouts other than the configured ones (tests). */
-  egressTimeouts?: Partial<Omit<EgressSettings, 'allow'>>;
+  egressTimeouts?: Partial<Omit<EgressSettings<EgressPurpose>, 'allow' | 'purpose'>>;
 }
 
 /** Every integration Weft knows: the pre-built ones and the operator's own (WEFT_INTEGRATIONS_DIR); one registry per process. */
@@ -130,8 +130,8 @@ export async function openStorage(config: Config, opts: StorageOptions = {}): Pr
 export async function buildCore(config: Config, opts: CoreOptions): Promise<Core> {
   // Also first: an address missing, a certificate file unreadable.
   const temporalOptions = temporalConnectionOptions(config.temporal);
-  // First: a mistyped WEFT_EGRESS_ALLOW entry stops here, before any connection is opened.
-  const egress = createEgress({ ...egressSettings(config, opts.egressAllow ?? []), ...opts.egressTimeouts });
+  // First: a mistyped WEFT_EGRESS_ALLOW_* entry stops here, before any connection is opened.
+  const egress = createEgresses(config, { extraAllow: opts.egressAllow, timeouts: opts.egressTimeouts });
   const opened: Array<() => Promise<void>> = [() => egress.close()];
   const closeAll = async () => {
     for (const close of [...opened].reverse()) await close().catch(() => undefined);
@@ -139,6 +139,8 @@ export async function buildCore(config: Config, opts: CoreOptions): Promise<Core
   try {
     const registry = opts.registry ?? buildRegistry(config);
     const logger = processLogger(config, registry, opts.log);
+    const legacyAllow = legacyAllowWarning(config);
+    if (legacyAllow) logger.warn({ variable: 'WEFT_EGRESS_ALLOW' }, legacyAllow);
     const storage = await openStorage(config, {
       watchLog: opts.watchDatabase ? logger.child({ component: 'database' }) : undefined,
       monitorCommands: opts.monitorCommands,

@@ -9,7 +9,7 @@ import type { IntegrationRegistry } from '../runtime/registry';
 import type { ConnectionDoc } from '../store/connections';
 import type { Stores } from '../store/db';
 import type { AppendFailure } from '../store/request-logs';
-import type { Egress } from '../egress/egress';
+import type { Egresses } from '../egress/egress';
 import type { EgressCall } from '../egress/recorded-egress';
 import type { Logger } from '../common/logger';
 import { tokenRefreshDeps } from '../webhooks/auth-events';
@@ -22,8 +22,8 @@ export interface ProviderSessionDeps {
   registry: IntegrationRegistry;
   logger: Logger;
   maxInlineWaitMs: number;
-  /** Every call of the session (provider API, token mint and refresh, webhooks) goes out through it. */
-  egress: Egress;
+  /** Provider API calls, token mint and refresh go out through `providers`; a refused refresh's webhook and alert through `webhooks`. */
+  egress: Egresses;
   /** A refused refresh's `auth` webhook is delivered by its workflow (webhooks/delivery-starter.ts). */
   startWebhookDelivery: WebhookDeliveryStarter;
   /** WEFT_ALERT_WINDOW_MINUTES in ms: a refused refresh's chat alert counts into an open one within it. */
@@ -94,7 +94,7 @@ function openProviderSession(deps: ProviderSessionDeps, req: ProviderSessionRequ
     logRequest,
     maxInlineWaitMs: deps.maxInlineWaitMs,
     sleep,
-    egress: deps.egress,
+    egress: deps.egress.providers,
   });
   const client = new ProviderClient({
     provider,
@@ -105,7 +105,7 @@ function openProviderSession(deps: ProviderSessionDeps, req: ProviderSessionRequ
     logRequest,
     maxInlineWaitMs: deps.maxInlineWaitMs,
     sleep,
-    egress: deps.egress,
+    egress: deps.egress.providers,
     signal: req.signal,
   });
   return { provider, client, accountKey, authMode: credentials.type, refreshCredentials: async () => void (await source.authorize({})) };

@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto';
 import { WeftError } from '../common/errors';
 import type { Logger } from '../common/logger';
-import type { Egress } from '../egress/egress';
 import { ProviderAuthError, ProviderHttpError } from '../runtime/errors';
 import type { AccountThrottle } from '../runtime/http/account-throttle';
-import { ProviderClient, type RequestLogEntry, type ResolvedProvider } from '../runtime/http/provider-client';
+import { ProviderClient, type ProviderEgress, type RequestLogEntry, type ResolvedProvider } from '../runtime/http/provider-client';
 import { sealedAt, type CredentialCipher } from './credential-cipher';
 import type { CredentialStore } from './credential-store';
 import { expiresWithin, extraTokensOf, type Credentials } from './credentials';
@@ -49,7 +48,7 @@ export interface CredentialSourceDeps {
   maxInlineWaitMs: number;
   sleep(ms: number): Promise<void>;
   /** The installation-token mint goes out through it like any provider call. */
-  egress: Pick<Egress, 'request'>;
+  egress: ProviderEgress;
   now?: () => number;
 }
 

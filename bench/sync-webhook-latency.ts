@@ -30,7 +30,12 @@ export async function syncWebhookLatency(): Promise<Figure[]> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const receiverUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
 
-  const stack = await startWeftStack({ worker: false, luma: { seed: 9, eventCount: 5 }, egressAllow: [receiverUrl], temporalCallTimeoutMs: 10_000 });
+  const stack = await startWeftStack({
+    worker: false,
+    luma: { seed: 9, eventCount: 5 },
+    egressAllow: { webhooks: [receiverUrl] },
+    temporalCallTimeoutMs: 10_000,
+  });
   const worker = await spawnWorkerProcess(stack);
   try {
     await stack.api('PATCH', '/environment', { body: { webhook_url: receiverUrl } });

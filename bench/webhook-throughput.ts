@@ -21,7 +21,7 @@ const WARM_UP_EVENTS = 20;
  */
 export async function webhookThroughput(events = EVENTS): Promise<Figure[]> {
   const app = await startScriptedReceiver();
-  const stack = await startWeftStack({ worker: false, egressAllow: [app.url], temporalCallTimeoutMs: 10_000 });
+  const stack = await startWeftStack({ worker: false, egressAllow: { webhooks: [app.url] }, temporalCallTimeoutMs: 10_000 });
   const worker = await spawnWorkerProcess(stack);
   try {
     const patched = await stack.api('PATCH', '/environment', { body: { webhook_url: `${app.url}/hooks` } });

@@ -6,6 +6,16 @@ import { loadTemporalSettings, type TemporalSettings } from './temporal-settings
  * process.env: they receive the parsed Config (or the part they need).
  */
 const duration = z.coerce.number().int().positive();
+/** A comma-separated list, empty entries dropped (the egress allow-lists). */
+const allowList = z
+  .string()
+  .default('')
+  .transform((s) =>
+    s
+      .split(',')
+      .map((e) => e.trim())
+      .filter(Boolean),
+  );
 /** OTLP over HTTP only: the gRPC exporters are not installed. */
 const otlpProtocol = z.enum(['http/protobuf', 'http/json'], {
   error: 'must be http/protobuf (the default) or http/json; grpc is not supported (OTLP over HTTP only)',
@@ -83,17 +93,15 @@ export const configSchema = z.object({
   WEFT_WORKER_HEALTH_HOST: z.string().min(1).default('127.0.0.1'),
   /**
    * Destinations the egress policy lets through although they are loopback, private or
-   * link-local: comma-separated CIDRs, IP addresses or host:port (egress/address-policy.ts).
+   * link-local, per purpose (egress/purposes.ts): comma-separated CIDRs, IP addresses or
+   * host:port (egress/address-policy.ts). PROVIDERS: provider APIs and the proxy, token and
+   * authorization endpoints, credential checks; plain http carries credentials only to a
+   * host:port named here. WEBHOOKS: the app's webhook receivers and chat alert URLs.
    */
-  WEFT_EGRESS_ALLOW: z
-    .string()
-    .default('')
-    .transform((s) =>
-      s
-        .split(',')
-        .map((e) => e.trim())
-        .filter(Boolean),
-    ),
+  WEFT_EGRESS_ALLOW_PROVIDERS: allowList,
+  WEFT_EGRESS_ALLOW_WEBHOOKS: allowList,
+  /** The single list of earlier versions: still applies to both purposes, with a warning at start naming the two above. */
+  WEFT_EGRESS_ALLOW: allowList,
   /** The Temporal UI's base URL: chat alerts link to the failed run there (e.g. http://localhost:8233). */
   WEFT_TEMPORAL_UI_URL: z.string().url().default('http://localhost:8233'),
   /**

@@ -69,30 +69,34 @@ export function parseAddress(address: string): ipaddr.IPv4 | ipaddr.IPv6 | null 
   return v6;
 }
 
-/** One WEFT_EGRESS_ALLOW entry. */
+/** One entry of an allow-list variable (WEFT_EGRESS_ALLOW_PROVIDERS, ...). */
 export type AllowRule =
   | { kind: 'cidr'; text: string; range: [ipaddr.IPv4 | ipaddr.IPv6, number]; exact: boolean }
   | { kind: 'host-port'; text: string; host: string; address: ipaddr.IPv4 | ipaddr.IPv6 | null; port: number };
 
 /** Thrown at start-up for an allow-list entry that is not a CIDR, an IP or host:port. */
 export class InvalidAllowEntryError extends Error {
-  constructor(readonly entry: string) {
-    super(`WEFT_EGRESS_ALLOW: "${entry}" is not a CIDR (10.0.0.0/8, fd00::/8), an IP address, or host:port (127.0.0.1:3010, [::1]:3010, api.internal:443).`);
+  constructor(
+    readonly entry: string,
+    readonly variable: string,
+  ) {
+    super(`${variable}: "${entry}" is not a CIDR (10.0.0.0/8, fd00::/8), an IP address, or host:port (127.0.0.1:3010, [::1]:3010, api.internal:443).`);
     this.name = 'InvalidAllowEntryError';
   }
 }
 
-/** Parses the allow-list entries (already split on commas); throws on the first invalid one. */
-export function parseAllowList(entries: readonly string[]): AllowRule[] {
+/** Parses one variable's entries (already split on commas); throws on the first invalid one, naming `variable`. */
+export function parseAllowList(entries: readonly string[], variable: string): AllowRule[] {
   return entries
     .map((e) => e.trim())
     .filter(Boolean)
-    .map(parseAllowEntry);
+    .map((e) => parseAllowEntry(e, variable));
 }
 
-function parseAllowEntry(text: string): AllowRule {
+function parseAllowEntry(text: string, variable: string): AllowRule {
+  const invalid = () => new InvalidAllowEntryError(text, variable);
   if (text.includes('/')) {
-    if (!ipaddr.isValidCIDR(text)) throw new InvalidAllowEntryError(text);
+    if (!ipaddr.isValidCIDR(text)) throw invalid();
     const [addr, bits] = ipaddr.parseCIDR(text);
     const unwrapped = unwrapCidr(addr, bits);
     return { kind: 'cidr', text, range: unwrapped, exact: unwrapped[1] === (unwrapped[0].kind() === 'ipv4' ? 32 : 128) };
@@ -101,11 +105,11 @@ function parseAllowEntry(text: string): AllowRule {
   if (bare) return { kind: 'cidr', text, range: [bare, bare.kind() === 'ipv4' ? 32 : 128], exact: true };
   const m = /^(?:\[([^\]]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(text);
   const port = m ? Number(m[3]) : NaN;
-  if (!m || port < 1 || port > 65535) throw new InvalidAllowEntryError(text);
+  if (!m || port < 1 || port > 65535) throw invalid();
   const host = (m[1] ?? m[2]).toLowerCase();
   const address = parseAddress(host);
-  if (m[1] !== undefined && !address) throw new InvalidAllowEntryError(text);
-  if (!address && !/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*\.?$/.test(host)) throw new InvalidAllowEntryError(text);
+  if (m[1] !== undefined && !address) throw invalid();
+  if (!address && !/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*\.?$/.test(host)) throw invalid();
   return { kind: 'host-port', text, host: address ? address.toString() : host.replace(/\.$/, ''), address, port };
 }
 
@@ -123,6 +127,8 @@ export interface EgressRefusal {
   address: string;
   port: number;
   range: RefusedRange;
+  /** The variable whose entry would allow it (the allow-list of the call's purpose). */
+  allowVariable: string;
 }
 
 /**
@@ -131,10 +137,14 @@ export interface EgressRefusal {
  * however it is spelled.
  */
 export class AddressPolicy {
-  constructor(private readonly allow: readonly AllowRule[]) {}
+  /** `allowVariable`: what a refusal tells the operator to add an entry to. */
+  constructor(
+    private readonly allow: readonly AllowRule[],
+    readonly allowVariable: string,
+  ) {}
 
-  static fromEntries(entries: readonly string[]): AddressPolicy {
-    return new AddressPolicy(parseAllowList(entries));
+  static fromEntries(entries: readonly string[], allowVariable: string): AddressPolicy {
+    return new AddressPolicy(parseAllowList(entries, allowVariable), allowVariable);
   }
 
   /** Null when Weft may connect to `address`:`port` for a URL naming `host`; else why not. */
@@ -143,7 +153,16 @@ export class AddressPolicy {
     const range = refusedRangeOf(target.address);
     if (!range) return null;
     if (ip && this.isAllowed(ip, normalizeHost(target.host), target.port, range.rule === 'metadata')) return null;
-    return { host: target.host, address: ip ? ip.toString() : target.address, port: target.port, range };
+    return { host: target.host, address: ip ? ip.toString() : target.address, port: target.port, range, allowVariable: this.allowVariable };
+  }
+
+  /**
+   * Whether an entry names exactly this host and port (`127.0.0.1:3010`, `api.internal:8080`):
+   * the operator vouched for that one server, as opposed to a range or a bare address.
+   */
+  namesHostPort(host: string, port: number): boolean {
+    const wanted = normalizeHost(host);
+    return this.allow.some((rule) => rule.kind === 'host-port' && rule.port === port && rule.host === wanted);
   }
 
   private isAllowed(ip: ipaddr.IPv4 | ipaddr.IPv6, host: string, port: number, exactOnly: boolean): boolean {

@@ -1,14 +1,24 @@
 import type { Readable } from 'node:stream';
 import { Agent, request as undiciRequest } from 'undici';
 import { WeftError } from '../common/errors';
-import { AddressPolicy, parseAddress } from './address-policy';
-import { EgressRefusedError, EgressTimeoutError } from './errors';
+import { AddressPolicy, parseAddress, parseAllowList } from './address-policy';
+import { CredentialsOverHttpError, EgressRefusedError, EgressTimeoutError } from './errors';
 import { guardedConnector } from './guarded-connector';
+import { ALLOW_VARIABLE, type EgressPurpose } from './purposes';
 
-/** How the egress layer is set up (from WEFT_EGRESS_* in common/config.ts). */
-export interface EgressSettings {
-  /** WEFT_EGRESS_ALLOW entries: CIDRs, IP addresses, host:port. */
-  allow: readonly string[];
+export type { EgressPurpose } from './purposes';
+
+/** Allow-list entries (CIDRs, IP addresses, host:port) and where they came from, for error messages. */
+export interface AllowSource {
+  /** The variable (or, for servers a process started itself, a description) the entries came from. */
+  variable: string;
+  entries: readonly string[];
+}
+
+/** How one purpose's egress is set up (from WEFT_EGRESS_* in common/config.ts, egress/settings.ts). */
+export interface EgressSettings<P extends EgressPurpose> {
+  purpose: P;
+  allow: readonly AllowSource[];
   connectTimeoutMs: number;
   /** From sending the request to the end of the response headers. */
   headersTimeoutMs: number;
@@ -54,11 +64,14 @@ export interface EgressStreamResponse {
 
 /**
  * The one way out of Weft: every request to a third party or to the app's webhook URLs.
- * Destinations pass the address policy (checked on the address connected to), redirects
- * are never followed (a 3xx is handed back as it is), and every call is bounded by the
- * connect, headers and body timeouts.
+ * Destinations pass the address policy of the egress's purpose (checked on the address
+ * connected to), redirects are never followed (a 3xx is handed back as it is), and every
+ * call is bounded by the connect, headers and body timeouts. The purpose is part of the
+ * type: code that calls providers takes an `Egress<'providers'>` and cannot be handed the
+ * webhooks' one (whose allow-list may open internal addresses), nor the other way round.
  */
-export interface Egress {
+export interface Egress<P extends EgressPurpose> {
+  readonly purpose: P;
   request(url: string | URL, req?: EgressRequest): Promise<EgressResponse>;
   /**
    * The same call with both bodies streamed (the proxy): same address policy, connect and
@@ -72,19 +85,37 @@ export interface Egress {
    * the policy refuses. Names are left to call time, when they are resolved.
    */
   checkUrl(url: string, what: string): void;
+  /**
+   * Before credentials are added to a call to `url`: throws CredentialsOverHttpError
+   * (`credentials_over_http_refused`) unless it is https, or plain http to a host:port an
+   * entry of this purpose's allow-list names exactly (a sandbox simulator, a server the
+   * operator runs on a network they trust). A range or a bare address does not do.
+   */
+  checkCredentialTransport(url: string | URL, what?: string): void;
   close(): Promise<void>;
 }
 
-export function createEgress(settings: EgressSettings): Egress {
+/** The process's ways out, one per purpose; each call site takes the one its purpose names. */
+export interface Egresses {
+  providers: Egress<'providers'>;
+  webhooks: Egress<'webhooks'>;
+}
+
+export function createEgress<P extends EgressPurpose>(settings: EgressSettings<P>): Egress<P> {
   return new PolicedEgress(settings);
 }
 
-class PolicedEgress implements Egress {
+class PolicedEgress<P extends EgressPurpose> implements Egress<P> {
+  readonly purpose: P;
   private readonly policy: AddressPolicy;
   private readonly agent: Agent;
 
-  constructor(private readonly settings: EgressSettings) {
-    this.policy = AddressPolicy.fromEntries(settings.allow);
+  constructor(private readonly settings: EgressSettings<P>) {
+    this.purpose = settings.purpose;
+    this.policy = new AddressPolicy(
+      settings.allow.flatMap((source) => parseAllowList(source.entries, source.variable)),
+      ALLOW_VARIABLE[settings.purpose],
+    );
     this.agent = new Agent({
       connect: guardedConnector(this.policy, { connectTimeoutMs: settings.connectTimeoutMs }),
       headersTimeout: settings.headersTimeoutMs,
@@ -165,6 +196,14 @@ class PolicedEgress implements Egress {
     const port = Number(target.port) || (target.protocol === 'https:' ? 443 : 80);
     const refusal = this.policy.check({ host, address: host, port });
     if (refusal) throw new EgressRefusedError(refusal, 400, what);
+  }
+
+  checkCredentialTransport(url: string | URL, what?: string): void {
+    const target = new URL(url);
+    // https is what credentials need; other schemes are refused by the call itself.
+    if (target.protocol !== 'http:') return;
+    if (this.policy.namesHostPort(target.hostname, Number(target.port) || 80)) return;
+    throw new CredentialsOverHttpError(target, this.policy.allowVariable, what);
   }
 
   close(): Promise<void> {

@@ -17,14 +17,32 @@ export class EgressRefusedError extends WeftError {
     const hostPort = refusal.address.includes(':') ? `[${refusal.address}]:${refusal.port}` : `${refusal.address}:${refusal.port}`;
     const howToAllow =
       refusal.range.rule === 'metadata'
-        ? `add exactly ${hostPort} to WEFT_EGRESS_ALLOW (a range does not allow it)`
-        : `add ${hostPort} (or a CIDR) to WEFT_EGRESS_ALLOW`;
+        ? `add exactly ${hostPort} to ${refusal.allowVariable} (a range does not allow it)`
+        : `add ${hostPort} (or a CIDR) to ${refusal.allowVariable}`;
     super(
       'egress_refused',
       `${subject}egress to ${named} port ${refusal.port} refused by the "${refusal.range.rule}" rule (${refusal.range.description}); ` +
         `Weft calls only public addresses unless allowed. To allow this one, ${howToAllow}.`,
       status,
-      { egress: { host: refusal.host, address: refusal.address, port: refusal.port, rule: refusal.range.rule } },
+      { egress: { host: refusal.host, address: refusal.address, port: refusal.port, rule: refusal.range.rule, allow_variable: refusal.allowVariable } },
+    );
+  }
+}
+
+/**
+ * A call that would carry credentials (a provider API key, a bearer token, an OAuth client
+ * secret) over plain http to a server the operator has not named. Refused before anything
+ * is sent: 424 like any refusal of Weft's own call, not retried (the URL will not change).
+ */
+export class CredentialsOverHttpError extends WeftError {
+  constructor(url: URL, allowVariable: string, what?: string) {
+    const hostPort = `${url.hostname}:${url.port || 80}`;
+    super(
+      'credentials_over_http_refused',
+      `${what ? `${what}: ` : ''}credentials are sent only over https; ${url.protocol}//${url.host} is plain http. ` +
+        `Use https, or, for a server you run yourself on a network you trust, name exactly ${hostPort} in ${allowVariable}.`,
+      424,
+      { egress: { host: url.hostname, port: Number(url.port || 80), allow_variable: allowVariable } },
     );
   }
 }

@@ -1,4 +1,4 @@
-import type { Egress } from './egress';
+import type { Egress, EgressPurpose } from './egress';
 import { redactUrl } from './redact';
 
 /** One call made through an egress, as the request log keeps it: no headers, no bodies, the URL redacted. */
@@ -16,7 +16,7 @@ export interface EgressCall {
  * For calls made outside a provider client (token endpoints, resource lookups of connect
  * flows), which would otherwise leave no trace in the request log. `record` must not throw.
  */
-export function recordedEgress(egress: Egress, record: (call: EgressCall) => void): Egress {
+export function recordedEgress<P extends EgressPurpose>(egress: Egress<P>, record: (call: EgressCall) => void): Egress<P> {
   const observe = async <T>(method: string | undefined, url: string | URL, send: () => Promise<T>, statusOf: (res: T) => number): Promise<T> => {
     const started = performance.now();
     const report = (status: number | null, error: string | null) =>
@@ -32,6 +32,7 @@ export function recordedEgress(egress: Egress, record: (call: EgressCall) => voi
     }
   };
   return {
+    purpose: egress.purpose,
     request: (url, req) =>
       observe(
         req?.method,
@@ -54,6 +55,7 @@ export function recordedEgress(egress: Egress, record: (call: EgressCall) => voi
         (res) => res.status,
       ),
     checkUrl: (url, what) => egress.checkUrl(url, what),
+    checkCredentialTransport: (url, what) => egress.checkCredentialTransport(url, what),
     // The wrapped egress belongs to whoever made it: closing a view of it closes nothing.
     close: () => Promise.resolve(),
   };

@@ -1,6 +1,6 @@
 import type { AuthEventSink } from '../auth/credential-store';
 import type { TokenRefreshDeps } from '../auth/oauth/token-refresh';
-import type { Egress } from '../egress/egress';
+import type { Egresses } from '../egress/egress';
 import type { Stores } from '../store/db';
 import { queueAuthWebhook } from './auth-webhook';
 import { reauthorizationAlerts } from './chat-alerts';
@@ -35,21 +35,23 @@ function authEventWebhooks(deps: OutboxDeps & { stores: Pick<Stores, 'alertState
 
 /** The token refresher's parts from the store, with its events sent as webhooks (each by its delivery workflow). */
 export function tokenRefreshDeps(
-  deps: Omit<TokenRefreshDeps, 'connections' | 'integrations' | 'events'> & {
+  deps: Omit<TokenRefreshDeps, 'connections' | 'integrations' | 'events' | 'egress'> & {
     stores: Stores;
-    egress: Egress;
+    /** `providers` for the token endpoint, `webhooks` for the refused refresh's webhook and chat alert. */
+    egress: Egresses;
     startWebhookDelivery: WebhookDeliveryStarter;
     /** WEFT_ALERT_WINDOW_MINUTES in ms (default 60 min): re-authorization alerts of a connection within it are one message. */
     alertWindowMs?: number;
   },
 ): TokenRefreshDeps {
-  const { stores, startWebhookDelivery, alertWindowMs, ...rest } = deps;
+  const { stores, startWebhookDelivery, alertWindowMs, egress, ...rest } = deps;
   return {
     ...rest,
+    egress: egress.providers,
     connections: stores.connections,
     integrations: stores.integrations,
     events: authEventWebhooks(
-      { stores, cipher: deps.cipher, logger: deps.logger, egress: deps.egress, startDelivery: startWebhookDelivery },
+      { stores, cipher: deps.cipher, logger: deps.logger, egress: egress.webhooks, startDelivery: startWebhookDelivery },
       alertWindowMs ?? DEFAULT_ALERT_WINDOW_MS,
     ),
   };

@@ -29,8 +29,8 @@ export interface WebhookDeps {
   stores: Pick<Stores, 'environments' | 'webhookDeliveries'>;
   cipher: CredentialCipher;
   logger: Logger;
-  /** Deliveries go out through it: address policy, timeouts, redirects not followed. */
-  egress: Pick<Egress, 'request'>;
+  /** Deliveries go out through the webhooks' egress: its allow-list, timeouts, redirects not followed. */
+  egress: Pick<Egress<'webhooks'>, 'purpose' | 'request'>;
   /** Limit for the whole request, response body included. */
   timeoutMs?: number;
 }

@@ -187,7 +187,7 @@ export function connectionsRouter(deps: ApiDeps): Router {
     const q = parseInput(patchConnectionQuery, req.query, 'invalid_query_params');
     const body = parseInput(patchConnectionBody, req.body, 'invalid_body');
     // Weft POSTs to the override itself: a refused address is refused now, as for the environment's URLs.
-    if (body.webhook_url_override) deps.egress.checkUrl(body.webhook_url_override, 'webhook_url_override');
+    if (body.webhook_url_override) deps.egress.webhooks.checkUrl(body.webhook_url_override, 'webhook_url_override');
     const { connection } = await findConnection(deps.stores, environmentOf(res), q.provider_config_key, req.params.connectionId);
     const patch = Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined));
     await deps.stores.connections.updateSettings(connection._id, patch);

@@ -27,7 +27,7 @@ export function environmentRouter(deps: ApiDeps): Router {
     // Weft POSTs to these itself: a literal private/loopback/link-local address is refused now (400 egress_refused).
     for (const field of ['webhook_url', 'secondary_webhook_url', 'alert_webhook_url'] as const) {
       const url = body[field];
-      if (url) deps.egress.checkUrl(url, field);
+      if (url) deps.egress.webhooks.checkUrl(url, field);
     }
     const patch: Partial<EnvironmentSettings> = Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined));
     const env = await deps.stores.environments.updateSettings(environmentOf(res), patch);

@@ -115,9 +115,9 @@ function checkOutboundUrls(
   deps: Pick<ApiDeps, 'egress'>,
   body: { provider_overrides?: z.infer<typeof providerOverridesSchema>; credentials?: z.infer<typeof integrationCredentialsSchema> },
 ): void {
-  if (body.provider_overrides?.base_url) deps.egress.checkUrl(body.provider_overrides.base_url, 'provider_overrides.base_url');
-  if (body.provider_overrides?.auth_base_url) deps.egress.checkUrl(body.provider_overrides.auth_base_url, 'provider_overrides.auth_base_url');
-  if (body.credentials?.type === 'APP') deps.egress.checkUrl(body.credentials.app_link, 'credentials.app_link');
+  if (body.provider_overrides?.base_url) deps.egress.providers.checkUrl(body.provider_overrides.base_url, 'provider_overrides.base_url');
+  if (body.provider_overrides?.auth_base_url) deps.egress.providers.checkUrl(body.provider_overrides.auth_base_url, 'provider_overrides.auth_base_url');
+  if (body.credentials?.type === 'APP') deps.egress.providers.checkUrl(body.credentials.app_link, 'credentials.app_link');
 }
 
 /** The body's shape is api/schemas/responses.ts's, which the OpenAPI document shows. */

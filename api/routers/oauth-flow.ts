@@ -95,7 +95,7 @@ export function oauthFlowRouter(deps: ApiDeps): Router {
       const requested = defaults.user_scopes ?? (app.scopes ? app.scopes.split(/[\s,]+/) : oauth.defaultScopes);
       const { scopes, warnings } = decideScopes(requested, oauth.scopeRules);
       const tenant = typeof defaults.connection_config?.tenant === 'string' ? defaults.connection_config.tenant : undefined;
-      const ep = oauthEndpoints(oauth, integration, app, deps.egress, tenant);
+      const ep = oauthEndpoints(oauth, integration, app, deps.egress.providers, tenant);
       const redirectUri = oauthCallbackUrl(deps, req);
       const start = await startAuthorization(ep, { redirectUri, scopes, extraParams: defaults.authorization_params });
       await deps.stores.authStates.put({
@@ -298,7 +298,7 @@ async function redeem(deps: ApiDeps, state: AuthStateDoc, integration: Integrati
   if (!oauth) throw new WeftError('invalid_auth_mode', `Integration "${integration.unique_key}" has no OAuth configuration.`, 400);
   const ep = recordedConnectCalls(
     deps,
-    oauthEndpoints(oauth, integration, openIntegrationCredentials(deps.cipher, integration), deps.egress, state.tenant ?? undefined),
+    oauthEndpoints(oauth, integration, openIntegrationCredentials(deps.cipher, integration), deps.egress.providers, state.tenant ?? undefined),
     { environment: state.environment, integration: integration.unique_key, connectionId: state.connection_id },
   );
   const codeVerifier = state.code_verifier_sealed ? deps.cipher.open<string>(state.code_verifier_sealed, sealedAt.codeVerifier(state)) : undefined;

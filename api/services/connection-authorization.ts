@@ -111,7 +111,7 @@ export function webhookDeps(deps: Pick<ApiDeps, 'stores' | 'cipher' | 'logger' |
     stores: deps.stores,
     cipher: deps.cipher,
     logger: deps.logger,
-    egress: deps.egress,
+    egress: deps.egress.webhooks,
     startDelivery: webhookDeliveryStarter(deps),
   };
 }

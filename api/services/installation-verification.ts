@@ -55,7 +55,7 @@ export async function verifyInstallationOwner(deps: ApiDeps, claim: Installation
 
   const ep = recordedConnectCalls(
     deps,
-    oauthEndpoints(oauth, claim.integration, { type: 'OAUTH2', client_id: claim.app.client_id, client_secret: claim.app.client_secret }, deps.egress),
+    oauthEndpoints(oauth, claim.integration, { type: 'OAUTH2', client_id: claim.app.client_id, client_secret: claim.app.client_secret }, deps.egress.providers),
     { environment: claim.environment, integration: claim.integration.unique_key, connectionId: claim.connectionId },
   );
   let userToken: string;

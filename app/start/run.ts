@@ -7,7 +7,8 @@ import { buildCore, buildRegistry } from '../core';
 import { startApi } from '../api/build-api';
 import { resealInBackground } from '../reseal';
 import { describeFailure } from '../process-exit';
-import { parseAllowList } from '../../egress/address-policy';
+import { ALLOW_VARIABLE, type EgressPurpose } from '../../egress/purposes';
+import { validateAllowLists } from '../../egress/settings';
 import { buildWorkers } from '../worker/run-workers';
 import { isPortFree, LOOPBACK } from '../../scripts/infra/free-port';
 import { infraOptionsFromEnv, type InfraOptionsFromEnv } from '../../scripts/infra/infra-env';
@@ -58,7 +59,7 @@ export async function runStart(options: StartOptions, env: NodeJS.ProcessEnv): P
   };
 
   try {
-    parseAllowList(config.WEFT_EGRESS_ALLOW); // a mistyped entry stops here, before anything starts
+    validateAllowLists(config); // a mistyped entry stops here, before anything starts
     const port = options.port ?? config.PORT;
     if (port !== 0 && !(await isPortFree(port, API_HOST))) {
       throw new StartError(
@@ -119,7 +120,8 @@ export async function runStart(options: StartOptions, env: NodeJS.ProcessEnv): P
     // OTEL_* set: traces and metrics of the API and workers of this process, as service `weft` (unless OTEL_SERVICE_NAME).
     const telemetry = startTelemetry(processConfig, 'weft');
     if (telemetry) resources.push({ name: 'OpenTelemetry', stop: telemetry.shutdown });
-    const core = await buildCore(processConfig, { registry, watchDatabase: true, egressAllow: simulators?.egressAllow, telemetry });
+    // The simulators stand in for providers: only the providers' egress allows them.
+    const core = await buildCore(processConfig, { registry, watchDatabase: true, egressAllow: { providers: simulators?.egressAllow }, telemetry });
     const { logger } = core;
     resources.push({ name: 'database connection, Temporal client and outbound connections', stop: core.close });
     checkpoint();
@@ -155,7 +157,7 @@ export async function runStart(options: StartOptions, env: NodeJS.ProcessEnv): P
     checkpoint();
 
     sandbox?.apiReady(config.WEFT_PUBLIC_URL ?? api.url);
-    printSummary({ apiUrl: api.url, infra, config, sandbox, egressAllow: [...config.WEFT_EGRESS_ALLOW, ...(sandbox?.egressAllow ?? [])] });
+    printSummary({ apiUrl: api.url, infra, config, sandbox });
 
     const outcome = await Promise.race([signals.first, fatalError]);
     if (outcome !== undefined) {
@@ -239,7 +241,13 @@ function watchStopRequests(): StopWatch {
   };
 }
 
-function printSummary(s: { apiUrl: string; infra: Infrastructure; config: Config; sandbox?: RunningSandbox; egressAllow: readonly string[] }): void {
+/** One purpose's allow-list as the summary shows it: what is let through besides public addresses, and from where. */
+function outboundSummary(purpose: EgressPurpose, allowed: readonly string[], sandbox?: RunningSandbox): string {
+  const sources = [ALLOW_VARIABLE[purpose], sandbox && 'sandbox simulators'].filter(Boolean).join(' + ');
+  return `${purpose}: public addresses only${allowed.length ? `, plus ${allowed.join(', ')}` : ''} (${sources})`;
+}
+
+function printSummary(s: { apiUrl: string; infra: Infrastructure; config: Config; sandbox?: RunningSandbox }): void {
   const { infra } = s;
   const rows: Array<[string, string]> = [
     ['API', s.apiUrl],
@@ -254,8 +262,9 @@ function printSummary(s: { apiUrl: string; infra: Infrastructure; config: Config
     ['Workers', `workflows and syncs on ${s.config.WEFT_SYNC_TASK_QUEUE}, actions on ${s.config.WEFT_ACTION_TASK_QUEUE}`],
     [
       'Outbound',
-      `public addresses only${s.egressAllow.length ? `, plus ${s.egressAllow.join(', ')}` : ''} (WEFT_EGRESS_ALLOW${s.sandbox ? ' + sandbox simulators' : ''})`,
+      outboundSummary('providers', [...s.config.WEFT_EGRESS_ALLOW_PROVIDERS, ...s.config.WEFT_EGRESS_ALLOW, ...(s.sandbox?.egressAllow ?? [])], s.sandbox),
     ],
+    ['', outboundSummary('webhooks', [...s.config.WEFT_EGRESS_ALLOW_WEBHOOKS, ...s.config.WEFT_EGRESS_ALLOW])],
   ];
   for (const sim of s.sandbox?.simulators ?? []) {
     rows.push([`${sim.id} simulator`, `${sim.url} (${sim.hint}${sim.note ? `; ${sim.note}` : ''})`]);

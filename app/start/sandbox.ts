@@ -98,8 +98,9 @@ export interface SandboxIntegrationResult {
 export interface SandboxSimulators {
   simulators: Array<{ id: string; url: string; hint: string; note?: string }>;
   /**
-   * WEFT_EGRESS_ALLOW entries for exactly the simulators' host:port (API and sign-in
-   * origins), so the egress policy lets Weft call them and nothing else on loopback.
+   * Providers' allow-list entries for exactly the simulators' host:port (API and sign-in
+   * origins), so the providers' egress lets Weft call them (plain http with credentials
+   * included) and nothing else on loopback; webhooks do not get them.
    */
   egressAllow: string[];
   /** Creates (or moves) the `dev` integrations that point at the simulators. */

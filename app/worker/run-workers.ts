@@ -56,7 +56,7 @@ export async function buildWorkers(core: Core, opts: { logger?: Logger } = {}): 
     egress: core.egress,
     alertWindowMs: config.WEFT_ALERT_WINDOW_MINUTES * 60_000,
   };
-  const webhookDeps = { stores: core.stores, cipher: core.cipher, logger, egress: core.egress };
+  const webhookDeps = { stores: core.stores, cipher: core.cipher, logger, egress: core.egress.webhooks };
   // Events this process stores (a run's `sync` events, alerts) wake its dispatcher at once.
   let dispatcher: WebhookDispatcher | null = null;
   const outboxDeps = { ...webhookDeps, startDelivery: startWebhookDelivery, wakeDispatcher: () => dispatcher?.wake() };

@@ -14,10 +14,10 @@ export interface OAuthEndpoints {
   client: oauth.Client;
   clientAuth: oauth.ClientAuth;
   tenant: string | undefined;
-  /** Plain http is allowed only towards a loopback sandbox. */
+  /** A plain-http token endpoint the providers' allow-list names (a sandbox simulator): oauth4webapi must be told. */
   insecure: boolean;
   /** Token endpoint calls (and the extra tokens' resource lookups) go out through it. */
-  egress: Egress;
+  egress: Egress<'providers'>;
   /** Hears of every such call once it has ended (the request log), named by what it was for. */
   record?: (operation: OAuthCallOperation, call: EgressCall) => void;
 }
@@ -26,7 +26,7 @@ export interface OAuthEndpoints {
 export type OAuthCallOperation = 'auth:token' | 'auth:resource-host';
 
 /** The endpoints' egress, each call reported as `operation` when the endpoints are recorded. */
-export function egressFor(ep: OAuthEndpoints, operation: OAuthCallOperation): Egress {
+export function egressFor(ep: OAuthEndpoints, operation: OAuthCallOperation): Egress<'providers'> {
   const record = ep.record;
   return record ? recordedEgress(ep.egress, (call) => record(operation, call)) : ep.egress;
 }
@@ -60,7 +60,7 @@ export function oauthEndpoints(
   config: OAuthConfig,
   integration: Pick<StoredIntegration, 'unique_key' | 'provider_overrides'>,
   app: IntegrationCredentials | null,
-  egress: Egress,
+  egress: Egress<'providers'>,
   tenantOverride?: string,
 ): OAuthEndpoints {
   if (app?.type !== 'OAUTH2') {
@@ -74,13 +74,16 @@ export function oauthEndpoints(
   };
   const authorization = at(config.authorizationUrl);
   const token = at(config.tokenUrl);
+  // The token endpoint receives the client secret: over https, or plain http only to a
+  // host:port WEFT_EGRESS_ALLOW_PROVIDERS names (the same rule as every credentialed call).
+  egress.checkCredentialTransport(token, 'token endpoint');
   return {
     config,
     as: { issuer: authorization.origin, authorization_endpoint: authorization.href, token_endpoint: token.href },
     client: { client_id: app.client_id },
     clientAuth: oauth.ClientSecretPost(app.client_secret),
     tenant,
-    insecure: token.protocol === 'http:' && isLoopback(token.hostname),
+    insecure: token.protocol === 'http:',
     egress,
   };
 }
@@ -179,10 +182,6 @@ function toTokenResult(r: oauth.TokenEndpointResponse): TokenResult {
 
 function requestOptions(ep: OAuthEndpoints) {
   return { [oauth.customFetch]: egressFor(ep, 'auth:token').fetch, ...(ep.insecure ? { [oauth.allowInsecureRequests]: true } : {}) };
-}
-
-function isLoopback(host: string): boolean {
-  return host === '127.0.0.1' || host === 'localhost' || host === '[::1]';
 }
 
 function firstLine(text: string): string {

@@ -29,7 +29,10 @@ async function obtainExtraToken(
   accessToken: string,
   refreshToken: string,
 ): Promise<{ token: TokenResult; resource: string }> {
-  const res = await egressFor(ep, 'auth:resource-host').request(new URL(def.resourceHost.endpoint, apiBaseUrl), {
+  const lookup = new URL(def.resourceHost.endpoint, apiBaseUrl);
+  // It carries the access token: the same rule as every credentialed provider call.
+  ep.egress.checkCredentialTransport(lookup, 'resource lookup');
+  const res = await egressFor(ep, 'auth:resource-host').request(lookup, {
     headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json' },
   });
   const unknown = (why: string) =>

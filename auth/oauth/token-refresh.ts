@@ -20,7 +20,7 @@ export interface TokenRefreshDeps {
   registry: IntegrationRegistry;
   logger: Logger;
   /** The token endpoint is called through it. */
-  egress: Egress;
+  egress: Egress<'providers'>;
   /** Hears of refreshes the provider refused (the composition root sends the `auth` webhook). */
   events: AuthEventSink;
   /** How long a refresh may hold the lease before another process may take over. */

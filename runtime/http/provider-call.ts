@@ -15,6 +15,20 @@ export interface RequestLogEntry {
   providerRequestId: string | null;
 }
 
+/** What a provider call needs of the providers' egress (`stream` only to forward). */
+export type ProviderEgress = Pick<Egress<'providers'>, 'purpose' | 'request' | 'checkCredentialTransport'> & Partial<Pick<Egress<'providers'>, 'stream'>>;
+
+/**
+ * The connection's credentials added to `headers` for a call to `url`, once the egress has
+ * agreed that `url` may carry them (https, or plain http to a host:port the providers'
+ * allow-list names: credentials_over_http_refused otherwise, before anything is sent).
+ * Every credentialed call (a sync's or action's request, a proxied one) goes through here.
+ */
+export async function authorizeCall(deps: Pick<ProviderCallDeps, 'authorize' | 'egress'>, url: string, headers: Record<string, string>): Promise<string[]> {
+  deps.egress.checkCredentialTransport(url);
+  return deps.authorize(headers);
+}
+
 /** What every call to a provider needs, whether made for a sync or action (provider-client.ts) or forwarded as it is (provider-forward.ts). */
 export interface ProviderCallDeps {
   /** Adds the connection's credentials to outgoing headers; returns the secret values to scrub. */
@@ -31,7 +45,10 @@ export interface ProviderCallDeps {
   /** Waits up to this long inside the call; longer waits throw RateLimitedError. */
   maxInlineWaitMs: number;
   sleep(ms: number): Promise<void>;
-  /** The way out: address policy, timeouts, no redirects followed (`stream` for forwarded calls). */
-  egress: Partial<Pick<Egress, 'stream'>>;
+  /**
+   * The providers' way out: their allow-list, timeouts, no redirects followed (`stream` for
+   * forwarded calls), and the rule on which URLs may carry credentials.
+   */
+  egress: ProviderEgress;
   signal?: AbortSignal;
 }

@@ -1,4 +1,4 @@
-import type { Egress, EgressResponse } from '../../egress/egress';
+import type { EgressResponse } from '../../egress/egress';
 import { EgressRefusedError } from '../../egress/errors';
 import type { HttpMethod, HttpResponse, ProviderDefinition, ProviderTransport, QueryValue, RequestBudget, RequestConfig } from '../types';
 import { ProviderAuthError, ProviderHttpError, ProviderRedirectError, ProviderUnreachableError, RateLimitedError } from '../errors';
@@ -13,14 +13,14 @@ export interface ResolvedProvider {
   budget: RequestBudget | null;
 }
 
-import type { ProviderCallDeps, RequestLogEntry } from './provider-call';
+import { authorizeCall, type ProviderCallDeps, type RequestLogEntry } from './provider-call';
 import { parseResponseBody } from './response-body';
 
+export type { ProviderEgress } from './provider-call';
 export type { RequestLogEntry };
 
 export interface ProviderClientDeps extends ProviderCallDeps {
   provider: ResolvedProvider;
-  egress: Pick<Egress, 'request'> & Partial<Pick<Egress, 'stream'>>;
 }
 
 const RETRYABLE_STATUS = new Set([500, 502, 503, 504]);
@@ -58,7 +58,7 @@ export class ProviderClient implements ProviderTransport {
         ...definition.defaultHeaders,
         ...config.headers,
       };
-      const secrets = config.preAuthenticated ? [] : await this.deps.authorize(headers);
+      const secrets = config.preAuthenticated ? [] : await authorizeCall(this.deps, url, headers);
       let body: string | Uint8Array | undefined;
       if (config.data instanceof Uint8Array) {
         // File bytes (an upload) go as they are.

@@ -5,7 +5,7 @@ import { ProviderUnreachableError, RateLimitedError } from '../errors';
 import type { EgressStreamResponse } from '../../egress/egress';
 import type { ProviderDefinition, RequestBudget } from '../types';
 import { recordProviderAttempt } from './telemetry';
-import type { ProviderCallDeps } from './provider-call';
+import { authorizeCall, type ProviderCallDeps } from './provider-call';
 
 /** What forwarding needs of a provider client's parts: ProviderClient hands its own deps (the shared ones in provider-call.ts). */
 export interface ForwardDeps extends ProviderCallDeps {
@@ -79,7 +79,7 @@ export async function forwardRequest(deps: ForwardDeps, req: ForwardRequest): Pr
     const headers: Record<string, string> = { ...sentHeaders };
     // Credentials go to the provider's own origin only, not to wherever a redirect pointed
     // (Graph's download URLs are pre-authenticated and must not get the bearer token).
-    const secrets = !req.preAuthenticated && new URL(url).origin === origin ? await deps.authorize(headers) : [];
+    const secrets = !req.preAuthenticated && new URL(url).origin === origin ? await authorizeCall(deps, url, headers) : [];
     const ticket = deps.budget ? await deps.budget.acquire() : { waitedMs: 0, release: async () => undefined };
     const started = Date.now();
     const log = (status: number | null, error: string | null, requestId: string | null = null) => {

@@ -38,7 +38,13 @@ describe('activity failures carry the retry decision of the error that caused th
     ['provider_unreachable', new ProviderUnreachableError('GET', 'https://api.example.com/x', 'ECONNRESET')],
     ['duplicate_connection', new AlreadyExistsError('duplicate_connection', 'exists')],
     ['invalid_cursor', new InvalidValueError('invalid_cursor', 'not ours')],
-    ['egress_refused', new EgressRefusedError({ host: 'x', address: '10.0.0.1', port: 443, range: { rule: 'private', description: 'RFC 1918' } }, 424)],
+    [
+      'egress_refused',
+      new EgressRefusedError(
+        { host: 'x', address: '10.0.0.1', port: 443, range: { rule: 'private', description: 'RFC 1918' }, allowVariable: 'WEFT_EGRESS_ALLOW_PROVIDERS' },
+        424,
+      ),
+    ],
   ])('%s is final (nonRetryable), with its stable code as the failure type and its status for the API', (code, err) => {
     expect(err.retryable).toBe(false);
     const failure = failureOf(err);

@@ -18,7 +18,7 @@ describe('PATCH /connections/:connectionId', () => {
     envHooks = await startWebhookReceiver();
     connectionHooks = await startWebhookReceiver();
     // With its worker: webhook events are delivered by their workflows.
-    stack = await startWeftStack({ egressAllow: [envHooks.url, connectionHooks.url] });
+    stack = await startWeftStack({ egressAllow: { webhooks: [envHooks.url, connectionHooks.url] } });
     await createLumaIntegration(stack);
     expect((await stack.api('PATCH', '/environment', { body: { webhook_url: envHooks.url } })).status).toBe(200);
     const created = await stack.api('POST', '/connections', {

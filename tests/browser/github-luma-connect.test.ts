@@ -15,7 +15,7 @@ describe('Connect: GitHub App install and Luma API key in a browser', () => {
     hooks = await startWebhookReceiver();
     // The authorize page is shown every time (no remembered grants): its form POST is where a
     // test can hold GitHub's redirect back to Weft.
-    stack = await startWeftStack({ github: { seed: 5, rememberOAuthGrants: false }, egressAllow: [hooks.url] });
+    stack = await startWeftStack({ github: { seed: 5, rememberOAuthGrants: false }, egressAllow: { webhooks: [hooks.url] } });
     expect((await stack.api('PATCH', '/environment', { body: { webhook_url: hooks.url } })).status).toBe(200);
     const github = await stack.api('POST', '/integrations', {
       body: {

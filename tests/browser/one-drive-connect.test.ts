@@ -35,7 +35,7 @@ describe('Connect: OneDrive (Microsoft OAuth 2.0 + PKCE) in a browser', () => {
     // Weft may call the sign-in simulator and the webhook receiver (exact host:port each), nothing else on loopback.
     stack = await startWeftStack({
       graph: { seed: 4, drives: [{ fileCount: 40 }], defaultPageSize: 5, maxPageSize: 5 },
-      egressAllow: [identity.url as string, hooks.url],
+      egressAllow: { providers: [identity.url as string], webhooks: [hooks.url] },
     });
     identity.addRedirectUri(MS_IDENTITY_DEFAULT_CLIENT_ID, `${stack.apiUrl}/oauth/callback`);
     // The Graph simulator accepts exactly the tokens the identity simulator issues.

@@ -21,7 +21,7 @@ describe('a custom integration from an integrations folder, end to end', () => {
     acme = createAcmeSimulator({ apiKey: API_KEY, taskCount: TASKS });
     await acme.start();
     // This test's folder is the integrations folder: `acme/` is its one integration.
-    stack = await startWeftStack({ integrationsDir: __dirname, egressAllow: [acme.url] });
+    stack = await startWeftStack({ integrationsDir: __dirname, egressAllow: { providers: [acme.url] } });
   });
   afterAll(async () => {
     await stack?.shutdown();

@@ -25,7 +25,7 @@ describe('chat alerts', () => {
   beforeAll(async () => {
     slack = await startWebhookReceiver();
     stack = await startWeftStack({
-      egressAllow: [slack.url],
+      egressAllow: { webhooks: [slack.url] },
       temporalCallTimeoutMs: 10_000,
       luma: { eventCount: 5 },
       graph: { drives: [{ fileCount: 3 }] },
@@ -147,7 +147,7 @@ describe('chat alerts', () => {
       stores: stack.core.stores,
       cipher: stack.core.cipher,
       logger: stack.core.logger,
-      egress: stack.egress,
+      egress: stack.egress.webhooks,
       startDelivery: coreWebhookDelivery(stack.core),
       temporalUiUrl: 'https://temporal.example.com/ui/',
       temporalNamespace: 'weft prod',

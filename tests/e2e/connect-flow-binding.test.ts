@@ -45,7 +45,7 @@ describe('connect flows are bound to the person connecting', () => {
   beforeAll(async () => {
     hooks = await startWebhookReceiver();
     stack = await startWeftStack({
-      egressAllow: [hooks.url],
+      egressAllow: { webhooks: [hooks.url] },
       github: {
         seed: 3,
         pullsPerRepo: 1,
@@ -408,7 +408,7 @@ describe('npm start -- --sandbox: the sandbox GitHub App connects through its in
         probe.close(() => resolve(free));
       });
     });
-    const stack = await startWeftStack({ egressAllow: [`127.0.0.1:${port}`], worker: false });
+    const stack = await startWeftStack({ egressAllow: { providers: [`127.0.0.1:${port}`] }, worker: false });
     const sandbox = await startSandbox({
       stores: stack.core.stores,
       cipher: stack.core.cipher,

@@ -23,7 +23,7 @@ describe('connect-flow calls in the request log', () => {
   beforeAll(async () => {
     identity = createMicrosoftIdentitySimulator({});
     await identity.start();
-    stack = await startWeftStack({ graph: { seed: 4, drives: [{ fileCount: 5 }] }, egressAllow: [identity.url as string] });
+    stack = await startWeftStack({ graph: { seed: 4, drives: [{ fileCount: 5 }] }, egressAllow: { providers: [identity.url as string] } });
     identity.addRedirectUri(MS_IDENTITY_DEFAULT_CLIENT_ID, `${stack.apiUrl}/oauth/callback`);
     identity.onAccessToken((e) => void (e.resource === 'graph' && stack.graph.addAccessToken(e.token)));
     identity.onAccessTokenRevoked((e) => stack.graph.revokeAccessToken(e.token));

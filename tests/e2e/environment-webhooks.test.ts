@@ -26,7 +26,7 @@ describe('environment settings and signed webhooks', () => {
   beforeAll(async () => {
     receiver = await startScriptedReceiver();
     closed = await startScriptedReceiver();
-    stack = await startWeftStack({ egressAllow: [receiver.url, closed.url], temporalCallTimeoutMs: 10_000 });
+    stack = await startWeftStack({ egressAllow: { webhooks: [receiver.url, closed.url] }, temporalCallTimeoutMs: 10_000 });
     outbox = stackOutboxDeps(stack);
     await createLumaIntegration(stack);
   });

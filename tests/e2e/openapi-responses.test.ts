@@ -38,7 +38,7 @@ describe('OpenAPI document against the real API', () => {
 
   beforeAll(async () => {
     receiver = await startWebhookReceiver();
-    stack = await startWeftStack({ luma: { seed: 3, eventCount: 30 }, egressAllow: [receiver.url], onResponse: (r) => seen.push(r) });
+    stack = await startWeftStack({ luma: { seed: 3, eventCount: 30 }, egressAllow: { webhooks: [receiver.url] }, onResponse: (r) => seen.push(r) });
   });
   afterAll(async () => {
     await stack?.shutdown();

@@ -26,7 +26,7 @@ describe('proxy with OAuth credentials', () => {
     await identity.start();
     stack = await startWeftStack({
       graph: { seed: 4, drives: [{ fileCount: 5 }] },
-      egressAllow: [identity.url as string],
+      egressAllow: { providers: [identity.url as string] },
       worker: false,
       temporalCallTimeoutMs: 10_000,
     });

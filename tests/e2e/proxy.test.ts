@@ -89,7 +89,7 @@ describe('proxy', () => {
       luma: { seed: 3, eventCount: 20, rateLimit: { limit: 6, windowMs: 1_000, lockoutMs: 60_000 } },
       graph: { seed: 1, drives: [{ fileCount: 200 }] },
       github: { seed: 5, installations: [{ id: 1001, account: { login: 'acme', type: 'Organization' }, repositoryCount: 3 }], pullsPerRepo: 1 },
-      egressAllow: [echo.url],
+      egressAllow: { providers: [echo.url] },
       worker: false,
       temporalCallTimeoutMs: 10_000,
     });

@@ -31,7 +31,7 @@ describe('sync and async_action webhooks', () => {
     stack = await startWeftStack({
       luma: { seed: 21, eventCount: 40, maxPageSize: 50 },
       graph: { seed: 5, drives: [{ fileCount: 3 }] },
-      egressAllow: [receiver.url],
+      egressAllow: { webhooks: [receiver.url] },
       temporalCallTimeoutMs: 10_000,
     });
     expect((await stack.client.PATCH('/environment', { body: { webhook_url: receiver.url } })).response.status).toBe(200);

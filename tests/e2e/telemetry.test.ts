@@ -55,7 +55,7 @@ describe('OpenTelemetry: traces and metrics over OTLP/HTTP', () => {
       luma: { seed: 3, eventCount: 120 },
       telemetry,
       env: { ...otelEnv, WEFT_WORKFLOW_BUNDLE: bundleFile },
-      egressAllow: [webhooks.url],
+      egressAllow: { webhooks: [webhooks.url] },
     });
     await createLumaIntegration(stack);
     // Each run's end sends a signed `sync` webhook: its delivery is measured, its key never exported.

@@ -26,7 +26,7 @@ describe('webhook delivery on real servers', () => {
   beforeAll(async () => {
     app = await startScriptedReceiver();
     override = await startScriptedReceiver();
-    stack = await startWeftStack({ egressAllow: [app.url, override.url], temporalCallTimeoutMs: 10_000 });
+    stack = await startWeftStack({ egressAllow: { webhooks: [app.url, override.url] }, temporalCallTimeoutMs: 10_000 });
     outbox = stackOutboxDeps(stack);
     expect((await patchEnvironment({ webhook_url: `${app.url}/hooks` })).response.status).toBe(200);
     const rotated = await stack.client.POST('/environment/webhook-signing-key/rotate');

@@ -88,7 +88,7 @@ describe('the webhook events API', () => {
     receiver = await startScriptedReceiver();
     down = await startScriptedReceiver();
     down.setDefaultStatus(500);
-    stack = await startWeftStack({ egressAllow: [receiver.url, down.url], temporalCallTimeoutMs: 10_000 });
+    stack = await startWeftStack({ egressAllow: { webhooks: [receiver.url, down.url] }, temporalCallTimeoutMs: 10_000 });
     await createLumaIntegration(stack);
     await createLumaIntegration(stack, { key: stack.keys.prod });
     expect((await client().PATCH('/environment', { body: { webhook_url: `${receiver.url}/dev` } })).response.status).toBe(200);

@@ -1,7 +1,7 @@
 import { loadConfig } from '../../common/config';
 import { createEgress, type Egress } from '../../egress/egress';
 import { EgressRefusedError, EgressTimeoutError } from '../../egress/errors';
-import { egressSettings } from '../../egress/settings';
+import { egressSettings, validateAllowLists } from '../../egress/settings';
 import { startRecordingServer, type RecordingServer } from './recording-server';
 
 /** The egress layer on real sockets: what is refused never gets a connection. */
@@ -10,7 +10,7 @@ describe('egress', () => {
   let forbidden: RecordingServer;
   let hanging: RecordingServer;
   let dripping: RecordingServer;
-  let egress: Egress;
+  let egress: Egress<'providers'>;
 
   beforeAll(async () => {
     allowed = await startRecordingServer((req, res) => {
@@ -34,11 +34,11 @@ describe('egress', () => {
       res.on('close', () => clearInterval(timer));
     });
     const config = loadConfig({
-      WEFT_EGRESS_ALLOW: [allowed.hostPort, hanging.hostPort, dripping.hostPort].join(','),
+      WEFT_EGRESS_ALLOW_PROVIDERS: [allowed.hostPort, hanging.hostPort, dripping.hostPort].join(','),
       WEFT_EGRESS_HEADERS_TIMEOUT_MS: '400',
       WEFT_EGRESS_BODY_TIMEOUT_MS: '600',
     });
-    egress = createEgress(egressSettings(config));
+    egress = createEgress(egressSettings(config, 'providers'));
   });
 
   afterAll(async () => {
@@ -59,7 +59,7 @@ describe('egress', () => {
     expect(refused.code).toBe('egress_refused');
     expect(refused.status).toBe(424);
     expect(refused.message).toMatch(/localhost \((127\.0\.0\.1|::1)\) port \d+ refused by the "loopback" rule/);
-    expect(refused.message).toContain('WEFT_EGRESS_ALLOW');
+    expect(refused.message).toContain('to WEFT_EGRESS_ALLOW_PROVIDERS');
     expect(forbidden.connections).toBe(0);
   });
 
@@ -160,8 +160,10 @@ describe('egress', () => {
   });
 
   test('an invalid allow-list entry stops start-up with a clear message', () => {
-    expect(() => createEgress(egressSettings(loadConfig({ WEFT_EGRESS_ALLOW: '127.0.0.1:3010, localhost' })))).toThrow(
-      /WEFT_EGRESS_ALLOW: "localhost" is not a CIDR/,
+    expect(() => createEgress(egressSettings(loadConfig({ WEFT_EGRESS_ALLOW_WEBHOOKS: '127.0.0.1:3010, localhost' }), 'webhooks'))).toThrow(
+      /^WEFT_EGRESS_ALLOW_WEBHOOKS: "localhost" is not a CIDR/,
     );
+    expect(() => validateAllowLists(loadConfig({ WEFT_EGRESS_ALLOW_PROVIDERS: '10.0.0.0/33' }))).toThrow(/^WEFT_EGRESS_ALLOW_PROVIDERS: "10.0.0.0\/33"/);
+    expect(() => validateAllowLists(loadConfig({ WEFT_EGRESS_ALLOW: 'nothost' }))).toThrow(/^WEFT_EGRESS_ALLOW: "nothost"/);
   });
 });

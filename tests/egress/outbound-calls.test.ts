@@ -41,9 +41,10 @@ describe('outbound calls go through the egress policy', () => {
     });
     hanging = await startRecordingServer(() => undefined);
     // Even the redirect target is allowed: what keeps it from being called is that redirects are not followed.
+    // It is also the webhook receiver that registration accepts.
     stack = await startWeftStack({
       worker: false,
-      egressAllow: [redirector.url, followTarget.url, hanging.url],
+      egressAllow: { providers: [redirector.url, followTarget.url, hanging.url], webhooks: [followTarget.url] },
       egressTimeouts: { headersTimeoutMs: HEADERS_TIMEOUT_MS },
     });
   });
@@ -65,12 +66,13 @@ describe('outbound calls go through the egress policy', () => {
     stack.core.stores.connections.find({ environment: 'dev', providerConfigKey: uniqueKey, connectionId });
 
   test('a provider base_url whose name resolves to 127.0.0.1 is refused when called; nothing connects; the request log shows it', async () => {
-    await createLuma('luma-localhost', `http://localhost:${forbidden.port}`);
+    // https: over plain http the key would not be sent at all (credentials_over_http_refused), before any lookup.
+    await createLuma('luma-localhost', `https://localhost:${forbidden.port}`);
     const res = await connectLuma('luma-localhost', 'user-localhost');
     expect(res.status).toBe(424);
     expect(res.body.error.code).toBe('egress_refused');
     expect(res.body.error.message).toMatch(new RegExp(`localhost \\((127\\.0\\.0\\.1|::1)\\) port ${forbidden.port} refused by the "loopback" rule`));
-    expect(res.body.error.message).toContain('WEFT_EGRESS_ALLOW');
+    expect(res.body.error.message).toContain('WEFT_EGRESS_ALLOW_PROVIDERS');
     expect(res.body.error.egress).toMatchObject({ host: 'localhost', port: forbidden.port, rule: 'loopback' });
     expect(JSON.stringify(res.body)).not.toContain(LUMA_DEFAULT_API_KEY);
     expect(forbidden.connections).toBe(0);
@@ -197,7 +199,7 @@ describe('outbound calls go through the egress policy', () => {
         unique_key: 'github-local',
         provider: 'github',
         credentials: { type: 'APP', app_id: '4242', app_link: 'https://github.com/apps/weft-test', private_key: privateKey },
-        provider_overrides: { base_url: `http://localhost:${forbidden.port}` },
+        provider_overrides: { base_url: `https://localhost:${forbidden.port}` },
       },
     });
     expect(created.status).toBe(201);
@@ -218,13 +220,13 @@ describe('outbound calls go through the egress policy', () => {
         unique_key: uniqueKey,
         provider: 'one-drive',
         credentials: { type: 'OAUTH2', client_id: 'client', client_secret: 'secret-value' },
-        provider_overrides: { base_url: `http://localhost:${forbidden.port}`, auth_base_url: `http://localhost:${forbidden.port}` },
+        provider_overrides: { base_url: `https://localhost:${forbidden.port}`, auth_base_url: `https://localhost:${forbidden.port}` },
       },
     });
     expect(created.status).toBe(201);
     const integration = (await stack.core.stores.integrations.get('dev', uniqueKey))!;
     const oauth = stack.core.registry.get('one-drive')!.provider.oauth!;
-    return oauthEndpoints(oauth, integration, { type: 'OAUTH2', client_id: 'client', client_secret: 'secret-value' }, stack.egress);
+    return oauthEndpoints(oauth, integration, { type: 'OAUTH2', client_id: 'client', client_secret: 'secret-value' }, stack.egress.providers);
   };
 
   test('the OAuth token endpoint is called through egress', async () => {
@@ -240,7 +242,7 @@ describe('outbound calls go through the egress policy', () => {
     const ep = await localOneDrive('one-drive-teamsite');
     const credentials = { type: 'OAUTH2' as const, access_token: 'an-access-token', refresh_token: 'a-refresh-token' };
     const scopes = { requested: ['Sites.Read.All'], granted: ['Sites.Read.All'] };
-    await expect(obtainExtraTokens(ep, `http://localhost:${forbidden.port}`, credentials, scopes)).rejects.toMatchObject({
+    await expect(obtainExtraTokens(ep, `https://localhost:${forbidden.port}`, credentials, scopes)).rejects.toMatchObject({
       code: 'egress_refused',
       message: expect.stringMatching(/refused by the "loopback" rule/),
     });

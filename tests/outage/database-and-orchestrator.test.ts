@@ -22,7 +22,7 @@ describe('outages of MongoDB and Temporal', () => {
   beforeAll(async () => {
     servers = await startRestartableServers();
     hooks = await startWebhookReceiver();
-    stack = await startWeftStack({ servers, luma: { eventCount: EVENTS }, graph: {}, egressAllow: [hooks.url], temporalCallTimeoutMs: 1_500 });
+    stack = await startWeftStack({ servers, luma: { eventCount: EVENTS }, graph: {}, egressAllow: { webhooks: [hooks.url] }, temporalCallTimeoutMs: 1_500 });
     expect((await stack.api('PATCH', '/environment', { body: { webhook_url: hooks.url } })).status).toBe(200);
     await createLumaIntegration(stack);
     await createOneDriveIntegration(stack);

@@ -83,7 +83,7 @@ describe('auth webhooks are queued, never waited on', () => {
   beforeAll(async () => {
     app = await startApp();
     // The in-process worker runs the webhook dispatcher and the events' delivery workflows.
-    stack = await startWeftStack({ egressAllow: [app.url], github: { seed: 5, pullsPerRepo: 1 }, temporalCallTimeoutMs: 1_500 });
+    stack = await startWeftStack({ egressAllow: { webhooks: [app.url] }, github: { seed: 5, pullsPerRepo: 1 }, temporalCallTimeoutMs: 1_500 });
     stack.github.configureAppUserAuthorization({ callbackUrls: [`${stack.apiUrl}/app-auth/connect`], requestOAuthOnInstall: true });
     expect((await stack.api('PATCH', '/environment', { body: { webhook_url: app.url } })).status).toBe(200);
     signingKey = (await stack.api('POST', '/environment/webhook-signing-key/rotate')).body.data.webhook_signing_key;

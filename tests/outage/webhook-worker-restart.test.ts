@@ -23,7 +23,7 @@ describe('webhook events survive the worker', () => {
 
   beforeAll(async () => {
     app = await startScriptedReceiver();
-    stack = await startWeftStack({ worker: false, egressAllow: [app.url], temporalCallTimeoutMs: 10_000 });
+    stack = await startWeftStack({ worker: false, egressAllow: { webhooks: [app.url] }, temporalCallTimeoutMs: 10_000 });
     expect((await stack.api('PATCH', '/environment', { body: { webhook_url: `${app.url}/hooks` } })).status).toBe(200);
     secret = (await stack.api('POST', '/environment/webhook-signing-key/rotate')).body.data.webhook_signing_key;
   });

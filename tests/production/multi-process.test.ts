@@ -134,7 +134,7 @@ describe('several weft api and weft worker processes on one Temporal and one dat
         rateLimit: { limit: LUMA_LIMIT, windowMs: LUMA_WINDOW_MS, lockoutMs: 60_000 },
         apiKeys: ids.map(lumaKey),
       },
-      egressAllow: [endpoint.url],
+      egressAllow: { webhooks: [endpoint.url] },
       apiRateLimit: { limit: API_LIMIT, windowMs: API_WINDOW_S * 1000 },
       // Schedule and status calls on a server busy with several processes.
       temporalCallTimeoutMs: 30_000,

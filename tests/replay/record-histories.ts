@@ -89,7 +89,7 @@ async function recordSuccessFailureAndAction(): Promise<void> {
  */
 async function recordAsyncActionAndWebhookRetry(): Promise<void> {
   const receiver = await startScriptedReceiver();
-  const stack = await startWeftStack({ graph: { seed: 5, drives: [{ fileCount: 3 }] }, egressAllow: [receiver.url] });
+  const stack = await startWeftStack({ graph: { seed: 5, drives: [{ fileCount: 3 }] }, egressAllow: { webhooks: [receiver.url] } });
   try {
     const env = await stack.api('PATCH', '/environment', { body: { webhook_url: receiver.url } });
     if (env.status !== 200) throw new Error(`environment: ${env.status} ${JSON.stringify(env.body)}`);

@@ -100,5 +100,5 @@ export function verifies(secret: string, r: Pick<ReceivedRequest, 'headers' | 'r
 /** What queueWebhook needs, from the stack's core: events go to their webhookDelivery workflows on the stack's queue. */
 export function stackOutboxDeps(stack: WeftStack): OutboxDeps {
   const { core } = stack;
-  return { stores: core.stores, cipher: core.cipher, logger: core.logger, egress: stack.egress, startDelivery: coreWebhookDelivery(core) };
+  return { stores: core.stores, cipher: core.cipher, logger: core.logger, egress: stack.egress.webhooks, startDelivery: coreWebhookDelivery(core) };
 }

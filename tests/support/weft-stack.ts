@@ -10,7 +10,7 @@ import { createLumaSimulator, type LumaSimulator, type LumaSimulatorOptions } fr
 import { createGraphSimulator, GRAPH_DEFAULT_ACCESS_TOKEN, type GraphSimulator, type GraphSimulatorOptions } from '../../sandbox/graph';
 import { createGitHubSimulator, type GitHubSimulator, type GitHubSimulatorOptions } from '../../sandbox/github';
 import { syncWorkflowId } from '../../api/services/sync-control';
-import type { Egress, EgressSettings } from '../../egress/egress';
+import type { Egresses, EgressPurpose, EgressSettings } from '../../egress/egress';
 import { allowEntryFor } from '../../egress/settings';
 import { loadConfig } from '../../common/config';
 import { temporalRuntimeTelemetry, type Telemetry } from '../../app/telemetry';
@@ -35,8 +35,8 @@ export interface WeftStack {
   graph: GraphSimulator;
   /** Present when the stack was started with `github` options. */
   github: GitHubSimulator;
-  /** The API's and the in-process worker's way out; allows exactly the simulators and `egressAllow`. */
-  egress: Egress;
+  /** The API's and the in-process worker's ways out: providers' allows exactly the simulators and `egressAllow.providers`, webhooks' `egressAllow.webhooks`. */
+  egress: Egresses;
   taskQueue: string;
   /** WEFT_TEMPORAL_ID_PREFIX of this stack: its workflow and schedule IDs start with it. */
   temporalIdPrefix: string;
@@ -65,15 +65,17 @@ export interface StackOptions {
   /** Start the in-process sync worker right away (default true). */
   worker?: boolean;
   /**
-   * More WEFT_EGRESS_ALLOW entries (host:port or base URLs of servers the test started:
-   * webhook receivers, other simulators). The stack's own simulators are always allowed,
-   * each by its exact host:port, so other loopback ports stay refused.
+   * More allow-list entries per purpose (host:port or base URLs of servers the test started):
+   * `webhooks` for webhook and chat-alert receivers (WEFT_EGRESS_ALLOW_WEBHOOKS), `providers`
+   * for other simulators, identity servers, a custom integration's API
+   * (WEFT_EGRESS_ALLOW_PROVIDERS). The stack's own simulators are always allowed as
+   * providers, each by its exact host:port, so other loopback ports stay refused.
    */
-  egressAllow?: string[];
+  egressAllow?: Partial<Record<EgressPurpose, string[]>>;
   /** Fixed ports for the simulators (default: any free port); `npm run mocks:record` pins them so recorded URLs do not change between runs. */
   simulatorPorts?: { luma?: number; graph?: number; github?: number };
   /** Egress timeouts other than the defaults of common/config.ts. */
-  egressTimeouts?: Partial<Omit<EgressSettings, 'allow'>>;
+  egressTimeouts?: Partial<Omit<EgressSettings<EgressPurpose>, 'allow' | 'purpose'>>;
   /** Servers of the test's own instead of the shared ones (the outage tests stop and restart theirs). */
   servers?: { temporalAddress: string; mongodbUri: string };
   /** The API's sync-mode action deadline (WEFT_ACTION_TIMEOUT_MS). */
@@ -163,9 +165,10 @@ export async function startWeftStack(opts: StackOptions = {}): Promise<WeftStack
   const github = opts.github ? createGitHubSimulator(opts.github) : null;
   await github?.start(opts.simulatorPorts?.github);
   // Exactly the simulators' host:port and the test's own servers; other loopback ports stay refused.
-  const egressAllow = [luma.url, graph?.url, github?.url, ...(opts.egressAllow ?? [])]
-    .filter((u): u is string => typeof u === 'string')
-    .map((u) => (/^https?:\/\//.test(u) ? allowEntryFor(u) : u));
+  const allowEntries = (urls: Array<string | null | undefined>) =>
+    urls.filter((u): u is string => typeof u === 'string').map((u) => (/^https?:\/\//.test(u) ? allowEntryFor(u) : u));
+  const providerAllow = allowEntries([luma.url, graph?.url, github?.url, ...(opts.egressAllow?.providers ?? [])]);
+  const webhookAllow = allowEntries(opts.egressAllow?.webhooks ?? []);
 
   const env: Record<string, string> = {
     TEMPORAL_ADDRESS: infra.temporalAddress,
@@ -180,7 +183,8 @@ export async function startWeftStack(opts: StackOptions = {}): Promise<WeftStack
     WEFT_MAX_INLINE_WAIT_MS: String(opts.maxInlineWaitMs ?? 10_000),
     WEFT_SYNC_HEARTBEAT_TIMEOUT_MS: String(opts.heartbeatTimeoutMs ?? 10_000),
     WEFT_REQUEST_LOG_TTL_DAYS: '1',
-    WEFT_EGRESS_ALLOW: egressAllow.join(','),
+    WEFT_EGRESS_ALLOW_PROVIDERS: providerAllow.join(','),
+    WEFT_EGRESS_ALLOW_WEBHOOKS: webhookAllow.join(','),
     LOG_LEVEL: 'info',
     ...(opts.integrationsDir ? { WEFT_INTEGRATIONS_DIR: opts.integrationsDir } : {}),
     ...(opts.actionTimeoutMs ? { WEFT_ACTION_TIMEOUT_MS: String(opts.actionTimeoutMs) } : {}),

@@ -99,7 +99,8 @@ describe('webhookDelivery on the time-skipping test server', () => {
     await stores.environments.updateSettings('dev', { webhook_url: receiver.url });
     signingKey = (await rotateWebhookSigningKey(stores.environments, cipher, 'dev')).key;
     const egress = createEgress({
-      allow: [receiver.url, secondary.url].map((url) => `127.0.0.1:${new URL(url).port}`),
+      purpose: 'webhooks',
+      allow: [{ variable: 'WEFT_EGRESS_ALLOW_WEBHOOKS', entries: [receiver.url, secondary.url].map((url) => `127.0.0.1:${new URL(url).port}`) }],
       connectTimeoutMs: 2_000,
       headersTimeoutMs: 5_000,
       bodyTimeoutMs: 5_000,
