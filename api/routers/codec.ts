@@ -84,7 +84,10 @@ export function codecRouter(endpoint: CodecEndpoint, logger: Logger): Router {
       const namespace = req.header('x-namespace') ?? null;
       const input = payloads.map(fromJson);
       const output = direction === 'decode' ? await endpoint.codec.decode(input) : await endpoint.codec.encode(input);
-      log.info({ direction, token: res.locals.codecCaller as number, namespace, payloads: payloads.length }, `codec endpoint: ${direction}d payloads`);
+      log.info(
+        { direction, caller: `codec token #${res.locals.codecCaller as number}`, namespace, payloads: payloads.length },
+        `codec endpoint: ${direction}d payloads`,
+      );
       res.json({ payloads: output.map(toJson) });
     });
   }
