@@ -2,6 +2,7 @@ import express, { type Express } from 'express';
 import type { ApiDeps } from './deps';
 import { requireSecretKey } from './middleware/auth';
 import { apiRateLimit } from './middleware/rate-limit';
+import { ClientRateLimiter } from './middleware/client-rate-limit';
 import { securityHeaders } from './middleware/security-headers';
 import { routeSpanName } from './middleware/route-span';
 import { requestScope } from './middleware/request-scope';
@@ -29,14 +30,18 @@ import { parseQueryString } from './query-parser';
 export function createApp(deps: ApiDeps): Express {
   const app = express();
   app.disable('x-powered-by');
+  // req.ip, by which requests without a key are limited: the peer, or the client the trusted proxies name (WEFT_TRUST_PROXY).
+  app.set('trust proxy', deps.settings.trustProxy ?? false);
   app.set('query parser', parseQueryString);
   // With OpenTelemetry on: the request's span is named after the route matched, and the
   // provider calls it makes carry its environment, integration and connection (no-ops otherwise).
   app.use(routeSpanName(), requestScope());
   // First, so every answer has them, including the body parser's refusals and 404s.
   app.use(securityHeaders());
+  // Requests with no environment to count against (probes, pages, missing or wrong keys): per client address.
+  const clients = new ClientRateLimiter(deps.settings.clientRateLimit ?? { limit: 0, windowMs: 60_000 });
   // Secret key first (it names the environment), then that environment's rate limit.
-  const auth = [requireSecretKey(deps.stores.environments), apiRateLimit(deps.stores.apiRateCounters, deps.settings.apiRateLimit, deps.logger)];
+  const auth = [requireSecretKey(deps.stores.environments, clients), apiRateLimit(deps.stores.apiRateCounters, deps.settings.apiRateLimit, deps.logger)];
   // Before the body parser: any method, and the body streamed to the provider as it came.
   app.use('/proxy', auth, proxyRouter(deps));
   // Operators' tools (the Temporal UI and CLI), with their own tokens, CORS and body cap; off unless configured.
@@ -45,9 +50,11 @@ export function createApp(deps: ApiDeps): Express {
   // JSON bodies everywhere; the Connect page's API-key form is the one form route.
   app.use(bodyParsing({ formRoutes: ['/connect/api-key/:key'] }));
 
+  // Readiness calls the database and Temporal: limited, in a budget of its own so that a flood
+  // of wrong keys from a proxy's address cannot fail its probes. Liveness calls nothing: a
+  // limit would cost as much as the answer, and a refused liveness probe restarts the process.
+  app.use('/ready', clients.limit('probes'));
   app.use(healthRouter(deps));
-  // Public, like /health: the OpenAPI document and its reference page.
-  app.use(docsRouter(deps));
 
   app.use('/integrations', auth, integrationsRouter(deps));
   app.use('/connections', auth, connectionsRouter(deps));
@@ -61,6 +68,10 @@ export function createApp(deps: ApiDeps): Express {
   app.use('/webhooks', auth, webhooksRouter(deps));
 
   app.use('/connect/sessions', auth, connectSessionsRouter(deps));
+  // Everything below has no secret key: each client address has its budget.
+  app.use(clients.limit('unauthenticated'));
+  // Public, like /health: the OpenAPI document and its reference page.
+  app.use(docsRouter(deps));
   // Browser-facing: the connect session token (or the OAuth state) is the credential.
   app.use(connectPageRouter(deps));
   app.use(oauthFlowRouter(deps));

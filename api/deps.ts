@@ -1,4 +1,5 @@
 import type { Client } from '@temporalio/client';
+import type { TrustProxy } from '../common/config';
 import type { Logger } from '../common/logger';
 import type { Stores } from '../store/db';
 import type { CredentialCipher } from '../auth/credential-cipher';
@@ -42,6 +43,10 @@ export interface ApiDeps {
     publicUrl?: string;
     /** WEFT_API_RATE_LIMIT per WEFT_API_RATE_LIMIT_WINDOW_S: requests per window and environment (limit 0: off). */
     apiRateLimit: { limit: number; windowMs: number };
+    /** WEFT_API_CLIENT_RATE_LIMIT per WEFT_API_CLIENT_RATE_LIMIT_WINDOW_S: requests without a valid key per client address (absent or limit 0: off). */
+    clientRateLimit?: { limit: number; windowMs: number };
+    /** WEFT_TRUST_PROXY, as Express's `trust proxy` takes it (absent: false, req.ip is the peer). */
+    trustProxy?: TrustProxy;
     /** WEFT_ACTION_TIMEOUT_MS: how long a sync-mode action call waits before 504 action_timeout (default 60 s). */
     actionTimeoutMs?: number;
     /** WEFT_ALERT_WINDOW_MINUTES in ms: a connection's re-authorization alerts within it are one chat message. */

@@ -1,3 +1,4 @@
+import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { loadTemporalSettings, type TemporalSettings } from './temporal-settings';
 
@@ -16,6 +17,46 @@ const allowList = z
       .map((e) => e.trim())
       .filter(Boolean),
   );
+
+/** Express's `trust proxy`: false (req.ip is the peer), a number of proxy hops, or the proxies' addresses. */
+export type TrustProxy = false | number | string[];
+/** The names Express's `trust proxy` takes for ranges of addresses. */
+const PROXY_RANGE_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+function isProxyAddress(entry: string): boolean {
+  if (PROXY_RANGE_NAMES.has(entry) || ipaddr.isValid(entry)) return true;
+  try {
+    ipaddr.parseCIDR(entry);
+    return true;
+  } catch {
+    return false;
+  }
+}
+/**
+ * WEFT_TRUST_PROXY: unset or `false`, a hop count, or comma-separated addresses, CIDRs and
+ * loopback/linklocal/uniquelocal. `true` (trust every hop) is refused: the client writes the
+ * first X-Forwarded-For entry, so it could pick the address it is limited by.
+ */
+const trustProxy = z
+  .string()
+  .trim()
+  .optional()
+  .transform((s, ctx): TrustProxy => {
+    if (s === undefined || s === '' || s === 'false') return false;
+    if (/^\d+$/.test(s)) return Number(s);
+    const entries = s
+      .split(',')
+      .map((e) => e.trim())
+      .filter(Boolean);
+    const bad = entries.filter((e) => !isProxyAddress(e));
+    if (s === 'true' || bad.length) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `must be false, a number of proxy hops, or the proxies' addresses/CIDRs (loopback, linklocal, uniquelocal also work)${bad.length ? `; not an address: ${bad.join(', ')}` : ''}`,
+      });
+      return z.NEVER;
+    }
+    return entries;
+  });
 /** OTLP over HTTP only: the gRPC exporters are not installed. */
 const otlpProtocol = z.enum(['http/protobuf', 'http/json'], {
   error: 'must be http/protobuf (the default) or http/json; grpc is not supported (OTLP over HTTP only)',
@@ -65,6 +106,15 @@ export const configSchema = z.object({
    */
   WEFT_API_RATE_LIMIT: z.coerce.number().int().min(0).default(6_000),
   WEFT_API_RATE_LIMIT_WINDOW_S: duration.default(60),
+  /**
+   * Requests without a valid secret key (missing or wrong keys, the Connect page, OAuth
+   * callbacks, unknown paths), and readiness probes in a budget of their own: this many per
+   * window and client address, in each API process (0 turns it off). GET /health is not limited.
+   */
+  WEFT_API_CLIENT_RATE_LIMIT: z.coerce.number().int().min(0).default(600),
+  WEFT_API_CLIENT_RATE_LIMIT_WINDOW_S: duration.default(60),
+  /** Which proxies in front of the API may name the client (X-Forwarded-For, -Proto): see TrustProxy. Unset: none. */
+  WEFT_TRUST_PROXY: trustProxy,
   /**
    * A folder of the operator's own integrations, one subfolder each in the shape of
    * `integrations/<name>/` (its index exports an IntegrationDefinition), registered next to

@@ -4,7 +4,8 @@ import { AlreadyExistsError } from '../common/errors';
 import { isDuplicateKey } from './duplicate-key';
 import { KeyAliases } from './key-aliases';
 import { runOnce } from './migrations';
-import { droppingCachesOnWrite, ReadCache } from './read-cache';
+import { LRUCache } from 'lru-cache';
+import { droppingCachesOnWrite, READ_CACHE_TTL_MS, ReadCache } from './read-cache';
 
 export interface EnvironmentDoc {
   _id: string; // the environment name: dev, prod, ...
@@ -58,6 +59,16 @@ export function hashSecretKey(key: string): string {
   return createHash('sha256').update(key).digest('hex');
 }
 
+/**
+ * How long a key found to name no environment is answered "no" from memory: a burst of requests
+ * with a wrong key makes one database lookup, not one each. A key created through this process
+ * works at once (its write drops the cache); one created by another process (another API,
+ * `weft setup`) within this long, as a replaced key stops (READ_CACHE_TTL_MS).
+ */
+export const UNKNOWN_KEY_TTL_MS = READ_CACHE_TTL_MS;
+/** Distinct wrong keys remembered at most (64-character hashes: under 2 MB). */
+const UNKNOWN_KEY_MAX = 10_000;
+
 function generateSecretKey(environment: string): string {
   return `weft_sk_${environment}_${randomBytes(24).toString('base64url')}`;
 }
@@ -71,10 +82,20 @@ export class EnvironmentStore {
   private readonly col: Collection<EnvironmentDoc>;
   /** Key hash to environment name, for READ_CACHE_TTL_MS: a key replaced by another process still opens its environment that long. */
   private readonly byKey = new ReadCache<string>();
+  /** Hashes of keys that named no environment, for UNKNOWN_KEY_TTL_MS. */
+  private readonly unknownKeys = new LRUCache<string, true>({ max: UNKNOWN_KEY_MAX, ttl: UNKNOWN_KEY_TTL_MS });
+  /** Bumped by every write: a lookup under way across a write does not mark its key unknown (it may predate the write). */
+  private unknownGeneration = 0;
   private readonly keys: KeyAliases;
   constructor(private readonly db: Db) {
-    // Every request's key check is cached briefly (environmentForSecretKey); any write here drops it.
-    this.col = droppingCachesOnWrite(db.collection<EnvironmentDoc>('environments'), this.byKey);
+    const forgetUnknown = {
+      clear: () => {
+        this.unknownGeneration += 1;
+        this.unknownKeys.clear();
+      },
+    };
+    // Every request's key check is cached briefly (environmentForSecretKey), found or not; any write here drops both.
+    this.col = droppingCachesOnWrite(db.collection<EnvironmentDoc>('environments'), this.byKey, forgetUnknown);
     this.keys = new KeyAliases(db, 'environment_keys');
   }
 
@@ -136,9 +157,22 @@ export class EnvironmentStore {
     return { created: true, secretKey };
   }
 
-  /** The environment's name for a secret key (every API request's check), cached briefly. */
+  /**
+   * The environment's name for a secret key (every API request's check), cached briefly, and
+   * so is "none" (UNKNOWN_KEY_TTL_MS). Concurrent checks of one key share one lookup.
+   */
   async environmentForSecretKey(key: string): Promise<string | null> {
-    return this.byKey.get(hashSecretKey(key), async () => (await this.findBySecretKey(key))?._id ?? null);
+    const hash = hashSecretKey(key);
+    if (this.unknownKeys.has(hash)) return null;
+    const generation = this.unknownGeneration;
+    const name = await this.byKey.get(hash, async () => (await this.findBySecretKey(key))?._id ?? null);
+    if (name === null && generation === this.unknownGeneration) this.unknownKeys.set(hash, true);
+    return name;
+  }
+
+  /** Whether this process has just found `key` to name an environment (no lookup is made). */
+  isRecentlyVerifiedSecretKey(key: string): boolean {
+    return this.byKey.has(hashSecretKey(key));
   }
 
   async findBySecretKey(key: string): Promise<EnvironmentDoc | null> {

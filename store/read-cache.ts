@@ -48,6 +48,12 @@ export class ReadCache<V> {
     return loaded;
   }
 
+  /** Whether `key` is cached now (nothing is loaded). */
+  has(key: string): boolean {
+    const hit = this.entries.get(key);
+    return hit !== undefined && hit.until > Date.now();
+  }
+
   clear(): void {
     this.generation += 1;
     this.entries.clear();

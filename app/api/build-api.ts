@@ -37,6 +37,8 @@ function apiDeps(core: Core, opts: { logger?: Logger } = {}): ApiDeps {
       heartbeatTimeoutMs: config.WEFT_SYNC_HEARTBEAT_TIMEOUT_MS,
       publicUrl: config.WEFT_PUBLIC_URL,
       apiRateLimit: { limit: config.WEFT_API_RATE_LIMIT, windowMs: config.WEFT_API_RATE_LIMIT_WINDOW_S * 1000 },
+      clientRateLimit: { limit: config.WEFT_API_CLIENT_RATE_LIMIT, windowMs: config.WEFT_API_CLIENT_RATE_LIMIT_WINDOW_S * 1000 },
+      trustProxy: config.WEFT_TRUST_PROXY,
       actionTimeoutMs: config.WEFT_ACTION_TIMEOUT_MS,
       alertWindowMs: config.WEFT_ALERT_WINDOW_MINUTES * 60_000,
     },

@@ -112,18 +112,31 @@ describe('API rate limit', () => {
     }
   });
 
-  test('a counter that cannot reach its database lets requests through (fail open) and says so once in the log', async () => {
+  test('a counter that cannot write falls back to a bucket in the process: the same limit, 429 past it, one warning with no secret', async () => {
     // A real client for a port nothing listens on: every operation fails after server selection.
     const unreachable = new MongoClient('mongodb://127.0.0.1:9/', { serverSelectionTimeoutMS: 200 });
-    const blind = await secondApi(stack, { limit: 1, windowMs: HOUR }, (core) => ({
+    const blind = await secondApi(stack, { limit: 3, windowMs: HOUR }, (core) => ({
       stores: { ...core.stores, apiRateCounters: new ApiRateCounterStore(unreachable.db('nowhere')) },
     }));
     try {
-      const responses = [await get(blind.url, stack.keys.prod), await get(blind.url, stack.keys.prod)];
-      expect(responses.map((r) => r.status)).toEqual([200, 200]);
-      expect(responses.map((r) => r.headers.get('x-ratelimit-limit'))).toEqual([null, null]);
+      const responses: Response[] = [];
+      for (let i = 0; i < 4; i += 1) responses.push(await get(blind.url, stack.keys.prod));
+      expect(responses.map((r) => r.status)).toEqual([200, 200, 200, 429]);
+      expect(responses.map((r) => r.headers.get('x-ratelimit-limit'))).toEqual(['3', '3', '3', '3']);
+      expect(responses.map((r) => r.headers.get('x-ratelimit-remaining'))).toEqual(['2', '1', '0', '0']);
+      // The bucket refills at 3 an hour: one request again in about 20 minutes.
+      const retryAfter = Number(responses[3].headers.get('retry-after'));
+      expect(retryAfter).toBeGreaterThan(1_100);
+      expect(retryAfter).toBeLessThanOrEqual(1_200);
+      const refused = await fetch(`${blind.url}/integrations`, { headers: { authorization: `Bearer ${stack.keys.prod}` } });
+      expect(refused.status).toBe(429);
+      expect(await refused.json()).toEqual({ error: { code: 'rate_limited', message: expect.stringContaining('3 requests per 3600 s') } });
+      // Per environment: dev has its own bucket.
+      expect((await get(blind.url, stack.keys.dev)).status).toBe(200);
       const warnings = blind.logs.filter((l) => l.includes('API rate limit counter unavailable'));
       expect(warnings).toHaveLength(1);
+      expect(blind.logs.join('\n')).not.toContain(stack.keys.prod);
+      expect(blind.logs.join('\n')).not.toContain(stack.keys.dev);
     } finally {
       await blind.close();
       await unreachable.close();
