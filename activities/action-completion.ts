@@ -34,6 +34,7 @@ export function createActionCompletionActivities(deps: ActionCompletionDeps) {
         payload: { ...body },
         gate: null,
         urlOverride: connection?.webhook_url_override ?? null,
+        connection: { providerConfigKey: input.providerConfigKey, connectionId: input.connectionId },
         // One event per call: a retried activity finds it stored.
         id: eventIdFor('async_action', input.workflowId),
       });

@@ -34,8 +34,13 @@ export interface WebhookOutboxDoc {
   status: WebhookEventStatus;
   /** The payload's `connectionId`, the scope `GET /webhooks/events?connection_id=` reads. */
   connection_id?: string | null;
-  /** The connection's `webhook_url_override` when the event was queued: delivered there instead of the environment's URLs. */
+  /** The connection's `webhook_url_override` when the event was queued (events of earlier versions: where they are delivered). */
   url_override?: string | null;
+  /**
+   * The connection the event is about: each attempt (and a replay) reads its override as it
+   * is then; a deleted connection's event goes to no override it had (webhooks/delivery-attempt.ts).
+   */
+  connection_key?: { provider_config_key: string; connection_id: string } | null;
   /** When the event was delivered or given up on. */
   settled_at?: Date | null;
   /**
@@ -51,7 +56,7 @@ export interface WebhookOutboxDoc {
 export type RequeueResult = { outcome: 'unknown' } | { outcome: 'pending' } | { outcome: 'requeued'; event: WebhookOutboxDoc & { replay: number } };
 
 export type NewWebhookEvent = Pick<WebhookOutboxDoc, '_id' | 'environment' | 'type' | 'payload' | 'gate' | 'created_at' | 'next_attempt_at' | 'lease_until'> &
-  Partial<Pick<WebhookOutboxDoc, 'url_override'>>;
+  Partial<Pick<WebhookOutboxDoc, 'url_override' | 'connection_key'>>;
 
 /**
  * Keys (`webhook_event_keys`), each `_id` only, written once, so every read is an `_id` range

@@ -55,5 +55,6 @@ export async function queueAuthWebhook(deps: OutboxDeps, input: AuthWebhookInput
     payload: { ...buildAuthWebhook(input) },
     gate: 'send_auth_webhooks',
     urlOverride: input.connection.webhook_url_override,
+    connection: { providerConfigKey: input.connection.provider_config_key, connectionId: input.connection.connection_id },
   });
 }

@@ -9,10 +9,13 @@ import { recordWebhookAttempt } from './delivery-metrics';
  * `webhook_deliveries`), then the event settled (delivered, or nothing to send it to) or its
  * failure counted. Made by the dispatcher for an event's first attempt and by the
  * `webhookDelivery` workflow's activity for the later ones. The event is read as it is now,
- * so a webhook turned off or a URL changed meanwhile is honoured.
+ * so a webhook turned off or a URL changed meanwhile is honoured, and so is the connection's
+ * override: each attempt, and a replay, sends to the override the connection has then.
  */
+type AttemptDeps = Omit<OutboxDeps, 'startDelivery'> & WebhookDeps;
+
 export async function attemptWebhookEvent(
-  deps: Omit<OutboxDeps, 'startDelivery'> & WebhookDeps,
+  deps: AttemptDeps,
   event: string | WebhookOutboxDoc,
   attempt: number,
   targets?: WebhookTarget[],
@@ -22,24 +25,25 @@ export async function attemptWebhookEvent(
   return result;
 }
 
-async function attemptOnce(
-  deps: Omit<OutboxDeps, 'startDelivery'> & WebhookDeps,
-  event: string | WebhookOutboxDoc,
-  attempt: number,
-  targets?: WebhookTarget[],
-): Promise<WebhookAttemptResult> {
+async function attemptOnce(deps: AttemptDeps, event: string | WebhookOutboxDoc, attempt: number, targets?: WebhookTarget[]): Promise<WebhookAttemptResult> {
   const outbox = deps.stores.webhookOutbox;
   const doc = typeof event === 'string' ? await outbox.get(event) : event;
   if (!doc) return { outcome: 'settled', reason: 'event gone' };
   if (doc.status !== 'pending') return { outcome: 'settled', reason: `already ${doc.status}` };
   const gate = doc.gate as WebhookGate | null;
+  const override = await currentOverride(deps, doc);
+  if (override === RETIRED) {
+    const reason = 'not sent: connection_deleted';
+    await outbox.settle(doc._id, { status: 'failed', error: reason }, new Date(), doc);
+    return { outcome: 'settled', reason };
+  }
   const summary = await deliverWebhook(deps, {
     id: doc._id,
     environment: doc.environment,
     type: doc.type as WebhookType,
     payload: doc.payload,
     enabled: gate ? (env) => env[gate] : undefined,
-    urlOverride: doc.url_override,
+    urlOverride: override,
     attempt,
     ...(targets ? { targets } : {}),
   });
@@ -57,4 +61,24 @@ async function attemptOnce(
   await outbox.noteFailedAttempt(doc._id, error);
   // A failure before any URL was tried leaves the same URLs owed as before.
   return summary.skipped === 'failed' ? { outcome: 'failed', error } : { outcome: 'failed', error, pendingTargets: failed.map((t) => t.target) };
+}
+
+const RETIRED = Symbol('retired override');
+
+/**
+ * Where the app wants the connection's events now: its current override (null: the
+ * environment's URLs). A connection deleted since leaves its override retired: an event
+ * queued for that URL goes nowhere, not to a URL the app may have handed to someone else.
+ * Events without a connection (and those stored by earlier versions) keep the override they
+ * were queued with.
+ */
+async function currentOverride(deps: AttemptDeps, doc: WebhookOutboxDoc): Promise<string | null | undefined | typeof RETIRED> {
+  if (!doc.connection_key) return doc.url_override;
+  const connection = await deps.stores.connections.find({
+    environment: doc.environment,
+    providerConfigKey: doc.connection_key.provider_config_key,
+    connectionId: doc.connection_key.connection_id,
+  });
+  if (connection) return connection.webhook_url_override ?? null;
+  return doc.url_override ? RETIRED : null;
 }

@@ -17,7 +17,8 @@ import type { WebhookDeliveryStarter } from './delivery-starter';
  * down, which only delays the retries of events whose first attempt failed.
  */
 export interface OutboxDeps extends WebhookDeps {
-  stores: WebhookDeps['stores'] & Pick<Stores, 'webhookOutbox'>;
+  /** `connections`: each attempt reads the connection's current override (webhooks/delivery-attempt.ts). */
+  stores: WebhookDeps['stores'] & Pick<Stores, 'webhookOutbox' | 'connections'>;
   /** Starts the event's delivery workflow (webhooks/delivery-starter.ts). */
   startDelivery: WebhookDeliveryStarter;
   /** Tells this process's dispatcher, if it runs one, that an event is due now (else it finds it at its next look). */
@@ -34,6 +35,8 @@ export interface QueuedEvent {
   gate: WebhookGate | null;
   /** The connection's `webhook_url_override`, if it has one: sent there instead of the environment's URLs. */
   urlOverride?: string | null;
+  /** The connection the event is about: every attempt sends to its override as it is at that time. */
+  connection?: { providerConfigKey: string; connectionId: string };
   /**
    * The event's webhook-id when the caller derives it from what happened (see `eventIdFor`),
    * so a retried activity queues the same event once; a new random id when absent.
@@ -81,6 +84,7 @@ export async function queueWebhook(deps: OutboxDeps, event: QueuedEvent): Promis
     lease_until: new Date(0),
     last_error: null,
     ...(event.urlOverride ? { url_override: event.urlOverride } : {}),
+    ...(event.connection ? { connection_key: { provider_config_key: event.connection.providerConfigKey, connection_id: event.connection.connectionId } } : {}),
   };
   // Already stored (an activity retried after storing it): the same event, left as it is.
   await deps.stores.webhookOutbox.add(doc);

@@ -53,6 +53,7 @@ export function createSyncWebhooks(deps: OutboxDeps): SyncRunEvents {
       payload: { ...payload },
       gate,
       urlOverride: run.webhookUrlOverride ?? null,
+      connection: { providerConfigKey: run.providerConfigKey, connectionId: run.connectionId },
       id,
     });
   };

@@ -1,5 +1,6 @@
 import { startWebhookReceiver } from '../support/webhook-receiver';
 import { startWeftStack, createLumaIntegration, type WeftStack } from '../support/weft-stack';
+import { waitFor } from '../support/worker-process';
 
 const API_KEY = 'sandbox-luma-api-key';
 
@@ -108,9 +109,46 @@ describe('PATCH /connections/:connectionId', () => {
     expect(connectionHooks.received.length).toBe(overrideCount);
   });
 
+  test("a replay goes where the connection's webhooks go now, not where they went then", async () => {
+    // The reconnect event sent to the override above; the override has been cleared since.
+    const earlier = connectionHooks.received.find((w) => w.body?.type === 'auth' && w.body.operation === 'override');
+    const id = String(earlier!.headers['webhook-id']);
+    await settled(id, 'delivered');
+    const overrideCount = connectionHooks.received.length;
+    expect((await stack.api('POST', `/webhooks/events/${id}/replay`)).status).toBe(202);
+    await envHooks.waitFor((w) => w.headers['webhook-id'] === id);
+    await settled(id, 'delivered');
+    expect(connectionHooks.received.length).toBe(overrideCount);
+  });
+
+  test("a deleted connection's events are not sent to the override it had, not even by a replay", async () => {
+    const created = await stack.api('POST', '/connections', {
+      body: { provider_config_key: 'luma', connection_id: 'gone-user', credentials: { type: 'API_KEY', apiKey: API_KEY } },
+    });
+    expect(created.status).toBe(201);
+    expect((await patch({ webhook_url_override: connectionHooks.url }, 'provider_config_key=luma', 'gone-user')).status).toBe(200);
+    await reconnect('gone-user');
+    const hook = await connectionHooks.waitFor((w) => w.body?.connectionId === 'gone-user' && w.body.operation === 'override');
+    const id = String(hook.headers['webhook-id']);
+    await settled(id, 'delivered');
+
+    expect((await stack.api('DELETE', '/connections/gone-user?provider_config_key=luma')).status).toBe(200);
+    const overrideCount = connectionHooks.received.length;
+    const envCount = envHooks.received.length;
+    expect((await stack.api('POST', `/webhooks/events/${id}/replay`)).status).toBe(202);
+    await settled(id, 'failed');
+    expect(connectionHooks.received.length).toBe(overrideCount);
+    expect(envHooks.received.slice(envCount).filter((w) => w.headers['webhook-id'] === id)).toEqual([]);
+  });
+
+  /** Waits for the stored event to reach `status` (a replay is refused while it is pending). */
+  async function settled(id: string, status: 'delivered' | 'failed') {
+    await waitFor(async () => (await stack.core.stores.webhookOutbox.get(id))?.status === status, 60_000, `event ${id} ${status}`);
+  }
+
   /** The end user re-authorizes through a reconnect session: an `auth` webhook with operation `override`. */
-  async function reconnect() {
-    const session = await stack.api('POST', '/connect/sessions', { body: { allowed_integrations: ['luma'], connection_id: 'patch-user' } });
+  async function reconnect(connectionId = 'patch-user') {
+    const session = await stack.api('POST', '/connect/sessions', { body: { allowed_integrations: ['luma'], connection_id: connectionId } });
     expect(session.status).toBe(201);
     const res = await stack.api('POST', `/api-auth/api-key/luma?connect_session_token=${encodeURIComponent(session.body.data.token)}`, {
       key: null,
