@@ -1,4 +1,5 @@
 import type { Collection, Db } from 'mongodb';
+import { redactText, redactUrl } from '../common/secrets';
 import { keyPrefix, readRangePage, timeKey, uniqueSuffix } from './key-range';
 import { rekeyEarlierDocuments, runOnce } from './migrations';
 import { ensureExpiry, type ExpiryRule } from './ttl';
@@ -16,7 +17,7 @@ export interface WebhookDeliveryDoc {
   environment: string;
   /** `override`: the connection's `webhook_url_override`, sent to instead of the environment's URLs; `alert`: the chat alert URL. */
   target: 'primary' | 'secondary' | 'override' | 'alert';
-  url: string; // secrets in the query string redacted
+  url: string; // redacted (common/secrets): query secrets, userinfo, a webhook's secret path (Slack, Discord, Teams)
   attempt: number; // 1-based, per URL
   status: number | null; // HTTP status, null when no response came back
   error: string | null;
@@ -58,7 +59,7 @@ export class WebhookDeliveryStore {
   }
 
   async record(entry: WebhookDeliveryDoc, suffix: string = uniqueSuffix()): Promise<void> {
-    await this.col.insertMany(this.documentsFor(entry, suffix), { ordered: false });
+    await this.col.insertMany(this.documentsFor(redacted(entry), suffix), { ordered: false });
   }
 
   /** Every attempt of one event, oldest first. */
@@ -68,10 +69,13 @@ export class WebhookDeliveryStore {
       direction: 'asc',
       limit: MAX_ATTEMPTS_LISTED,
     });
-    return page.items
-      .filter((d) => d.environment === environment)
-      .map(({ _id, ...attempt }) => attempt)
-      .sort((a, b) => a.created_at.getTime() - b.created_at.getTime() || a.target.localeCompare(b.target) || a.attempt - b.attempt);
+    return (
+      page.items
+        .filter((d) => d.environment === environment)
+        // Redacted again as read: attempts recorded before a rule existed (a Slack URL's path) are shown without it.
+        .map(({ _id, ...attempt }) => redacted(attempt))
+        .sort((a, b) => a.created_at.getTime() - b.created_at.getTime() || a.target.localeCompare(b.target) || a.attempt - b.attempt)
+    );
   }
 
   /** Deletes attempts made before `cutoff`: per batch one range read and one delete by `_id $in`. */
@@ -110,4 +114,18 @@ export class WebhookDeliveryStore {
       (attempt, suffix) => this.documentsFor(attempt, suffix),
     );
   }
+}
+
+/**
+ * The attempt as it may be kept and shown: the URL, the error and the receiver's answer
+ * without secrets. Whoever records an attempt passes the URL redacted already; this holds
+ * for every writer and for attempts kept before a rule was added.
+ */
+function redacted(attempt: WebhookDeliveryDoc): WebhookDeliveryDoc {
+  return {
+    ...attempt,
+    url: redactUrl(attempt.url),
+    error: attempt.error === null ? null : redactText(attempt.error),
+    ...(typeof attempt.response_excerpt === 'string' && { response_excerpt: redactText(attempt.response_excerpt) }),
+  };
 }
