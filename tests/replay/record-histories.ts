@@ -7,6 +7,12 @@
  * Run it after a workflow change that is meant to be incompatible (and so fails replay), then
  * commit tests/replay/histories/. Compatible changes keep the old histories: they are the
  * runs still in flight when the new workers start.
+ *
+ * Every stack runs with the fixed REPLAY_ENCRYPTION_KEY, so the payloads of what it records are
+ * encrypted as in production and the replay test decodes them with the same key. The
+ * histories recorded before payloads were encrypted stay plaintext (the codec passes them
+ * through); `npx tsx tests/replay/record-histories.ts encrypted` records only
+ * action-encrypted.json, an action run with encrypted payloads.
  */
 import type { ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -14,14 +20,18 @@ import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { syncWorkflowId } from '../../api/services/sync-control';
+import { actionWorkflowId } from '../../api/services/action-control';
 import { connectOneDrive, createLumaIntegration, createOneDriveIntegration, startWeftStack, type WeftStack } from '../support/weft-stack';
 import { spawnWorker, waitFor } from '../support/worker-process';
 import { startStandaloneTestInfra } from '../support/standalone-infra';
 import { startScriptedReceiver } from '../support/scripted-receiver';
 import { webhookDeliveryWorkflowId } from '../../webhooks/delivery-contracts';
+import { REPLAY_ENCRYPTION_KEY } from './replay-key';
 
 const REPO = path.resolve(__dirname, '../..');
 const HISTORIES = path.join(__dirname, 'histories');
+/** Over each stack's own configuration: the key the replay test decodes with. */
+const REPLAY_ENV = { WEFT_ENCRYPTION_KEY: REPLAY_ENCRYPTION_KEY };
 
 async function save(client: Client, name: string, workflowId: string): Promise<void> {
   const handle = client.workflow.getHandle(workflowId);
@@ -35,7 +45,7 @@ async function save(client: Client, name: string, workflowId: string): Promise<v
 const lumaSyncId = (stack: WeftStack, connectionId: string) => syncWorkflowId(stack.temporalIdPrefix, 'dev', 'luma', connectionId, 'list-events', 'base');
 
 async function recordSuccessFailureAndAction(): Promise<void> {
-  const stack = await startWeftStack({ luma: { seed: 3, eventCount: 120, maxPageSize: 50 }, graph: { seed: 5, drives: [{ fileCount: 20 }] } });
+  const stack = await startWeftStack({ luma: { seed: 3, eventCount: 120, maxPageSize: 50 }, graph: { seed: 5, drives: [{ fileCount: 20 }] }, env: REPLAY_ENV });
   try {
     await createLumaIntegration(stack);
     const ok = await stack.api('POST', '/connections', {
@@ -89,7 +99,7 @@ async function recordSuccessFailureAndAction(): Promise<void> {
  */
 async function recordAsyncActionAndWebhookRetry(): Promise<void> {
   const receiver = await startScriptedReceiver();
-  const stack = await startWeftStack({ graph: { seed: 5, drives: [{ fileCount: 3 }] }, egressAllow: { webhooks: [receiver.url] } });
+  const stack = await startWeftStack({ graph: { seed: 5, drives: [{ fileCount: 3 }] }, egressAllow: { webhooks: [receiver.url] }, env: REPLAY_ENV });
   try {
     const env = await stack.api('PATCH', '/environment', { body: { webhook_url: receiver.url } });
     if (env.status !== 200) throw new Error(`environment: ${env.status} ${JSON.stringify(env.body)}`);
@@ -118,6 +128,24 @@ async function recordAsyncActionAndWebhookRetry(): Promise<void> {
   }
 }
 
+/** An action run whose payloads (its input, the activity's result, the workflow's result) are encrypted. */
+async function recordEncryptedAction(): Promise<void> {
+  const stack = await startWeftStack({ graph: { seed: 5, drives: [{ fileCount: 3 }] }, env: REPLAY_ENV });
+  try {
+    await createOneDriveIntegration(stack);
+    const od = await connectOneDrive(stack, 'replay-encrypted');
+    if (od.status !== 201) throw new Error(`connection: ${od.status} ${JSON.stringify(od.body)}`);
+    const action = await stack.api('POST', '/action/trigger', {
+      headers: { 'connection-id': 'replay-encrypted', 'provider-config-key': 'one-drive', 'x-async': 'true' },
+      body: { action_name: 'list-drives', input: {} },
+    });
+    if (action.status !== 202) throw new Error(`action: ${action.status} ${JSON.stringify(action.body)}`);
+    await save(stack.temporal, 'action-encrypted', actionWorkflowId(stack.temporalIdPrefix, 'dev', action.body.id));
+  } finally {
+    await stack.shutdown();
+  }
+}
+
 async function listIds(client: Client, workflowType: string): Promise<string[]> {
   const ids: string[] = [];
   for await (const wf of client.workflow.list({ query: `WorkflowType = '${workflowType}'` })) ids.push(wf.workflowId);
@@ -126,7 +154,12 @@ async function listIds(client: Client, workflowType: string): Promise<string[]> 
 
 async function recordRetriedAfterWorkerCrash(): Promise<void> {
   const events = 1_500;
-  const stack = await startWeftStack({ worker: false, heartbeatTimeoutMs: 3_000, luma: { seed: 11, eventCount: events, maxPageSize: 50, latencyMs: 25 } });
+  const stack = await startWeftStack({
+    worker: false,
+    heartbeatTimeoutMs: 3_000,
+    luma: { seed: 11, eventCount: events, maxPageSize: 50, latencyMs: 25 },
+    env: REPLAY_ENV,
+  });
   const children: ChildProcess[] = [];
   try {
     await createLumaIntegration(stack);
@@ -153,14 +186,19 @@ async function main(): Promise<void> {
     process.stderr.write(`[infra] ${m}
 `),
   );
-  // `npx tsx tests/replay/record-histories.ts webhooks`: only the async action and webhook histories.
+  // `npx tsx tests/replay/record-histories.ts webhooks`: only the async action and webhook histories; `encrypted`: only action-encrypted.
   const only = process.argv[2];
   try {
+    if (only === 'encrypted') {
+      await recordEncryptedAction();
+      return;
+    }
     if (only !== 'webhooks') {
       await recordSuccessFailureAndAction();
       await recordRetriedAfterWorkerCrash();
     }
     await recordAsyncActionAndWebhookRetry();
+    await recordEncryptedAction();
   } finally {
     await infra.stop();
   }
