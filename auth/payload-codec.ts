@@ -114,7 +114,7 @@ function parseKeyList(keyList: string): Buffer[] {
  * while histories sealed with it still live, or the payload comes from another deployment.
  * Only the operator can fix it (put the old key back, at the end of the list), so it is final.
  */
-export class PayloadKeyUnknownError extends WeftError {
+class PayloadKeyUnknownError extends WeftError {
   constructor(keyId: string) {
     super(
       'payload_key_unknown',
@@ -127,7 +127,7 @@ export class PayloadKeyUnknownError extends WeftError {
 }
 
 /** The payload does not open with the key it names: damaged or altered. */
-export class PayloadUndecryptableError extends WeftError {
+class PayloadUndecryptableError extends WeftError {
   constructor() {
     super('payload_undecryptable', 'A Temporal payload marked binary/encrypted does not decrypt: it was damaged or altered.', 400, undefined, {
       retryable: false,
