@@ -8,7 +8,7 @@ const PROBE_TIMEOUT_MS = 2_000;
 type PartState = 'ok' | 'unavailable';
 
 /**
- * The probes (no key, not rate limited):
+ * The probes (no key; `/ready` limited per client address in a budget of its own, api/app.ts):
  * - `GET /health`, liveness: 200 `{ status: "ok" }` while the process's event loop runs. It
  *   calls nothing: restarting the API does not bring a database back, so an outage must not
  *   make an orchestrator restart it. (Nango's server has the same route, so a probe written for
