@@ -16,6 +16,7 @@ import { webhookThroughput } from './webhook-throughput';
 import { syncWebhookLatency } from './sync-webhook-latency';
 import { proxyOverhead } from './proxy-overhead';
 import { dryrunFigure } from './dryrun';
+import { payloadCodecFigures } from './payload-codec';
 import { startStandaloneTestInfra } from '../tests/support/standalone-infra';
 
 async function main(): Promise<void> {
@@ -24,12 +25,12 @@ async function main(): Promise<void> {
     // `npm run bench` (everything, 100,000 files), `npm run bench -- 20000` (another size),
     // `npm run bench -- pacing`, `npm run bench -- reads [files]`, `npm run bench -- memory [files]`,
     // `npm run bench -- trigger`, `npm run bench -- schedules [connections]` `npm run bench -- webhooks [events]` (throughput, then a sync run's end to its webhook)
-    // `npm run bench -- proxy` or `npm run bench -- dryrun` (one part only).
+    // `npm run bench -- proxy`, `npm run bench -- dryrun` or `npm run bench -- codec` (one part only).
     const args = process.argv.slice(2);
     const only = args.find((a) => !/^\d+$/.test(a));
-    if (only !== undefined && !['pacing', 'reads', 'memory', 'trigger', 'schedules', 'webhooks', 'proxy', 'dryrun'].includes(only))
+    if (only !== undefined && !['pacing', 'reads', 'memory', 'trigger', 'schedules', 'webhooks', 'proxy', 'dryrun', 'codec'].includes(only))
       throw new Error(
-        `unknown part "${only}": pacing, reads, memory, trigger, schedules, webhooks, proxy, dryrun, or a number (files; connections for schedules; events for webhooks)`,
+        `unknown part "${only}": pacing, reads, memory, trigger, schedules, webhooks, proxy, dryrun, codec, or a number (files; connections for schedules; events for webhooks)`,
       );
     const count = args.find((a) => /^\d+$/.test(a));
     const files = Number(count ?? 100_000);
@@ -48,6 +49,7 @@ async function main(): Promise<void> {
     }
     if (only === undefined || only === 'proxy') for (const figure of await proxyOverhead()) emit(figure);
     if (only === undefined || only === 'dryrun') for (const figure of await dryrunFigure()) emit(figure);
+    if (only === undefined || only === 'codec') for (const figure of await payloadCodecFigures()) emit(figure);
   } finally {
     await infra.stop();
   }
