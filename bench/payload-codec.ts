@@ -1,10 +1,10 @@
 /**
- * What the Temporal payload encryption (auth/payload-codec.ts) costs per sync run:
- * `npm run bench -- codec` (or `npx tsx bench/payload-codec.ts`, which needs no servers). Takes every payload of the committed replay histories of
- * one Luma sync run (tests/replay/histories/sync-success.json, 120 events in pages of 50) and
- * one OneDrive action, and times encoding then decoding them all (what the client and workers
- * do over a run: each payload is encoded once by its writer and decoded once or more by its
- * readers), many times over, as CPU time of this process. Needs no servers.
+ * What the Temporal payload encryption (auth/payload-codec.ts) costs per run: `npm run bench
+ * -- codec`, or `npx tsx bench/payload-codec.ts` (it needs no servers). Takes every payload of
+ * the committed replay histories of one Luma sync run (tests/replay/histories/sync-success.json,
+ * 120 events in pages of 50) and one OneDrive action, and times encoding then decoding them all
+ * (each payload is encoded once by its writer and decoded by its readers), many times over, as
+ * CPU time of this process.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
