@@ -1,6 +1,6 @@
 import { BadRequestError, WeftError } from '../common/errors';
 import type { Credentials } from './credentials';
-import { EgressRefusedError } from '../egress/errors';
+import { CredentialsOverHttpError, EgressRefusedError } from '../egress/errors';
 import { ProviderAuthError, ProviderHttpError } from '../runtime/errors';
 import type { ProviderClient, ResolvedProvider } from '../runtime/http/provider-client';
 
@@ -34,8 +34,8 @@ export async function verifyCredentials(session: CredentialCheckSession): Promis
     if (err instanceof ProviderAuthError || (err instanceof ProviderHttpError && err.providerStatus === 403)) {
       throw new BadRequestError('invalid_credentials', `${definition.displayName} refused the credentials: ${err.message}`);
     }
-    // The egress policy's own error says which host, address and rule, and how to allow it.
-    if (err instanceof EgressRefusedError) throw err;
+    // The egress policy's own errors say which host, address and rule (or why not over http), and how to allow it.
+    if (err instanceof EgressRefusedError || err instanceof CredentialsOverHttpError) throw err;
     if (err instanceof WeftError) {
       throw new WeftError('credentials_verification_failed', `Could not verify the credentials with ${definition.displayName}: ${err.message}`, 424);
     }

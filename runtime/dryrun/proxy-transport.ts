@@ -39,6 +39,7 @@ const WEFT_PROXY_CODES = new Set([
   'provider_unreachable',
   'provider_http_error',
   'egress_refused',
+  'credentials_over_http_refused',
   'egress_timeout',
   'credentials_unreadable',
   'database_unavailable',
