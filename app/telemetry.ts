@@ -26,9 +26,10 @@ import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import type { TelemetryOptions } from '@temporalio/worker';
 import type { Config } from '../common/config';
 import { requestScopeSpanAttributes, setWeftScopesEnabled } from '../common/telemetry-scope';
+import { RedactingSpanProcessor } from './telemetry-redaction';
 
 export interface Telemetry {
-  /** Where the Temporal interceptors send workflow spans (null: traces off). */
+  /** Where the Temporal interceptors send workflow spans (null: traces off); it redacts every span's secrets before export. */
   spanProcessor: SpanProcessor | null;
   resource: Resource;
   /** Exports what is buffered, then stops; safe to call twice. */
@@ -116,7 +117,8 @@ export function startTelemetry(config: TelemetryConfig, serviceName: string): Te
       (config.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? config.OTEL_EXPORTER_OTLP_PROTOCOL) === 'http/json'
         ? new OTLPJsonTraceExporter({ url })
         : new OTLPProtoTraceExporter({ url });
-    spanProcessor = new BatchSpanProcessor(exporter);
+    // Every span is redacted before it is queued for export (app/telemetry-redaction.ts), Temporal's workflow spans too.
+    spanProcessor = new RedactingSpanProcessor(new BatchSpanProcessor(exporter));
     const tracerProvider = new NodeTracerProvider({ resource, spanProcessors: [spanProcessor] });
     // Also installs the AsyncLocalStorage context manager and the W3C propagator.
     tracerProvider.register();

@@ -1,4 +1,5 @@
 import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { redactUrl } from '../../common/secrets';
 import { lazyInstruments } from '../../common/telemetry';
 import { scopeMetricAttributes, scopeSpanAttributes } from '../../common/telemetry-scope';
 
@@ -19,7 +20,7 @@ export interface ProviderAttempt {
   /** `request` (a sync's or action's call) or `proxy`. */
   operation: string;
   method: string;
-  /** Already redacted (egress/redact.ts redactUrl). */
+  /** Redacted by the caller (egress/redact.ts redactUrl), and again here: a span leaves the process. */
   url: string;
   status: number | null;
   started: number;
@@ -42,7 +43,7 @@ export function recordProviderAttempt(a: ProviderAttempt): void {
     attributes: {
       ...attrs,
       ...scopeSpanAttributes(),
-      'url.full': a.url,
+      'url.full': redactUrl(a.url),
       'weft.attempt': a.attempt,
       'weft.rate_limit_wait_ms': a.waitMs,
       ...(a.status !== null && { 'http.response.status_code': a.status }),
