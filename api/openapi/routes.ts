@@ -67,6 +67,7 @@ export function registerApiRoutes(registry: OpenAPIRegistry): void {
         ...json(out.readinessResponse, 'A part is down, or the process is shutting down.'),
         headers: z.object({ 'retry-after': z.string().describe('Seconds to wait.') }),
       },
+      429: errorResponses([429], false)['429'],
     },
   });
 
@@ -77,7 +78,7 @@ export function registerApiRoutes(registry: OpenAPIRegistry): void {
     tags: ['Operations'],
     summary: 'This document (no key)',
     security: [],
-    responses: { 200: json(z.record(z.string(), z.unknown()), 'The OpenAPI 3.1 document') },
+    responses: { 200: json(z.record(z.string(), z.unknown()), 'The OpenAPI 3.1 document'), 429: errorResponses([429], false)['429'] },
   });
   registry.registerPath({
     method: 'get',
@@ -86,7 +87,7 @@ export function registerApiRoutes(registry: OpenAPIRegistry): void {
     tags: ['Operations'],
     summary: 'The API reference page: Swagger UI on this document (no key)',
     security: [],
-    responses: { 200: html('The page') },
+    responses: { 200: html('The page'), 429: errorResponses([429], false)['429'] },
   });
 
   // Integrations

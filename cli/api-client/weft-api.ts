@@ -1584,7 +1584,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -1750,7 +1750,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -1925,6 +1925,17 @@ export interface operations {
       /** @description The provider refused (`provider_http_error`, `provider_auth_failed`, `credentials_verification_failed`) or could not be reached (`provider_unreachable`); `upstream` carries its answer where there was one. */
       424: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      429: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after': string;
           [name: string]: unknown;
         };
         content: {
@@ -2194,7 +2205,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -2318,7 +2329,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -2522,7 +2533,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -2706,7 +2717,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -2823,7 +2834,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -2948,7 +2959,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -3069,7 +3080,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -3190,7 +3201,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -3314,7 +3325,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -3518,7 +3529,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -3702,7 +3713,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -3819,7 +3830,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -3944,7 +3955,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -4065,7 +4076,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -4186,7 +4197,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -4250,6 +4261,17 @@ export interface operations {
         };
         content: {
           'text/html': string;
+        };
+      };
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      429: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
         };
       };
     };
@@ -4319,7 +4341,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -4446,7 +4468,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -4546,7 +4568,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -4684,7 +4706,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -4855,7 +4877,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -5036,7 +5058,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -5150,7 +5172,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -5322,7 +5344,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -5493,7 +5515,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -5615,7 +5637,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -5773,6 +5795,17 @@ export interface operations {
           };
         };
       };
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      429: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   proxyGet: {
@@ -5846,7 +5879,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -5979,7 +6012,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -6112,7 +6145,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -6245,7 +6278,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -6378,7 +6411,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -6463,6 +6496,17 @@ export interface operations {
             /** @enum {string} */
             status: 'ok' | 'unavailable' | 'shutting_down';
           };
+        };
+      };
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      429: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
         };
       };
       /** @description A part is down, or the process is shutting down. */
@@ -6741,7 +6785,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -6866,7 +6910,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -7005,7 +7049,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -7129,7 +7173,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -7342,7 +7386,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -7555,7 +7599,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -7735,7 +7779,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -7955,7 +7999,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -8075,7 +8119,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -8272,7 +8316,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -8441,7 +8485,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -8613,7 +8657,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -8782,7 +8826,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -8975,7 +9019,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -9200,7 +9244,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -9411,7 +9455,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -9622,7 +9666,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -9777,7 +9821,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -9957,7 +10001,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -10141,7 +10185,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -10366,7 +10410,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -10577,7 +10621,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -10713,7 +10757,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -10853,7 +10897,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -10982,7 +11026,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -11095,7 +11139,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
