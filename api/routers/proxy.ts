@@ -7,6 +7,7 @@ import type { ApiDeps } from '../deps';
 import { environmentOf } from '../middleware/auth';
 import { proxyHeaders } from '../schemas/proxy';
 import { forwardProxyCall } from '../services/proxy';
+import { PROXY_VARY } from '../services/proxy-response-headers';
 import { parseInput } from '../validate';
 
 /**
@@ -17,6 +18,10 @@ export function proxyRouter(deps: ApiDeps): Router {
   const router = Router();
 
   router.use(async (req, res) => {
+    // Set first, so that Weft's own error answers carry them too. The security headers set
+    // no-store already; said again here because no provider header may ever replace it.
+    res.setHeader('Cache-Control', 'no-store');
+    res.setHeader('Vary', PROXY_VARY);
     const headers = parseInput(proxyHeaders, req.headers, 'invalid_headers');
     const aborted = new AbortController();
     res.on('close', () => {
@@ -37,7 +42,9 @@ export function proxyRouter(deps: ApiDeps): Router {
       throw err;
     }
     res.status(answer.status);
-    // The provider's own `x-ratelimit-*` replace Weft's API ones on a proxied answer.
+    // The provider's own `x-ratelimit-*` replace Weft's API ones on a proxied answer. Its
+    // headers pass by allow-list (proxy-response-headers.ts): none of them is Cache-Control,
+    // so the security headers' `no-store` stays, and none is Vary.
     for (const [name, value] of Object.entries(answer.headers)) res.setHeader(name, value);
     await streamBack(answer.body, res, deps.logger);
   });

@@ -7,6 +7,7 @@ import type { ResolvedProvider } from '../../runtime/http/provider-client';
 import type { ApiDeps } from '../deps';
 import type { ProxyHeaders } from '../schemas/proxy';
 import { findProxiedConnection } from './proxy-lookup';
+import { returnedProviderHeaders } from './proxy-response-headers';
 import { isProviderHost, proxyTargetUrl } from './proxy-target';
 
 /**
@@ -36,10 +37,6 @@ const HOP_BY_HOP = new Set([
   'host',
   'content-length',
 ]);
-
-/** Response headers that never reach the app: per-hop ones and anything that carries a credential. */
-const NOT_RETURNED = new Set([...HOP_BY_HOP, 'set-cookie', 'set-cookie2', 'authorization']);
-NOT_RETURNED.delete('content-length');
 
 export interface ProxyCall {
   environment: string;
@@ -105,6 +102,7 @@ export async function forwardProxyCall(deps: Pick<ApiDeps, 'stores' | 'openProvi
   } catch (err) {
     // Refused at call time (a name that resolved to a refused address): the app's request
     // named it, so it is the app's 400, as for a refused URL anywhere in the API.
+    // (credentials_over_http_refused stays 424: the integration's base URL, not the request, is at fault.)
     if (err instanceof EgressRefusedError) throw new EgressRefusedError(err.refusal, 400, 'proxy target');
     throw err;
   }
@@ -181,10 +179,8 @@ function outgoingHeaders(provider: ResolvedProvider, incoming: IncomingHttpHeade
   return headers;
 }
 
-/** The provider's headers as they came, without per-hop ones and anything credential-bearing. */
+/** The provider's headers the app gets: the allow-list of proxy-response-headers.ts, never one the provider declares secret. */
 function returnedHeaders(provider: ResolvedProvider, headers: Record<string, string>): Record<string, string> {
-  const secret = new Set(
-    [provider.definition.apiKey?.header, ...(provider.definition.secretHeaders ?? [])].filter((h): h is string => !!h).map((h) => h.toLowerCase()),
-  );
-  return Object.fromEntries(Object.entries(headers).filter(([name]) => !NOT_RETURNED.has(name) && !secret.has(name)));
+  const secret = [provider.definition.apiKey?.header, ...(provider.definition.secretHeaders ?? [])].filter((h): h is string => !!h);
+  return returnedProviderHeaders(headers, secret);
 }
