@@ -468,8 +468,9 @@ describe('proxy', () => {
     expect(badRetries.status).toBe(400);
     expect((await json(badRetries)).error.code).toBe('invalid_headers');
 
-    // The integration now points at a name that resolves to a loopback port nobody allowed.
-    const patched = await stack.api('PATCH', '/integrations/echo', { body: { provider_overrides: { base_url: 'http://localhost:9' } } });
+    // The integration now points at a name that resolves to a loopback port nobody allowed (https: over
+    // plain http the key would not even be offered, credentials_over_http_refused: tests/egress/purposes-api.test.ts).
+    const patched = await stack.api('PATCH', '/integrations/echo', { body: { provider_overrides: { base_url: 'https://localhost:9' } } });
     expect(patched.status).toBe(200);
     const refused = await fetch(`${stack.apiUrl}/proxy/public/v1/user/get-self`, { headers: proxyHeaders('echo', 'p-echo') });
     expect(refused.status).toBe(400);
