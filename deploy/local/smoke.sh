@@ -38,7 +38,7 @@ cleanup() {
 trap cleanup EXIT
 
 $build && "$LOCAL_DIR/build-images.sh" all
-WEFT_EGRESS_ALLOW=127.0.0.1:3010 "$LOCAL_DIR/up.sh" --fresh
+WEFT_EGRESS_ALLOW_PROVIDERS=127.0.0.1:3010 "$LOCAL_DIR/up.sh" --fresh
 set -a
 # shellcheck disable=SC1091
 source "$CACHE/compose.env"
