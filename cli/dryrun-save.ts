@@ -1,3 +1,4 @@
+import { secretValuesOf } from '../common/secrets';
 import { writeMockRecording, type RecordedExchange } from '../runtime/mocks/fixture-files';
 import type { DryRunResult } from '../runtime/dryrun/run';
 import type { IntegrationRegistry } from '../runtime/registry';
@@ -17,8 +18,19 @@ export interface SaveMocksInput {
   secrets: string[];
 }
 
-/** `--save`: the run's recordings as the mock files of testing-workflow.md (format and redaction: runtime/mocks). */
+/**
+ * `--save`: the run's recordings as the mock files of testing-workflow.md (format and
+ * redaction: runtime/mocks, by common/secrets' rules). The values of secret-named fields of
+ * the connection's config and metadata join the literal secrets, so one that reappears in a
+ * request body, an answer or a URL is removed there too.
+ */
 export async function saveMocks(s: SaveMocksInput): Promise<string[]> {
+  const secrets = [
+    ...s.secrets,
+    ...secretValuesOf(s.connection.connection_config),
+    ...secretValuesOf(s.connection.metadata),
+    ...secretValuesOf(s.result.writes.metadata),
+  ];
   const { files } = await writeMockRecording({
     projectDir: s.projectDir,
     integration: s.integration.provider.name,
@@ -32,7 +44,7 @@ export async function saveMocks(s: SaveMocksInput): Promise<string[]> {
     ...(s.fn.kind === 'action' ? { input: s.input, output: s.result.output } : {}),
     connection: s.connection,
     metadata: s.connection.metadata,
-    secrets: s.secrets,
+    secrets,
   });
   return files;
 }

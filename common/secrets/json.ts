@@ -1,4 +1,4 @@
-import { REDACTED } from './hint';
+import { REDACTED, isRedacted } from './hint';
 import { scrubLiterals } from './literals';
 import { isSecretFieldName, isSecretQueryParam } from './names';
 import { redactUrlsInText, safeDecode, type UrlRedactionOptions } from './url';
@@ -61,7 +61,10 @@ export function redactFormBody(text: string): string {
     .map((pair) => {
       const eq = pair.indexOf('=');
       const name = pair.slice(0, eq);
-      return eq > 0 && pair.length > eq + 1 && isSecretQueryParam(safeDecode(name.replace(/\+/g, ' '))) ? `${name}=${REDACTED}` : pair;
+      const value = pair.slice(eq + 1);
+      // Already redacted stays as it is: redacting twice (a saved request's body inside its file) changes nothing.
+      if (eq <= 0 || value === '' || isRedacted(value) || !isSecretQueryParam(safeDecode(name.replace(/\+/g, ' ')))) return pair;
+      return `${name}=${REDACTED}`;
     })
     .join('&');
 }

@@ -195,6 +195,15 @@ describe('one redaction module: fields of JSON documents', () => {
     expect(redactText(body)).toBe(expected);
   });
 
+  it('changes nothing when run again on its own output (a saved request inside its mock file)', () => {
+    const doc = { body: `grant_type=password&password=${SECRET}`, url: `https://x.example.com/d?token=${SECRET}&a=1`, api_token: SECRET };
+    for (const hint of [false, true]) {
+      const once = redactJson(doc, { hint });
+      expect(redactJson(once, { hint })).toEqual(once);
+      expect(redactJson(JSON.stringify(once.body), { hint })).toBe(JSON.stringify(once.body));
+    }
+  });
+
   it('redacts the URLs inside strings, and literal secrets known at the call wherever they appear', () => {
     const out = redactJson(
       { note: `token is ${SECRET}!`, link: `https://x.example.com/d?tempauth=${SECRET}`, alert: `https://hooks.slack.com/services/T1/B1/${SECRET}` },
