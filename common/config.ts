@@ -157,7 +157,7 @@ export const configSchema = z.object({
   /**
    * The codec endpoint (api/routers/codec.ts): `POST /codec/decode` and `/codec/encode` of
    * Temporal's remote-codec protocol, for the Temporal UI and CLI to read the encrypted
-   * payloads. Off unless true; on, it needs at least one token.
+   * payloads. Off unless true; on, it needs tokens or a JWKS file (or both).
    */
   WEFT_CODEC_ENDPOINT_ENABLED: z
     .enum(['true', 'false'], { error: 'must be true or false' })
@@ -174,6 +174,14 @@ export const configSchema = z.object({
         .filter(Boolean),
     )
     .pipe(z.array(z.string().min(32, 'each token must be at least 32 characters (e.g. openssl rand -base64 32)'))),
+  /**
+   * The Temporal UI's sign-in access tokens, accepted by the codec endpoint as JWTs signed by a
+   * key of this JSON Web Key Set file (the identity provider's keys), with this issuer and
+   * audience (all three or none).
+   */
+  WEFT_CODEC_ENDPOINT_JWKS_FILE: z.string().min(1).optional(),
+  WEFT_CODEC_ENDPOINT_JWT_ISSUER: z.string().min(1).optional(),
+  WEFT_CODEC_ENDPOINT_JWT_AUDIENCE: z.string().min(1).optional(),
   /** Browser origins (the Temporal UI's, e.g. http://localhost:8233) allowed to call the codec endpoint, comma-separated. */
   WEFT_CODEC_ENDPOINT_CORS_ORIGINS: z
     .string()

@@ -1,8 +1,8 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { WeftError } from '../../common/errors';
 import type { Logger } from '../../common/logger';
+import { codecAuthenticator, type CodecAuthSettings } from '../middleware/codec-auth';
 import { codecBody, type JsonPayload } from '../schemas/codec';
 import { parseInput } from '../validate';
 
@@ -10,8 +10,8 @@ import { parseInput } from '../validate';
 export interface CodecEndpoint {
   /** The core's payload codec: the one every Weft client and worker writes with. */
   codec: PayloadCodec;
-  /** Bearer tokens accepted (WEFT_CODEC_ENDPOINT_TOKENS); at least one. */
-  tokens: readonly string[];
+  /** Who may call it: bearer tokens (WEFT_CODEC_ENDPOINT_TOKENS) and/or the UI's sign-in JWTs (WEFT_CODEC_ENDPOINT_JWKS_FILE). */
+  auth: CodecAuthSettings;
   /** Browser origins allowed to call it (WEFT_CODEC_ENDPOINT_CORS_ORIGINS): the Temporal UI's. */
   corsOrigins: readonly string[];
   /** WEFT_CODEC_ENDPOINT_MAX_BODY_BYTES. */
@@ -30,24 +30,19 @@ const PREFLIGHT_MAX_AGE_S = 600;
  *
  * - `POST /decode`, `POST /encode`: `{"payloads":[{"metadata":{…base64…},"data":"base64"}]}` in
  *   and out, `X-Namespace` naming the namespace. Decoding returns secrets (tokens, download
- *   URLs, file contents), so every call needs `Authorization: Bearer <token>` with one of the
- *   configured tokens (compared in constant time), else 401 `codec_unauthorized`.
+ *   URLs, file contents), so every call needs `Authorization: Bearer <credential>`: one of the
+ *   configured tokens, or a sign-in JWT of the Temporal UI's identity provider when configured
+ *   (api/middleware/codec-auth.ts); else 401 `codec_unauthorized`, before the body is read.
  * - CORS for the configured origins only, with credentials (the UI's "include cross-origin
  *   credentials"); a preflight from any other origin is 403 `codec_origin_not_allowed`.
- * - Each call is logged with the token's position in the list, the namespace and the count
- *   of payloads, never the payloads.
+ * - Each call is logged with who called (a token's position in the list, or the JWT's
+ *   subject), the namespace and the count of payloads, never the payloads.
  *
  * Mounted only when WEFT_CODEC_ENDPOINT_ENABLED is true; otherwise its paths are 404.
  */
 export function codecRouter(endpoint: CodecEndpoint, logger: Logger): Router {
-  if (endpoint.tokens.length === 0) {
-    throw new WeftError(
-      'codec_endpoint_without_tokens',
-      'WEFT_CODEC_ENDPOINT_ENABLED is true but WEFT_CODEC_ENDPOINT_TOKENS names no token: the endpoint would decrypt for anyone.',
-    );
-  }
+  const authenticate = codecAuthenticator(endpoint.auth);
   const router = Router();
-  const tokenDigests = endpoint.tokens.map(digest);
   const origins = new Set(endpoint.corsOrigins);
   const log = logger.child({ component: 'codec-endpoint' });
 
@@ -68,10 +63,16 @@ export function codecRouter(endpoint: CodecEndpoint, logger: Logger): Router {
   });
 
   // Before the body is read: an unauthenticated caller cannot make the process parse megabytes.
-  router.use((req: Request, res: Response, next: NextFunction) => {
-    const caller = tokenPosition(req.header('authorization'), tokenDigests);
+  router.use(async (req: Request, res: Response, next: NextFunction) => {
+    const caller = await authenticate(req.header('authorization'));
     if (caller === null) {
-      return next(new WeftError('codec_unauthorized', 'The codec endpoint needs "Authorization: Bearer <token>" with one of WEFT_CODEC_ENDPOINT_TOKENS.', 401));
+      return next(
+        new WeftError(
+          'codec_unauthorized',
+          'The codec endpoint needs "Authorization: Bearer <credential>": one of WEFT_CODEC_ENDPOINT_TOKENS, or a sign-in token it can verify.',
+          401,
+        ),
+      );
     }
     res.locals.codecCaller = caller;
     next();
@@ -84,33 +85,11 @@ export function codecRouter(endpoint: CodecEndpoint, logger: Logger): Router {
       const namespace = req.header('x-namespace') ?? null;
       const input = payloads.map(fromJson);
       const output = direction === 'decode' ? await endpoint.codec.decode(input) : await endpoint.codec.encode(input);
-      log.info(
-        { direction, caller: `codec token #${res.locals.codecCaller as number}`, namespace, payloads: payloads.length },
-        `codec endpoint: ${direction}d payloads`,
-      );
+      log.info({ direction, caller: res.locals.codecCaller as string, namespace, payloads: payloads.length }, `codec endpoint: ${direction}d payloads`);
       res.json({ payloads: output.map(toJson) });
     });
   }
   return router;
-}
-
-function digest(value: string): Buffer {
-  return createHash('sha256').update(value, 'utf8').digest();
-}
-
-/**
- * The 1-based position of the presented bearer token in the configured list, or null. Each
- * configured token is compared (equal-length digests, timingSafeEqual), so the answer's time
- * tells nothing about how much of a token matched or which one.
- */
-function tokenPosition(header: string | undefined, tokenDigests: readonly Buffer[]): number | null {
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
-  const presented = digest(match?.[1] ?? '');
-  let position: number | null = null;
-  tokenDigests.forEach((known, i) => {
-    if (timingSafeEqual(known, presented) && match && position === null) position = i + 1;
-  });
-  return position;
 }
 
 function fromJson(p: JsonPayload): Payload {

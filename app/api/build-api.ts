@@ -1,4 +1,5 @@
 import type { ApiDeps } from '../../api/deps';
+import { codecAuthSettings } from '../../api/middleware/codec-auth';
 import { startApiServer, type HttpTimeouts, type RunningApi } from '../../api/server';
 import { WeftError } from '../../common/errors';
 import type { Logger } from '../../common/logger';
@@ -45,7 +46,7 @@ function apiDeps(core: Core, opts: { logger?: Logger } = {}): ApiDeps {
     ...(config.WEFT_CODEC_ENDPOINT_ENABLED && {
       codecEndpoint: {
         codec: core.payloadCodec,
-        tokens: config.WEFT_CODEC_ENDPOINT_TOKENS,
+        auth: codecAuthSettings(config),
         corsOrigins: config.WEFT_CODEC_ENDPOINT_CORS_ORIGINS,
         maxBodyBytes: config.WEFT_CODEC_ENDPOINT_MAX_BODY_BYTES,
       },

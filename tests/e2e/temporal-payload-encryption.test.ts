@@ -1,9 +1,11 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { homedir } from 'node:os';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from '@temporalio/client';
+import { exportJWK, generateKeyPair, SignJWT, type KeyLike } from 'jose';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { ENCRYPTED_ENCODING } from '../../auth/payload-codec';
 import { startApi } from '../../app/api/build-api';
@@ -30,6 +32,8 @@ describe('Temporal payloads are encrypted; the codec endpoint decodes them for o
   let stack: WeftStack;
   let raw: Client;
   let drive: string;
+  /** The Temporal UI's identity provider: its JWKS file, and a key that signs its users' access tokens. */
+  let idp: { dir: string; key: KeyLike };
 
   /** Runs an action asynchronously (X-Async) and waits for its output; returns it and its workflow ID. */
   async function runAction(action: string, input: unknown): Promise<{ output: any; workflowId: string }> {
@@ -97,12 +101,18 @@ describe('Temporal payloads are encrypted; the codec endpoint decodes them for o
   const utf8 = (b64: string) => Buffer.from(b64, 'base64').toString('utf8');
 
   beforeAll(async () => {
+    const pair = await generateKeyPair('ES256');
+    idp = { dir: mkdtempSync(path.join(tmpdir(), 'weft-idp-')), key: pair.privateKey };
+    writeFileSync(path.join(idp.dir, 'jwks.json'), JSON.stringify({ keys: [{ ...(await exportJWK(pair.publicKey)), kid: 'ui-1', alg: 'ES256' }] }));
     stack = await startWeftStack({
       graph: { seed: 24, drives: [{ fileCount: 5 }] },
       env: {
         WEFT_CODEC_ENDPOINT_ENABLED: 'true',
         WEFT_CODEC_ENDPOINT_TOKENS: `${randomBytes(32).toString('base64url')},${CODEC_TOKEN}`,
         WEFT_CODEC_ENDPOINT_CORS_ORIGINS: `${UI_ORIGIN},http://127.0.0.1:8233`,
+        WEFT_CODEC_ENDPOINT_JWKS_FILE: path.join(idp.dir, 'jwks.json'),
+        WEFT_CODEC_ENDPOINT_JWT_ISSUER: 'https://idp.example.com/',
+        WEFT_CODEC_ENDPOINT_JWT_AUDIENCE: 'temporal-ui',
       },
     });
     raw = new Client({ connection: stack.temporal.connection, namespace: testInfra().namespace });
@@ -118,7 +128,10 @@ describe('Temporal payloads are encrypted; the codec endpoint decodes them for o
     expect(connected.status).toBe(201);
     drive = stack.graph.drives()[0].id as string;
   }, 300_000);
-  afterAll(async () => stack?.shutdown());
+  afterAll(async () => {
+    await stack?.shutdown();
+    if (idp) rmSync(idp.dir, { recursive: true, force: true });
+  });
 
   test('an action output (team-site token), fetch-file’s download URL and upload-file’s bytes are nowhere in the raw history; its payloads are binary/encrypted', async () => {
     const tokenRun = await runAction('team-site-token', {});
@@ -186,12 +199,25 @@ describe('Temporal payloads are encrypted; the codec endpoint decodes them for o
       expect(text).not.toContain(TEAM_SITE_TOKEN);
     }
 
+    // The UI's sign-in access token (a JWT of its identity provider) is accepted too.
+    const accessToken = await new SignJWT({ sub: 'ops@example.com' })
+      .setProtectedHeader({ alg: 'ES256', kid: 'ui-1' })
+      .setIssuer('https://idp.example.com/')
+      .setAudience('temporal-ui')
+      .setExpirationTime('5m')
+      .sign(idp.key);
+    const viaUi = await codec(stack.apiUrl, 'decode', { payloads: encrypted }, { authorization: `Bearer ${accessToken}`, origin: UI_ORIGIN });
+    expect(viaUi.status).toBe(200);
+    expect(((await viaUi.json()) as typeof body).payloads.map((p) => utf8(p.data)).join('\n')).toContain(TEAM_SITE_TOKEN);
+
     const lines = stack.logs.filter((l) => l.includes('codec-endpoint'));
     const decodes = lines.map((l) => JSON.parse(l)).filter((l) => l.direction === 'decode');
-    expect(decodes.length).toBeGreaterThanOrEqual(2);
+    expect(decodes.length).toBeGreaterThanOrEqual(3);
     expect(decodes[0]).toMatchObject({ caller: 'codec token #2', namespace: testInfra().namespace, payloads: encrypted.length });
+    expect(decodes.at(-1)).toMatchObject({ caller: 'jwt ops@example.com', namespace: testInfra().namespace, payloads: encrypted.length });
     expect(lines.join('\n')).not.toContain(TEAM_SITE_TOKEN);
     expect(stack.logs.join('\n')).not.toContain(CODEC_TOKEN);
+    expect(stack.logs.join('\n')).not.toContain(accessToken);
   }, 300_000);
 
   test('bad input: 400 with a stable code; a body over the cap is 413; an unknown key id is payload_key_unknown', async () => {
