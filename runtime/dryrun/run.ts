@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { redactUrl, scrubSecrets } from '../../egress/redact';
+import { redactJson } from '../../common/secrets';
 import type { Logger } from '../../common/logger';
 import { ActionError, type InvalidRecordDetail } from '../errors';
 import type { ActionDefinition, ConnectionInfo, IntegrationDefinition, ModelSchemas, ProviderTransport, SyncDefinition } from '../types';
@@ -88,14 +88,10 @@ function checkAction(action: ActionDefinition, which: 'input' | 'output', schema
 }
 
 /**
- * A record, input or output fit to print: the secrets the caller knows scrubbed wherever they
- * appear, and the secret query parameters of any URL in it (a signed download URL) replaced.
+ * A record, input, output or log line fit to print, by common/secrets' rules: the secrets the
+ * caller knows scrubbed wherever they appear, secret-named fields' values, and the secrets of
+ * any URL in a text (a signed download URL, a webhook URL) replaced.
  */
 export function redactValue(value: unknown, secrets: string[]): unknown {
-  if (typeof value === 'string') return scrubSecrets(/^https?:\/\//i.test(value) ? redactUrl(value) : value, secrets);
-  if (Array.isArray(value)) return value.map((v) => redactValue(v, secrets));
-  if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, redactValue(v, secrets)]));
-  }
-  return value;
+  return redactJson(value, { secrets });
 }

@@ -2,6 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { saveMocks } from '../../cli/dryrun-save';
+import { redactValue } from '../../runtime/dryrun/run';
 import { luma } from '../../integrations/luma';
 import { IntegrationRegistry } from '../../runtime/registry';
 import type { ConnectionInfo, IntegrationDefinition } from '../../runtime/types';
@@ -137,6 +138,22 @@ describe('weft dryrun --save: every secret redacted by the one module', () => {
     });
     expect(JSON.parse(readFileSync(join(dir, 'output.json'), 'utf8'))).toEqual({ id: 'evt-1', session: { sessionToken: 'REDACTED' }, attendees: 3 });
     expect(relative(project, dir)).toBe(join('tests', 'mocks', 'luma', 'mocks', 'create-event'));
+  });
+});
+
+describe('weft dryrun output: what it prints is redacted by the same module', () => {
+  test('records, outputs and log lines: secret fields, URLs inside texts and known literals', () => {
+    const shown = redactValue(
+      {
+        record: { id: 'r1', api_token: S.apiToken, pin: NUMERIC_PIN, note: `see https://hooks.slack.com/services/T1/B1/${S.slack} now` },
+        log: `calling https://files.example.com/f?X-Amz-Signature=${S.amzSignature} with ${S.lumaKey}`,
+      },
+      [S.lumaKey],
+    );
+    expect(shown).toEqual({
+      record: { id: 'r1', api_token: 'REDACTED', pin: NUMERIC_PIN, note: 'see https://hooks.slack.com/services/T1/B1/REDACTED now' },
+      log: 'calling https://files.example.com/f?X-Amz-Signature=REDACTED with REDACTED',
+    });
   });
 });
 
