@@ -45,7 +45,8 @@ export function createApp(deps: ApiDeps): Express {
   // Before the body parser: any method, and the body streamed to the provider as it came.
   app.use('/proxy', auth, proxyRouter(deps));
   // Operators' tools (the Temporal UI and CLI), with their own tokens, CORS and body cap; off unless configured.
-  if (deps.codecEndpoint) app.use('/codec', codecRouter(deps.codecEndpoint, deps.logger));
+  // Refused calls spend their address's budget, as wrong secret keys do.
+  if (deps.codecEndpoint) app.use('/codec', codecRouter(deps.codecEndpoint, deps.logger, { onRefused: (req, res) => clients.takeUnauthenticated(req, res) }));
 
   // JSON bodies everywhere; the Connect page's API-key form is the one form route.
   app.use(bodyParsing({ formRoutes: ['/connect/api-key/:key'] }));

@@ -18,6 +18,14 @@ export interface CodecEndpoint {
   maxBodyBytes: number;
 }
 
+export interface CodecRouterOptions {
+  /**
+   * Counts a refused call against its client's budget of requests without valid credentials
+   * (the API's per-address limit); throws its 429 when that is spent.
+   */
+  onRefused?: (req: Request, res: Response) => void;
+}
+
 /** The headers the Temporal UI sends with its codec calls, allowed in preflight. */
 const ALLOWED_HEADERS = 'Authorization, Content-Type, X-Namespace';
 const PREFLIGHT_MAX_AGE_S = 600;
@@ -40,7 +48,7 @@ const PREFLIGHT_MAX_AGE_S = 600;
  *
  * Mounted only when WEFT_CODEC_ENDPOINT_ENABLED is true; otherwise its paths are 404.
  */
-export function codecRouter(endpoint: CodecEndpoint, logger: Logger): Router {
+export function codecRouter(endpoint: CodecEndpoint, logger: Logger, opts: CodecRouterOptions = {}): Router {
   const authenticate = codecAuthenticator(endpoint.auth);
   const router = Router();
   const origins = new Set(endpoint.corsOrigins);
@@ -66,6 +74,7 @@ export function codecRouter(endpoint: CodecEndpoint, logger: Logger): Router {
   router.use(async (req: Request, res: Response, next: NextFunction) => {
     const caller = await authenticate(req.header('authorization'));
     if (caller === null) {
+      opts.onRefused?.(req, res);
       return next(
         new WeftError(
           'codec_unauthorized',

@@ -261,6 +261,23 @@ describe('Temporal payloads are encrypted; the codec endpoint decodes them for o
     expect(call.headers.get('access-control-allow-origin')).toBe(UI_ORIGIN);
   });
 
+  test('refused calls spend the address’s budget of unauthenticated requests: past it 429, a valid token still passes', async () => {
+    const limited: RunningApi = await startApi(stack.core, {
+      port: 0,
+      host: '127.0.0.1',
+      alter: (deps) => ({ ...deps, settings: { ...deps.settings, clientRateLimit: { limit: 2, windowMs: 60_000 } } }),
+    });
+    try {
+      const wrong = { authorization: `Bearer ${'w'.repeat(43)}` };
+      const statuses: number[] = [];
+      for (let i = 0; i < 3; i++) statuses.push((await codec(limited.url, 'decode', { payloads: [] }, wrong)).status);
+      expect(statuses).toEqual([401, 401, 429]);
+      expect((await codec(limited.url, 'decode', { payloads: [] }, bearer)).status).toBe(200);
+    } finally {
+      await limited.close();
+    }
+  });
+
   test('with the endpoint off (the default) its paths are 404', async () => {
     const off: RunningApi = await startApi(stack.core, { port: 0, host: '127.0.0.1', alter: (deps) => ({ ...deps, codecEndpoint: undefined }) });
     try {
