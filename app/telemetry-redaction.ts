@@ -43,7 +43,7 @@ export class RedactingSpanProcessor implements SpanProcessor {
  * spans rebuilt from a workflow's sink may be frozen, and a processor that came before this
  * one keeps what it saw.
  */
-export function redactedSpan(span: ReadableSpan): ReadableSpan {
+function redactedSpan(span: ReadableSpan): ReadableSpan {
   const attributes = redactAttributes(span.attributes);
   const events = span.events.map((e) => (e.attributes ? { ...e, attributes: redactAttributes(e.attributes) } : e));
   const status = span.status.message ? { ...span.status, message: redactText(span.status.message, { inbound: true }) } : span.status;

@@ -54,7 +54,7 @@ function redactSecretValue(value: unknown, opts: JsonRedactionOptions, depth: nu
 const FORM_BODY = /^[^=&\s?#/]+=[^&\s]*(&[^=&\s]+=[^&\s]*)+$|^[^=&\s?#/]+=[^&\s]*$/;
 
 /** A form-encoded string with the values of its secret fields replaced; any other string as it is. */
-export function redactFormBody(text: string): string {
+function redactFormBody(text: string): string {
   if (!text.includes('=') || !FORM_BODY.test(text)) return text;
   return text
     .split('&')

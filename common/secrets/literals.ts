@@ -1,7 +1,7 @@
 import { REDACTED } from './hint';
 
 /** Literal secrets shorter than this are not scrubbed: they would match ordinary text. */
-export const MIN_SECRET_LENGTH = 6;
+const MIN_SECRET_LENGTH = 6;
 
 /**
  * Every occurrence of a known secret value (a connection's token, an API key, an alert

@@ -4,7 +4,7 @@
  * `client_secret`, `clientSecret` and `Client-Secret` are one name.
  */
 
-export function normalizeName(name: string): string {
+function normalizeName(name: string): string {
   return name.toLowerCase().replace(/[^a-z0-9]/g, '');
 }
 
