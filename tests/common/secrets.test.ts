@@ -12,6 +12,7 @@ import {
   secretHint,
   secretValuesOf,
 } from '../../common/secrets';
+import { redactUrl as requestLogUrl } from '../../egress/redact';
 
 const ROOT = join(__dirname, '..', '..');
 
@@ -56,6 +57,10 @@ describe('one redaction module: query parameters', () => {
   it.each(names)('redacts %s in a fragment and in a bare path with a query (a server span target)', (name) => {
     expect(redactUrl(`https://app.example.com/cb#${name}=${SECRET}&t=1`)).toBe(`https://app.example.com/cb#${name}=${REDACTED}&t=1`);
     expect(redactUrl(`/connect?${name}=${SECRET}`)).toBe(`/connect?${name}=${REDACTED}`);
+  });
+
+  it.each(names)('the request log (egress/redact.ts) redacts ?%s= by the same rule', (name) => {
+    expect(requestLogUrl(`https://api.example.com/v1/files?${name}=${SECRET}`)).toBe(`https://api.example.com/v1/files?${name}=${REDACTED}`);
   });
 
   it("redacts OAuth's state only in Weft's own URLs: a provider's state=open stays readable", () => {
