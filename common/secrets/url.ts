@@ -63,7 +63,8 @@ export function redactUrl(url: string, opts: UrlRedactionOptions = {}): string {
 /** Every URL in a text (an error message, a log line, a string field) redacted by redactUrl. */
 export function redactUrlsInText(text: string, opts: UrlRedactionOptions = {}): string {
   if (!text.includes('://')) return text;
-  return text.replace(/[a-z][a-z0-9+.-]*:\/\/[^\s"'<>`]+/gi, (url) => redactUrl(url, opts));
+  // A backslash ends a URL too: in JSON text held in a string (`\"https://…\"`) it escapes the quote that follows.
+  return text.replace(/[a-z][a-z0-9+.-]*:\/\/[^\s"'<>`\\]+/gi, (url) => redactUrl(url, opts));
 }
 
 function redactPath(host: string, path: string): string {

@@ -73,6 +73,11 @@ describe('one redaction module: query parameters', () => {
     expect(redactUrl(url)).toBe(url);
   });
 
+  it('redacts a URL inside JSON text held in a string, keeping its escaping', () => {
+    const text = JSON.stringify(JSON.stringify({ link: `https://x.example.com/d?token=${SECRET}` }));
+    expect(redactText(text)).toBe(JSON.stringify(JSON.stringify({ link: 'https://x.example.com/d?token=REDACTED' })));
+  });
+
   it('removes userinfo', () => {
     expect(redactUrl(`https://user:${SECRET}@example.com:8443/x?y=1`)).toBe('https://example.com:8443/x?y=1');
     expect(redactText(`could not reach mongodb://weft:${SECRET}@db:27017/weft`)).toBe('could not reach mongodb://db:27017/weft');
