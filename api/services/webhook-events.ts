@@ -23,7 +23,7 @@ export interface WebhookEventView {
 export interface WebhookAttemptView {
   at: string;
   target: WebhookDeliveryDoc['target'];
-  /** Secrets in the query string redacted. */
+  /** Redacted by common/secrets: secret query values, userinfo and the secret path of webhook URLs (Slack, Discord, Teams, ...). */
   url: string;
   /** Per URL, counted from 1 in each delivery. */
   attempt: number;
