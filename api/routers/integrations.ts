@@ -47,7 +47,9 @@ export function integrationsRouter(deps: ApiDeps): Router {
       unique_key: body.unique_key,
       provider: body.provider,
       display_name: body.display_name ?? provider.displayName,
-      credentials_encrypted: body.credentials ? deps.cipher.seal(body.credentials, sealedAt.integrationCredentials({ _id, environment: environmentOf(res) })) : null,
+      credentials_encrypted: body.credentials
+        ? deps.cipher.seal(body.credentials, sealedAt.integrationCredentials({ _id, environment: environmentOf(res) }))
+        : null,
       provider_overrides: body.provider_overrides ?? {},
     });
     res.status(201).json({ data: present(doc) });
