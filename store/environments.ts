@@ -65,7 +65,7 @@ export function hashSecretKey(key: string): string {
  * works at once (its write drops the cache); one created by another process (another API,
  * `weft setup`) within this long, as a replaced key stops (READ_CACHE_TTL_MS).
  */
-export const UNKNOWN_KEY_TTL_MS = READ_CACHE_TTL_MS;
+const UNKNOWN_KEY_TTL_MS = READ_CACHE_TTL_MS;
 /** Distinct wrong keys remembered at most (64-character hashes: under 2 MB). */
 const UNKNOWN_KEY_MAX = 10_000;
 

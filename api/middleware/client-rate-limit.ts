@@ -68,7 +68,7 @@ export class ClientRateLimiter {
 }
 
 /** The address a client is counted by: IPv4 as it is (also when IPv4-mapped), IPv6 by its /64. */
-export function clientAddress(req: Request): string {
+function clientAddress(req: Request): string {
   const ip = req.ip ?? req.socket.remoteAddress ?? '';
   if (!ipaddr.isValid(ip)) return ip;
   const parsed = ipaddr.process(ip);
