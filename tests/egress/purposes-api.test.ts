@@ -173,3 +173,23 @@ describe('egress allow-lists by purpose, through the API', () => {
     expect(internalApi.requests.filter((r) => r.headers.host === `localhost:${internalApi.port}`)).toEqual([]);
   });
 });
+
+describe('the deprecated WEFT_EGRESS_ALLOW', () => {
+  test('a process started with it logs a warning naming its entries and the two variables to move them to', async () => {
+    const stack = await startWeftStack({ worker: false, env: { WEFT_EGRESS_ALLOW: '10.9.9.0/24' } });
+    try {
+      const warning = stack.logs
+        .map((line) => JSON.parse(line) as { level: number; msg: string })
+        .find((l) => l.msg.startsWith('WEFT_EGRESS_ALLOW is deprecated'));
+      expect(warning?.level).toBe(40);
+      expect(warning?.msg).toContain('10.9.9.0/24');
+      expect(warning?.msg).toContain('WEFT_EGRESS_ALLOW_WEBHOOKS');
+      expect(warning?.msg).toContain('WEFT_EGRESS_ALLOW_PROVIDERS');
+      // Still applied to both purposes meanwhile.
+      expect(() => stack.egress.providers.checkUrl('http://10.9.9.5/', 'base_url')).not.toThrow();
+      expect(() => stack.egress.webhooks.checkUrl('http://10.9.9.5/', 'webhook_url')).not.toThrow();
+    } finally {
+      await stack.shutdown();
+    }
+  });
+});
