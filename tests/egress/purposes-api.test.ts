@@ -1,3 +1,4 @@
+import { oauthEndpoints, refreshGrant } from '../../auth/oauth/code-flow';
 import { queueAuthWebhook } from '../../webhooks/auth-webhook';
 import { stackOutboxDeps } from '../support/scripted-receiver';
 import { waitFor } from '../support/worker-process';
@@ -68,13 +69,31 @@ describe('egress allow-lists by purpose, through the API', () => {
     expect(hooks.connections).toBe(0);
   });
 
-  test('a provider base_url that resolves to the webhook-only address is refused when called (credential check and proxy); a webhook is delivered there', async () => {
+  test('a provider base_url that resolves to the webhook-only address is refused when called (credential check, token endpoint, proxy); a webhook is delivered there', async () => {
     const before = hooks.connections;
     await createLuma('luma-named-hooks', `https://localhost:${hooks.port}`);
     const verify = await connectLuma('luma-named-hooks', 'conn-named-hooks');
     expect(verify.status).toBe(424);
     expect(verify.body.error.code).toBe('egress_refused');
     expect(verify.body.error.message).toContain('WEFT_EGRESS_ALLOW_PROVIDERS');
+
+    // An auth_base_url there: the token endpoint (which would receive the client secret) is refused too.
+    const oneDrive = await stack.api('POST', '/integrations', {
+      body: {
+        unique_key: 'one-drive-named-hooks',
+        provider: 'one-drive',
+        credentials: { type: 'OAUTH2', client_id: 'client', client_secret: 'client-secret-value' },
+        provider_overrides: { auth_base_url: `https://localhost:${hooks.port}` },
+      },
+    });
+    expect(oneDrive.status).toBe(201);
+    const integration = (await stack.core.stores.integrations.get('dev', 'one-drive-named-hooks'))!;
+    const oauth = stack.core.registry.get('one-drive')!.provider.oauth!;
+    const endpoints = oauthEndpoints(oauth, integration, { type: 'OAUTH2', client_id: 'client', client_secret: 'client-secret-value' }, stack.egress.providers);
+    await expect(refreshGrant(endpoints, 'a-refresh-token')).rejects.toMatchObject({
+      code: 'egress_refused',
+      message: expect.stringContaining('WEFT_EGRESS_ALLOW_PROVIDERS'),
+    });
 
     // A connection made while the base URL was the internal API, then the base URL moved to the receiver's address.
     await createLuma('luma-moved', internalApi.url);
