@@ -37,7 +37,7 @@ describe('weft api: the API as a process of its own', () => {
       { connection_id: 'older' },
       { $set: { credentials_encrypted: sealV1(stack.env.WEFT_ENCRYPTION_KEY, { type: 'API_KEY', apiKey: 'from-an-older-weft' }) } },
     );
-    expect((await connections.findOne({ connection_id: 'older' }))!.credentials_encrypted).not.toMatch(/^v2\./);
+    expect((await connections.findOne({ connection_id: 'older' }))!.credentials_encrypted).not.toMatch(/^v3\./);
 
     const api = spawnWeft('api', { ...process.env, ...stack.env, PORT: '0' });
     processes.push(api);
@@ -50,7 +50,7 @@ describe('weft api: the API as a process of its own', () => {
     const ready = await fetch(`${url}/ready`);
     expect({ status: ready.status, body: await ready.json() }).toEqual({ status: 200, body: { status: 'ok', database: 'ok', orchestrator: 'ok' } });
     await waitFor(
-      async () => /^v2\./.test((await connections.findOne({ connection_id: 'older' }))!.credentials_encrypted),
+      async () => /^v3\./.test((await connections.findOne({ connection_id: 'older' }))!.credentials_encrypted),
       20_000,
       'the API process to re-seal the v1 value',
     );

@@ -282,7 +282,7 @@ describe('environment settings and signed webhooks', () => {
     await Promise.all([settled(a), settled(b)]);
 
     const stored = await stack.core.stores.db.collection('environments').findOne({ _id: 'prod' as never });
-    expect(stored?.webhook_signing_key_encrypted).toMatch(/^v2\./);
+    expect(stored?.webhook_signing_key_encrypted).toMatch(/^v3\./);
     const lazyKey = stack.core.cipher.open<string>(stored?.webhook_signing_key_encrypted, sealedAt.webhookSigningKey('prod'));
     keys.push(lazyKey);
     // Racing first deliveries agree on one key.
