@@ -1,5 +1,6 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
-import { CredentialsUnreadableError, WeftError } from '../common/errors';
+import { CredentialsUnreadableError } from '../common/errors';
+import { parseEncryptionKeys } from './encryption-keys';
 
 /** GCM's full tag. A shorter one would be accepted by OpenSSL and make forgeries cheaper. */
 const TAG_BYTES = 16;
@@ -91,15 +92,7 @@ export class CredentialCipher {
   readonly sealedFields = SEALED_FIELDS;
 
   constructor(keyList: string) {
-    const keys = keyList
-      .split(',')
-      .map((k) => k.trim())
-      .filter(Boolean)
-      .map((k) => Buffer.from(k, 'base64'));
-    if (keys.length === 0 || keys.some((k) => k.length !== 32)) {
-      throw new WeftError('invalid_encryption_key', 'WEFT_ENCRYPTION_KEY must be one or more comma-separated base64 values of 32 bytes each.');
-    }
-    this.keys = keys.map((key) => ({ id: createHash('sha256').update(key).digest('base64url').slice(0, 8), key }));
+    this.keys = parseEncryptionKeys(keyList).map((key) => ({ id: createHash('sha256').update(key).digest('base64url').slice(0, 8), key }));
   }
 
   static generateKey(): string {

@@ -2,6 +2,7 @@ import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } f
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { WeftError } from '../common/errors';
+import { parseEncryptionKeys } from './encryption-keys';
 
 /** The `encoding` of a payload this codec wrote (Temporal's name for an encrypted payload). */
 export const ENCRYPTED_ENCODING = 'binary/encrypted';
@@ -44,7 +45,7 @@ export class PayloadEncryptionCodec implements PayloadCodec {
   private readonly keys: PayloadKey[];
 
   constructor(keyList: string) {
-    this.keys = parseKeyList(keyList).map((master) => {
+    this.keys = parseEncryptionKeys(keyList).map((master) => {
       const key = Buffer.from(hkdfSync('sha256', master, Buffer.alloc(0), HKDF_INFO, 32));
       // A hash of the derived key: it names the key without telling anything about either key.
       return { id: createHash('sha256').update(key).digest('base64url').slice(0, 8), key };
@@ -94,19 +95,6 @@ export class PayloadEncryptionCodec implements PayloadCodec {
     const inner = ProtoPayload.decode(plain);
     return { metadata: inner.metadata, data: inner.data };
   }
-}
-
-/** WEFT_ENCRYPTION_KEY's entries, read as the credential cipher reads them (same rules, same error). */
-function parseKeyList(keyList: string): Buffer[] {
-  const keys = keyList
-    .split(',')
-    .map((k) => k.trim())
-    .filter(Boolean)
-    .map((k) => Buffer.from(k, 'base64'));
-  if (keys.length === 0 || keys.some((k) => k.length !== 32)) {
-    throw new WeftError('invalid_encryption_key', 'WEFT_ENCRYPTION_KEY must be one or more comma-separated base64 values of 32 bytes each.');
-  }
-  return keys;
 }
 
 /**
