@@ -11,7 +11,7 @@ const connectionId = z
 const integrationDefaultsSchema = z.strictObject({
   /** Scopes to request instead of the integration's (OAuth). */
   user_scopes: z.array(z.string().min(1).max(300)).max(100).optional(),
-  /** Extra authorize parameters, e.g. `{ prompt: 'consent' }` (spec rule 4). */
+  /** Extra authorize parameters, e.g. `{ prompt: 'consent' }`: passed on to the provider's authorization page as they are. */
   authorization_params: z.record(z.string().regex(/^[a-z_]{1,40}$/), z.string().max(500)).optional(),
   /** Connection settings, e.g. Microsoft `tenant`. */
   connection_config: jsonObject().optional(),

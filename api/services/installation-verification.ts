@@ -33,7 +33,7 @@ export interface InstallationClaim {
 
 /**
  * Proves that the person who came back from the install page can reach the installation
- * named in the callback (providers.md §C12): the code is redeemed with the App's OAuth client
+ * named in the callback (whoever sends the callback chooses that id): the code is redeemed with the App's OAuth client
  * for a user token, and the installation must be among those `GET /user/installations` lists
  * for that user. The user token is used for this check only and never stored.
  */

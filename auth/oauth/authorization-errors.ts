@@ -4,7 +4,7 @@ import type { AuthorizationErrorCodes } from '../../runtime/types';
  * What an authorization failure means for the end user and the app, from the provider's
  * OAuth error and its numbered error codes where it has them (the definition's
  * `oauth.errorCodes`: Microsoft's AADSTS). Clients must branch on codes, never on the
- * description's text (providers.md §A5); the codes are read from `error_codes` or, on
+ * description's text, which Microsoft changes without notice; the codes are read from `error_codes` or, on
  * redirects that carry none, from the description's `<prefix>nnnn` mentions.
  */
 export interface AuthorizationFailure {
