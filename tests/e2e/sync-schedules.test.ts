@@ -361,6 +361,9 @@ describe('sync schedules (real Temporal dev server)', () => {
     // sched-r3 as a connection of an earlier version: no schedule.
     await stack.temporal.schedule.getHandle(scheduleId(stack, 'sched-r3', 'list-events')).delete();
 
+    /** Start-up reconcile passes the stack's worker has finished (its log line). */
+    const reconcilePasses = () =>
+      stack.logs.filter((l) => l.includes('sync schedules reconciled') || l.includes('sync schedule reconcile pass stopped')).length;
     const def = stack.core.registry.getSync('luma', 'list-events')!;
     const original = def.frequency;
     const deps = {
@@ -372,8 +375,12 @@ describe('sync schedules (real Temporal dev server)', () => {
     try {
       // The code's default changes, and the worker restarts with it.
       def.frequency = 'every 2h';
+      const passesBefore = reconcilePasses();
       await stack.stopWorker();
       await stack.startWorker();
+      // The restarted worker's own pass must be over before the two below start: a schedule it
+      // updates after them would be left at 2 h (seen once on a loaded machine).
+      await waitUntil(async () => reconcilePasses() > passesBefore);
       await waitUntil(async () => everyMs(await schedule('sched-r1'))[0] === 2 * HOUR);
       await waitUntil(async () => everyMs(await schedule('sched-r3'))[0] === 2 * HOUR);
       expect((await schedule('sched-r3')).state.paused).toBe(false); // auto-start
