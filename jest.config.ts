@@ -2,7 +2,7 @@ import type { Config } from 'jest';
 
 type ProjectConfig = Exclude<NonNullable<Config['projects']>[number], string>;
 
-// What every suite shares: node, jest's globals, and one setup file (spec rule 7) exposing the
+// What every suite shares: node, jest's globals, and one setup file exposing the
 // testing workflow's SyncMock / ActionMock globals.
 const shared: ProjectConfig = {
   testEnvironment: 'node',

@@ -19,7 +19,7 @@ export interface SaveMocksInput {
 }
 
 /**
- * `--save`: the run's recordings as the mock files of testing-workflow.md (format and
+ * `--save`: the run's recordings as mock files (format and
  * redaction: runtime/mocks, by common/secrets' rules). The values of secret-named fields of
  * the connection's config and metadata join the literal secrets, so one that reappears in a
  * request body, an answer or a URL is removed there too.

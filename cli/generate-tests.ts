@@ -6,8 +6,8 @@ import type { IntegrationRegistry } from '../runtime/registry';
 import type { IntegrationDefinition } from '../runtime/types';
 
 /**
- * `weft generate:tests`: one snapshot test per integration function that has recorded mocks
- * (testing-workflow.md, spec rules 4-5), written to `tests/integrations/<integration>/<name>.test.ts`.
+ * `weft generate:tests`: one snapshot test per integration function that has recorded mocks,
+ * written to `tests/integrations/<integration>/<name>.test.ts`.
  * A generated file starts with GENERATED_MARKER; a file without it is the author's, never
  * overwritten.
  */
@@ -143,7 +143,7 @@ function testSource(a: {
         ? `import { integration } from '${importPath}';`
         : `import { ${a.module.exportName} as integration } from '${importPath}';`;
   const header = [
-    `${GENERATED_MARKER} by \`weft generate:tests\` from tests/mocks/${integration}/mocks/${a.fn.name}/ (spec rule ${a.fn.kind === 'sync' ? 4 : 5}).`,
+    `${GENERATED_MARKER} by \`weft generate:tests\` from tests/mocks/${integration}/mocks/${a.fn.name}/.`,
     '// Regenerating overwrites this file; remove the first line to keep your own edits.',
     "import { join } from 'node:path';",
     importLine,

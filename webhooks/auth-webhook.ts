@@ -3,7 +3,7 @@ import { queueWebhook, type OutboxDeps, type QueueResult } from './outbox';
 
 export type AuthOperation = 'creation' | 'override' | 'refresh';
 
-/** The `auth` webhook body (reference/api.md, "Webhooks from Weft to the app"). */
+/** The `auth` webhook body. */
 export interface AuthWebhookPayload {
   from: 'weft';
   type: 'auth';

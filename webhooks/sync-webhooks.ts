@@ -2,7 +2,7 @@ import { eventIdFor } from './deliver';
 import type { FailedSyncRun, SucceededSyncRun, SyncRunEvents, SyncRunIdentity } from './sync-run-report';
 import { queueWebhook, type OutboxDeps, type WebhookGate } from './outbox';
 
-/** The `sync` webhook body (reference/api.md, "Webhooks from Weft to the app"), one per model. */
+/** The `sync` webhook body, one per model. */
 export interface SyncWebhookPayload {
   from: 'weft';
   type: 'sync';

@@ -16,7 +16,7 @@ const WEBHOOK_RETRY_SCHEDULE_MS = [0, 5 * SECOND, 5 * MINUTE, 30 * MINUTE, 2 * H
 const JITTER = 0.1;
 
 /**
- * Delivers one outbox event (reference/api.md, "Webhooks from Weft to the app"): an attempt
+ * Delivers one outbox event: an attempt
  * per step of the schedule, on durable timers, until every URL has answered 2xx; after the
  * last one the event is marked failed. Attempts are single activities that Temporal does not
  * retry (the schedule is the retry policy), each recorded by the activity. An attempt that

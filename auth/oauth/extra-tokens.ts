@@ -52,7 +52,7 @@ async function obtainExtraToken(
  * The post-connection step of a code exchange: every extra token whose scope was both
  * requested and granted, obtained in turn (each may rotate the refresh token). Only when
  * asked for: Microsoft reports every scope ever consented, so an organization-wide grant
- * would otherwise give every connection one (spec rule 6).
+ * would otherwise give every connection one.
  */
 export async function obtainExtraTokens(
   ep: OAuthEndpoints,

@@ -57,7 +57,7 @@ export const RepositoriesMetadata = z.object({
   repositories: z.array(z.string().regex(/^[^/\s]+\/[^/\s]+$/, 'owner/name')).optional(),
 });
 
-/** The parts of GitHub's objects the integration reads (providers.md §C5). */
+/** The parts of GitHub's objects the integration reads. */
 export interface GitHubUser {
   login: string;
 }

@@ -1,7 +1,7 @@
 import type { ProviderDefinition } from '../../runtime/types';
 
 /**
- * GitHub's REST API as a GitHub App installation. Facts: providers.md §C. Link-header
+ * GitHub's REST API as a GitHub App installation. Link-header
  * pagination at 100 per page; every response reports the budget in `x-ratelimit-*`, so
  * the runtime slows down near zero and waits for the reset once it is used up; secondary
  * limits are recognised by `retry-after` or their message.
@@ -19,11 +19,11 @@ export const githubProvider: ProviderDefinition = {
   app: {
     accessTokenEndpoint: '/app/installations/{installation_id}/access_tokens',
     refreshMarginMs: 5 * 60_000,
-    // providers.md §C12: `{ total_count, installations: [{ id, ... }] }`, Link pagination.
+    // `{ total_count, installations: [{ id, ... }] }`, Link pagination.
     userInstallations: { endpoint: '/user/installations', responsePath: 'installations' },
   },
   verify: { method: 'GET', endpoint: '/installation/repositories', params: { per_page: 1 } },
-  // OAuth App mode (providers.md §C9): user tokens from the web flow; they do not expire.
+  // OAuth App mode: user tokens from the web flow; they do not expire.
   // The same endpoints redeem the App's own user-authorization code (install verification).
   oauth: {
     authorizationUrl: 'https://github.com/login/oauth/authorize',

@@ -1,12 +1,12 @@
 import type { ProviderDefinition } from '../../runtime/types';
 
-/** Luma's public API (legacy `/public/v1` paths, still served). Facts: providers.md §D. */
+/** Luma's public API (legacy `/public/v1` paths, still served). */
 export const lumaProvider: ProviderDefinition = {
   name: 'luma',
   displayName: 'Luma',
   authMode: 'API_KEY',
   baseUrl: 'https://api.lu.ma',
-  // Luma's other API hosts (providers.md §D1): the same API, reachable through the proxy's Base-Url-Override.
+  // Luma's other API hosts: the same API, reachable through the proxy's Base-Url-Override.
   allowedHosts: ['public-api.lu.ma', 'public-api.luma.com'],
   // The key header is redacted from logs like every provider's `apiKey.header`.
   apiKey: { header: 'x-luma-api-key' },

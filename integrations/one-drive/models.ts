@@ -43,7 +43,7 @@ export const Drive = z.object({
 });
 export type Drive = z.infer<typeof Drive>;
 
-/** The parts of a Graph driveItem the integration reads (providers.md §B3); the rest passes through. */
+/** The parts of a Graph driveItem the integration reads; the rest passes through. */
 export interface GraphDriveItem {
   id: string;
   name?: string;

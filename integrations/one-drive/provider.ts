@@ -1,8 +1,7 @@
 import type { ProviderDefinition } from '../../runtime/types';
 
 /**
- * Microsoft Graph, files (OneDrive and SharePoint document libraries). Facts:
- * providers.md §B. Collections page with `@odata.nextLink` (a full URL, followed as is);
+ * Microsoft Graph, files (OneDrive and SharePoint document libraries). Collections page with `@odata.nextLink` (a full URL, followed as is);
  * throttling is 429 or 503 with `Retry-After` in decimal seconds, and Microsoft asks
  * clients to pause every request to the tenant meanwhile (the account throttle does).
  */
@@ -11,9 +10,9 @@ export const oneDriveProvider: ProviderDefinition = {
   displayName: 'OneDrive (Microsoft Graph)',
   authMode: 'OAUTH2',
   baseUrl: 'https://graph.microsoft.com',
-  // Where `/content` redirects to (providers.md §B2: a pre-authenticated download URL on the
+  // Where `/content` redirects to (a pre-authenticated download URL on the
   // SharePoint / OneDrive file hosts). The proxy follows it without the bearer token. Upload
-  // session URLs (§B10) are on the SharePoint hosts too, or on `*.up.1drv.com` for consumer
+  // session URLs are on the SharePoint hosts too, or on `*.up.1drv.com` for consumer
   // OneDrive; upload-file sends them no bearer token either.
   allowedHosts: ['sharepoint.com', 'files.1drv.com', 'livefilestore.com', 'up.1drv.com'],
   verify: { method: 'GET', endpoint: '/v1.0/me' },
@@ -24,7 +23,7 @@ export const oneDriveProvider: ProviderDefinition = {
     defaultScopes: ['offline_access', 'Files.Read.All', 'User.Read'],
     pkce: true,
     // The Microsoft identity platform's rules (spec, Authentication → File-storage, rules
-    // 1–2; providers.md §A7): `.default` cannot be combined with explicit permission scopes,
+    // 1–2): `.default` cannot be combined with explicit permission scopes,
     // and without `offline_access` no refresh token is issued, so it is added. Bare
     // permission names are Graph's.
     scopeRules: {
@@ -38,7 +37,7 @@ export const oneDriveProvider: ProviderDefinition = {
       ],
       implicitPrefix: 'https://graph.microsoft.com/',
     },
-    // The SharePoint team-site token for the file picker (spec rules 5–7; providers.md §B9):
+    // The SharePoint team-site token for the file picker:
     // SharePoint accepts only tokens for its own host, and a SharePoint `.default` cannot
     // share a token request with Graph scopes, so it takes a second refresh-token grant.
     // Graph names the tenant's host. Read by actions/team-site-token.ts.
@@ -50,7 +49,7 @@ export const oneDriveProvider: ProviderDefinition = {
         scope: '{resource}/.default',
       },
     ],
-    // AADSTS codes (providers.md §A5): clients branch on them, never on the description's text.
+    // AADSTS codes: clients branch on them, never on the description's text.
     errorCodes: {
       prefix: 'AADSTS',
       adminConsentRequired: {

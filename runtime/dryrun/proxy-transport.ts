@@ -159,7 +159,7 @@ function appendParam(search: URLSearchParams, key: string, value: QueryValue | u
  * The answer's headers without the ones Weft's API rate limit sets on every answer
  * (`RateLimit-Policy`, `RateLimit` and, unless the provider sent its own, the `X-RateLimit-*`
  * trio): the worker's client never sees them, and a saved mock must hold the provider's
- * headers only (testing-workflow.md), not Weft's counter of the minute.
+ * headers only, not Weft's counter of the minute.
  */
 function withoutWeftRateLimit(headers: Record<string, string>): Record<string, string> {
   const policy = /^"environment";q=(\d+);w=\d+$/.exec(headers['ratelimit-policy'] ?? '');

@@ -67,7 +67,7 @@ function syncModels(integration: IntegrationDefinition): ModelSchemas {
 }
 
 /**
- * An action's input or output against its schema (spec rule 1): with `validate` a mismatch
+ * An action's input or output against its schema: with `validate` a mismatch
  * halts with `invalid_action_input`/`invalid_action_output` and the validation failure
  * record's shape; without it the observer hears of it and the value goes on as it is.
  */

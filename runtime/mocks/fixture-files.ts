@@ -6,7 +6,7 @@ import { redactDeep, redactSecretsInText } from './redaction';
 import { mockFileName, requestIdentity, type RequestIdentity } from './request-identity';
 
 /**
- * The mock files of testing-workflow.md ("Mock files"), written by `weft dryrun --save` and
+ * The mock files, written by `weft dryrun --save` and
  * read by the mocks of generated tests:
  *
  *   tests/mocks/<integration>/mocks/

@@ -1,5 +1,5 @@
 /**
- * The jest setup of the testing workflow (spec rule 7): `SyncMock` and `ActionMock` as
+ * The jest setup of the testing workflow: `SyncMock` and `ActionMock` as
  * globals, typed for strict TypeScript, and the network guard switched off at the start of
  * each test file (the file's first mock switches it on). A project's jest config lists this
  * module (or a file importing it) as its one setup file.

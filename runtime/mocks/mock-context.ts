@@ -44,7 +44,7 @@ export interface ActionMockOptions extends MockOptions {
 }
 
 /**
- * The saved-mocks backing of `ctx` (testing-workflow.md, "The mocks at test time"): the
+ * The saved-mocks backing of `ctx`: the
  * same BaseContext the worker and the dry run build on, with a transport that answers from
  * the function's mock files, the connection and metadata of its recording, and the real
  * pagination code. Building one arms the network guard for the rest of the test file.

@@ -5,8 +5,7 @@ import type { RequestConfig } from '../types';
 import { isSecretQueryParam, redactDeep, redactQueryValue, redactSecretsInText } from './redaction';
 
 /**
- * What makes two provider requests "the same" for saved mocks (testing-workflow.md, "Mock
- * files"). The same function computes it when `--save` writes a mock and when a test's
+ * What makes two provider requests "the same" for saved mocks. The same function computes it when `--save` writes a mock and when a test's
  * mock looks one up, so a request matches its recording exactly when nothing that reaches
  * the provider differs, and nothing secret or platform-specific takes part.
  */

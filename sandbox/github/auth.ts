@@ -1,6 +1,6 @@
 /**
  * GitHub App authentication: the App's RSA key pair, App JWT verification (RS256, GitHub's
- * claim rules and error strings, see providers.md §C2) and installation access tokens (§C3).
+ * claim rules and error strings) and installation access tokens.
  */
 import crypto from 'node:crypto';
 import { Rng } from '../shared/prng';

@@ -1,5 +1,5 @@
 /**
- * The OAuth App side of github.com (providers.md §C9): registered apps, redirect_uri rules,
+ * The OAuth App side of github.com: registered apps, redirect_uri rules,
  * authorization codes (10 minutes, single use, optional PKCE S256), the code-for-token
  * exchange with GitHub's error codes, and the `gho_` tokens the REST routes accept.
  * HTTP and HTML live in `web/`; this module is plain state and rules.
@@ -22,11 +22,11 @@ export interface OAuthAppRec {
   callbackUrls: string[];
 }
 
-/** GitHub App user access tokens live 8 hours, their refresh tokens 6 months (providers.md §C9). */
+/** GitHub App user access tokens live 8 hours, their refresh tokens 6 months. */
 const USER_TOKEN_TTL_S = 28_800;
 const REFRESH_TOKEN_TTL_S = 15_811_200;
 
-/** Authorization codes are valid for 10 minutes (providers.md §C9). */
+/** Authorization codes are valid for 10 minutes. */
 export const CODE_TTL_MS = 10 * 60_000;
 
 const TROUBLESHOOT_AUTHORIZE = 'https://docs.github.com/apps/managing-oauth-apps/troubleshooting-authorization-request-errors';

@@ -43,7 +43,7 @@ export const GitHubUserOptionSchema = z
   })
   .strict();
 
-/** An OAuth App registered on the simulated github.com (providers.md §C9). */
+/** An OAuth App registered on the simulated github.com. */
 export const GitHubOAuthAppOptionSchema = z
   .object({
     clientId: z.string().regex(/^[A-Za-z0-9._-]{1,100}$/, 'clientId: letters, digits, ".", "_" and "-" only'),

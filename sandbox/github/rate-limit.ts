@@ -1,5 +1,5 @@
 /**
- * GitHub's primary rate limit (providers.md §C7) as fixed windows: a bucket's window opens
+ * GitHub's primary rate limit as fixed windows: a bucket's window opens
  * with its first counted request and closes `windowMs` later, when `used` drops back to 0.
  * `x-ratelimit-reset` is that moment in epoch seconds, rounded up so a client that sleeps
  * until the header's second never arrives before the window has really reset.

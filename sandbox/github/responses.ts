@@ -1,5 +1,5 @@
 /**
- * GitHub's error bodies (providers.md §C8), pagination parameters and `Link` headers (§C6).
+ * GitHub's error bodies, pagination parameters and `Link` headers.
  */
 
 export interface Reply {

@@ -12,7 +12,7 @@ import type { RateLimiter } from './rate-limit';
 import type { GitHubStore, PullSort, PullState } from './store';
 import { privateUserJson, type UserRec } from './users';
 
-/** GitHub lists at most this many commits of a pull request (providers.md §C5). */
+/** GitHub lists at most this many commits of a pull request. */
 const PULL_COMMITS_CAP = 250;
 
 export type Viewer =
@@ -456,7 +456,7 @@ export function createRoutes(deps: RouteDeps): Route[] {
   }
 
   /**
-   * `PATCH /repos/{owner}/{repo}/pulls/{pull_number}` (providers.md §C11): any of `title`,
+   * `PATCH /repos/{owner}/{repo}/pulls/{pull_number}`: any of `title`,
    * `body`, `state`, `base`, `maintainer_can_modify`; 200 with the full pull request, 422
    * `Validation Failed` for bad values, 404 for a pull request the caller cannot see, 403
    * for an installation token without `pull_requests: write`.

@@ -1,6 +1,6 @@
 /**
- * A deterministic local simulator of the GitHub REST API as a GitHub App sees it
- * (providers.md §C1–C8): App JWTs, installation access tokens, installation repositories,
+ * A deterministic local simulator of the GitHub REST API as a GitHub App sees it:
+ * App JWTs, installation access tokens, installation repositories,
  * pull requests and their commits, Link pagination, primary and secondary rate limits.
  *
  * Request pipeline (in this order):
@@ -28,7 +28,7 @@
  * the App's installations on the user's account and their organizations', `{total_count,
  * installations}` with Link pagination), anonymous (60/h).
  *
- * github.com on the same host (web/, oauth.ts; providers.md §C9). These answer HTML (or the
+ * github.com on the same host (web/, oauth.ts). These answer HTML (or the
  * token endpoint's form/JSON), without rate-limit headers or the User-Agent rule; failNext
  * and latency apply to them too. Sessions are a cookie `ghsim_session_<port>`.
  *   GET  /login?return_to=/path[&login=][&client_id=]  sign-in form: inputs `login` (label
@@ -285,7 +285,7 @@ function installationKey(id: number): string {
   return `installation:${id}`;
 }
 
-/** A user's bucket: shared by every OAuth token of that user (providers.md §C7). */
+/** A user's bucket: shared by every OAuth token of that user. */
 function userKey(accountId: number): string {
   return `user:${accountId}`;
 }

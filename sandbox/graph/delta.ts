@@ -1,5 +1,5 @@
 /**
- * Delta listings (providers.md §B6).
+ * Delta listings.
  *
  * A listing is an ordered list of item indices fixed when its first page is served:
  *   - enumeration (no token): the live tree in pre-order at that moment (root first,

@@ -1,5 +1,5 @@
 /**
- * Graph error bodies (providers.md §B7/§B8):
+ * Graph error bodies:
  *   { "error": { "code", "message", "innerError": { "date", "request-id", "client-request-id" } } }
  * The wire spelling is `innerError`; `date` has second precision and no zone suffix.
  */

@@ -573,7 +573,7 @@ function delta(state: GraphState, ctx: RequestContext, store: DriveStore, i: num
 }
 
 // ---------------------------------------------------------------------------------------
-// Writes (providers.md §B10; the rules themselves are in writes.ts)
+// Writes (the rules themselves are in writes.ts)
 // ---------------------------------------------------------------------------------------
 
 function isWrite(method: string, action: Action): boolean {

@@ -203,7 +203,7 @@ export function driveItemJson(store: DriveStore, tenant: Tenant, i: number, opts
 
 /**
  * A deleted item as delta reports it: the `deleted` facet, parentReference without path,
- * and (§B6) no name/cTag on OneDrive for Business/SharePoint, no cTag/size on personal.
+ * and no name/cTag on OneDrive for Business/SharePoint, no cTag/size on personal.
  */
 export function tombstoneJson(store: DriveStore, i: number): GraphDeletedItem {
   const personal = store.ident.driveType === 'personal';

@@ -1,7 +1,7 @@
 /**
  * A deterministic local simulator of the Microsoft Graph files API (OneDrive / SharePoint
  * drives), answering like the real service as described in
- * /work/shared/reference/providers.md §B. Routes: see routes.ts; both `/v1.0` and `/beta`.
+ * Routes: see routes.ts; both `/v1.0` and `/beta`.
  *
  * Request pipeline (in this order):
  *   1. `/_download/...` (pre-authenticated download URLs): no Authorization; an invalid or
@@ -149,7 +149,7 @@ export interface GraphSimulator {
   /**
    * Accepts `token` from now on. With `scopes` (the granted permission names), a token that
    * has no write permission (`Files.ReadWrite[.All]`, `Sites.ReadWrite.All`) can read but
-   * every write answers 403 accessDenied (providers.md §B10); without, it may do anything.
+   * every write answers 403 accessDenied; without, it may do anything.
    */
   addAccessToken(token: string, options?: { scopes?: readonly string[] }): void;
   revokeAccessToken(token: string): void;

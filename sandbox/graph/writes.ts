@@ -1,5 +1,5 @@
 /**
- * Graph writes (providers.md §B10): a file uploaded in one request, an upload session taking
+ * Graph writes: a file uploaded in one request, an upload session taking
  * byte ranges, a folder created. Every write is one change of the drive (store.ts), so it
  * bumps the parents' eTag/size and comes in the next delta page.
  *

@@ -627,7 +627,7 @@ export interface EventSkeleton {
   created?: LumaEvent;
 }
 
-/** What `POST /public/v1/event/create` takes (providers.md §D8), checked by the simulator. */
+/** What `POST /public/v1/event/create` takes, checked by the simulator. */
 export interface CreateEventFields {
   name: string;
   startMs: number;

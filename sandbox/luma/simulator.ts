@@ -1,6 +1,6 @@
 /**
  * A deterministic simulator of the legacy Luma public API (`/public/v1/...`), the shape
- * Weft's `luma` integration syncs from. See /work/shared/reference/providers.md §D.
+ * Weft's `luma` integration syncs from.
  *
  * Routes:
  *   GET /public/v1/user/get-self         → { user: { api_id, name, email, avatar_url, first_name, last_name } }
@@ -493,7 +493,7 @@ export function createLumaSimulator(options: LumaSimulatorOptions = {}): LumaSim
     });
   }
 
-  /** `POST /public/v1/event/create` (providers.md §D8): 400 `{ message }` names the first bad field. */
+  /** `POST /public/v1/event/create`: 400 `{ message }` names the first bad field. */
   function createEventRoute(body: string): Reply {
     let parsed: unknown;
     try {

@@ -1,5 +1,5 @@
 /**
- * The interactive endpoints (§A1, §A2, §A9): authorize, admin consent, and the sign-in /
+ * The interactive endpoints: authorize, admin consent, and the sign-in /
  * consent forms they lead to.
  *
  * Until the client and its redirect URI are known good, errors are shown as a page (never
@@ -88,7 +88,7 @@ function checkClient(state: IdentityState, query: URLSearchParams, req: RequestI
   if (!app) return page(AAD.appNotFound(clientId, state.directory.tenant.displayName), req);
   const redirectUri = param(query, 'redirect_uri');
   if (!redirectUri) return page(AAD.missingParameter('redirect_uri'), req);
-  // Exact match (§A2): scheme, host, port, path and case.
+  // Exact match: scheme, host, port, path and case.
   if (!app.redirectUris.includes(redirectUri)) return page(AAD.redirectMismatch(redirectUri, app.clientId), req);
   return { app, redirectUri };
 }
@@ -217,8 +217,8 @@ function staticPermissions(app: AppRecord): GrantScope[] {
 
 /**
  * What the request asks the user to have consented to. `.default` stands for the app's
- * registered permissions when no consent exists yet, and for nothing new otherwise (§A7:
- * with any grant in place it just returns what was granted). Admin consent always asks
+ * registered permissions when no consent exists yet, and for nothing new otherwise
+ * (with any grant in place it just returns what was granted). Admin consent always asks
  * for the registered permissions.
  */
 function requestedScopes(state: IdentityState, flow: Flow, user: UserRecord): GrantScope[] {

@@ -1,6 +1,6 @@
 /**
  * The simulated tenant: its identity, its users and the app registrations it knows, and
- * which `{tenant}` path segments reach it (§A1).
+ * which `{tenant}` path segments reach it.
  */
 import { Rng } from '../shared/prng';
 import { AAD, type AadError } from './errors';

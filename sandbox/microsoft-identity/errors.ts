@@ -1,5 +1,5 @@
 /**
- * AADSTS errors (providers.md §A5/§A6). One error value serves three places: the token
+ * AADSTS errors. One error value serves three places: the token
  * endpoint's JSON body, an error redirect to the client, and an HTML error page, so the
  * catalogue below is the single place the wording lives. Clients must branch on `error` and
  * `error_codes`, never on the text; the text still follows Microsoft's so logs read alike.
@@ -25,7 +25,7 @@ export class AadError extends Error {
     super(`AADSTS${code}: ${detail}`);
   }
 
-  /** 401 for a client that failed to authenticate, 400 for everything else (§A5). */
+  /** 401 for a client that failed to authenticate, 400 for everything else. */
   get status(): number {
     return this.error === 'invalid_client' ? 401 : 400;
   }

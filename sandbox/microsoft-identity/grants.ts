@@ -45,7 +45,7 @@ export class Grants {
     return out;
   }
 
-  /** Whether any consent exists for the pair (decides what `.default` prompts for, §A7). */
+  /** Whether any consent exists for the pair (decides what `.default` prompts for). */
   hasAny(userId: string, clientId: string): boolean {
     return (this.byUser.get(Grants.userKey(userId, clientId))?.size ?? 0) > 0 || (this.tenantWide.get(clientId)?.size ?? 0) > 0;
   }

@@ -7,7 +7,7 @@
 import crypto from 'node:crypto';
 import { SignJWT } from 'jose';
 
-/** Microsoft ID tokens live one hour (§A8). */
+/** Microsoft ID tokens live one hour. */
 const ID_TOKEN_TTL_S = 3600;
 
 export interface IdTokenClaimsInput {

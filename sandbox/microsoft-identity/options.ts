@@ -45,8 +45,8 @@ export const AppRegistrationSchema = z
     redirectUris: z.array(z.string().refine(isAbsoluteUrl, 'redirect URIs must be absolute http(s) URLs without a fragment')).default([]),
     displayName: z.string().min(1).default('Weft'),
     /**
-     * Statically registered delegated permissions: what `{resource}/.default` stands for
-     * (§A7). Bare names are Graph permissions; other resources as full URIs.
+     * Statically registered delegated permissions: what `{resource}/.default` stands for.
+     * Bare names are Graph permissions; other resources as full URIs.
      */
     permissions: z.array(z.string().min(1)).default(['User.Read']),
   })
@@ -103,7 +103,7 @@ export const MicrosoftIdentitySimulatorOptionsSchema = z
       .prefault({}),
     /**
      * The SharePoint host whose `https://{host}/.default` tokens are issued (the picker's
-     * "team-site token", §B9). Defaults to `{tenant.name}.sharepoint.com`; set it to what the
+     * "team-site token"). Defaults to `{tenant.name}.sharepoint.com`; set it to what the
      * Graph simulator reports as `siteCollection.hostname` of `GET /v1.0/sites/root` (or call
      * setSharePointHost). `{name}-my.sharepoint.com` (OneDrive) is accepted alongside it.
      */

@@ -1,5 +1,5 @@
 /**
- * Scope strings (providers.md §A7): which resource each scope belongs to, the `.default`
+ * Scope strings: which resource each scope belongs to, the `.default`
  * rules, and how granted scopes are named in token responses.
  *
  *  - Bare permission names are Graph's: `User.Read` ≡ `https://graph.microsoft.com/User.Read`.
@@ -9,7 +9,7 @@
  *  - A token request names one resource only (AADSTS700022).
  *
  * Consent is kept per permission key (`graph:user.read`); SharePoint hosts share one key
- * space because they are one first-party resource (§B9), while tokens are per host.
+ * space because they are one first-party resource, while tokens are per host.
  */
 import { AAD } from './errors';
 

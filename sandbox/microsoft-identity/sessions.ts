@@ -1,7 +1,7 @@
 /**
  * Single sign-on sessions: after a successful sign-in the browser holds a session cookie,
  * and a later authorize request skips the sign-in page (unless `prompt=login`). Sessions
- * end after 24 h of inactivity (§A8, non-persistent session token), on logout, or when the
+ * end after 24 h of inactivity (a non-persistent session token), on logout, or when the
  * user's sessions are revoked (revokeRefreshTokens).
  */
 import { randomCredential } from './tokens';

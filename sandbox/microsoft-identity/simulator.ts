@@ -1,12 +1,12 @@
 /**
  * A deterministic local simulator of the Microsoft identity platform v2.0 (login.microsoftonline.com)
- * as providers.md §A describes it: authorization code + PKCE with HTML sign-in and consent
+ * as Microsoft documents it: authorization code + PKCE with HTML sign-in and consent
  * pages a headless browser can drive, the token endpoint (authorization_code,
- * refresh_token), admin consent, SSO cookies, and the team-site token of §B9.
+ * refresh_token), admin consent, SSO cookies, and the team-site token.
  *
  * Routes (one host; `{tenant}` = common | organizations | consumers | tenant id | domain):
  *   GET  /{tenant}/oauth2/v2.0/authorize       → sign-in / consent pages, then 302 to the app
- *   POST /{tenant}/oauth2/v2.0/token           → JSON tokens or a §A5 error body
+ *   POST /{tenant}/oauth2/v2.0/token           → JSON tokens or an AADSTS error body
  *   GET  /{tenant}/v2.0/adminconsent           → admin sign-in + consent, then 302 to the app
  *   POST /{tenant}/login, POST /{tenant}/consent → the pages' forms (hidden field flowToken)
  *   GET  /{tenant}/oauth2/v2.0/logout          → ends the SSO session

@@ -1,5 +1,5 @@
 /**
- * POST /{tenant}/oauth2/v2.0/token (§A3–§A5): the authorization_code and refresh_token
+ * POST /{tenant}/oauth2/v2.0/token: the authorization_code and refresh_token
  * grants of a confidential (secret in the body or HTTP Basic) or public client.
  *
  * Order of checks: method and tenant → failNext() injections → grant_type present →
@@ -136,7 +136,7 @@ interface Plan {
 
 /**
  * Which resource a token is for: the one the request names; with only OIDC scopes, the
- * first resource of the original request (§A3: "if several resources, token is for the
+ * first resource of the original request ("if several resources, token is for the
  * first one"); Graph when that named none either.
  */
 function plan(requested: ParsedScopes, origin: ParsedScopes): { ref: ResourceRef; explicit: Permission[]; isDefault: boolean } {
@@ -251,7 +251,7 @@ async function issueTokens(state: IdentityState, req: RequestInfo, p: Plan): Pro
     ext_expires_in: lifetime,
     access_token: access.token,
   };
-  // Refresh tokens only with offline_access (§A4); a refresh always rotates.
+  // Refresh tokens only with offline_access; a refresh always rotates.
   if (p.grant === 'refresh_token' || p.oidc.includes('offline_access')) {
     body.refresh_token = state.refreshTokens.issue({ userId: user.id, clientId: app.clientId, seq: state.nextSeq(), issuedAt: req.now, origin: p.origin });
     state.counters.issued.refreshTokens++;

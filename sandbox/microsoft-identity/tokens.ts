@@ -1,5 +1,5 @@
 /**
- * Authorization codes, refresh tokens and access tokens (§A4, §A8).
+ * Authorization codes, refresh tokens and access tokens.
  *
  * Credentials come from crypto.randomBytes, not the seeded generator: nothing asserts on
  * their value, and two simulators (or two runs) feeding one Graph simulator must never
@@ -131,7 +131,7 @@ export class AccessTokenStore {
   private readonly live = new Set<string>();
 
   issue(event: Omit<AccessTokenEvent, 'token'>, issuedAt: number): AccessTokenEvent {
-    // Opaque to clients (§A4): deliberately not a JWT, so nobody starts decoding it.
+    // Opaque to clients: deliberately not a JWT, so nobody starts decoding it.
     const token = randomCredential('EwB', 96);
     const rec: AccessRecord = { ...event, token, issuedAt, revoked: false, announced: false };
     this.tokens.set(token, rec);

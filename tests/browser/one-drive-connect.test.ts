@@ -142,7 +142,7 @@ describe('Connect: OneDrive (Microsoft OAuth 2.0 + PKCE) in a browser', () => {
     const conn = await stack.api('GET', `/connections/${done.connectionId}?provider_config_key=one-drive`);
     expect(typeof conn.body.connection_config.teamsiteAccessToken).toBe('string');
     expect(identity.accessTokenInfo(conn.body.connection_config.teamsiteAccessToken)).toMatchObject({ resource: 'sharepoint' });
-    // prompt=consent reached Microsoft (spec rule 4).
+    // prompt=consent reached Microsoft.
     expect(identity.requestLog().some((e) => e.path.endsWith('/authorize') && e.query.prompt === 'consent')).toBe(true);
     // The picker's token is also an operation of the integration.
     const token = await stack.api('GET', '/v1/team-site-token', {

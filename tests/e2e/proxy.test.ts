@@ -347,7 +347,7 @@ describe('proxy', () => {
     expect(growth.arrayBuffers).toBeLessThan(35);
     expect(growth.rss).toBeLessThan(48);
 
-    // A Range passed through reaches the download URL (providers.md §B2: 206 there).
+    // A Range passed through reaches the download URL (206 there).
     const ranged = await fetch(`${stack.apiUrl}/proxy${path}`, { headers: proxyHeaders('one-drive', 'p-drive', { 'weft-proxy-range': 'bytes=0-99' }) });
     expect(ranged.status).toBe(206);
     expect(ranged.headers.get('content-range')).toBe(`bytes 0-99/${file.size}`);

@@ -81,7 +81,7 @@ function recording(projectDir: string, overrides: Partial<MockRecording> = {}): 
   };
 }
 
-describe('writeMockRecording (testing-workflow.md, "Mock files")', () => {
+describe('writeMockRecording', () => {
   let dir: string;
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'weft-mocks-'));

@@ -2,7 +2,7 @@ import { describeIdentity, identityHash, mockFileName, pathSlug, requestIdentity
 
 const graph = { providerBaseUrl: 'https://graph.microsoft.com' };
 
-describe('request identity (testing-workflow.md, "Mock files")', () => {
+describe('request identity', () => {
   it("names a Graph listing like the spec's example: GET-v1-0-me-drives-<12 hex>.json", () => {
     const identity = requestIdentity({ method: 'GET', endpoint: '/v1.0/me/drives' }, graph);
     expect(identity).toEqual({ method: 'GET', path: '/v1.0/me/drives', query: [], headers: [], body: null });

@@ -196,7 +196,7 @@ function refresh(sim: MicrosoftIdentitySimulator, refreshToken: string, extra: R
   return token(sim, { grant_type: 'refresh_token', refresh_token: refreshToken, ...extra });
 }
 
-/** Asserts the §A5 error shape and returns the AADSTS number. */
+/** Asserts the AADSTS error shape and returns the AADSTS number. */
 function expectAadError(r: { status: number; body: Json }, status: number, error: string, code: number): void {
   expect(r.status).toBe(status);
   expect(r.body.error).toBe(error);

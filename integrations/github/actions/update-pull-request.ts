@@ -16,7 +16,7 @@ const Input = z
   .strict()
   .refine((i) => i.title !== undefined || i.body !== undefined || i.state !== undefined, { message: 'give at least one of title, body, state' });
 
-/** GitHub's 422 body (providers.md §C8): what the app needs to see to fix its request. */
+/** GitHub's 422 body: what the app needs to see to fix its request. */
 interface GitHubValidationError {
   message?: string;
   errors?: Array<{ resource?: string; field?: string; code?: string; message?: string }>;

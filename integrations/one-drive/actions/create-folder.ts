@@ -8,7 +8,7 @@ const Input = z.object({ ...ParentFields, name: ItemName }).refine(oneParent.che
 type Input = z.infer<typeof Input>;
 
 /**
- * Creates a folder (providers.md §B10: `POST …/children` with the folder facet). The new
+ * Creates a folder (`POST …/children` with the folder facet). The new
  * folder is saved to the `File` records at once, as the `user-files` sync would store it.
  */
 export const createFolderAction = defineAction<Input, File>({

@@ -6,7 +6,7 @@ const Input = z.object({});
 const Output = z.object({ access_token: z.string(), expires_at: z.string().nullable() });
 
 /**
- * The SharePoint team-site token for the file picker v8 (spec rules 5–7). It exists only on
+ * The SharePoint team-site token for the file picker v8. It exists only on
  * connections authorized with `Sites.Read.All`; without it the app must re-authorize.
  */
 export const teamSiteTokenAction = defineAction<z.infer<typeof Input>, z.infer<typeof Output>>({

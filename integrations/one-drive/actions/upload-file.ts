@@ -33,7 +33,7 @@ const Input = z
 type Input = z.infer<typeof Input>;
 
 /**
- * Uploads a file to a OneDrive / SharePoint folder (providers.md §B10): one `PUT …:/content`
+ * Uploads a file to a OneDrive / SharePoint folder: one `PUT …:/content`
  * for a small file, an upload session for a larger one. The created (or replaced) item is
  * saved to the `File` records at once, as the `user-files` sync would store it.
  */

@@ -83,7 +83,7 @@ async function walkDrive(
 ): Promise<{ cursor: DriveCursor; foldersMoved: boolean }> {
   const folders = new FolderPaths(ctx, v, drive.id, { ...(cursor?.folders ?? {}) });
   let foldersMoved = false;
-  // Delta takes `$top` (providers.md §B6): big pages mean fewer round trips and bigger
+  // Delta takes `$top`: big pages mean fewer round trips and bigger
   // batches to write. Graph clamps an oversized value; the links it returns keep the query.
   const listing = ctx.paginate<GraphDriveItem>(
     // A delta is always read to its end: fetch each next page while this one is saved.

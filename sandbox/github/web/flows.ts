@@ -1,6 +1,6 @@
 /**
  * The browser-facing github.com routes: sign-in, the OAuth App web flow (authorize page and
- * code-for-token exchange, providers.md §C9) and the GitHub App install page. They answer
+ * code-for-token exchange) and the GitHub App install page. They answer
  * HTML (or the token endpoint's form/JSON), never the REST pipeline's rate-limit headers:
  * on GitHub they live on github.com, not api.github.com. Here both share one host.
  */
@@ -273,7 +273,7 @@ export function createWebFlows(deps: WebDeps) {
     const result = oauth.exchange(params, req.nowMs);
     deps.events.exchanged(result.ok);
     const body: Record<string, string | number> = { ...result.body };
-    // Errors too come back with HTTP 200 (providers.md §C9).
+    // Errors too come back with HTTP 200.
     if (/application\/json/i.test(String(req.headers.accept ?? ''))) {
       return { status: 200, headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' }, body: JSON.stringify(body) };
     }
