@@ -16,7 +16,6 @@ const KEYWORD = temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWOR
  * with a warning: nothing is known to be missing.
  */
 export async function ensureSearchAttributes(client: Client, namespace: string, logger: Logger): Promise<void> {
-  const operator = client.connection.operatorService;
   let missing: string[];
   try {
     missing = await missingAttributes(client, namespace);
@@ -25,7 +24,19 @@ export async function ensureSearchAttributes(client: Client, namespace: string, 
     logger.warn({ namespace, reason: (err as Error).message }, 'could not list the namespace search attributes; not checked');
     return;
   }
-  if (missing.length === 0) return;
+  if (missing.length > 0) await add(client, namespace, missing, logger);
+  // Listed is not yet usable: checked even when nothing was missing, since another process
+  // may have added them a moment ago.
+  await untilQueryable(
+    client,
+    namespace,
+    WEFT_SEARCH_ATTRIBUTES.map((a) => a.name),
+    logger,
+  );
+}
+
+async function add(client: Client, namespace: string, missing: string[], logger: Logger): Promise<void> {
+  const operator = client.connection.operatorService;
   try {
     await operator.addSearchAttributes({ namespace, searchAttributes: Object.fromEntries(missing.map((name) => [name, KEYWORD])) });
     logger.info({ namespace, added: missing }, 'search attributes added');
@@ -34,6 +45,40 @@ export async function ensureSearchAttributes(client: Client, namespace: string, 
     const still = await missingAttributes(client, namespace).catch(() => missing);
     if (still.length === 0) return;
     throw new WeftError('temporal_search_attributes_missing', refusal(namespace, still, (err as Error).message), 503, { missing: still });
+  }
+}
+
+const QUERYABLE_WAIT_MS = 30_000;
+const QUERYABLE_POLL_MS = 250;
+
+/**
+ * A self-hosted server lists new attributes at once but resolves them through a namespace
+ * cache that refreshes a few seconds later; until then a schedule or workflow started with
+ * them is refused ("no mapping defined for search attribute"). So the start waits until a
+ * query naming them is accepted. A server whose visibility cannot count (standard
+ * visibility) answers with another error, and the wait ends there.
+ */
+async function untilQueryable(client: Client, namespace: string, names: string[], logger: Logger): Promise<void> {
+  const query = names.map((name) => `${name} = 'weft-probe'`).join(' AND ');
+  const deadline = Date.now() + QUERYABLE_WAIT_MS;
+  for (;;) {
+    try {
+      await client.workflowService.countWorkflowExecutions({ namespace, query });
+      logger.debug({ namespace }, 'search attributes usable');
+      return;
+    } catch (err) {
+      const message = (err as Error).message ?? '';
+      if (!/no mapping|not a valid search attribute|unknown search attribute/i.test(message)) {
+        logger.debug({ namespace, reason: message }, 'search attributes not probed');
+        return;
+      }
+      logger.debug({ namespace, reason: message }, 'search attributes not yet usable');
+      if (Date.now() > deadline) {
+        logger.warn({ namespace, reason: message }, 'search attributes added but not yet usable; going on');
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, QUERYABLE_POLL_MS));
+    }
   }
 }
 
