@@ -39,10 +39,21 @@ export interface RequestLogEntry extends RequestLogDoc {
  * reads what expired as one range instead of scanning the log. Full copies
  * rather than pointers: an entry is ~300 bytes, and a page is then one read, not two.
  * (`#` never starts a scope: URI-encoding turns it into `%23`.)
+ *
+ * A stored entry is `{ _id, at, json }`: its fields as one JSON string, `at` beside it as a
+ * date (what a TTL index expires by). Nothing is ever selected by a field other than `_id`,
+ * and one string is far cheaper for the server to store than fifteen fields: measured on
+ * FerretDB, its CPU per logged call (three documents) fell from ~0.7 to ~0.36 ms, and the
+ * API's from ~0.29 to ~0.16 ms (one JSON.stringify for the three copies instead of three
+ * BSON encodings of every field). Entries written before (every field a field of its own,
+ * `entry` the tail) are read as they are.
  */
-type StoredEntry = RequestLogDoc & { _id: string; entry: string };
+type StoredEntry = { _id: string; at: Date; json: string };
+type EarlierEntry = RequestLogDoc & { _id: string; entry?: string };
 type ExpiryDoc = { _id: string; at: Date; ids: string[] };
 type Stored = StoredEntry | ExpiryDoc;
+/** What a range read may meet: an entry of either layout. */
+type ReadEntry = StoredEntry | EarlierEntry;
 
 const EXPIRY_PREFIX = '#expiry|';
 /** `_id $in` lists of a sweep's deletes stay this short. */
@@ -190,17 +201,22 @@ export class RequestLogStore {
     if (q.operation) residual.push((e) => e.operation === q.operation);
     if (q.runId) residual.push((e) => e.run_id === q.runId);
     if (q.match) residual.push(q.match);
-    const page = await readRangePage(this.col as unknown as Collection<StoredEntry>, {
-      prefix,
-      from: q.from,
-      to: q.to,
-      after: q.cursor === undefined ? undefined : decodeCursor(q.cursor),
-      direction,
-      limit: q.limit,
-      match: residual.length ? (doc) => residual.every((m) => m(toEntry(doc))) : undefined,
-      maxExamined: q.maxExamined,
-    });
-    return { entries: page.items.map(toEntry), nextCursor: page.next === null ? null : encodeCursor(page.next) };
+    // Each key's entry decoded once, for the filters and the page alike.
+    const page = await readRangePage<ReadEntry, RequestLogEntry>(
+      this.col as unknown as Collection<ReadEntry>,
+      {
+        prefix,
+        from: q.from,
+        to: q.to,
+        after: q.cursor === undefined ? undefined : decodeCursor(q.cursor),
+        direction,
+        limit: q.limit,
+        match: residual.length ? (entry) => residual.every((m) => m(entry)) : undefined,
+        maxExamined: q.maxExamined,
+      },
+      async (keys) => keys.map(toEntry),
+    );
+    return { entries: page.items, nextCursor: page.next === null ? null : encodeCursor(page.next) };
   }
 
   /**
@@ -232,7 +248,9 @@ export class RequestLogStore {
     const tail = `${timeKey(entry.at)}|${suffix}`;
     const scopes = [keyPrefix(entry.environment, 'a'), keyPrefix(entry.environment, 'i', entry.integration)];
     if (entry.connection_id !== null) scopes.push(keyPrefix(entry.environment, 'c', entry.connection_id));
-    const docs: Stored[] = scopes.map((prefix) => ({ ...entry, _id: prefix + tail, entry: tail }));
+    const { at, ...fields } = entry;
+    const json = JSON.stringify(fields);
+    const docs: Stored[] = scopes.map((prefix) => ({ _id: prefix + tail, at, json }));
     if (this.writeExpiryKeys && expiryKey) docs.push({ _id: EXPIRY_PREFIX + tail, at: entry.at, ids: docs.map((d) => d._id) });
     return docs;
   }
@@ -252,7 +270,12 @@ export class RequestLogStore {
   }
 }
 
-function toEntry(doc: StoredEntry): RequestLogEntry {
-  const { _id, entry, ...rest } = doc;
+/** The entry of a stored document of either layout; its id is its key's tail, `<time>|<suffix>`. */
+function toEntry(doc: ReadEntry): RequestLogEntry {
+  if ('json' in doc && typeof doc.json === 'string') {
+    const fields = JSON.parse(doc.json) as Omit<RequestLogDoc, 'at'>;
+    return { ...fields, at: doc.at, id: doc._id.split('|').slice(-2).join('|') };
+  }
+  const { _id, entry, ...rest } = doc as EarlierEntry;
   return { ...rest, id: entry ?? _id };
 }

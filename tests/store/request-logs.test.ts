@@ -249,6 +249,36 @@ describe('RequestLogStore', () => {
     }
   });
 
+  test('an entry is stored as one JSON string beside its time; entries of the earlier field-per-field layout read the same', async () => {
+    const name = `weft_request_logs_json_${randomBytes(4).toString('hex')}`;
+    const db = testDb.client().db(name);
+    try {
+      const logs = new RequestLogStore(db, 14);
+      await logs.ensureIndexes();
+      const current = entry(20, { at: new Date(T0 + 2_000), provider_request_id: 'req-20' });
+      await logs.insert(current, 'new0');
+      const stored = await db.collection('request_logs').findOne({ _id: `dev|a|${new Date(T0 + 2_000).toISOString()}|new0` } as never);
+      expect(Object.keys(stored ?? {}).sort()).toEqual(['_id', 'at', 'json']);
+      expect(stored?.at).toEqual(current.at);
+      // Written by the previous version: every field its own, the tail in `entry`.
+      const tail = `${new Date(T0 + 1_000).toISOString()}|old0`;
+      const earlier = entry(21, { at: new Date(T0 + 1_000) });
+      await db
+        .collection('request_logs')
+        .insertMany(
+          ['dev|a|', 'dev|i|luma|', `dev|c|${encodeURIComponent('user|1')}|`].map((prefix) => ({ _id: prefix + tail, entry: tail, ...earlier })) as never[],
+        );
+      const page = await logs.range({ environment: 'dev', limit: 10 });
+      expect(page.entries).toEqual([
+        { ...current, id: `${current.at.toISOString()}|new0` },
+        { ...earlier, id: tail },
+      ]);
+      expect((await logs.range({ environment: 'dev', connectionId: 'user|1', operation: 'sync:issues', limit: 10 })).entries.map((e) => e.id)).toEqual([tail]);
+    } finally {
+      await db.dropDatabase().catch(() => undefined);
+    }
+  });
+
   test('entries written by earlier versions are taken into the keyed layout once', async () => {
     const name = `weft_request_logs_old_${randomBytes(4).toString('hex')}`;
     const db = testDb.client().db(name);
