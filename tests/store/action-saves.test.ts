@@ -51,23 +51,23 @@ describe('RecordStore.saveNow (an action saves what it wrote)', () => {
     // A sync batch reserves seqs and has not committed them yet when the action saves: the
     // action's commit waits for them instead of moving the committed mark past unwritten seqs.
     const committedBefore = await store.committedSeq(scope);
-    const reserved = await store.reserveSeq(scope, 1, undefined, new Date());
+    const reserved = await store.counters.reserveSeq(scope, 1, undefined, new Date());
     let actionDone = false;
     const action = store.saveNow(scope, 'action:wf-3:1:1', [rec('e3', { v: 1 })]).then(() => (actionDone = true));
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(actionDone).toBe(false);
     expect(await store.committedSeq(scope)).toBe(committedBefore);
-    await store.commitSeq(scope, reserved.first);
+    await store.counters.commitSeq(scope, reserved.first);
     await action;
     expect(await store.committedSeq(scope)).toBeGreaterThan(reserved.first);
     // While the action's hold is placed, a sync commit past the action's seqs is not read past them.
     const holdScope = { ...scope, connection: 'c-hold' };
     await (await store.openWriter(holdScope, 'run-h')).saveBatch([rec('x', { v: 1 })]);
-    await store.placeHold(holdScope, 'h-test');
-    const syncRange = await store.reserveSeq(holdScope, 3, undefined, new Date());
-    await store.commitSeq(holdScope, syncRange.first + 2);
+    await store.counters.placeHold(holdScope, 'h-test');
+    const syncRange = await store.counters.reserveSeq(holdScope, 3, undefined, new Date());
+    await store.counters.commitSeq(holdScope, syncRange.first + 2);
     expect(await store.committedSeq(holdScope)).toBe(syncRange.first - 1);
-    await store.commitHeld(holdScope, 'h-test', syncRange.first, syncRange.first);
+    await store.counters.commitHeld(holdScope, 'h-test', syncRange.first, syncRange.first);
     expect(await store.committedSeq(holdScope)).toBe(syncRange.first + 2);
 
     // The full run ends without having listed e3: e3 stays (it was saved after the run began).

@@ -84,7 +84,7 @@ describe('RecordStore pages', () => {
     const w = await store.openWriter(s, 'run-1');
     await w.saveBatch(ids(5).map((id) => rec(id)));
     // A batch in flight: seqs reserved and feed entries written, records written, not committed.
-    const { first, at } = await store.reserveSeq(s, 2, undefined, new Date());
+    const { first, at } = await store.counters.reserveSeq(s, 2, undefined, new Date());
     await store.feed.append(recordKey(s, ''), [
       { id: 'f00000', seq: first, at },
       { id: 'late', seq: first + 1, at },
@@ -95,7 +95,7 @@ describe('RecordStore pages', () => {
     const { records } = await readAll(store, s, { limit: 2 });
     // f00000's new version is not committed: its old entry is superseded, its new one not visible yet.
     expect(records.map((r) => r.id)).toEqual(['f00001', 'f00002', 'f00003', 'f00004']);
-    await store.commitSeq(s, first + 1);
+    await store.counters.commitSeq(s, first + 1);
     expect((await readAll(store, s, { limit: 2 })).records.map((r) => r.id)).toEqual(['f00001', 'f00002', 'f00003', 'f00004', 'f00000']);
   });
 
