@@ -21,6 +21,9 @@ export function errorHandler(logger: Logger) {
       const body: Record<string, unknown> = { code: err.code, message: err.message };
       if (Array.isArray(err.details)) body.errors = err.details;
       else if (err.details && typeof err.details === 'object') Object.assign(body, err.details);
+      // A wait (a provider account's budget, a throttled provider): when to come back.
+      const waitMs = (err as { waitMs?: unknown }).waitMs;
+      if (err.status === 429 && typeof waitMs === 'number') res.set('Retry-After', String(Math.max(1, Math.ceil(waitMs / 1000))));
       res.status(err.status).json({ error: body });
       return;
     }

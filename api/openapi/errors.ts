@@ -8,7 +8,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   404: 'Unknown integration, connection, run, event or route.',
   403: 'Not allowed in this connect session (`integration_not_allowed`).',
   409: 'A conflict: it exists already, or is busy (a sync running, a webhook event being delivered).',
-  429: 'Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again.',
+  429: 'Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again.',
   500: 'A failure inside Weft, or (actions) the action’s own error.',
   424: 'The provider refused (`provider_http_error`, `provider_auth_failed`, `credentials_verification_failed`) or could not be reached (`provider_unreachable`); `upstream` carries its answer where there was one.',
   503: 'MongoDB or Temporal is unavailable; `Retry-After` says when to try again.',

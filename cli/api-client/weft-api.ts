@@ -1584,7 +1584,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -1750,7 +1750,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -1931,7 +1931,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           /** @description Seconds to wait. */
@@ -2205,7 +2205,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -2329,7 +2329,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -2533,7 +2533,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -2717,7 +2717,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -2834,7 +2834,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -2959,7 +2959,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -3080,7 +3080,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -3201,7 +3201,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -3325,7 +3325,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -3529,7 +3529,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -3713,7 +3713,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -3830,7 +3830,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -3955,7 +3955,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -4076,7 +4076,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -4197,7 +4197,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -4263,7 +4263,7 @@ export interface operations {
           'text/html': string;
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           /** @description Seconds to wait. */
@@ -4341,7 +4341,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -4468,7 +4468,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -4568,7 +4568,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -4706,7 +4706,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -4877,7 +4877,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -5058,7 +5058,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -5172,7 +5172,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -5344,7 +5344,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -5515,7 +5515,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -5637,7 +5637,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -5795,7 +5795,7 @@ export interface operations {
           };
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           /** @description Seconds to wait. */
@@ -5879,7 +5879,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -6012,7 +6012,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -6145,7 +6145,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -6278,7 +6278,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -6411,7 +6411,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -6498,7 +6498,7 @@ export interface operations {
           };
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           /** @description Seconds to wait. */
@@ -6785,7 +6785,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -6910,7 +6910,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -7049,7 +7049,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -7173,7 +7173,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -7386,7 +7386,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -7599,7 +7599,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -7779,7 +7779,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -7999,7 +7999,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -8119,7 +8119,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -8316,7 +8316,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -8485,7 +8485,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -8657,7 +8657,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -8826,7 +8826,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -9019,7 +9019,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -9244,7 +9244,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -9455,7 +9455,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -9666,7 +9666,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -9821,7 +9821,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -10001,7 +10001,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -10185,7 +10185,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -10410,7 +10410,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -10621,7 +10621,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -10757,7 +10757,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -10897,7 +10897,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -11026,7 +11026,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
@@ -11139,7 +11139,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); `Retry-After` says when to try again. */
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
       429: {
         headers: {
           RateLimit: components['headers']['RateLimit'];
