@@ -1,4 +1,5 @@
 import type { Credentials } from '../auth/credentials';
+import type { IntegrationCredentials } from '../auth/credential-source';
 import type { ProviderClient, ResolvedProvider } from '../runtime/http/provider-client';
 import type { ConnectionDoc } from '../store/connections';
 import type { IntegrationDoc } from '../store/integrations';
@@ -14,6 +15,8 @@ export interface ProviderSessionRequest {
   connection?: ConnectionDoc;
   /** The connection's credentials (opened from `connection` when not given). */
   credentials?: Credentials;
+  /** The integration's own credentials, null for none (opened from `integration` when not given). */
+  integrationCredentials?: IntegrationCredentials | null;
   connectionId: string | null;
   /** For the request log: `sync:<name>`, `action:<name>`, `proxy`, `auth`. */
   operation: string;

@@ -83,7 +83,7 @@ function openProviderSession(deps: ProviderSessionDeps, req: ProviderSessionRequ
   const source = credentialSourceFor({
     provider,
     credentials,
-    integrationCredentials: openIntegrationCredentials(deps.cipher, req.integration),
+    integrationCredentials: req.integrationCredentials !== undefined ? req.integrationCredentials : openIntegrationCredentials(deps.cipher, req.integration),
     persist: req.connection ? persistCredentials(deps.stores.connections, deps.cipher, req.connection, deps.logger) : undefined,
     refreshOAuth:
       req.connection && provider.definition.oauth

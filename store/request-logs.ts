@@ -107,6 +107,13 @@ export class RequestLogStore {
   private flushTimer: NodeJS.Timeout | null = null;
   /** Batches being written: flush() waits for them too. */
   private readonly writing = new Set<Promise<void>>();
+  /**
+   * Appended entries' suffixes: this store's random part and a count. Unique across processes
+   * as random ones are, without 8 random bytes per entry (randomBytes was 2 % of the API's
+   * CPU per proxied call in a profile); entries of one millisecond keep their order.
+   */
+  private readonly suffixPrefix = uniqueSuffix().slice(0, 12);
+  private suffixCount = 0;
 
   constructor(
     private readonly db: Db,
@@ -139,7 +146,7 @@ export class RequestLogStore {
    * no order. A graceful stop calls flush() before closing the database: nothing is lost.
    */
   append(entry: RequestLogDoc, onFailure: AppendFailure): void {
-    this.pending.push({ docs: this.documentsFor(entry, uniqueSuffix(), false), at: entry.at, onFailure });
+    this.pending.push({ docs: this.documentsFor(entry, this.nextSuffix(), false), at: entry.at, onFailure });
     if (this.pending.length >= APPEND_MAX_ENTRIES) {
       void this.writePending();
     } else if (this.flushTimer === null && this.writing.size === 0) {
@@ -166,7 +173,7 @@ export class RequestLogStore {
       // One expiry key for the batch, at its latest entry: a document less per entry for the
       // server to write; the batch's entries are swept together, a few ms after the oldest expired.
       const latest = new Date(Math.max(...batch.map((b) => b.at.getTime())));
-      docs.push({ _id: `${EXPIRY_PREFIX}${timeKey(latest)}|${uniqueSuffix()}`, at: latest, ids: docs.map((d) => d._id) });
+      docs.push({ _id: `${EXPIRY_PREFIX}${timeKey(latest)}|${this.nextSuffix()}`, at: latest, ids: docs.map((d) => d._id) });
     }
     const write: Promise<void> = this.col
       .insertMany(docs, { ordered: false })
@@ -186,6 +193,11 @@ export class RequestLogStore {
       });
     this.writing.add(write);
     return write;
+  }
+
+  private nextSuffix(): string {
+    this.suffixCount += 1;
+    return this.suffixPrefix + this.suffixCount.toString(36).padStart(8, '0');
   }
 
   /** One page of the log of a scope, by time; the narrowest scope key the query names is read. */

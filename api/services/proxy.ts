@@ -61,9 +61,10 @@ export interface ProxyAnswer {
  * connection's credentials (none to a pre-authenticated URL), through the same session a sync uses (budget, throttle state,
  * refresh, request log with operation `proxy`); the provider's answer comes back as it is.
  */
-export async function forwardProxyCall(deps: Pick<ApiDeps, 'stores' | 'openProviderSession'>, call: ProxyCall): Promise<ProxyAnswer> {
-  const { integration, connection } = await findProxiedConnection(
+export async function forwardProxyCall(deps: Pick<ApiDeps, 'stores' | 'cipher' | 'openProviderSession'>, call: ProxyCall): Promise<ProxyAnswer> {
+  const { integration, connection, credentials, integrationCredentials } = await findProxiedConnection(
     deps.stores,
+    deps.cipher,
     call.environment,
     call.headers['provider-config-key'],
     call.headers['connection-id'],
@@ -72,6 +73,8 @@ export async function forwardProxyCall(deps: Pick<ApiDeps, 'stores' | 'openProvi
     environment: call.environment,
     integration,
     connection,
+    credentials,
+    integrationCredentials,
     connectionId: connection.connection_id,
     operation: 'proxy',
     runId: null,
