@@ -17,6 +17,7 @@ import { syncWebhookLatency } from './sync-webhook-latency';
 import { proxyOverhead } from './proxy-overhead';
 import { dryrunFigure } from './dryrun';
 import { payloadCodecFigures } from './payload-codec';
+import { sharedAccountFigures } from './shared-account';
 import { startStandaloneTestInfra } from '../tests/support/standalone-infra';
 
 async function main(): Promise<void> {
@@ -24,13 +25,14 @@ async function main(): Promise<void> {
   try {
     // `npm run bench` (everything, 100,000 files), `npm run bench -- 20000` (another size),
     // `npm run bench -- pacing`, `npm run bench -- reads [files]`, `npm run bench -- memory [files]`,
+    // `npm run bench -- shared` (a no-change run on a provider account shared with 100 connections, next to one of its own),
     // `npm run bench -- trigger`, `npm run bench -- schedules [connections]` `npm run bench -- webhooks [events]` (throughput, then a sync run's end to its webhook)
     // `npm run bench -- proxy`, `npm run bench -- dryrun` or `npm run bench -- codec` (one part only).
     const args = process.argv.slice(2);
     const only = args.find((a) => !/^\d+$/.test(a));
-    if (only !== undefined && !['pacing', 'reads', 'memory', 'trigger', 'schedules', 'webhooks', 'proxy', 'dryrun', 'codec'].includes(only))
+    if (only !== undefined && !['pacing', 'reads', 'memory', 'trigger', 'schedules', 'webhooks', 'proxy', 'dryrun', 'codec', 'shared'].includes(only))
       throw new Error(
-        `unknown part "${only}": pacing, reads, memory, trigger, schedules, webhooks, proxy, dryrun, codec, or a number (files; connections for schedules; events for webhooks)`,
+        `unknown part "${only}": pacing, reads, memory, trigger, schedules, webhooks, proxy, dryrun, codec, shared, or a number (files; connections for schedules; events for webhooks)`,
       );
     const count = args.find((a) => /^\d+$/.test(a));
     const files = Number(count ?? 100_000);
@@ -50,6 +52,7 @@ async function main(): Promise<void> {
     if (only === undefined || only === 'proxy') for (const figure of await proxyOverhead()) emit(figure);
     if (only === undefined || only === 'dryrun') for (const figure of await dryrunFigure()) emit(figure);
     if (only === undefined || only === 'codec') for (const figure of await payloadCodecFigures()) emit(figure);
+    if (only === undefined || only === 'shared') for (const figure of await sharedAccountFigures()) emit(figure);
   } finally {
     await infra.stop();
   }
