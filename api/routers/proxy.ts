@@ -41,11 +41,12 @@ export function proxyRouter(deps: ApiDeps): Router {
       if (err instanceof RateLimitedError) res.set('Retry-After', String(Math.max(1, Math.ceil(err.waitMs / 1000))));
       throw err;
     }
-    res.status(answer.status);
+    // The provider's status as it is (undici gave a valid one: Express's status() checks it again).
+    res.statusCode = answer.status;
     // The provider's own `x-ratelimit-*` replace Weft's API ones on a proxied answer. Its
     // headers pass by allow-list (proxy-response-headers.ts): none of them is Cache-Control,
     // so the security headers' `no-store` stays, and none is Vary.
-    for (const [name, value] of Object.entries(answer.headers)) res.setHeader(name, value);
+    for (const name in answer.headers) res.setHeader(name, answer.headers[name]);
     await streamBack(answer.body, res, deps.logger);
   });
 

@@ -59,8 +59,11 @@ const RETURNED_FAMILIES = /^(?:x-ratelimit-|x-rate-limit-|ratelimit(?:$|-))/;
  * key header, its `secretHeaders`), which never leave whatever their name.
  */
 export function returnedProviderHeaders(headers: Record<string, string>, secretHeaders: readonly string[]): Record<string, string> {
-  const secret = new Set(secretHeaders.map((h) => h.toLowerCase()));
-  return Object.fromEntries(Object.entries(headers).filter(([name]) => (RETURNED.has(name) || RETURNED_FAMILIES.test(name)) && !secret.has(name)));
+  const returned: Record<string, string> = {};
+  for (const name in headers) {
+    if ((RETURNED.has(name) || RETURNED_FAMILIES.test(name)) && !secretHeaders.some((h) => h.toLowerCase() === name)) returned[name] = headers[name];
+  }
+  return returned;
 }
 
 /**

@@ -182,8 +182,16 @@ function outgoingHeaders(provider: ResolvedProvider, incoming: IncomingHttpHeade
   return headers;
 }
 
+/** Each provider definition's secret header names, listed once (not on every call). */
+const secretHeaderNames = new WeakMap<ResolvedProvider['definition'], string[]>();
+
 /** The provider's headers the app gets: the allow-list of proxy-response-headers.ts, never one the provider declares secret. */
 function returnedHeaders(provider: ResolvedProvider, headers: Record<string, string>): Record<string, string> {
-  const secret = [provider.definition.apiKey?.header, ...(provider.definition.secretHeaders ?? [])].filter((h): h is string => !!h);
+  const definition = provider.definition;
+  let secret = secretHeaderNames.get(definition);
+  if (secret === undefined) {
+    secret = [definition.apiKey?.header, ...(definition.secretHeaders ?? [])].filter((h): h is string => !!h).map((h) => h.toLowerCase());
+    secretHeaderNames.set(definition, secret);
+  }
   return returnedProviderHeaders(headers, secret);
 }

@@ -1,4 +1,5 @@
 import { MongoClient, type CommandStartedEvent } from 'mongodb';
+import { Agent, request } from 'undici';
 import { READ_CACHE_TTL_MS } from '../../store/read-cache';
 import { RequestLogStore, type RequestLogEntry } from '../../store/request-logs';
 import { connectOneDrive, createOneDriveIntegration, startWeftStack, waitForLogs, type WeftStack } from '../support/weft-stack';
@@ -36,21 +37,30 @@ describe('the proxy request log under concurrency', () => {
   });
   afterAll(async () => stack?.shutdown());
 
-  /** `calls` GET /proxy/v1.0/me, `concurrency` in flight; the Graph request id of each answer. */
+  /**
+   * `calls` GET /proxy/v1.0/me, `concurrency` in flight; the Graph request id of each answer.
+   * Connections of their own, closed after: one kept from an earlier burst may be closed by
+   * the API's keep-alive timeout just as it is reused (a reset on a loaded machine).
+   */
   async function proxyCalls(connectionId: string, calls: number, concurrency: number): Promise<string[]> {
     const requestIds: string[] = [];
+    const dispatcher = new Agent();
     let started = 0;
-    await Promise.all(
-      Array.from({ length: concurrency }, async () => {
-        while (started < calls) {
-          started += 1;
-          const res = await fetch(`${stack.apiUrl}/proxy/v1.0/me`, { headers: headers(connectionId) });
-          await res.arrayBuffer();
-          expect(res.status).toBe(200);
-          requestIds.push(String(res.headers.get('request-id')));
-        }
-      }),
-    );
+    try {
+      await Promise.all(
+        Array.from({ length: concurrency }, async () => {
+          while (started < calls) {
+            started += 1;
+            const res = await request(`${stack.apiUrl}/proxy/v1.0/me`, { headers: headers(connectionId), dispatcher });
+            await res.body.arrayBuffer();
+            expect(res.statusCode).toBe(200);
+            requestIds.push(String(res.headers['request-id']));
+          }
+        }),
+      );
+    } finally {
+      await dispatcher.close();
+    }
     return requestIds;
   }
 
