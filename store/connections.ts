@@ -6,6 +6,7 @@ import { KeyAliases } from './key-aliases';
 import { keyId, keyPrefixRange } from './key-ids';
 import { runOnce } from './migrations';
 import { droppingCachesOnWrite, ReadCache } from './read-cache';
+import { CONNECTION_NEEDS_REAUTHORIZATION, CONNECTION_OK, IntegrationTallyStore } from './integration-tallies';
 
 export type AuthMode = 'API_KEY' | 'OAUTH2' | 'APP';
 
@@ -58,7 +59,10 @@ export class ConnectionStore {
   private readonly recent = new ReadCache<ConnectionDoc>();
   private readonly leases: Collection<{ _id: string; owner: string; until: Date }>;
   private readonly keys: KeyAliases;
+  /** Each connection's auth state in its integration's tally (what the status counts). */
+  private readonly tallies: IntegrationTallyStore;
   constructor(private readonly db: Db) {
+    this.tallies = new IntegrationTallyStore(db);
     // The proxy's lookups are cached briefly (findRecent); any write here drops them.
     this.col = droppingCachesOnWrite(db.collection<ConnectionDoc>('connections'), this.recent);
     this.leases = db.collection('connection_refresh_leases');
@@ -100,6 +104,7 @@ export class ConnectionStore {
       await this.col.deleteOne({ _id: doc._id });
       throw duplicate();
     }
+    await this.tallies.setConnection(doc, doc._id, CONNECTION_OK, now);
     return doc;
   }
 
@@ -128,6 +133,12 @@ export class ConnectionStore {
 
   async getById(id: string): Promise<ConnectionDoc | null> {
     return this.col.findOne({ _id: id });
+  }
+
+  /** Connections by `_id` (the integration status's latest errors): one `_id $in` read. */
+  async getManyById(ids: string[]): Promise<ConnectionDoc[]> {
+    if (ids.length === 0) return [];
+    return this.col.find({ _id: { $in: ids } }).toArray();
   }
 
   /**
@@ -214,7 +225,8 @@ export class ConnectionStore {
 
   /** The end user authorized again: new credentials, and the connection is healthy again. */
   async reauthorize(id: string, credentialsEncrypted: string, connectionConfig: Record<string, unknown>): Promise<ConnectionDoc | null> {
-    return this.col.findOneAndUpdate(
+    const now = new Date();
+    const doc = await this.col.findOneAndUpdate(
       { _id: id },
       {
         $set: {
@@ -222,11 +234,13 @@ export class ConnectionStore {
           connection_config: connectionConfig,
           auth_status: 'ok',
           last_auth_error: null,
-          updated_at: new Date(),
+          updated_at: now,
         },
       },
       { returnDocument: 'after' },
     );
+    if (doc) await this.tallies.setConnection(doc, id, CONNECTION_OK, now);
+    return doc;
   }
 
   /**
@@ -262,7 +276,13 @@ export class ConnectionStore {
 
   /** The provider refused the credentials: the end user must connect again. */
   async markNeedsReauthorization(id: string, reason: string): Promise<void> {
-    await this.col.updateOne({ _id: id }, { $set: { auth_status: 'needs_reauthorization', last_auth_error: reason, updated_at: new Date() } });
+    const now = new Date();
+    const doc = await this.col.findOneAndUpdate(
+      { _id: id },
+      { $set: { auth_status: 'needs_reauthorization', last_auth_error: reason, updated_at: now } },
+      { returnDocument: 'before' },
+    );
+    if (doc) await this.tallies.setConnection(doc, id, CONNECTION_NEEDS_REAUTHORIZATION, now);
   }
 
   /** The document first, then its key: a delete that stops in between leaves a key naming nothing, which reads as absent. */
@@ -270,6 +290,7 @@ export class ConnectionStore {
     const doc = await this.getById(id);
     await this.col.deleteOne({ _id: id });
     if (doc) await this.keys.release(keyOf(doc), id);
+    if (doc) await this.tallies.removeConnection(doc, id);
   }
 }
 

@@ -3,6 +3,7 @@ import { EnvironmentStore } from './environments';
 import { IntegrationStore } from './integrations';
 import { ConnectionStore } from './connections';
 import { SyncStore } from './syncs';
+import { IntegrationTallyStore } from './integration-tallies';
 import { SyncRunStore } from './sync-runs';
 import { SyncOperationStore } from './sync-operations';
 import { RecordStore } from './records';
@@ -23,6 +24,8 @@ export interface Stores {
   integrations: IntegrationStore;
   connections: ConnectionStore;
   syncs: SyncStore;
+  /** What the integration status counts (written by the connection and sync stores). */
+  tallies: IntegrationTallyStore;
   syncRuns: SyncRunStore;
   syncOperations: SyncOperationStore;
   records: RecordStore;
@@ -47,6 +50,7 @@ export function createStores(db: Db, options: StoreOptions = { requestLogTtlDays
     integrations: new IntegrationStore(db),
     connections: new ConnectionStore(db),
     syncs: new SyncStore(db),
+    tallies: new IntegrationTallyStore(db),
     syncRuns: new SyncRunStore(db),
     syncOperations: new SyncOperationStore(db),
     records: new RecordStore(db),

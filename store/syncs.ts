@@ -2,6 +2,7 @@ import type { Collection, Db } from 'mongodb';
 import { isDuplicateKey } from './duplicate-key';
 import { keyId, keyPrefixRange } from './key-ids';
 import { runOnce } from './migrations';
+import { IntegrationTallyStore, rebuildTallies, syncEntryOf, SYNC_NEVER_RUN } from './integration-tallies';
 
 export type ModelCounts = Record<string, { added: number; updated: number; deleted: number }>;
 
@@ -33,6 +34,13 @@ export interface SyncDoc {
     error: { code: string; message: string; detail?: unknown } | null;
   } | null;
   record_count: Record<string, number>;
+  /**
+   * The last run that ended, kept while the next one runs (`last_run` then says RUNNING):
+   * a run ending as the one before did changes nothing in the integration's tally (see
+   * IntegrationTallyStore), so a no-change run writes nothing more. Absent in documents of
+   * earlier versions until their next run ends.
+   */
+  last_finished?: { status: 'SUCCESS' | 'ERROR'; at: Date };
   /** A variant's place among its sync's variants (`sync_variant_slots`); absent: the base, or a variant made before places. */
   slot?: number;
   created_at: Date;
@@ -89,7 +97,9 @@ export class SyncStore {
   private readonly col: Collection<SyncDoc>;
   private readonly checkpoints: Collection<CheckpointDoc>;
   private readonly slots: Collection<VariantSlotDoc>;
+  private readonly tallies: IntegrationTallyStore;
   constructor(private readonly db: Db) {
+    this.tallies = new IntegrationTallyStore(db);
     this.col = db.collection<SyncDoc>('syncs');
     this.checkpoints = db.collection<CheckpointDoc>('sync_checkpoints');
     this.slots = db.collection<VariantSlotDoc>('sync_variant_slots');
@@ -101,6 +111,10 @@ export class SyncStore {
     await this.checkpoints.dropIndex('connection_1').catch(() => undefined);
     await this.col.dropIndex('connection_1').catch(() => undefined);
     await runOnce(this.db, 'syncs_by_key', () => this.moveToKeyedIds());
+    // After the move: entries are keyed by the states' `_id`s.
+    await runOnce(this.db, 'integration_tallies', async () => {
+      await rebuildTallies(this.db, this.tallies);
+    });
   }
 
   /**
@@ -195,11 +209,18 @@ export class SyncStore {
     };
     try {
       await this.col.insertOne(doc);
-      return doc;
     } catch (err) {
       if (isDuplicateKey(err)) return null;
       throw err;
     }
+    await this.tallies.setSync(doc, doc._id, SYNC_NEVER_RUN, null);
+    return doc;
+  }
+
+  /** Sync states by `_id` (the integration status's latest errors): one `_id $in` read. */
+  async getMany(ids: string[]): Promise<SyncDoc[]> {
+    if (ids.length === 0) return [];
+    return this.col.find({ _id: { $in: ids } }).toArray();
   }
 
   async get(key: SyncKey): Promise<SyncDoc | null> {
@@ -234,36 +255,49 @@ export class SyncStore {
 
   async markRunSucceeded(key: SyncKey, run: { id: string; startedAt: Date; result: ModelCounts; recordCount: Record<string, number> }): Promise<void> {
     const now = new Date();
-    await this.col.updateOne(
-      { _id: syncId(key) },
-      {
-        $set: {
-          last_run: { id: run.id, status: 'SUCCESS', started_at: run.startedAt, finished_at: now, result: run.result, error: null },
-          last_success_started_at: run.startedAt,
-          record_count: run.recordCount,
-          updated_at: now,
-        },
-      },
-    );
+    await this.markRunEnded(key, 'SUCCESS', now, {
+      last_run: { id: run.id, status: 'SUCCESS', started_at: run.startedAt, finished_at: now, result: run.result, error: null },
+      last_success_started_at: run.startedAt,
+      record_count: run.recordCount,
+    });
   }
 
   async markRunFailed(key: SyncKey, run: { id: string; startedAt: Date; error: { code: string; message: string; detail?: unknown } }): Promise<void> {
     const now = new Date();
-    await this.col.updateOne(
+    await this.markRunEnded(key, 'ERROR', now, {
+      last_run: { id: run.id, status: 'ERROR', started_at: run.startedAt, finished_at: now, result: null, error: run.error },
+    });
+  }
+
+  /**
+   * One write, which also answers what the state was (findAndModify, as an update costs);
+   * the integration's tally is written only when the outcome changed, or on every error
+   * (its time orders the latest errors). A state deleted meanwhile is not brought back.
+   */
+  private async markRunEnded(key: SyncKey, status: 'SUCCESS' | 'ERROR', now: Date, set: Partial<SyncDoc>): Promise<void> {
+    const before = await this.col.findOneAndUpdate(
       { _id: syncId(key) },
-      {
-        $set: {
-          last_run: { id: run.id, status: 'ERROR', started_at: run.startedAt, finished_at: now, result: null, error: run.error },
-          updated_at: now,
-        },
-      },
+      { $set: { ...set, last_finished: { status, at: now }, updated_at: now } },
+      // No projection: FerretDB's findAndModify has none.
+      { returnDocument: 'before' },
     );
+    if (!before) return;
+    const previous = syncEntryOf(before);
+    const next = syncEntryOf({ last_finished: { status, at: now } });
+    if (status === 'SUCCESS' && previous.code === next.code) return;
+    await this.tallies.setSync(before, before._id, next.code, now);
   }
 
   async getCheckpoint(key: SyncKey): Promise<unknown> {
     const doc = await this.checkpoints.findOne({ _id: checkpointId(key) });
     if (doc) return doc.checkpoint;
     return (await this.get(key))?.checkpoint ?? null;
+  }
+
+  /** Every checkpoint of a connection's syncs by their state's `_id`: one `_id` range read. */
+  async checkpointsForConnection(connection: string): Promise<Map<string, unknown>> {
+    const docs = await this.checkpoints.find({ _id: keyPrefixRange(connection) }).toArray();
+    return new Map(docs.map((d) => [d._id, d.checkpoint]));
   }
 
   async saveCheckpoint(key: SyncKey, checkpoint: unknown): Promise<void> {
@@ -284,13 +318,21 @@ export class SyncStore {
   /** One sync's state and checkpoint (a deleted variant), then its slot: freed only once no state holds it. */
   async delete(key: SyncKey): Promise<void> {
     const doc = await this.col.findOneAndDelete({ _id: syncId(key) });
+    if (doc) await this.tallies.removeSyncs(doc, [doc._id]);
     await this.checkpoints.deleteOne({ _id: checkpointId(key) });
     if (doc?.slot !== undefined) await this.slots.deleteOne({ _id: slotId(key.connection, key.name, doc.slot), variant: key.variant });
   }
 
   /** A connection's sync states, checkpoints and variant slots: their `_id`s start with the connection's (one range each). */
   async deleteForConnection(connection: string): Promise<void> {
+    const states = await this.col.find({ _id: keyPrefixRange(connection) }, { projection: { environment: 1, provider_config_key: 1 } }).toArray();
     await this.col.deleteMany({ _id: keyPrefixRange(connection) });
+    // After the states: one that stops in between leaves entries naming nothing, which a rebuild removes.
+    if (states.length > 0)
+      await this.tallies.removeSyncs(
+        states[0],
+        states.map((s) => s._id),
+      );
     await this.checkpoints.deleteMany({ _id: keyPrefixRange(connection) });
     await this.slots.deleteMany({ _id: keyPrefixRange(connection) });
   }

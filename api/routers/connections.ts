@@ -82,8 +82,11 @@ export function connectionsRouter(deps: ApiDeps): Router {
       tags: body.tags ?? {},
     });
     // The app hears of every new connection, as from a connect flow; queued, never waited on.
-    await queueAuthWebhook(webhookDeps(deps), { environment: env, connection, operation: 'creation', success: true });
-    await startNewConnectionSyncs(deps, connection);
+    // Independent of its syncs' start (a database write beside Temporal calls): both at once.
+    await Promise.all([
+      queueAuthWebhook(webhookDeps(deps), { environment: env, connection, operation: 'creation', success: true }),
+      startNewConnectionSyncs(deps, connection),
+    ]);
     res.status(201).json(presentConnection(connection, deps));
   });
 

@@ -15,15 +15,21 @@ import { frequencyLabel } from '../services/sync-frequency';
 
 /** Background operations GET /sync/status lists. */
 const RECENT_OPERATIONS = 10;
+/** Connections read (and their schedules described) at once by GET /sync/status over a whole integration. */
+const STATUS_CONCURRENCY = 8;
 
 export function syncRouter(deps: ApiDeps): Router {
   const router = Router();
 
-  /** The connections a sync request is about: one, or all of the integration's. */
-  async function targetConnections(env: string, providerConfigKey: string, connectionId?: string): Promise<ConnectionDoc[]> {
-    if (connectionId) return [(await findConnection(deps.stores, env, providerConfigKey, connectionId)).connection];
-    await findIntegration(deps.stores, env, providerConfigKey);
-    return deps.stores.connections.listForIntegration(env, providerConfigKey);
+  /** The connections a sync request is about (one, or all of the integration's), read while the integration is. */
+  async function targetConnections(env: string, providerConfigKey: string, connectionId?: string) {
+    const [integration, connections] = await Promise.all([
+      findIntegration(deps.stores, env, providerConfigKey),
+      connectionId
+        ? deps.stores.connections.find({ environment: env, providerConfigKey, connectionId }).then((c) => (c ? [c] : null))
+        : deps.stores.connections.listForIntegration(env, providerConfigKey),
+    ]);
+    return { integration, connections };
   }
 
   /**
@@ -101,7 +107,7 @@ export function syncRouter(deps: ApiDeps): Router {
   router.get('/status', async (req, res) => {
     const env = environmentOf(res);
     const q = parseInput(syncStatusQuery, req.query, 'invalid_query_params');
-    const integration = await findIntegration(deps.stores, env, q.provider_config_key);
+    const { integration, connections } = await targetConnections(env, q.provider_config_key, q.connection_id);
     // Nango's SDK writes a variant as `name::variant`; a bare name means every variant of it.
     const requested =
       q.syncs === '*'
@@ -122,16 +128,34 @@ export function syncRouter(deps: ApiDeps): Router {
     );
     const wanted = (state: { name: string; variant: string }) =>
       requested.length === 0 || requested.some((r) => r.name === state.name && (r.variant === null || r.variant === state.variant));
-    const connections = await targetConnections(env, q.provider_config_key, q.connection_id);
-    const out = [];
-    for (const connection of connections) {
-      const states = await deps.stores.syncs.listForConnection(connection._id);
-      for (const state of states) {
-        if (!wanted(state)) continue;
+    if (!connections) throw new NotFoundError('unknown_connection', `No connection "${q.connection_id}" for integration "${q.provider_config_key}".`);
+    const [perConnection, operations] = await Promise.all([
+      mapBounded(connections, STATUS_CONCURRENCY, (connection) => connectionSyncStatus(connection, wanted)),
+      // Background operations over every connection of the integration, newest first.
+      deps.stores.syncOperations.listRecent(env, q.provider_config_key, RECENT_OPERATIONS),
+    ]);
+    res.json({ syncs: perConnection.flat(), operations: operations.map(operationView) });
+  });
+
+  /**
+   * One connection's syncs: its states and checkpoints in one `_id` range read each, and per
+   * sync one Temporal call, its schedule's description (paused, by Weft or in the Temporal
+   * UI; the next fire; the interval). Whether a run is going is the state's own record, set
+   * when the run's first activity starts; Temporal is asked only when the state says RUNNING
+   * (a run an operator terminated never records its end).
+   */
+  async function connectionSyncStatus(connection: ConnectionDoc, wanted: (state: { name: string; variant: string }) => boolean) {
+    const states = (await deps.stores.syncs.listForConnection(connection._id)).filter(wanted);
+    if (states.length === 0) return [];
+    const checkpoints = await deps.stores.syncs.checkpointsForConnection(connection._id);
+    return Promise.all(
+      states.map(async (state) => {
         const def = deps.registry.getSync(connection.provider, state.name);
         const sel = { name: state.name, variant: state.variant };
-        // Paused, next fire and frequency come from the schedule itself, so a pause in the Temporal UI shows here too.
-        const [running, schedule] = await Promise.all([isSyncRunning(deps, connection, sel), describeSyncSchedule(deps, connection, sel)]);
+        const [running, schedule] = await Promise.all([
+          state.last_run?.status === 'RUNNING' ? isSyncRunning(deps, connection, sel) : false,
+          describeSyncSchedule(deps, connection, sel),
+        ]);
         const scheduled = schedule ? scheduleStatus(schedule) : null;
         const status = running
           ? 'RUNNING'
@@ -142,13 +166,13 @@ export function syncRouter(deps: ApiDeps): Router {
               : state.last_run?.status === 'ERROR'
                 ? 'ERROR'
                 : 'STOPPED';
-        out.push({
+        return {
           id: state._id,
           connection_id: connection.connection_id,
           name: state.name,
           variant: state.variant,
           status,
-          type: def?.syncType === 'incremental' ? 'INCREMENTAL' : 'FULL',
+          type: def?.syncType === 'incremental' ? ('INCREMENTAL' as const) : ('FULL' as const),
           finishedAt: state.last_run?.finished_at?.toISOString() ?? null,
           nextScheduledSyncAt: scheduled?.nextScheduledSyncAt ?? null,
           frequency: scheduled ? scheduled.frequency : (def?.frequency ?? null),
@@ -156,14 +180,26 @@ export function syncRouter(deps: ApiDeps): Router {
           latestExecutionStatus: state.last_run?.status ?? null,
           latestError: state.last_run?.error ?? null,
           recordCount: state.record_count,
-          checkpoint: await deps.stores.syncs.getCheckpoint({ connection: state.connection, name: state.name, variant: state.variant }),
-        });
-      }
-    }
-    // Background operations over every connection of the integration, newest first.
-    const operations = await deps.stores.syncOperations.listRecent(env, q.provider_config_key, RECENT_OPERATIONS);
-    res.json({ syncs: out, operations: operations.map(operationView) });
-  });
+          // Where checkpoints lived before their own collection: still read from the state when that has none.
+          checkpoint: checkpoints.has(state._id) ? checkpoints.get(state._id) : (state.checkpoint ?? null),
+        };
+      }),
+    );
+  }
 
   return router;
+}
+
+/** `fn` over `items` with at most `limit` calls in flight, results in input order. */
+async function mapBounded<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await fn(items[i]);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
 }

@@ -67,10 +67,11 @@ export const integrationStatusResponse = z.object({
     connections: z.object({ total: z.number().int(), by_auth_state: z.object({ ok: z.number().int(), needs_reauthorization: z.number().int() }) }),
     syncs: z.object({
       total: z.number().int(),
-      by_last_state: z.object({ SUCCESS: z.number().int(), ERROR: z.number().int(), RUNNING: z.number().int(), NEVER_RUN: z.number().int() }),
-      paused: z.number().int(),
+      by_last_state: z.object({ SUCCESS: z.number().int(), ERROR: z.number().int(), RUNNING: z.number().int().nullable(), NEVER_RUN: z.number().int() }),
+      paused: z.number().int().nullable(),
       paused_checked: z.number().int(),
       paused_complete: z.boolean(),
+      temporal_error: z.object({ code: z.string(), message: z.string() }).nullable(),
     }),
     latest_errors: z.array(statusError),
     last_hour: z.object({

@@ -1,22 +1,18 @@
 import type { ConnectionDoc } from '../../store/connections';
 import type { RequestLogEntry } from '../../store/request-logs';
 import type { SyncDoc } from '../../store/syncs';
+import { CONNECTION_OK, SYNC_ERROR, SYNC_NEVER_RUN, SYNC_SUCCESS, type TallyEntry } from '../../store/integration-tallies';
 import type { ApiDeps } from '../deps';
+import { outageOf } from '../outage';
 import { findIntegration } from './connection-lookup';
-import { describeSyncSchedule } from './sync-schedules';
+import { countRunningSyncs } from './sync-control';
+import { countPausedSchedules } from './sync-schedules';
 
-/** Temporal calls and store reads in flight at once per status request: many connections must not flood either. */
+/** Store reads in flight at once (GET /connections' errors, one range read per listed connection). */
 const CONCURRENCY = 8;
-/**
- * Schedules described per request at most. Temporal has no count of paused schedules by
- * search attribute on every server, so each is described; past this many the paused figure
- * covers the first ones (in key order) and says so (`paused_complete: false`).
- */
-const MAX_SCHEDULES_DESCRIBED = 500;
 /** Request log entries read per request at most (newest first); past this the hour's figures cover the newest ones. */
 const MAX_LOG_ENTRIES = 20_000;
 const LOG_PAGE = 1_000;
-const CONNECTION_PAGE = 500;
 const HOUR_MS = 3_600_000;
 
 type StatusDeps = Pick<ApiDeps, 'stores' | 'temporal'> & { settings: Pick<ApiDeps['settings'], 'temporalIdPrefix'> };
@@ -39,11 +35,19 @@ export interface IntegrationStatus {
   connections: { total: number; by_auth_state: { ok: number; needs_reauthorization: number } };
   syncs: {
     total: number;
-    by_last_state: { SUCCESS: number; ERROR: number; RUNNING: number; NEVER_RUN: number };
-    paused: number;
-    /** Syncs whose schedule was read; the rest are not counted in `paused` (see MAX_SCHEDULES_DESCRIBED). */
+    /**
+     * SUCCESS, ERROR, NEVER_RUN: each sync by its last finished run. RUNNING: syncs running
+     * now, as Temporal counts them (a running sync is also counted by its last finished run);
+     * null when Temporal did not answer.
+     */
+    by_last_state: { SUCCESS: number; ERROR: number; RUNNING: number | null; NEVER_RUN: number };
+    /** Schedules paused (by Weft or in the Temporal UI), as Temporal counts them; null when it did not answer. */
+    paused: number | null;
+    /** Syncs the paused figure covers: all of them, or none when Temporal did not answer. */
     paused_checked: number;
     paused_complete: boolean;
+    /** Why RUNNING and paused are missing (Temporal out of reach or refusing the count); null when they are there. */
+    temporal_error: { code: string; message: string } | null;
   };
   latest_errors: StatusError[];
   last_hour: {
@@ -64,9 +68,13 @@ export interface IntegrationStatus {
 
 /**
  * `GET /integrations/:key/status`: the integration's connections, its syncs' last runs and
- * schedules, and its third-party calls of the last hour, all of this environment only. Every
- * read is by key (`_id` ranges and lookups): connections through their key aliases, syncs by
- * connection, the request log by the integration's time range.
+ * schedules, and its third-party calls of the last hour, all of this environment only. Its
+ * cost does not grow with the number of connections: the counts come from the integration's
+ * tally (a few documents, see store/integration-tallies.ts), the latest errors from the
+ * documents the tally names (at most `errors` of each kind, by `_id`), running and paused
+ * syncs from two counts in Temporal, the calls from the request log's time range. When
+ * Temporal does not answer, those two figures are null and `temporal_error` says why: the
+ * rest is still answered.
  */
 export async function integrationStatus(
   deps: StatusDeps,
@@ -76,38 +84,83 @@ export async function integrationStatus(
 ): Promise<IntegrationStatus> {
   await findIntegration(deps.stores, environment, providerConfigKey);
   const now = new Date();
-  const connections = await allConnections(deps, environment, providerConfigKey);
-  const syncsByConnection = await mapBounded(connections, CONCURRENCY, (c) => deps.stores.syncs.listForConnection(c._id));
-  const pairs = connections.flatMap((connection, i) => syncsByConnection[i].map((sync) => ({ connection, sync })));
-
-  const described = pairs.slice(0, MAX_SCHEDULES_DESCRIBED);
-  const schedules = await mapBounded(described, CONCURRENCY, ({ connection, sync }) =>
-    describeSyncSchedule(deps, connection, { name: sync.name, variant: sync.variant }),
-  );
-
-  const byLastState = { SUCCESS: 0, ERROR: 0, RUNNING: 0, NEVER_RUN: 0 };
-  for (const { sync } of pairs) byLastState[sync.last_run?.status ?? 'NEVER_RUN'] += 1;
-
+  const [tally, temporal, lastHour] = await Promise.all([
+    deps.stores.tallies.read(environment, providerConfigKey),
+    temporalFigures(deps, environment, providerConfigKey),
+    lastHourCalls(deps, environment, providerConfigKey, now),
+  ]);
+  const byLastState = { SUCCESS: 0, ERROR: 0, RUNNING: temporal.running, NEVER_RUN: 0 };
+  for (const s of tally.syncs) {
+    if (s.code === SYNC_SUCCESS) byLastState.SUCCESS += 1;
+    else if (s.code === SYNC_ERROR) byLastState.ERROR += 1;
+    else if (s.code === SYNC_NEVER_RUN) byLastState.NEVER_RUN += 1;
+  }
+  const ok = tally.connections.filter((c) => c.code === CONNECTION_OK).length;
   return {
     provider_config_key: providerConfigKey,
     generated_at: now.toISOString(),
-    connections: {
-      total: connections.length,
-      by_auth_state: {
-        ok: connections.filter((c) => c.auth_status === 'ok').length,
-        needs_reauthorization: connections.filter((c) => c.auth_status !== 'ok').length,
-      },
-    },
+    connections: { total: tally.connections.length, by_auth_state: { ok, needs_reauthorization: tally.connections.length - ok } },
     syncs: {
-      total: pairs.length,
+      total: tally.syncs.length,
       by_last_state: byLastState,
-      paused: schedules.filter((s) => s?.state.paused === true).length,
-      paused_checked: described.length,
-      paused_complete: described.length === pairs.length,
+      paused: temporal.paused,
+      paused_checked: temporal.paused === null ? 0 : tally.syncs.length,
+      paused_complete: temporal.paused !== null,
+      temporal_error: temporal.error,
     },
-    latest_errors: latestErrors(connections, pairs, opts.errors),
-    last_hour: await lastHourCalls(deps, environment, providerConfigKey, now),
+    latest_errors: await latestTallyErrors(deps, tally, opts.errors),
+    last_hour: lastHour,
   };
+}
+
+/** Running syncs and paused schedules, two counts; a failure of either is reported, never thrown. */
+async function temporalFigures(
+  deps: StatusDeps,
+  environment: string,
+  providerConfigKey: string,
+): Promise<{ running: number | null; paused: number | null; error: { code: string; message: string } | null }> {
+  const [running, paused] = await Promise.allSettled([
+    countRunningSyncs(deps, environment, providerConfigKey),
+    countPausedSchedules(deps, environment, providerConfigKey),
+  ]);
+  const failed = [running, paused].find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  return {
+    running: running.status === 'fulfilled' ? running.value : null,
+    paused: paused.status === 'fulfilled' ? paused.value : null,
+    error: failed ? temporalError(failed.reason) : null,
+  };
+}
+
+function temporalError(err: unknown): { code: string; message: string } {
+  const outage = outageOf(err);
+  if (outage) return { code: outage.code, message: outage.message };
+  // Anything else Temporal answered (a cancelled call, a server without the count): its words, without a stack.
+  const message = err instanceof Error ? err.message : String(err);
+  return { code: 'orchestrator_count_failed', message: `Temporal did not count running or paused syncs: ${message}` };
+}
+
+/**
+ * The newest auth and sync errors the tally names, read by `_id` (a few more than asked, in
+ * case some were mended since the tally was read), and shown as the documents say.
+ */
+async function latestTallyErrors(deps: StatusDeps, tally: { connections: TallyEntry[]; syncs: TallyEntry[] }, limit: number): Promise<StatusError[]> {
+  const newest = (entries: TallyEntry[]) =>
+    entries
+      .sort((a, b) => b.at - a.at)
+      .slice(0, limit + 5)
+      .map((e) => e.id);
+  const [connections, syncs] = await Promise.all([
+    deps.stores.connections.getManyById(newest(tally.connections.filter((c) => c.code !== CONNECTION_OK))),
+    deps.stores.syncs.getMany(newest(tally.syncs.filter((s) => s.code === SYNC_ERROR))),
+  ]);
+  const owners = new Map(connections.map((c) => [c._id, c]));
+  const missing = syncs.filter((s) => !owners.has(s.connection)).map((s) => s.connection);
+  for (const c of await deps.stores.connections.getManyById([...new Set(missing)])) owners.set(c._id, c);
+  const pairs = syncs.flatMap((sync) => {
+    const connection = owners.get(sync.connection);
+    return connection ? [{ connection, sync }] : [];
+  });
+  return latestErrors(connections, pairs, limit);
 }
 
 /** Auth and sync errors of these connections, newest first. */
@@ -173,18 +226,6 @@ export async function connectionListErrors(deps: Pick<ApiDeps, 'stores'>, connec
       message: e.message,
     }));
   });
-}
-
-/** Every connection of the integration, page by page in key order. */
-async function allConnections(deps: StatusDeps, environment: string, providerConfigKey: string): Promise<ConnectionDoc[]> {
-  const all: ConnectionDoc[] = [];
-  let after: string | null = null;
-  do {
-    const page = await deps.stores.connections.pageForIntegration(environment, providerConfigKey, { after, limit: CONNECTION_PAGE });
-    all.push(...page.connections);
-    after = page.next;
-  } while (after !== null);
-  return all;
 }
 
 /** The integration's request log of the hour before `now`: one `_id` range, read newest first in pages. */

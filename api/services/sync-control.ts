@@ -107,6 +107,29 @@ export function syncSearchAttributes(connection: ConnectionDoc, sel: SyncSelecto
   });
 }
 
+/** A string as a literal of Temporal's list filter. */
+export function filterLiteral(s: string): string {
+  return `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+}
+
+/**
+ * How many of the integration's syncs are running now: one count over Temporal's visibility
+ * (every sync run's workflow ID starts with the integration's prefix), which trails a start
+ * or an end by about a second.
+ */
+export async function countRunningSyncs(
+  deps: Pick<ApiDeps, 'temporal'> & { settings: Pick<ApiDeps['settings'], 'temporalIdPrefix'> },
+  environment: string,
+  providerConfigKey: string,
+): Promise<number> {
+  const prefix = `${[`${deps.settings.temporalIdPrefix}-sync`, environment, providerConfigKey].map(encodeURIComponent).join(':')}:`;
+  const { count } = await deps.temporal.workflowService.countWorkflowExecutions({
+    namespace: deps.temporal.options.namespace,
+    query: `WorkflowType = 'syncRun' AND ExecutionStatus = 'Running' AND WorkflowId STARTS_WITH ${filterLiteral(prefix)}`,
+  });
+  return Number(count ?? 0);
+}
+
 /** Whether Temporal is running this sync right now (the source of truth for RUNNING). */
 export async function isSyncRunning(
   deps: Pick<ApiDeps, 'temporal'> & { settings: Pick<ApiDeps['settings'], 'temporalIdPrefix'> },

@@ -1,4 +1,4 @@
-import { ScheduleAlreadyRunning, ScheduleNotFoundError, type ScheduleDescription, type ScheduleOptions } from '@temporalio/client';
+import { isGrpcServiceError, ScheduleAlreadyRunning, ScheduleNotFoundError, type ScheduleDescription, type ScheduleOptions } from '@temporalio/client';
 import type { ConnectionDoc } from '../../store/connections';
 import type { SyncDoc } from '../../store/syncs';
 import type { ScheduledSyncInput } from '../../activities/sync-contracts';
@@ -7,6 +7,7 @@ import {
   connectionSyncWorkflowId,
   DEFAULT_VARIANT,
   ensureSyncStates,
+  filterLiteral,
   startSyncRun,
   syncRunInput,
   syncSearchAttributes,
@@ -24,6 +25,25 @@ function syncScheduleId(deps: { settings: Pick<ApiDeps['settings'], 'temporalIdP
   return [`${deps.settings.temporalIdPrefix}-schedule`, connection.environment, connection.provider_config_key, connection.connection_id, sel.name, sel.variant]
     .map(encodeURIComponent)
     .join(':');
+}
+
+/**
+ * How many of the integration's sync schedules are paused, by Weft or by an operator in the
+ * Temporal UI: one count over Temporal's visibility (schedule IDs start with the
+ * integration's prefix; `TemporalSchedulePaused` is Temporal's own attribute), however many
+ * schedules there are. Visibility trails a pause by about a second.
+ */
+export async function countPausedSchedules(
+  deps: Pick<ApiDeps, 'temporal'> & { settings: Pick<ApiDeps['settings'], 'temporalIdPrefix'> },
+  environment: string,
+  providerConfigKey: string,
+): Promise<number> {
+  const prefix = `${[`${deps.settings.temporalIdPrefix}-schedule`, environment, providerConfigKey].map(encodeURIComponent).join(':')}:`;
+  const { count } = await deps.temporal.workflowService.countWorkflowExecutions({
+    namespace: deps.temporal.options.namespace,
+    query: `TemporalNamespaceDivision = 'TemporalScheduler' AND ScheduleId STARTS_WITH ${filterLiteral(prefix)} AND TemporalSchedulePaused = true`,
+  });
+  return Number(count ?? 0);
 }
 
 /** The sync's frequency in ms: the connection's override, else its definition's default. */
@@ -140,15 +160,18 @@ export async function setSyncScheduleFrequency(deps: ScheduleDeps, connection: C
 /**
  * A new connection's syncs: their state and one schedule each, running for syncs marked
  * auto-start (whose first run also starts right away, as in Nango), paused for the others.
+ * The schedule and the first run are independent Temporal calls (the schedule's first fire
+ * is one interval away, and a fire meeting the run joins it), so they go out together: on a
+ * dev server each takes ~200 ms, most of what creating a connection costs.
  */
 export async function startNewConnectionSyncs(deps: ApiDeps, connection: ConnectionDoc): Promise<void> {
   await ensureSyncStates(deps, connection);
   const syncs = deps.registry.get(connection.provider)?.syncs ?? [];
   await Promise.all(
-    syncs.map(async (s) => {
+    syncs.flatMap((s) => {
       const sel = { name: s.name, variant: DEFAULT_VARIANT };
-      await putSyncSchedule(deps, connection, sel, { paused: !s.autoStart, everyMs: parseFrequency(s.frequency) });
-      if (s.autoStart) await startSyncRun(deps, connection, sel);
+      const schedule = putSyncSchedule(deps, connection, sel, { paused: !s.autoStart, everyMs: parseFrequency(s.frequency) });
+      return s.autoStart ? [schedule, startSyncRun(deps, connection, sel)] : [schedule];
     }),
   );
 }
@@ -176,41 +199,94 @@ export interface ReconcileReport {
   created: number;
   updated: number;
   failed: number;
+  /** Temporal calls tried again after a transient error (cancelled, past its deadline, unavailable, busy). */
+  retried: number;
+  /** Schedules Temporal listed (null: the list failed, and each sync's schedule was described instead). */
+  listed: number | null;
+  ms: number;
+}
+
+/** gRPC codes a call may meet on a busy or restarting server, and succeed when tried again: CANCELLED, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, UNAVAILABLE. */
+const TRANSIENT_CODES = new Set([1, 4, 8, 14]);
+
+/** Whether a Temporal call's failure is one worth trying again (the client wraps the gRPC error in its own). */
+function isTransientTemporalError(err: unknown): boolean {
+  for (let e = err, depth = 0; e && typeof e === 'object' && depth < 5; e = (e as { cause?: unknown }).cause, depth += 1) {
+    if (isGrpcServiceError(e) && TRANSIENT_CODES.has((e as { code?: number }).code ?? -1)) return true;
+  }
+  return false;
+}
+
+/**
+ * `call`, tried again after a transient error, `attempts` times in all, waiting longer each
+ * time (with jitter, so that passes of several workers do not retry in step).
+ */
+async function withRetries<T>(call: () => Promise<T>, onRetry: () => void, attempts = 4, baseDelayMs = 250): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await call();
+    } catch (err) {
+      if (attempt >= attempts || !isTransientTemporalError(err)) throw err;
+      onRetry();
+      await new Promise((r) => setTimeout(r, baseDelayMs * 4 ** (attempt - 1) * (0.5 + Math.random())));
+    }
+  }
+}
+
+/** Every schedule of this deployment (its ID prefix) and its interval, as Temporal lists them: a call per 1,000. */
+async function listedIntervals(deps: ScheduleDeps): Promise<Map<string, number | undefined>> {
+  const out = new Map<string, number | undefined>();
+  const prefix = `${encodeURIComponent(`${deps.settings.temporalIdPrefix}-schedule`)}:`;
+  for await (const s of deps.temporal.schedule.list({ query: `ScheduleId STARTS_WITH ${filterLiteral(prefix)}`, pageSize: 1_000 })) {
+    out.set(s.scheduleId, s.spec?.intervals?.[0]?.every);
+  }
+  return out;
 }
 
 /**
  * Brings every sync's schedule in line with the code the worker runs, at worker start: a
  * schedule at a default frequency that changed in the sync's definition gets the new one
  * (a connection's override stays), and a sync without a schedule (a connection of an
- * earlier version) gets one, running if the sync is auto-start. Idempotent; several workers
- * doing it at once write the same values.
+ * earlier version) gets one, running if the sync is auto-start. What Temporal has is read in
+ * a few list calls, not a describe per schedule; only a sync the list shows at another
+ * interval or not at all is described.
+ * At most `concurrency` syncs at once; a transient Temporal error is tried again. Idempotent;
+ * several workers doing it at once write the same values.
  */
 export async function reconcileSyncSchedules(
   deps: ScheduleDeps & Pick<ApiDeps, 'stores'>,
-  opts: { concurrency?: number; onError?: (state: SyncDoc, err: unknown) => void } = {},
+  opts: { concurrency?: number; onError?: (state: SyncDoc, err: unknown) => void; retryDelayMs?: number } = {},
 ): Promise<ReconcileReport> {
-  const report: ReconcileReport = { checked: 0, created: 0, updated: 0, failed: 0 };
-  const connections = new Map<string, ConnectionDoc | null>();
+  const started = Date.now();
+  const report: ReconcileReport = { checked: 0, created: 0, updated: 0, failed: 0, retried: 0, listed: null, ms: 0 };
+  const retrying = <T>(call: () => Promise<T>) => withRetries(call, () => report.retried++, 4, opts.retryDelayMs);
+  const listed = await retrying(() => listedIntervals(deps)).catch(() => null);
+  report.listed = listed?.size ?? null;
+  const connections = new Map<string, Promise<ConnectionDoc | null>>();
   const reconcileOne = async (state: SyncDoc) => {
-    if (!connections.has(state.connection)) connections.set(state.connection, await deps.stores.connections.getById(state.connection));
-    const connection = connections.get(state.connection);
+    if (!connections.has(state.connection)) connections.set(state.connection, deps.stores.connections.getById(state.connection));
+    const connection = await connections.get(state.connection);
     const def = connection ? deps.registry.getSync(connection.provider, state.name) : undefined;
     if (!connection || !def) return;
     report.checked++;
     const sel = { name: state.name, variant: state.variant };
     const everyMs = effectiveFrequencyMs(deps, connection, state.name, state.frequency);
-    const desc = await describeSyncSchedule(deps, connection, sel);
+    const id = syncScheduleId(deps, connection, sel);
+    // Listed at the right interval: nothing to do. Otherwise the description decides (the
+    // list trails changes by a moment, and may not show a schedule made just now).
+    if (listed?.has(id) && listed.get(id) === everyMs) return;
+    const desc = await retrying(() => describeSyncSchedule(deps, connection, sel));
     if (!desc) {
-      await putSyncSchedule(deps, connection, sel, { paused: !def.autoStart, everyMs });
+      await retrying(() => putSyncSchedule(deps, connection, sel, { paused: !def.autoStart, everyMs }));
       report.created++;
     } else if (desc.spec.intervals?.[0]?.every !== everyMs) {
-      await setSyncScheduleFrequency(deps, connection, sel, everyMs);
+      await retrying(() => setSyncScheduleFrequency(deps, connection, sel, everyMs));
       report.updated++;
     }
   };
   const inFlight = new Set<Promise<void>>();
   for await (const state of deps.stores.syncs.all()) {
-    // One sync that fails (Temporal briefly out of reach) does not stop the others; the next worker start retries it.
+    // One sync that still fails (Temporal out of reach) does not stop the others; the next worker start retries it.
     const p = reconcileOne(state)
       .catch((err: unknown) => {
         report.failed++;
@@ -218,8 +294,9 @@ export async function reconcileSyncSchedules(
       })
       .finally(() => inFlight.delete(p));
     inFlight.add(p);
-    if (inFlight.size >= (opts.concurrency ?? 10)) await Promise.race(inFlight);
+    if (inFlight.size >= (opts.concurrency ?? 8)) await Promise.race(inFlight);
   }
   await Promise.all(inFlight);
+  report.ms = Date.now() - started;
   return report;
 }

@@ -13,6 +13,7 @@ import { startWebhookDispatcher, type WebhookDispatcher } from '../../webhooks/d
 import { coreWebhookDelivery } from '../webhook-delivery';
 import { createWebhookDeliveryActivities } from '../../activities/webhook-delivery';
 import { reconcileSyncSchedules } from '../../api/services/sync-schedules';
+import { rebuildTallies } from '../../store/integration-tallies';
 import { applySyncOperation } from '../../api/services/sync-operations';
 import type { SyncControlDeps } from '../../api/services/sync-control';
 import { createSyncFanOutActivities } from '../../activities/sync-fan-out';
@@ -132,8 +133,10 @@ export async function buildWorkers(core: Core, opts: { logger?: Logger } = {}): 
 /**
  * Every sync's schedule brought in line with this worker's code (a changed default
  * frequency, a connection of an earlier version without schedules), in the background
- * while the worker already runs. Never fails the worker: what fails is logged and retried
- * at the next start.
+ * while the worker already runs; then the integrations' tallies (what their status counts)
+ * repaired from the documents. Never fails the worker: what fails is logged and retried at
+ * the next start. The report line counts what was checked, created, updated, retried and
+ * failed.
  */
 async function reconcileSchedules(core: Core, logger: Logger): Promise<void> {
   try {
@@ -143,6 +146,13 @@ async function reconcileSchedules(core: Core, logger: Logger): Promise<void> {
     logger.info(report, 'sync schedules reconciled');
   } catch (err) {
     logger.warn({ err }, 'sync schedule reconcile pass stopped');
+  }
+  try {
+    const started = Date.now();
+    const tallies = await rebuildTallies(core.stores.db, core.stores.tallies);
+    logger.info({ ...tallies, ms: Date.now() - started }, 'integration tallies rebuilt');
+  } catch (err) {
+    logger.warn({ err }, 'integration tally rebuild stopped');
   }
 }
 

@@ -5466,12 +5466,16 @@ export interface operations {
                 by_last_state: {
                   ERROR: number;
                   NEVER_RUN: number;
-                  RUNNING: number;
+                  RUNNING: number | null;
                   SUCCESS: number;
                 };
-                paused: number;
+                paused: number | null;
                 paused_checked: number;
                 paused_complete: boolean;
+                temporal_error: {
+                  code: string;
+                  message: string;
+                } | null;
                 total: number;
               };
             };

@@ -1,6 +1,11 @@
+import { randomUUID } from 'node:crypto';
+import { sealedAt } from '../../auth/credential-cipher';
+import { recordFilters } from '../support/command-filters';
 import { startWeftStack, createLumaIntegration, type WeftStack } from '../support/weft-stack';
 
 const API_KEY = 'sandbox-luma-api-key';
+/** prod's connection is another Luma account: a provider's budget is its account's, whatever the environment. */
+const PROD_API_KEY = 'sandbox-luma-api-key-prod';
 const LATENCY_MS = 25;
 
 /**
@@ -16,7 +21,11 @@ describe('integration status (real Temporal dev server)', () => {
 
   async function connect(connectionId: string, key = stack.keys.dev, environment = 'dev') {
     const res = await stack.clientWithKey(key).POST('/connections', {
-      body: { provider_config_key: 'luma', connection_id: connectionId, credentials: { type: 'API_KEY', apiKey: API_KEY } },
+      body: {
+        provider_config_key: 'luma',
+        connection_id: connectionId,
+        credentials: { type: 'API_KEY', apiKey: environment === 'prod' ? PROD_API_KEY : API_KEY },
+      },
     });
     expect(res.response.status).toBe(201);
     await stack.waitForSync(connectionId, 'list-events', { environment });
@@ -38,7 +47,10 @@ describe('integration status (real Temporal dev server)', () => {
   }
 
   beforeAll(async () => {
-    stack = await startWeftStack({ luma: { seed: 11, eventCount: 120, latencyMs: LATENCY_MS }, temporalCallTimeoutMs: 10_000 });
+    stack = await startWeftStack({
+      luma: { seed: 11, eventCount: 120, latencyMs: LATENCY_MS, apiKeys: [API_KEY, PROD_API_KEY] },
+      temporalCallTimeoutMs: 10_000,
+    });
     // dev: a tight request budget, so the sync's pages wait for it (rate-limit waits in the figures).
     await createLumaIntegration(stack, { rate_limit: { requests: 1, window_ms: 1_000 } });
     await createLumaIntegration(stack, { key: stack.keys.prod });
@@ -73,6 +85,7 @@ describe('integration status (real Temporal dev server)', () => {
       paused: 1,
       paused_checked: 3,
       paused_complete: true,
+      temporal_error: null,
     });
 
     // Every request Luma received for dev (connect checks, sync pages, the refused ones), none of prod's.
@@ -155,5 +168,101 @@ describe('integration status (real Temporal dev server)', () => {
     const one = await stack.client.GET('/connections', { params: { query: { connectionId: 'fail-1' } } });
     expect(one.data?.connections[0].errors).toEqual(errors);
     expect(JSON.stringify(res.data)).not.toContain(API_KEY);
+  });
+
+  /** The Temporal calls of the stack's client (the in-process API's) while `fn` runs, by method. */
+  async function temporalCalls(fn: () => Promise<void>): Promise<Record<string, number>> {
+    const service = stack.temporal.workflowService as unknown as Record<string, (...args: unknown[]) => unknown>;
+    const counts: Record<string, number> = {};
+    const originals = Object.entries(service).filter(([, f]) => typeof f === 'function');
+    for (const [name, original] of originals) {
+      service[name] = (...args: unknown[]) => {
+        counts[name] = (counts[name] ?? 0) + 1;
+        return original.apply(service, args);
+      };
+    }
+    try {
+      await fn();
+    } finally {
+      for (const [name, original] of originals) service[name] = original;
+    }
+    return counts;
+  }
+
+  /** Connections as an import would store them (the stores' own path, without schedules): they count like any other. */
+  async function storeConnections(n: number, prefix: string) {
+    for (let i = 0; i < n; i++) {
+      const _id = randomUUID();
+      const connection = await stack.core.stores.connections.create({
+        _id,
+        environment: 'dev',
+        provider_config_key: 'luma',
+        provider: 'luma',
+        connection_id: `${prefix}-${i}`,
+        auth_mode: 'API_KEY',
+        credentials_encrypted: stack.core.cipher.seal({ type: 'API_KEY', apiKey: API_KEY }, sealedAt.connectionCredentials({ _id, environment: 'dev' })),
+        connection_config: {},
+        metadata: {},
+        tags: {},
+      });
+      await stack.core.stores.syncs.ensure({
+        environment: 'dev',
+        connection: connection._id,
+        connection_id: connection.connection_id,
+        provider_config_key: 'luma',
+        name: 'list-events',
+        variant: 'base',
+      });
+    }
+  }
+
+  test('the status costs the same database reads and two Temporal counts, however many connections; deletes count out', async () => {
+    async function measured() {
+      const db = recordFilters(stack.core.mongo);
+      let s!: Awaited<ReturnType<typeof status>>;
+      const calls = await temporalCalls(async () => {
+        s = await status();
+      }).finally(() => db.stop());
+      // What the status itself reads (the key check and the API's rate limit are every request's, and cached).
+      const own = db.commands.filter((c) => !/^(environment|api_rate)/.test(c.collection));
+      return { s, commands: own.map((c) => `${c.command} ${c.collection}`).sort(), calls };
+    }
+    const before = await measured();
+    expect(before.s.connections.total).toBe(3);
+    // Running and paused syncs: one count each, never a call per connection or schedule.
+    expect(before.calls).toEqual({ countWorkflowExecutions: 2 });
+
+    await storeConnections(25, 'bulk');
+    const after = await measured();
+    expect(after.s.connections).toEqual({ total: 28, by_auth_state: { ok: 27, needs_reauthorization: 1 } });
+    expect(after.s.syncs).toMatchObject({ total: 28, by_last_state: { SUCCESS: 2, ERROR: 1, NEVER_RUN: 25 }, paused: 1, temporal_error: null });
+    expect(after.calls).toEqual({ countWorkflowExecutions: 2 });
+    // The same reads, not one more per connection (the request log's are the hour's, not the connections').
+    expect(after.commands).toEqual(before.commands);
+    expect(after.s.latest_errors).toEqual(before.s.latest_errors);
+
+    // A deleted connection leaves the figures (the API's delete: its syncs' entries too).
+    const deleted = await stack.api('DELETE', '/connections/bulk-0?provider_config_key=luma');
+    expect(deleted.status).toBe(200);
+    expect((await status()).syncs).toMatchObject({ total: 27, by_last_state: { NEVER_RUN: 24 } });
+    expect((await status()).connections.total).toBe(27);
+  });
+
+  test('a schedule paused in the Temporal UI counts as paused (Temporal counts it, a moment later)', async () => {
+    const id = [`${stack.temporalIdPrefix}-schedule`, 'dev', 'luma', 'ok-1', 'list-events', 'base'].map(encodeURIComponent).join(':');
+    const paused = async (want: number) => {
+      for (const deadline = Date.now() + 15_000; ;) {
+        const s = await status();
+        if (s.syncs.paused === want || Date.now() > deadline) return s.syncs.paused;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    };
+    await stack.temporal.schedule.getHandle(id).pause('operator');
+    try {
+      expect(await paused(2)).toBe(2);
+    } finally {
+      await stack.temporal.schedule.getHandle(id).unpause();
+    }
+    expect(await paused(1)).toBe(1);
   });
 });

@@ -217,7 +217,8 @@ describe('sync schedules (real Temporal dev server)', () => {
       const scheduledRun = await stack.temporal.workflow.getHandle(fixedId).describe();
       expect(scheduledRun.status.name).toBe('RUNNING');
       expect(scheduledRun.parentExecution).toBeDefined();
-      expect((await status('sched-3'))[0].status).toBe('RUNNING');
+      // The status reads RUNNING from the sync's state, set when the run's first activity starts (a moment after the workflow).
+      expect(await waitUntil(async () => (await status('sched-3'))[0].status === 'RUNNING' && 'RUNNING')).toBe('RUNNING');
       const trigger = await stack.client.POST('/sync/trigger', { body: { provider_config_key: 'luma', connection_id: 'sched-3', syncs: ['list-events'] } });
       expect(trigger.response.status).toBe(200);
       expect((await stack.temporal.workflow.getHandle(fixedId).describe()).runId).toBe(scheduledRun.runId);

@@ -1,5 +1,6 @@
 import { createLumaIntegration, createOneDriveIntegration, connectOneDrive, readAllRecords, startWeftStack, type WeftStack } from '../support/weft-stack';
 import { syncWorkflowId } from '../../api/services/sync-control';
+import { reconcileSyncSchedules } from '../../api/services/sync-schedules';
 import { startWebhookReceiver } from '../support/webhook-receiver';
 import { startRestartableServers, type RestartableServers } from './servers';
 
@@ -240,8 +241,33 @@ describe('outages of MongoDB and Temporal', () => {
     expect(down).toMatchObject({ status: 503, body: { status: 'unavailable', database: 'ok', orchestrator: 'unavailable' } });
     expect(down.ms).toBeLessThanOrEqual(OUTAGE_ANSWER_MS);
     expect(await health('/health')).toMatchObject({ status: 200, body: { status: 'ok' } });
+    // The integration status answers what the database knows, and says what Temporal could not count.
+    const status = await timed('GET', '/integrations/luma/status');
+    expect(status.status).toBe(200);
+    expect(status.ms).toBeLessThanOrEqual(OUTAGE_ANSWER_MS);
+    expect(status.body.data.connections.total).toBeGreaterThanOrEqual(2);
+    expect(status.body.data.syncs).toMatchObject({
+      paused: null,
+      paused_complete: false,
+      by_last_state: { RUNNING: null },
+      temporal_error: { code: 'orchestrator_unavailable', message: expect.any(String) },
+    });
 
+    // A worker starting now: its schedule reconcile meets Temporal away, retries, and ends once it is back.
+    const reconciling = reconcileSyncSchedules(
+      {
+        temporal: stack.temporal,
+        registry: stack.core.registry,
+        stores: stack.core.stores,
+        settings: { temporalIdPrefix: stack.temporalIdPrefix, syncTaskQueue: stack.taskQueue, heartbeatTimeoutMs: 10_000 },
+      },
+      { retryDelayMs: 1_500 },
+    );
     await servers.startTemporal();
+    const reconciled = await reconciling;
+    expect(reconciled.retried).toBeGreaterThan(0);
+    expect(reconciled).toMatchObject({ failed: 0 });
+    expect(reconciled.checked).toBeGreaterThanOrEqual(2);
 
     const trigger = await until(
       () => timed('POST', '/sync/trigger', { body: { provider_config_key: 'luma', connection_id: 'user-1', syncs: ['list-events'] } }),
