@@ -57,7 +57,10 @@ export interface SyncRunError {
 }
 
 export interface FailSyncRunInput extends SyncRunInput {
-  run: StartedSyncRun;
+  /** The run as startSyncRun opened it (histories of three activities) ... */
+  run?: StartedSyncRun;
+  /** ... or its id alone (performSyncRun's runs, which open it inside the activity). */
+  runId?: string;
   error: SyncRunError;
 }
 

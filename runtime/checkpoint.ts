@@ -15,6 +15,8 @@ export interface AttemptCheckpoint {
   savedRecords: number;
   /** Models the run declared with ctx.trackDeletes (kept so a resumed attempt still knows). */
   trackDeletes?: string[];
+  /** The integration's exec finished: an attempt retried after this only ends the run. */
+  execDone?: boolean;
 }
 
 /** A listing an earlier attempt completed, with what its last page said besides items. */
@@ -33,7 +35,13 @@ export function readCheckpoint(details: unknown): AttemptCheckpoint {
   const pages: AttemptCheckpoint['pages'] = {};
   // Checkpoints written before listings kept their end said just 'done'.
   for (const [key, state] of Object.entries(c.pages)) pages[key] = (state as unknown) === 'done' ? { type: 'done', end: {} } : state;
-  return { version: 1, pages, savedRecords: c.savedRecords ?? 0, trackDeletes: [...(c.trackDeletes ?? [])] };
+  return {
+    version: 1,
+    pages,
+    savedRecords: c.savedRecords ?? 0,
+    trackDeletes: [...(c.trackDeletes ?? [])],
+    ...(c.execDone === true ? { execDone: true } : {}),
+  };
 }
 
 /** Identifies a listing by what it asks for, so the same call in the next attempt finds its state. */

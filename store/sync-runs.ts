@@ -46,11 +46,12 @@ export class SyncRunStore {
     return this.col.findOne({ _id: id });
   }
 
+  /** Records the run's end; the run as it now stands (null if it was never started). */
   async finish(
     id: string,
     outcome: { status: 'SUCCESS'; result: ModelCounts } | { status: 'ERROR'; error: { code: string; message: string; detail?: unknown } },
-  ): Promise<void> {
-    await this.col.updateOne(
+  ): Promise<SyncRunDoc | null> {
+    return this.col.findOneAndUpdate(
       { _id: id },
       {
         $set: {
@@ -60,6 +61,7 @@ export class SyncRunStore {
           error: outcome.status === 'ERROR' ? outcome.error : null,
         },
       },
+      { returnDocument: 'after' },
     );
   }
 }

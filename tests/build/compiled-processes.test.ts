@@ -153,7 +153,7 @@ describe('the production build', () => {
     const workflow = spans.find((s) => s.service === 'weft-worker' && s.name === 'RunWorkflow:syncRun');
     expect(workflow).toBeDefined();
     const activities = spans.filter((s) => s.name.startsWith('RunActivity:') && s.traceId === workflow!.traceId);
-    expect(activities.map((s) => s.name)).toEqual(expect.arrayContaining(['RunActivity:runSync']));
+    expect(activities.map((s) => s.name)).toEqual(expect.arrayContaining(['RunActivity:performSyncRun']));
     for (const a of activities) expect(isUnder(spans, a, workflow!)).toBe(true);
     // Its provider calls are in the same trace.
     expect(spans.filter((s) => s.traceId === workflow!.traceId && attr(s, 'weft.provider') === 'luma').length).toBeGreaterThan(0);

@@ -98,7 +98,7 @@ describe('OpenTelemetry: traces and metrics over OTLP/HTTP', () => {
     const names = trace.map((s) => s.name);
     expect(names).toEqual(expect.arrayContaining([expect.stringMatching(/^StartWorkflow:syncRun/), expect.stringMatching(/^RunWorkflow:syncRun/)]));
     const activities = trace.filter((s) => s.name.startsWith('RunActivity:'));
-    expect(activities.map((s) => s.name)).toEqual(expect.arrayContaining(['RunActivity:finishSyncRun']));
+    expect(activities.map((s) => s.name)).toEqual(expect.arrayContaining(['RunActivity:performSyncRun']));
     const providerCalls = trace.filter((s) => attr(s, 'weft.provider') === 'luma');
     // Every Luma request of the run (120 events: more than one page) has its span in the trigger's trace.
     expect(runCalls).toBeGreaterThanOrEqual(2);
@@ -106,8 +106,8 @@ describe('OpenTelemetry: traces and metrics over OTLP/HTTP', () => {
     for (const s of [...activities, ...providerCalls]) expect(isUnder(s, request!)).toBe(true);
     // The sync's span and its provider calls say what they are about (the activity's scope).
     const scope = { 'weft.environment': 'dev', 'weft.integration': 'luma', 'weft.connection_id': 'otel-1', 'weft.sync': 'list-events' };
-    const runSync = activities.find((s) => s.name === 'RunActivity:runSync');
-    for (const s of [runSync!, ...providerCalls]) for (const [key, value] of Object.entries(scope)) expect([key, attr(s, key)]).toEqual([key, value]);
+    const runActivity = activities.find((s) => s.name === 'RunActivity:performSyncRun');
+    for (const s of [runActivity!, ...providerCalls]) for (const [key, value] of Object.entries(scope)) expect([key, attr(s, key)]).toEqual([key, value]);
     for (const s of providerCalls) {
       expect(attr(s, 'weft.operation')).toBe('request');
       expect(attr(s, 'http.request.method')).toBe('GET');

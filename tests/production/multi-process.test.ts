@@ -368,12 +368,12 @@ describe('several weft api and weft worker processes on one Temporal and one dat
       timing('rolling_restart_done');
 
       // SIGKILL: a worker that is running a sync's activity right now.
-      // A run's sync activity heartbeats, so Temporal notices its worker is gone within the
-      // heartbeat timeout and retries it elsewhere. The bookkeeping activities around it do not:
-      // one that dies with its worker is retried only after its start-to-close timeout (ten
-      // minutes for startSyncRun, workflows/sync-run.ts). So the kill aims at a moment when the
-      // victim runs sync activities and nothing else, and if one of those started meanwhile
-      // anyway, the wait for the runs to end allows for its timeout.
+      // A run's activity heartbeats, so Temporal notices its worker is gone within the
+      // heartbeat timeout and retries it elsewhere. A failed run's bookkeeping activity does
+      // not: one that dies with its worker is retried only after its start-to-close timeout
+      // (ten minutes, workflows/sync-run.ts). So the kill aims at a moment when the victim
+      // runs sync runs and nothing else, and if such an activity started meanwhile anyway,
+      // the wait for the runs to end allows for its timeout.
       const victim = await waitUntil(
         'a worker running a sync activity and nothing else',
         120_000,
@@ -381,7 +381,7 @@ describe('several weft api and weft worker processes on one Temporal and one dat
           const running = await activitiesByWorker();
           const i = workers.findIndex((w) => {
             const mine = running.get(w.p.pid) ?? [];
-            return mine.length > 0 && mine.every((a) => a.type === 'runSync');
+            return mine.length > 0 && mine.every((a) => a.type === 'performSyncRun');
           });
           return i === -1 ? undefined : i;
         },

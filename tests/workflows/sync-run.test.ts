@@ -5,7 +5,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
 import { withActivityFailures } from '../../activities/failures';
 import type { SyncActivities } from '../../activities/sync-activities';
-import type { FailSyncRunInput, RunSyncInput, StartedSyncRun, SyncRunInput, SyncRunSummary } from '../../activities/sync-contracts';
+import type { FailSyncRunInput, SyncRunInput, SyncRunSummary } from '../../activities/sync-contracts';
 import { WeftError } from '../../common/errors';
 import { ProviderAuthError, RateLimitedError } from '../../runtime/errors';
 import { syncRun } from '../../workflows';
@@ -37,20 +37,15 @@ interface Calls {
   finished: number;
 }
 
-/** The bookkeeping activities as plain functions, plus the given runSync; wrapped as Weft wraps them. */
-function activitiesWith(env: TestWorkflowEnvironment, runSync: (input: RunSyncInput, attempt: number) => Promise<void>, calls: Calls): Partial<SyncActivities> {
-  const run: StartedSyncRun = { runId: 'run-1', startedAt: new Date(0).toISOString(), lastSyncDate: null, type: 'INITIAL', syncType: 'full' };
+/** The run's activity as a plain function around the given exec, and the failure's bookkeeping; wrapped as Weft wraps them. */
+function activitiesWith(env: TestWorkflowEnvironment, exec: (input: SyncRunInput, attempt: number) => Promise<void>, calls: Calls): Partial<SyncActivities> {
   return withActivityFailures({
-    startSyncRun: async () => run,
-    runSync: async (i: RunSyncInput) => {
+    performSyncRun: async (i: SyncRunInput & { runId: string }): Promise<SyncRunSummary> => {
       calls.runSyncAt.push(await env.currentTimeMs());
       const { attempt } = Context.current().info;
-      await runSync(i, attempt);
-      return { savedRecords: 3, trackDeletes: [] };
-    },
-    finishSyncRun: async (): Promise<SyncRunSummary> => {
+      await exec(i, attempt);
       calls.finished++;
-      return { runId: run.runId, type: 'INITIAL', result: { Issue: { added: 3, updated: 0, deleted: 0 } }, recordCount: { Issue: 3 }, changed: true };
+      return { runId: i.runId, type: 'INITIAL', result: { Issue: { added: 3, updated: 0, deleted: 0 } }, recordCount: { Issue: 3 }, changed: true };
     },
     failSyncRun: async (i: FailSyncRunInput) => {
       calls.failed.push(i);
@@ -73,7 +68,7 @@ describe('syncRun on the time-skipping test server', () => {
     return worker.runUntil(env.client.workflow.execute(syncRun, { workflowId: id, taskQueue: worker.options.taskQueue, args: [input] }));
   }
 
-  test('a sync that waits out a one-hour rate-limit reset finishes in seconds of wall time', async () => {
+  test("a sync that meets a one-hour rate-limit reset waits it out on Temporal's timer (the test server skips it), then finishes", async () => {
     const calls: Calls = { runSyncAt: [], failed: [], finished: 0 };
     const worker = await createTestWorker(
       env,
@@ -86,15 +81,12 @@ describe('syncRun on the time-skipping test server', () => {
         calls,
       ),
     );
-    const wallStart = Date.now();
     const summary = await runWith(worker, 'sync-rate-limited');
-    const wallMs = Date.now() - wallStart;
 
     expect(summary.recordCount).toEqual({ Issue: 3 });
     expect(calls.runSyncAt).toHaveLength(2);
     // The second attempt waited the provider's hour (nextRetryDelay), not the policy's 2 s backoff.
     expect(calls.runSyncAt[1]! - calls.runSyncAt[0]!).toBeGreaterThanOrEqual(HOUR_MS);
-    expect(wallMs).toBeLessThan(10_000);
     const { startTime, closeTime } = await env.client.workflow.getHandle('sync-rate-limited').describe();
     expect(closeTime!.getTime() - startTime.getTime()).toBeGreaterThanOrEqual(HOUR_MS);
     expect(calls.failed).toEqual([]);
