@@ -228,42 +228,150 @@ export async function connectionListErrors(deps: Pick<ApiDeps, 'stores'>, connec
   });
 }
 
-/** The integration's request log of the hour before `now`: one `_id` range, read newest first in pages. */
+/** The hour's calls are summed per slice of this long; the hour's older edge is counted to one slice. */
+const SLICE_MS = 10_000;
+/** Each request reads again this far back: entries are written in batches, a moment after their call. */
+const LATE_WRITE_MS = 5_000;
+/** Integrations whose hour this process keeps (the least recently asked for goes first). */
+const MAX_HOURS_KEPT = 200;
+
+/** Sums of the calls of one slice; latencies as counts per bucket of ~5 %. */
+interface Slice {
+  requests: number;
+  errors: number;
+  rateLimited: number;
+  waits: number;
+  waitMs: number;
+  latency: Map<number, number>;
+}
+
+/** One integration's hour as this process last read it. */
+interface Hour {
+  slices: Map<number, Slice>;
+  /** Entries up to this time are summed. */
+  readTo: number;
+  /** Ids of the summed entries of the last LATE_WRITE_MS before `readTo` (read again, not summed twice). */
+  recent: Set<string>;
+  /** Entries before this were past MAX_LOG_ENTRIES when the hour was first read: not summed. */
+  coveredFrom: number;
+}
+
+const hours = new Map<string, Hour>();
+
+/**
+ * The integration's calls of the hour before `now`, from the request log's time range of the
+ * integration. The first request of this process for an integration reads the hour (newest
+ * first, at most MAX_LOG_ENTRIES); later ones read only what was logged since the last (and
+ * the LATE_WRITE_MS before it, for entries written late), and keep per-slice sums: a status
+ * polled every few seconds costs the calls made meanwhile, not the hour's. An entry written
+ * more than LATE_WRITE_MS after its call, after this process last read past it, is not counted
+ * here (the log and GET /logs have it).
+ */
 async function lastHourCalls(deps: StatusDeps, environment: string, integration: string, now: Date): Promise<IntegrationStatus['last_hour']> {
-  const from = new Date(now.getTime() - HOUR_MS);
-  const entries: RequestLogEntry[] = [];
-  let cursor: string | undefined;
-  let complete = true;
-  for (;;) {
-    const page = await deps.stores.requestLogs.range({ environment, integration, from, to: now, cursor, limit: LOG_PAGE, direction: 'desc' });
-    entries.push(...page.entries);
-    if (page.nextCursor === null) break;
-    if (entries.length >= MAX_LOG_ENTRIES) {
-      complete = false;
-      break;
-    }
-    cursor = page.nextCursor;
+  // The database's name too: one process may serve several (the tests' stacks do).
+  const key = [deps.stores.db.databaseName, environment, integration].join('\n');
+  const from = now.getTime() - HOUR_MS;
+  let hour = hours.get(key);
+  hours.delete(key);
+  if (hour && hour.readTo >= from) {
+    const known = hour;
+    const read = await readLog(deps, environment, integration, new Date(known.readTo - LATE_WRITE_MS), now);
+    if (read.complete)
+      addEntries(
+        known,
+        read.entries.filter((e) => !known.recent.has(e.id)),
+        now.getTime(),
+        read.entries,
+      );
+    // More than MAX_LOG_ENTRIES since the last read: the hour is read afresh.
+    else hour = undefined;
+  } else hour = undefined;
+  if (!hour) {
+    hour = { slices: new Map(), readTo: from, recent: new Set(), coveredFrom: from };
+    const read = await readLog(deps, environment, integration, new Date(from), now);
+    if (!read.complete) hour.coveredFrom = read.entries.length ? read.entries[read.entries.length - 1].at.getTime() : from;
+    addEntries(hour, read.entries, now.getTime());
   }
-  const failed = entries.filter((e) => e.status === null || e.status >= 400 || e.error !== null).length;
-  const durations = entries.map((e) => e.duration_ms).sort((a, b) => a - b);
-  const waits = entries.filter((e) => e.rate_limit_wait_ms > 0);
+  for (const start of hour.slices.keys()) if (start + SLICE_MS <= from) hour.slices.delete(start);
+  hours.set(key, hour);
+  if (hours.size > MAX_HOURS_KEPT) hours.delete(hours.keys().next().value as string);
+
+  const total: Slice = { requests: 0, errors: 0, rateLimited: 0, waits: 0, waitMs: 0, latency: new Map() };
+  for (const slice of hour.slices.values()) {
+    total.requests += slice.requests;
+    total.errors += slice.errors;
+    total.rateLimited += slice.rateLimited;
+    total.waits += slice.waits;
+    total.waitMs += slice.waitMs;
+    for (const [bucket, n] of slice.latency) total.latency.set(bucket, (total.latency.get(bucket) ?? 0) + n);
+  }
+  const complete = hour.coveredFrom <= from;
   return {
-    from: (complete || entries.length === 0 ? from : entries[entries.length - 1].at).toISOString(),
+    from: new Date(complete ? from : hour.coveredFrom).toISOString(),
     to: now.toISOString(),
-    requests: entries.length,
-    errors: failed,
-    error_rate: entries.length === 0 ? 0 : failed / entries.length,
-    latency_ms: { p50: percentile(durations, 0.5), p95: percentile(durations, 0.95) },
-    rate_limit_waits: { count: waits.length, total_ms: waits.reduce((sum, e) => sum + e.rate_limit_wait_ms, 0) },
-    rate_limited: entries.filter((e) => e.status === 429).length,
+    requests: total.requests,
+    errors: total.errors,
+    error_rate: total.requests === 0 ? 0 : total.errors / total.requests,
+    latency_ms: { p50: latencyPercentile(total.latency, total.requests, 0.5), p95: latencyPercentile(total.latency, total.requests, 0.95) },
+    rate_limit_waits: { count: total.waits, total_ms: total.waitMs },
+    rate_limited: total.rateLimited,
     complete,
   };
 }
 
-/** Nearest-rank percentile of sorted values (null when there are none). */
-function percentile(sorted: number[], p: number): number | null {
-  if (sorted.length === 0) return null;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))];
+/** Entries logged in [from, to], newest first, at most MAX_LOG_ENTRIES. */
+async function readLog(
+  deps: StatusDeps,
+  environment: string,
+  integration: string,
+  from: Date,
+  to: Date,
+): Promise<{ entries: RequestLogEntry[]; complete: boolean }> {
+  const entries: RequestLogEntry[] = [];
+  let cursor: string | undefined;
+  for (;;) {
+    const page = await deps.stores.requestLogs.range({ environment, integration, from, to, cursor, limit: LOG_PAGE, direction: 'desc' });
+    entries.push(...page.entries);
+    if (page.nextCursor === null) return { entries, complete: true };
+    if (entries.length >= MAX_LOG_ENTRIES) return { entries, complete: false };
+    cursor = page.nextCursor;
+  }
+}
+
+/** Sums `entries` into their slices; `read` (all the read returned) gives the ids to remember for the next read's overlap. */
+function addEntries(hour: Hour, entries: RequestLogEntry[], readTo: number, read: RequestLogEntry[] = entries): void {
+  for (const e of entries) {
+    const start = Math.floor(e.at.getTime() / SLICE_MS) * SLICE_MS;
+    let slice = hour.slices.get(start);
+    if (!slice) hour.slices.set(start, (slice = { requests: 0, errors: 0, rateLimited: 0, waits: 0, waitMs: 0, latency: new Map() }));
+    slice.requests += 1;
+    if (e.status === null || e.status >= 400 || e.error !== null) slice.errors += 1;
+    if (e.status === 429) slice.rateLimited += 1;
+    if (e.rate_limit_wait_ms > 0) {
+      slice.waits += 1;
+      slice.waitMs += e.rate_limit_wait_ms;
+    }
+    const bucket = latencyBucket(e.duration_ms);
+    slice.latency.set(bucket, (slice.latency.get(bucket) ?? 0) + 1);
+  }
+  hour.readTo = readTo;
+  hour.recent = new Set(read.filter((e) => e.at.getTime() > readTo - LATE_WRITE_MS).map((e) => e.id));
+}
+
+/** Latency buckets 5 % wide: a percentile is its bucket's upper bound, at most 5 % (and 1 ms) above the exact one. */
+function latencyBucket(ms: number): number {
+  return Math.ceil(Math.log1p(Math.max(0, ms)) / Math.log(1.05));
+}
+
+function latencyPercentile(buckets: Map<number, number>, count: number, p: number): number | null {
+  if (count === 0) return null;
+  const rank = Math.min(count, Math.max(1, Math.ceil(p * count)));
+  let seen = 0;
+  for (const bucket of [...buckets.keys()].sort((a, b) => a - b)) {
+    seen += buckets.get(bucket)!;
+    if (seen >= rank) return Math.round(Math.expm1(bucket * Math.log(1.05)));
+  }
+  return null;
 }
 
 /** `fn` over `items` with at most `limit` calls in flight, results in input order. */
