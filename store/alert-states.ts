@@ -79,6 +79,14 @@ export class AlertStateStore {
     return doc?.kind === 'episode' ? { scope, episode: doc.episode, since: doc.since } : null;
   }
 
+  /** The open episodes of these scopes, by scope, in one read (a run's end checks two). */
+  async episodes(scopes: string[]): Promise<Map<string, AlertEpisode>> {
+    const docs = await this.col.find({ _id: { $in: scopes.map((scope) => `e|${scope}`) } }).toArray();
+    const open = new Map<string, AlertEpisode>();
+    for (const doc of docs) if (doc.kind === 'episode') open.set(doc._id.slice(2), { scope: doc._id.slice(2), episode: doc.episode, since: doc.since });
+    return open;
+  }
+
   /** The scope's open episode, opened now (since `at`) if there is none: concurrent callers all get the same one. */
   async openEpisode(scope: string, at: Date): Promise<AlertEpisode> {
     const existing = await this.episode(scope);

@@ -62,9 +62,15 @@ export function createChatAlerts(deps: ChatAlertDeps): ChatAlerts {
 
     async succeeded(run: SucceededSyncRun) {
       const subject = subjectOfRun(run);
-      await resolve(deps, subject, alertScope(run.connection, { name: run.syncName, variant: run.variant }), run.finishedAt, runUrl(run));
+      const syncScope = alertScope(run.connection, { name: run.syncName, variant: run.variant });
       // A run that succeeded had working credentials: the connection's own episode (a refused refresh) is over too.
-      await resolve(deps, { ...subject, sync: null }, alertScope(run.connection, null), run.finishedAt, runUrl(run));
+      const connectionScope = alertScope(run.connection, null);
+      // Both looked up in one read: nearly always neither is open.
+      const open = await deps.stores.alertStates.episodes([syncScope, connectionScope]);
+      const sync = open.get(syncScope);
+      if (sync) await resolve(deps, subject, sync, run.finishedAt, runUrl(run));
+      const connection = open.get(connectionScope);
+      if (connection) await resolve(deps, { ...subject, sync: null }, connection, run.finishedAt, runUrl(run));
     },
 
     ...reauthorizationAlerts(deps),
@@ -145,10 +151,8 @@ async function reportFailure(deps: AlertWindowDeps, subject: AlertSubject, scope
 }
 
 /** The episode of `scope` (if one is open) is over: "resolved", with its failures counted, then forgotten. */
-async function resolve(deps: AlertWindowDeps, subject: AlertSubject, scope: string, at: Date, runUrl: string): Promise<void> {
+async function resolve(deps: AlertWindowDeps, subject: AlertSubject, episode: AlertEpisode, at: Date, runUrl: string): Promise<void> {
   const alerts = deps.stores.alertStates;
-  const episode: AlertEpisode | null = await alerts.episode(scope);
-  if (!episode) return;
   const failures = await alerts.failures(episode);
   if (failures.length > 0) {
     const byCode: Record<string, number> = {};
