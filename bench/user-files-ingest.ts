@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { Document } from 'mongodb';
 import { connectOneDrive, createOneDriveIntegration, runSync, startWeftStack } from '../tests/support/weft-stack';
 import type { Figure } from './figure';
 import type { SyncedDrive } from './read-figures';
@@ -13,8 +14,8 @@ const BENCH_API_RATE_LIMIT = { limit: 10_000_000, windowMs: 60_000 };
  * compiled 222 -> 164 MB) and then stays flat.
  */
 const IDLE_SETTLE_MS = 30_000;
-/** Issue 13's targets for a compiled worker; the tsx worker keeps its earlier ceiling. */
-const MEMORY_TARGETS = { compiled: { idle: 150, peak: 328 }, tsx: { idle: Infinity, peak: 400 } };
+/** Issue 13's idle target and issue 25's peak for a compiled worker; the tsx worker keeps its earlier ceiling. */
+const MEMORY_TARGETS = { compiled: { idle: 150, peak: 250 }, tsx: { idle: Infinity, peak: 400 } };
 
 /**
  * A `user-files` sync of one big drive from the Graph simulator, in a worker process of
@@ -29,11 +30,18 @@ export async function userFilesIngest(
   emit: (figure: Figure) => void,
   opts: { ingest?: boolean; worker?: WorkerKind; then?: (drive: SyncedDrive, emit: (figure: Figure) => void) => Promise<void> } = {},
 ): Promise<void> {
+  // The test stack checks every answer against the OpenAPI document in this process (about
+  // as much CPU as the API's own work on a page of 100 records): the figures time the API.
+  const check = process.env.WEFT_OPENAPI_CHECK;
+  process.env.WEFT_OPENAPI_CHECK = '0';
   const stack = await startWeftStack({
     worker: false,
     graph: { seed: 2, drives: [{ fileCount: files }] },
     apiRateLimit: BENCH_API_RATE_LIMIT,
     monitorCommands: true,
+  }).finally(() => {
+    if (check === undefined) delete process.env.WEFT_OPENAPI_CHECK;
+    else process.env.WEFT_OPENAPI_CHECK = check;
   });
   const worker = await spawnWorkerProcess(stack, opts.worker);
   try {
@@ -78,6 +86,7 @@ export async function userFilesIngest(
     const raw = await rawInsert(stack);
     const syncRate = (stored / firstMs) * 1000;
     const rawRate = (raw.documents / raw.ms) * 1000;
+    const rawDocumentRate = (raw.documents / raw.documentLayoutMs) * 1000;
     for (const figure of [
       {
         figure: 'ingest',
@@ -87,8 +96,11 @@ export async function userFilesIngest(
         records_per_s: Math.round(syncRate),
         raw_insertMany_records_per_s: Math.round(rawRate),
         ratio_to_raw: round(syncRate / rawRate),
-        target: '>= 0.5',
-        pass: syncRate / rawRate >= 0.5,
+        // The same records with the payload as a document (as an app inserting the files would, and as Weft stored them before).
+        raw_insertMany_payload_documents_per_s: Math.round(rawDocumentRate),
+        ratio_to_raw_payload_documents: round(syncRate / rawDocumentRate),
+        target: '>= 0.8',
+        pass: syncRate / rawRate >= 0.8,
         result: first.result.File,
       },
       {
@@ -96,8 +108,8 @@ export async function userFilesIngest(
         files_edited: edited.length,
         ms: Math.round(secondMs),
         fraction_of_first_run: round(secondMs / firstMs),
-        target: '<= 0.1',
-        pass: secondMs / firstMs <= 0.1,
+        target: '<= 0.05',
+        pass: secondMs / firstMs <= 0.05,
         documents_written: written,
         records_changed: changed,
         written_equals_changes: written === changed,
@@ -112,18 +124,29 @@ export async function userFilesIngest(
   }
 }
 
-/** The same documents, raw: insertMany in batches of 1,000 into a fresh collection (dropped after, out of the way of the read figures). */
-async function rawInsert(stack: Awaited<ReturnType<typeof startWeftStack>>): Promise<{ documents: number; ms: number }> {
+/**
+ * The same documents, raw: insertMany in batches of 1,000 into a fresh collection (dropped
+ * after, out of the way of the read figures); then again with each payload as a document
+ * instead of its JSON string.
+ */
+async function rawInsert(stack: Awaited<ReturnType<typeof startWeftStack>>): Promise<{ documents: number; ms: number; documentLayoutMs: number }> {
   const docs = await stack.core.stores.db
     .collection('records')
     .find({ model: 'File' }, { projection: { _id: 0 } })
     .toArray();
-  const raw = stack.core.stores.db.collection('bench_raw_insert');
-  const t = process.hrtime.bigint();
-  for (let i = 0; i < docs.length; i += 1000) await raw.insertMany(docs.slice(i, i + 1000), { ordered: false });
-  const rawMs = ms(t);
-  await raw.drop();
-  return { documents: docs.length, ms: rawMs };
+  const insertAll = async (all: Document[]) => {
+    const raw = stack.core.stores.db.collection('bench_raw_insert');
+    const t = process.hrtime.bigint();
+    for (let i = 0; i < all.length; i += 1000) await raw.insertMany(all.slice(i, i + 1000), { ordered: false });
+    const took = ms(t);
+    await raw.drop();
+    return took;
+  };
+  const rawMs = await insertAll(docs);
+  const documentLayoutMs = await insertAll(
+    docs.map(({ data_json: json, ...rest }) => (typeof json === 'string' ? { ...rest, data: JSON.parse(json) as Document } : rest)),
+  );
+  return { documents: docs.length, ms: rawMs, documentLayoutMs };
 }
 
 async function hashesById(stack: Awaited<ReturnType<typeof startWeftStack>>): Promise<Map<string, string>> {

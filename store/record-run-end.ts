@@ -1,4 +1,4 @@
-import { mergeBatches, type RunBatchDoc } from './record-batches';
+import { decodeIds, mergeBatches, type RunBatchDoc } from './record-batches';
 import { liveIsKnown, type CounterDoc, type ScopeCounts } from './record-counters';
 import type { RecordScope } from './record-doc';
 import { encodeEntries, indexedStateOf, type IndexedState } from './record-index';
@@ -89,7 +89,7 @@ async function deleteUnseen(
 ): Promise<ScopeCounts> {
   const { counters, feed, index, versions } = parts;
   const seen = new Set<string>();
-  for (const b of batches) for (const id of b.seen ?? []) seen.add(id);
+  for (const b of batches) for (const id of decodeIds(b.seen)) seen.add(id);
   // A record another writer (an action's save) stored after this run began may be newer
   // than the listing the run saw: not this run's to call gone. (Without the run's start,
   // its first batch is the bound.)

@@ -1,12 +1,28 @@
 import { MongoBulkWriteError, type Collection, type Db, type FindCursor } from 'mongodb';
 import { prefixRange } from './key-range';
-import type { RecordDoc, RecordScope } from './record-doc';
+import type { RecordDoc, RecordScope, StoredRecord } from './record-doc';
 import { recordKey, scopeRange } from './record-keys';
 import { serverTraits } from './server-traits';
 
 /** A stored record, as much of it as classifying a new version needs. */
 export type Existing = Pick<RecordDoc, '_id' | 'id' | 'hash' | 'deleted_at' | 'run_id' | 'last_action' | 'first_seen_at' | 'live_before_run'>;
 const EXISTING_PROJECTION = { _id: 1, id: 1, hash: 1, deleted_at: 1, run_id: 1, last_action: 1, first_seen_at: 1, live_before_run: 1 } as const;
+
+/**
+ * A record in its stored layout (see StoredRecord). `undefined` values in objects become
+ * null, as the driver stores them in a document.
+ */
+export function toStored(doc: RecordDoc): StoredRecord {
+  const { data, ...rest } = doc;
+  return { ...rest, data_json: JSON.stringify(data, (_key, value: unknown) => (value === undefined ? null : value)) };
+}
+
+/** A stored record as the engine hands it out, from either layout. */
+export function fromStored(doc: StoredRecord): RecordDoc {
+  if (doc.data_json === undefined) return doc as RecordDoc;
+  const { data_json: json, ...rest } = doc;
+  return { ...rest, data: JSON.parse(json) as Record<string, unknown> };
+}
 
 /** Ids per `$in` query or delete, documents per insertMany. */
 const CHUNK = 1_000;
@@ -16,10 +32,10 @@ const CHUNK = 1_000;
  * written by `_id` only (`$in`, or the scope's `_id` range), the one key FerretDB indexes.
  */
 export class RecordVersions {
-  private readonly col: Collection<RecordDoc>;
+  private readonly col: Collection<StoredRecord>;
 
   constructor(private readonly db: Db) {
-    this.col = db.collection<RecordDoc>('records');
+    this.col = db.collection<StoredRecord>('records');
   }
 
   /** Whether the server reads through secondary indexes (not FerretDB); drops the ones earlier versions made there. */
@@ -58,7 +74,7 @@ export class RecordVersions {
         .limit(chunk.length)
         .batchSize(chunk.length)
         .toArray())
-        out.set(doc._id, doc);
+        out.set(doc._id, fromStored(doc));
     }
     return out;
   }
@@ -76,7 +92,7 @@ export class RecordVersions {
     for (let i = 0; i < docs.length; i += CHUNK) {
       const chunk = docs.slice(i, i + CHUNK);
       try {
-        await this.col.insertMany(chunk, { ordered: false });
+        await this.col.insertMany(chunk.map(toStored), { ordered: false });
       } catch (err) {
         if (!(err instanceof MongoBulkWriteError)) throw err;
         const errors = Array.isArray(err.writeErrors) ? err.writeErrors : [err.writeErrors];
@@ -110,7 +126,9 @@ export class RecordVersions {
   async dropPayloads(targets: RecordDoc[], now: Date): Promise<number> {
     if (targets.length === 0) return 0;
     const written = await this.col.bulkWrite(
-      targets.map((r) => ({ updateOne: { filter: { _id: r._id, seq: r.seq }, update: { $set: { data: {}, pruned_at: now } } } })),
+      targets.map((r) => ({
+        updateOne: { filter: { _id: r._id, seq: r.seq }, update: { $set: { data_json: '{}', pruned_at: now }, $unset: { data: '' as const } } },
+      })),
       { ordered: false },
     );
     return written.modifiedCount;

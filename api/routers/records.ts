@@ -4,7 +4,7 @@ import { environmentOf } from '../middleware/auth';
 import { parseInput } from '../validate';
 import { connectionHeaders, listRecordsQuery, pruneRecordsBody } from '../schemas/records';
 import { findConnection } from '../services/connection-lookup';
-import { listRecordsPage } from '../services/record-listing';
+import { findReadConnection, listRecordsPage } from '../services/record-listing';
 import { pruneRecords } from '../services/record-pruning';
 
 /** `GET /records`: the sync cache, paged by an opaque, stable cursor; `PATCH /records/prune` drops payloads up to one. */
@@ -14,7 +14,7 @@ export function recordsRouter(deps: ApiDeps): Router {
   router.get('/', async (req, res) => {
     const headers = parseInput(connectionHeaders, req.headers, 'invalid_headers');
     const q = parseInput(listRecordsQuery, req.query, 'invalid_query_params');
-    const { connection } = await findConnection(deps.stores, environmentOf(res), headers['provider-config-key'], headers['connection-id']);
+    const connection = await findReadConnection(deps.stores, environmentOf(res), headers['provider-config-key'], headers['connection-id']);
     res.json(await listRecordsPage(deps.stores, deps.registry, connection, q));
   });
 

@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import type { IntegrationRegistry } from '../../runtime/registry';
 import type { UnifiedMapping } from '../../runtime/types';
 import type { ConnectionDoc } from '../../store/connections';
+import { NotFoundError } from '../../common/errors';
 import type { RecordAction, RecordDoc } from '../../store/records';
 import type { Stores } from '../../store/db';
 import type { listRecordsQuery } from '../schemas/records';
@@ -33,6 +34,29 @@ export async function listRecordsPage(stores: Stores, registry: IntegrationRegis
     // Set while there may be more: a page cut short by the per-request scan bound has one too.
     next_cursor: page.next ? encodeRecordCursor(page.next) : null,
   };
+}
+
+/**
+ * The connection a records read names, as connection-lookup.ts finds it (same errors, the
+ * unknown integration first), read through the stores' caches of a few seconds as the
+ * proxy's lookups are (store/read-cache.ts): every page of a read needs both documents,
+ * and two point reads of each (key, then document) were four of a page's ten database
+ * commands. A connection another process deleted meanwhile is read for at most
+ * READ_CACHE_TTL_MS more, and has no records left by then: its records go with it.
+ */
+export async function findReadConnection(
+  stores: Pick<Stores, 'integrations' | 'connections'>,
+  environment: string,
+  providerConfigKey: string,
+  connectionId: string,
+): Promise<ConnectionDoc> {
+  const [integration, connection] = await Promise.all([
+    stores.integrations.getRecent(environment, providerConfigKey),
+    stores.connections.findRecent({ environment, providerConfigKey, connectionId }),
+  ]);
+  if (!integration) throw new NotFoundError('unknown_provider_config', `No integration "${providerConfigKey}" in this environment.`);
+  if (!connection) throw new NotFoundError('unknown_connection', `No connection "${connectionId}" for integration "${providerConfigKey}".`);
+  return connection;
 }
 
 export function resolveModel(registry: IntegrationRegistry, provider: string, requested: string): { model: string; mapping?: UnifiedMapping } {

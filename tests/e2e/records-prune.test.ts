@@ -94,10 +94,11 @@ describe('PATCH /records/prune', () => {
     // In the store: the payload is gone, the hash and change order are kept (the next sync of unchanged data writes nothing).
     const stored = await storedRecords();
     for (const r of before.slice(0, k)) {
-      const { data, pruned_at, ...rest } = stored.get(r.id)!;
-      const { data: dataBefore, pruned_at: _none, ...restBefore } = storedBefore.get(r.id)!;
-      expect(data).toEqual({});
-      expect(Object.keys(dataBefore as object).length).toBeGreaterThan(1);
+      // (`data_json`: the payload as stored, one JSON string)
+      const { data_json: data, pruned_at, ...rest } = stored.get(r.id)!;
+      const { data_json: dataBefore, pruned_at: _none, ...restBefore } = storedBefore.get(r.id)!;
+      expect(JSON.parse(data as string)).toEqual({});
+      expect(Object.keys(JSON.parse(dataBefore as string) as object).length).toBeGreaterThan(1);
       expect(pruned_at).toBeInstanceOf(Date);
       expect(rest).toEqual(restBefore);
     }

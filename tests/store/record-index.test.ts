@@ -54,7 +54,7 @@ describe('RecordStore index', () => {
     const attempt2 = await store.openWriter(s, 'run-2');
     const after = await stored('c-swap');
     expect([...after.keys()]).toEqual(['r1', 'r2', 'r3']);
-    expect(after.get('r1')!.data).toEqual({ id: 'r1', v: 2 });
+    expect(JSON.parse(after.get('r1')!.data_json as string)).toEqual({ id: 'r1', v: 2 });
     expect(after.get('r1')!.first_seen_at).toEqual(firstSeen);
     expect(await testDb.db().collection('record_swaps').countDocuments({ connection: 'c-swap' })).toBe(0);
 

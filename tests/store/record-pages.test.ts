@@ -37,7 +37,7 @@ describe('RecordStore pages', () => {
       .collection('record_feed')
       .find({ _id: { $gte: prefix, $lt: `${prefix.slice(0, -1)}}` } } as Document)
       .toArray();
-    return packs.reduce((n, p) => n + (p.s as string[]).length, 0);
+    return packs.reduce((n, p) => n + (p.e as string).split('\n').length, 0);
   }
 
   /** The scope's records straight from the collection, in change order. */
@@ -91,7 +91,7 @@ describe('RecordStore pages', () => {
     ]);
     await db()
       .collection('records')
-      .updateOne({ connection: s.connection, id: 'f00000' }, { $set: { seq: first, data: { id: 'f00000', v: 'uncommitted' } } });
+      .updateOne({ connection: s.connection, id: 'f00000' }, { $set: { seq: first, data_json: JSON.stringify({ id: 'f00000', v: 'uncommitted' }) } });
     const { records } = await readAll(store, s, { limit: 2 });
     // f00000's new version is not committed: its old entry is superseded, its new one not visible yet.
     expect(records.map((r) => r.id)).toEqual(['f00001', 'f00002', 'f00003', 'f00004']);
