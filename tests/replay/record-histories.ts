@@ -12,7 +12,8 @@
  * encrypted as in production and the replay test decodes them with the same key. The
  * histories recorded before payloads were encrypted stay plaintext (the codec passes them
  * through); `npx tsx tests/replay/record-histories.ts encrypted` records only
- * action-encrypted.json, an action run with encrypted payloads.
+ * action-encrypted.json, an action run with encrypted payloads, and `... single-activity` only
+ * sync-single-activity.json, a sync run as one activity (the path runs take since it came).
  */
 import type { ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -146,6 +147,21 @@ async function recordEncryptedAction(): Promise<void> {
   }
 }
 
+/** A Luma sync run as one activity (performSyncRun, the 'single-activity-run' patch), payloads encrypted. */
+async function recordSingleActivitySync(): Promise<void> {
+  const stack = await startWeftStack({ luma: { seed: 3, eventCount: 120, maxPageSize: 50 }, env: REPLAY_ENV });
+  try {
+    await createLumaIntegration(stack);
+    const ok = await stack.api('POST', '/connections', {
+      body: { provider_config_key: 'luma', connection_id: 'replay-single', credentials: { type: 'API_KEY', apiKey: 'sandbox-luma-api-key' } },
+    });
+    if (ok.status !== 201) throw new Error(`connection: ${ok.status} ${JSON.stringify(ok.body)}`);
+    await save(stack.temporal, 'sync-single-activity', lumaSyncId(stack, 'replay-single'));
+  } finally {
+    await stack.shutdown();
+  }
+}
+
 async function listIds(client: Client, workflowType: string): Promise<string[]> {
   const ids: string[] = [];
   for await (const wf of client.workflow.list({ query: `WorkflowType = '${workflowType}'` })) ids.push(wf.workflowId);
@@ -191,6 +207,10 @@ async function main(): Promise<void> {
   try {
     if (only === 'encrypted') {
       await recordEncryptedAction();
+      return;
+    }
+    if (only === 'single-activity') {
+      await recordSingleActivitySync();
       return;
     }
     if (only !== 'webhooks') {

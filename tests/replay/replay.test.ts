@@ -52,6 +52,7 @@ describe('replaying recorded histories', () => {
       'sync-failed',
       'sync-fan-out',
       'sync-retried-after-worker-crash',
+      'sync-single-activity',
       'sync-success',
       'webhook-delivery',
     ]);
@@ -103,6 +104,7 @@ describe('replaying recorded histories', () => {
         'sync-failed': 'DeterminismViolationError',
         'sync-fan-out': undefined,
         'sync-retried-after-worker-crash': 'DeterminismViolationError',
+        'sync-single-activity': 'DeterminismViolationError',
         'sync-success': 'DeterminismViolationError',
         'webhook-delivery': undefined,
       });
