@@ -115,6 +115,8 @@ export async function schedulesFigure(connections: number): Promise<Figure[]> {
         post_connections_p50_ms: percentile(requestMs.connect, 50),
         post_connections_last_tenth_p50_ms: percentile(requestMs.connect.slice(-Math.ceil(live.length / 10)), 50),
         put_frequency_p50_ms: percentile(requestMs.frequency, 50),
+        // Answered 503 (a Temporal call past its deadline) or 429 and sent again.
+        requests_retried: retried.count,
       },
       {
         figure: 'schedules_lateness',
@@ -193,18 +195,46 @@ export async function schedulesFigure(connections: number): Promise<Figure[]> {
   }
 }
 
+/** Requests answered 503 or 429 and sent again, as an app does after Retry-After. */
+const retried = { count: 0 };
+
+/**
+ * `request` until it answers `ok` (or, after a 503, `alsoOk`: the first attempt may have been
+ * stored before Temporal gave up), waiting Retry-After between attempts, five at most.
+ */
+async function withRetryAfter(what: string, request: () => Promise<{ status: number; body: any }>, ok: number, alsoOk?: number): Promise<void> {
+  let after503 = false;
+  for (let attempt = 1; ; attempt++) {
+    const res = await request();
+    if (res.status === ok || (after503 && res.status === alsoOk)) return;
+    if (![429, 503].includes(res.status) || attempt >= 5) throw new Error(`${what}: ${res.status} ${JSON.stringify(res.body)}`);
+    after503 ||= res.status === 503;
+    retried.count++;
+    await sleep(1_000 * attempt);
+  }
+}
+
 async function connect(stack: WeftStack, connectionId: string): Promise<void> {
-  const res = await stack.api('POST', '/connections', {
-    body: { provider_config_key: 'luma', connection_id: connectionId, credentials: { type: 'API_KEY', apiKey: lumaKey(connectionId) } },
-  });
-  if (res.status !== 201) throw new Error(`POST /connections ${connectionId}: ${res.status} ${JSON.stringify(res.body)}`);
+  await withRetryAfter(
+    `POST /connections ${connectionId}`,
+    () =>
+      stack.api('POST', '/connections', {
+        body: { provider_config_key: 'luma', connection_id: connectionId, credentials: { type: 'API_KEY', apiKey: lumaKey(connectionId) } },
+      }),
+    201,
+    409,
+  );
 }
 
 async function setFrequency(stack: WeftStack, connectionId: string): Promise<void> {
-  const res = await stack.api('PUT', '/sync/update-connection-frequency', {
-    body: { provider_config_key: 'luma', connection_id: connectionId, sync_name: 'list-events', frequency: FREQUENCY },
-  });
-  if (res.status !== 200) throw new Error(`PUT /sync/update-connection-frequency ${connectionId}: ${res.status} ${JSON.stringify(res.body)}`);
+  await withRetryAfter(
+    `PUT /sync/update-connection-frequency ${connectionId}`,
+    () =>
+      stack.api('PUT', '/sync/update-connection-frequency', {
+        body: { provider_config_key: 'luma', connection_id: connectionId, sync_name: 'list-events', frequency: FREQUENCY },
+      }),
+    200,
+  );
 }
 
 /** The schedule's ID as api/services/sync-schedules.ts makes it (tests/e2e/sync-schedules.test.ts reads it the same way). */

@@ -131,7 +131,7 @@ export async function addIdleConnections(stack: WeftStack, integration: string, 
   };
   let next = 0;
   await Promise.all(
-    Array.from({ length: 8 }, async () => {
+    Array.from({ length: 16 }, async () => {
       while (next < count) await one(next++);
     }),
   );
