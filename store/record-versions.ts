@@ -12,13 +12,13 @@ const EXISTING_PROJECTION = { _id: 1, id: 1, hash: 1, deleted_at: 1, run_id: 1, 
  * A record in its stored layout (see StoredRecord). `undefined` values in objects become
  * null, as the driver stores them in a document.
  */
-export function toStored(doc: RecordDoc): StoredRecord {
+function toStored(doc: RecordDoc): StoredRecord {
   const { data, ...rest } = doc;
   return { ...rest, data_json: JSON.stringify(data, (_key, value: unknown) => (value === undefined ? null : value)) };
 }
 
 /** A stored record as the engine hands it out, from either layout. */
-export function fromStored(doc: StoredRecord): RecordDoc {
+function fromStored(doc: StoredRecord): RecordDoc {
   if (doc.data_json === undefined) return doc as RecordDoc;
   const { data_json: json, ...rest } = doc;
   return { ...rest, data: JSON.parse(json) as Record<string, unknown> };
