@@ -38,9 +38,9 @@ class DependencyUnavailableError extends WeftError {
  *   broke or timed out mid-operation (MongoNetworkError and its subclasses, the pool-cleared
  *   errors among them), a client that is closing, and a server that is stepping down or
  *   shutting down (the "not primary" / shutdown codes).
- * - Temporal: a gRPC call that found no server (UNAVAILABLE) or no answer before its
- *   deadline (DEADLINE_EXCEEDED; every API call has one, see temporal-connection.ts),
- *   possibly wrapped in the client's ServiceError.
+ * - Temporal: a gRPC call that found no server (UNAVAILABLE), no answer before its
+ *   deadline (DEADLINE_EXCEEDED; every API call has one, see temporal-connection.ts) or was
+ *   given up by a busy server (CANCELLED), possibly wrapped in the client's ServiceError.
  */
 export function outageOf(err: unknown): DependencyUnavailableError | null {
   if (err instanceof DependencyUnavailableError) return err;
@@ -51,8 +51,12 @@ export function outageOf(err: unknown): DependencyUnavailableError | null {
   return null;
 }
 
-/** gRPC status codes: 4 DEADLINE_EXCEEDED, 14 UNAVAILABLE. */
-const ORCHESTRATOR_UNREACHABLE = new Set([4, 14]);
+/**
+ * gRPC status codes: 4 DEADLINE_EXCEEDED, 14 UNAVAILABLE, and 1 CANCELLED, which a Temporal
+ * server under load answers for calls it gives up on ("Failed to describe schedule: 1
+ * CANCELLED"): worth trying again shortly, like the other two, not a fault of the request.
+ */
+const ORCHESTRATOR_UNREACHABLE = new Set([1, 4, 14]);
 
 /** Server error codes of a node that is not (or no longer) able to serve: not primary, stepping down, shutting down. */
 const UNSERVING_CODES = new Set([91, 189, 10107, 11600, 11602, 13435, 13436]);
