@@ -117,6 +117,8 @@ export async function schedulesFigure(connections: number): Promise<Figure[]> {
         put_frequency_p50_ms: percentile(requestMs.frequency, 50),
         // Answered 503 (a Temporal call past its deadline) or 429 and sent again.
         requests_retried: retried.count,
+        requests_answered_500: retried.internalErrors.length,
+        first_500s: retried.internalErrors.slice(0, 3),
       },
       {
         figure: 'schedules_lateness',
@@ -195,21 +197,22 @@ export async function schedulesFigure(connections: number): Promise<Figure[]> {
   }
 }
 
-/** Requests answered 503 or 429 and sent again, as an app does after Retry-After. */
-const retried = { count: 0 };
+/** Requests answered 503 or 429 and sent again, as an app does after Retry-After; and those answered 500 (a fault of Weft's, sent again all the same so the figure completes). */
+const retried = { count: 0, internalErrors: [] as string[] };
 
 /**
  * `request` until it answers `ok` (or, after a 503, `alsoOk`: the first attempt may have been
- * stored before Temporal gave up), waiting Retry-After between attempts, five at most.
+ * stored before Temporal gave up), waiting longer each time, eight attempts at most.
  */
 async function withRetryAfter(what: string, request: () => Promise<{ status: number; body: any }>, ok: number, alsoOk?: number): Promise<void> {
   let after503 = false;
   for (let attempt = 1; ; attempt++) {
     const res = await request();
     if (res.status === ok || (after503 && res.status === alsoOk)) return;
-    if (![429, 503].includes(res.status) || attempt >= 5) throw new Error(`${what}: ${res.status} ${JSON.stringify(res.body)}`);
-    after503 ||= res.status === 503;
-    retried.count++;
+    if (![429, 500, 503].includes(res.status) || attempt >= 8) throw new Error(`${what}: ${res.status} ${JSON.stringify(res.body)}`);
+    after503 ||= res.status !== 429;
+    if (res.status === 500) retried.internalErrors.push(what);
+    else retried.count++;
     await sleep(1_000 * attempt);
   }
 }
