@@ -255,7 +255,9 @@ export async function readFigures(drive: SyncedDrive, emit: (figure: Figure) => 
   await measure('connection_lookup', async () => {
     const lookups = await withDatabaseCpu(() =>
       sampleSequential(async () => {
-        const id = others.connectionIds[Math.floor(Math.random() * others.connectionIds.length)];
+        // (With no other connections seeded, the drive's own.)
+        const pool = others.connectionIds.length ? others.connectionIds : [connectionId];
+        const id = pool[Math.floor(Math.random() * pool.length)];
         const res = await stack.api('GET', `/connections/${encodeURIComponent(id)}?provider_config_key=${encodeURIComponent(providerConfigKey)}`);
         if (res.status !== 200 || res.body.connection_id !== id) throw new Error(`GET /connections/${id} failed: ${res.status} ${JSON.stringify(res.body)}`);
       }, CONNECTION_LOOKUP),
