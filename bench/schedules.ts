@@ -264,14 +264,22 @@ async function describeSchedule(stack: WeftStack, connectionId: string): Promise
 async function syncRunStarts(stack: WeftStack, since: Date): Promise<{ starts: Map<string, number[]>; durations: number[] }> {
   const query = `TaskQueue = "${stack.taskQueue}" AND WorkflowType = "syncRun" AND StartTime >= "${since.toISOString()}"`;
   let last = -1;
+  let failures = 0;
   for (;;) {
     const out = new Map<string, number[]>();
     const durations: number[] = [];
     let count = 0;
-    for await (const w of stack.temporal.workflow.list({ query })) {
-      out.set(w.workflowId, [...(out.get(w.workflowId) ?? []), w.startTime.getTime()]);
-      if (w.closeTime) durations.push(w.closeTime.getTime() - w.startTime.getTime());
-      count++;
+    try {
+      for await (const w of stack.temporal.workflow.list({ query })) {
+        out.set(w.workflowId, [...(out.get(w.workflowId) ?? []), w.startTime.getTime()]);
+        if (w.closeTime) durations.push(w.closeTime.getTime() - w.startTime.getTime());
+        count++;
+      }
+    } catch (err) {
+      // A list past its deadline on a busy server: read again.
+      if (++failures > 5) throw err;
+      await sleep(2_000);
+      continue;
     }
     if (count === last) return { starts: out, durations };
     last = count;
