@@ -76,6 +76,8 @@ export async function schedulesFigure(connections: number): Promise<Figure[]> {
     // A dashboard polling while the schedules fire: a minute in, when every connection has run.
     await sleep(Math.min(60_000, WINDOW_MS / 2));
     const atScale = await statusFigures(stack, 'luma', live[0]);
+    // Printed at once too: the figures below take minutes more on a busy machine.
+    console.log(JSON.stringify({ figure: 'schedules_status_early', connections: live.length, ...atScale }));
     const rss = await rssSampling;
     const t1 = t0 + WINDOW_MS;
     await sleep(GRACE_MS);
@@ -131,6 +133,7 @@ export async function schedulesFigure(connections: number): Promise<Figure[]> {
         skipped: fires.skipped,
         doubled: fires.doubled,
         skipped_overlap: fires.skippedOverlap,
+        schedules_not_at_frequency: fires.notAtFrequency.length,
         missed_catchup_window: fires.missedCatchup,
         // Against the schedule's nominal time (offset + k x interval).
         scheduled_workflow_start_p50_ms: percentile(fires.takenLateMs, 50),
@@ -297,6 +300,7 @@ interface FireAccount {
   missedCatchup: number;
   takenLateMs: number[];
   runLateMs: number[];
+  notAtFrequency: string[];
 }
 
 /**
@@ -313,11 +317,26 @@ function accountFires(
   t0: number,
   t1: number,
 ): FireAccount {
-  const acc: FireAccount = { due: 0, taken: 0, runs: 0, skipped: 0, doubled: 0, skippedOverlap: 0, missedCatchup: 0, takenLateMs: [], runLateMs: [] };
+  const acc: FireAccount = {
+    due: 0,
+    taken: 0,
+    runs: 0,
+    skipped: 0,
+    doubled: 0,
+    skippedOverlap: 0,
+    missedCatchup: 0,
+    takenLateMs: [],
+    runLateMs: [],
+    notAtFrequency: [],
+  };
   ids.forEach((connectionId, i) => {
     const desc = descriptions[i];
     const interval = desc.spec.intervals?.[0];
-    if (!interval || interval.every !== EVERY_MS) throw new Error(`schedule of ${connectionId} is not every 60 s: ${JSON.stringify(desc.spec)}`);
+    // Not at the frequency the bench set (seen once on a loaded machine after retried requests): counted, left out.
+    if (!interval || interval.every !== EVERY_MS) {
+      acc.notAtFrequency.push(connectionId);
+      return;
+    }
     // The schedule's due times. Its described offset keeps the milliseconds it was given, but the
     // server fires on whole seconds (offset 1.935 s fires at :01.000), so the phase comes from
     // the times it scheduled, and from the offset cut to seconds when it has none yet.
