@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
+import { isDuplicateKey } from './duplicate-key';
 import { keyId, keyPrefixRange } from './key-ids';
 
 /**
@@ -103,7 +104,21 @@ export class IntegrationTallyStore {
   }
 
   private async write(scope: Scope, id: string, update: object, upsert = true): Promise<void> {
-    await this.col.updateOne({ _id: shardId(scope, id) }, update, { upsert });
+    await upsertRetried(() => this.col.updateOne({ _id: shardId(scope, id) }, update, { upsert }));
+  }
+}
+
+/**
+ * Two upserts of a shard that does not exist yet may both insert it; the one that loses gets
+ * a duplicate key error (MongoDB and FerretDB alike), and tried again it finds the shard.
+ * Every write here is idempotent, so a write that partly happened is safe to repeat.
+ */
+async function upsertRetried<T>(write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (err) {
+    if (!isDuplicateKey(err)) throw err;
+    return write();
   }
 }
 
@@ -160,15 +175,18 @@ export async function rebuildTallies(db: Db, tallies: IntegrationTallyStore = ne
   let batch: Array<{ scope: Scope; field: string; value: number }> = [];
   const flush = async () => {
     if (batch.length === 0) return;
-    await col.bulkWrite(
-      batch.map((b) => ({
-        updateOne: {
-          filter: { _id: shardId(b.scope, b.field.slice(2)) },
-          update: { $max: { [b.field.slice(0, 2) + fieldKey(b.field.slice(2))]: b.value } },
-          upsert: true,
-        },
-      })),
-      { ordered: false },
+    const writes = batch;
+    await upsertRetried(() =>
+      col.bulkWrite(
+        writes.map((b) => ({
+          updateOne: {
+            filter: { _id: shardId(b.scope, b.field.slice(2)) },
+            update: { $max: { [b.field.slice(0, 2) + fieldKey(b.field.slice(2))]: b.value } },
+            upsert: true,
+          },
+        })),
+        { ordered: false },
+      ),
     );
     batch = [];
   };
