@@ -92,6 +92,9 @@ export function createSharedRequestBudget(opts: {
           // Still in line when the inline wait is up: come back when the line ahead should have gone.
           throw busy(Math.max(lane.freeAt - Date.now(), 0) + lane.waiting * spacingMs);
         }
+        // The time in line is a wait for the budget only if the budget was found used up
+        // meanwhile; behind requests that claimed at once, it is the claims' own time.
+        let budgetWaitMs = lane.freeAt > started ? Date.now() - started : 0;
         for (;;) {
           const waitedMs = Date.now() - started;
           // What the store said last is still true: no read until then.
@@ -99,10 +102,12 @@ export function createSharedRequestBudget(opts: {
           if (known > 0) {
             if (waitedMs + known > opts.maxInlineWaitMs) throw busy(known);
             await opts.sleep(known);
+            budgetWaitMs += known;
           }
           const grant = await opts.store.tryAcquire(opts.key, opts.requests, windowMs);
           if (grant.acquired) {
-            return { waitedMs: Date.now() - started, release: () => opts.store.markCompleted(grant.slotId) };
+            // What the request log calls its rate-limit wait: time held back by the budget, not the claim's round trip.
+            return { waitedMs: budgetWaitMs, release: () => opts.store.markCompleted(grant.slotId) };
           }
           lane.freeAt = Date.now() + grant.waitMs;
           if (Date.now() - started + grant.waitMs > opts.maxInlineWaitMs) throw busy(grant.waitMs);
