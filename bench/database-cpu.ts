@@ -23,7 +23,7 @@ export function temporalCpuClock(address: string): (() => number) | null {
 }
 
 /** CPU seconds (user + system) so far of the first process whose arguments match, or null. */
-export function processCpuClock(matches: (args: string[]) => boolean): (() => number) | null {
+function processCpuClock(matches: (args: string[]) => boolean): (() => number) | null {
   let pid: string | undefined;
   try {
     pid = readdirSync('/proc').find((p) => /^\d+$/.test(p) && matches(readArgs(p)));

@@ -12,7 +12,7 @@ const SAMPLES = 40;
  * Temporal calls the stack's in-process API makes, by method, until stop(): every call of the
  * client's services (workflow, schedule, operator) goes through its connection's service stubs.
  */
-export function countTemporalCalls(client: Client): { calls(): Record<string, number>; stop(): void } {
+function countTemporalCalls(client: Client): { calls(): Record<string, number>; stop(): void } {
   const counts: Record<string, number> = {};
   const services = [client.workflowService, client.connection.operatorService] as unknown as Array<Record<string, unknown>>;
   const restore: Array<() => void> = [];
@@ -47,7 +47,7 @@ export interface RequestFigure {
 }
 
 /** `path` requested SAMPLES times one after the other through the stack's API: latency, and commands and Temporal calls per request. */
-export async function measureRequest(stack: WeftStack, path: string): Promise<RequestFigure> {
+async function measureRequest(stack: WeftStack, path: string): Promise<RequestFigure> {
   // Warm: the first request of a route pays for its code and connections.
   await stack.api('GET', path);
   const ms: number[] = [];
