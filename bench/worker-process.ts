@@ -29,16 +29,18 @@ export function spawnWorkerProcess(stack: WeftStack, worker: WorkerKind = { kind
   // up (peak RSS then floats between 340 and 440 MB from run to run); with it, a worker that
   // held every record would run out of memory instead of passing.
   const heapCap = `--max-old-space-size=${WORKER_HEAP_MB}`;
+  // WEFT_BENCH_CPU_PROF=<dir>: the worker writes a V8 CPU profile there when it stops.
+  const profile = process.env.WEFT_BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.WEFT_BENCH_CPU_PROF}`] : [];
   const { WEFT_WORKFLOW_BUNDLE, ...stackEnv } = stack.env;
   const child =
     worker.kind === 'tsx'
-      ? spawn(process.execPath, [heapCap, '--import', 'tsx', 'app/worker/main.ts'], {
+      ? spawn(process.execPath, [heapCap, ...profile, '--import', 'tsx', 'app/worker/main.ts'], {
           cwd: REPO,
           env: { ...process.env, ...stackEnv, WEFT_WORKFLOW_BUNDLE, LOG_LEVEL: 'info' },
           stdio: ['ignore', 'pipe', 'pipe'],
         })
       : // As deployed: no WEFT_WORKFLOW_BUNDLE, the build's own bundle.
-        spawn(process.execPath, [heapCap, path.join(worker.buildDir, 'app', 'worker', 'main.js')], {
+        spawn(process.execPath, [heapCap, ...profile, path.join(worker.buildDir, 'app', 'worker', 'main.js')], {
           cwd: REPO,
           env: { ...withoutNodeOptions(process.env), ...stackEnv, LOG_LEVEL: 'info' },
           stdio: ['ignore', 'pipe', 'pipe'],
