@@ -12,6 +12,7 @@ import { findConnection, findIntegration } from '../services/connection-lookup';
 import { DEFAULT_VARIANT, ensureSyncStates, isSyncRunning, selectSyncs, type SyncSelector } from '../services/sync-control';
 import { describeSyncSchedule, effectiveFrequencyMs, scheduleStatus, setSyncScheduleFrequency } from '../services/sync-schedules';
 import { frequencyLabel } from '../services/sync-frequency';
+import { mapBounded } from '../../common/map-bounded';
 
 /** Background operations GET /sync/status lists. */
 const RECENT_OPERATIONS = 10;
@@ -188,18 +189,4 @@ export function syncRouter(deps: ApiDeps): Router {
   }
 
   return router;
-}
-
-/** `fn` over `items` with at most `limit` calls in flight, results in input order. */
-async function mapBounded<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const results = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      results[i] = await fn(items[i]);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return results;
 }

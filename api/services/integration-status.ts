@@ -7,6 +7,7 @@ import { outageOf } from '../outage';
 import { findIntegration } from './connection-lookup';
 import { countRunningSyncs } from './sync-control';
 import { countPausedSchedules } from './sync-schedules';
+import { mapBounded } from '../../common/map-bounded';
 
 /** Store reads in flight at once (GET /connections' errors, one range read per listed connection). */
 const CONCURRENCY = 8;
@@ -372,18 +373,4 @@ function latencyPercentile(buckets: Map<number, number>, count: number, p: numbe
     if (seen >= rank) return Math.round(Math.expm1(bucket * Math.log(1.05)));
   }
   return null;
-}
-
-/** `fn` over `items` with at most `limit` calls in flight, results in input order. */
-async function mapBounded<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const results = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      results[i] = await fn(items[i]);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return results;
 }
