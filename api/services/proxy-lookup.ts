@@ -1,4 +1,4 @@
-import { NotFoundError } from '../../common/errors';
+import { findRecentConnection } from './connection-lookup';
 import { sealedAt, type CredentialCipher } from '../../auth/credential-cipher';
 import { openIntegrationCredentials, type IntegrationCredentials } from '../../auth/credential-source';
 import type { Credentials } from '../../auth/credentials';
@@ -39,12 +39,7 @@ export async function findProxiedConnection(
   providerConfigKey: string,
   connectionId: string,
 ): Promise<ProxiedConnection> {
-  const [integration, connection] = await Promise.all([
-    stores.integrations.getRecent(environment, providerConfigKey),
-    stores.connections.findRecent({ environment, providerConfigKey, connectionId }),
-  ]);
-  if (!integration) throw new NotFoundError('unknown_provider_config', `No integration "${providerConfigKey}" in this environment.`);
-  if (!connection) throw new NotFoundError('unknown_connection', `No connection "${connectionId}" for integration "${providerConfigKey}".`);
+  const { integration, connection } = await findRecentConnection(stores, environment, providerConfigKey, connectionId);
   let credentials = openedConnections.get(connection);
   if (credentials === undefined) {
     credentials = cipher.open<Credentials>(connection.credentials_encrypted, sealedAt.connectionCredentials(connection));

@@ -3,9 +3,9 @@ import type { z } from 'zod';
 import type { IntegrationRegistry } from '../../runtime/registry';
 import type { UnifiedMapping } from '../../runtime/types';
 import type { ConnectionDoc } from '../../store/connections';
-import { NotFoundError } from '../../common/errors';
 import type { RecordAction, RecordDoc } from '../../store/records';
 import type { Stores } from '../../store/db';
+import { findRecentConnection } from './connection-lookup';
 import type { listRecordsQuery } from '../schemas/records';
 
 type ListRecordsQuery = z.infer<typeof listRecordsQuery>;
@@ -50,13 +50,7 @@ export async function findReadConnection(
   providerConfigKey: string,
   connectionId: string,
 ): Promise<ConnectionDoc> {
-  const [integration, connection] = await Promise.all([
-    stores.integrations.getRecent(environment, providerConfigKey),
-    stores.connections.findRecent({ environment, providerConfigKey, connectionId }),
-  ]);
-  if (!integration) throw new NotFoundError('unknown_provider_config', `No integration "${providerConfigKey}" in this environment.`);
-  if (!connection) throw new NotFoundError('unknown_connection', `No connection "${connectionId}" for integration "${providerConfigKey}".`);
-  return connection;
+  return (await findRecentConnection(stores, environment, providerConfigKey, connectionId)).connection;
 }
 
 export function resolveModel(registry: IntegrationRegistry, provider: string, requested: string): { model: string; mapping?: UnifiedMapping } {
