@@ -33,7 +33,7 @@ interface BuildContext {
 }
 
 /** FerretDB v1.24.2 plus FERRETDB_PATCHES; the suffix makes caches of other builds rebuild. */
-const FERRETDB_BUILD_VERSION = 'v1.24.2-weft.5';
+const FERRETDB_BUILD_VERSION = 'v1.24.2-weft.6';
 
 interface SourcePatch {
   /** Why, in one line (errors name it). */
@@ -111,6 +111,22 @@ const FERRETDB_PATCHES: SourcePatch[] = [
     to: '\t\tcloser := iterator.NewMultiCloser()\n\t\tcloser.Add(res.Iter)\n\n\t\titer := common.FilterIterator(res.Iter, closer, u.Filter)\n\n\t\tif !u.Multi {\n\t\t\titer = common.LimitIterator(iter, closer, 1)\n\t\t}\n\n\t\tresult, err := common.UpdateDocument(ctx, c, "update", iter, &u)\n\t\tcloser.Close()\n',
   },
   {
+    // MongoDB's single-document atomicity, which FerretDB 1.24 lacks: an update reads the
+    // document, applies the operators in Go and writes the whole document back, so two
+    // concurrent updates of one document could lose one's change (seen as a missing `$max`
+    // field of a shared tally document). See handler_weft_write_lock.go.
+    name: 'updates of one collection are atomic (update)',
+    file: path.join('internal', 'handler', 'msg_update.go'),
+    from: '\tmatched, modified, upserted, err := h.updateDocument(connCtx, params)\n',
+    to: '\tunlock := weftLockCollection(params.DB, params.Collection)\n\tmatched, modified, upserted, err := h.updateDocument(connCtx, params)\n\tunlock()\n',
+  },
+  {
+    name: 'updates of one collection are atomic (findAndModify)',
+    file: path.join('internal', 'handler', 'msg_findandmodify.go'),
+    from: '\tres, err := h.findAndModifyDocument(connCtx, params)\n',
+    to: '\tunlock := weftLockCollection(params.DB, params.Collection)\n\tres, err := h.findAndModifyDocument(connCtx, params)\n\tunlock()\n',
+  },
+  {
     // A pushdown FerretDB lacks: `{_id: {$in: [...]}}` read the whole collection and
     // filtered it in Go (25-30 s at 100,000 documents). Pushed down as `IN (...)` it reads
     // through the `_id` index: 1,000 ids in about 0.3 s. The handler still filters every
@@ -158,7 +174,7 @@ const FERRETDB_PATCHES: SourcePatch[] = [
       '',
     ].join('\n'),
   },
-  // A pushdown FerretDB lacks, in the seven edits below (plus FERRETDB_ID_RANGE_FILES): a find by
+  // A pushdown FerretDB lacks, in the seven edits below (plus FERRETDB_ADDED_FILES): a find by
   // an `_id` range over strings, `{_id: {$gt|$gte: a, $lt|$lte: b}}`, sorted by `_id`, with a
   // limit, read and sorted the whole collection in Go; now SQLite reads it through the `_id`
   // index in `_id` order with the limit: O(limit), not O(collection). The index orders the
@@ -280,18 +296,20 @@ const FERRETDB_PATCHES: SourcePatch[] = [
 ];
 
 /**
- * The Go files of the `_id` range patch, kept as files beside this one (Go source full of
- * backquotes reads badly inside a template string): its parsing of the filter, shared by the
- * handler's find and explain, and the SQLite backend's range read with its checks.
+ * Go files added to FerretDB, kept beside this one (Go source full of backquotes reads badly
+ * inside a template string): the `_id` range patch's parsing of the filter, shared by the
+ * handler's find and explain, and the SQLite backend's range read with its checks; and the
+ * per-collection lock that makes updates atomic.
  */
-const FERRETDB_ID_RANGE_FILES = [
+const FERRETDB_ADDED_FILES = [
   { file: path.join('internal', 'types', 'weft_id_range.go'), from: path.join(__dirname, 'ferretdb-patches', 'types_weft_id_range.go') },
   { file: path.join('internal', 'backends', 'sqlite', 'weft_id_range.go'), from: path.join(__dirname, 'ferretdb-patches', 'sqlite_weft_id_range.go') },
+  { file: path.join('internal', 'handler', 'weft_write_lock.go'), from: path.join(__dirname, 'ferretdb-patches', 'handler_weft_write_lock.go') },
 ];
 
 async function applyFerretDbPatches(srcDir: string): Promise<void> {
   await writeFile(path.join(srcDir, FERRETDB_ID_IN_HELPER.file), FERRETDB_ID_IN_HELPER.source);
-  for (const helper of FERRETDB_ID_RANGE_FILES) await writeFile(path.join(srcDir, helper.file), await readFile(helper.from, 'utf8'));
+  for (const helper of FERRETDB_ADDED_FILES) await writeFile(path.join(srcDir, helper.file), await readFile(helper.from, 'utf8'));
   for (const patch of FERRETDB_PATCHES) {
     const file = path.join(srcDir, patch.file);
     const source = await readFile(file, 'utf8');

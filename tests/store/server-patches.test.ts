@@ -4,8 +4,8 @@ import { useTestDatabase } from '../support/test-database';
 /**
  * What the records engine relies on from the MongoDB-wire server, and what Weft's FerretDB
  * build patches (scripts/infra/binaries.ts) must keep true: `_id` `$in` reads and deletes
- * and `_id` range reads answer exactly as MongoDB does, and an update command of hundreds of
- * statements ends.
+ * and `_id` range reads answer exactly as MongoDB does, an update command of hundreds of
+ * statements ends, and concurrent updates of one document never undo each other.
  * (Their speed is measured by `npm run bench`.)
  */
 describe('the MongoDB-wire server', () => {
@@ -33,6 +33,18 @@ describe('the MongoDB-wire server', () => {
     const res = (await Promise.race([col.bulkWrite(ops, { ordered: false }), hang])) as { modifiedCount: number };
     expect(res.modifiedCount).toBe(300);
     expect(await col.countDocuments({ tag: 'bulk' })).toBe(300);
+  });
+
+  test('concurrent updates of one document all take effect (single-document atomicity)', async () => {
+    // Each update changes its own field of one shared document; none may undo another's.
+    const shared = testDb.db().collection<{ _id: string; n?: number; f?: Record<string, number> }>('shared');
+    // Two upserts that both insert: the server may refuse the second with a duplicate key (MongoDB too); tried again, it updates.
+    const setField = (i: number) => shared.updateOne({ _id: 'one' }, { $max: { [`f.k${i}`]: i } }, { upsert: true });
+    await Promise.all(Array.from({ length: 60 }, (_, i) => setField(i).catch((err: { code?: number }) => (err.code === 11000 ? setField(i) : Promise.reject(err)))));
+    expect(Object.keys((await shared.findOne({ _id: 'one' }))?.f ?? {})).toHaveLength(60);
+    // findAndModify too: 60 increments of one counter make 60.
+    await Promise.all(Array.from({ length: 60 }, () => shared.findOneAndUpdate({ _id: 'one' }, { $inc: { n: 1 } })));
+    expect((await shared.findOne({ _id: 'one' }))?.n).toBe(60);
   });
 
   test('deleteMany by _id $in deletes exactly the listed documents', async () => {
