@@ -40,7 +40,9 @@ describe('the MongoDB-wire server', () => {
     const shared = testDb.db().collection<{ _id: string; n?: number; f?: Record<string, number> }>('shared');
     // Two upserts that both insert: the server may refuse the second with a duplicate key (MongoDB too); tried again, it updates.
     const setField = (i: number) => shared.updateOne({ _id: 'one' }, { $max: { [`f.k${i}`]: i } }, { upsert: true });
-    await Promise.all(Array.from({ length: 60 }, (_, i) => setField(i).catch((err: { code?: number }) => (err.code === 11000 ? setField(i) : Promise.reject(err)))));
+    await Promise.all(
+      Array.from({ length: 60 }, (_, i) => setField(i).catch((err: { code?: number }) => (err.code === 11000 ? setField(i) : Promise.reject(err)))),
+    );
     expect(Object.keys((await shared.findOne({ _id: 'one' }))?.f ?? {})).toHaveLength(60);
     // findAndModify too: 60 increments of one counter make 60.
     await Promise.all(Array.from({ length: 60 }, () => shared.findOneAndUpdate({ _id: 'one' }, { $inc: { n: 1 } })));
