@@ -1,6 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
+import { setting } from '../../common/config';
 import { InfraError } from './errors';
 
 /**
@@ -18,19 +19,35 @@ const infraEnvSchema = z.object({
   TEMPORAL_NAMESPACE: optionalString,
   /** An external MongoDB; when set FerretDB is not started. */
   MONGODB_URI: optionalString,
-  WEFT_TEMPORAL_BIN: optionalString,
+  WEFT_TEMPORAL_BIN: optionalString.meta(
+    setting('local', 'An explicit `temporal` CLI binary for the dev server (skips `PATH`, the cache and the build).', {
+      whenUnset: 'found on `PATH`, in the cache, or built with Go',
+    }),
+  ),
   /** The plain Temporal server (scripts/infra/temporal-server.ts: TLS and authorization tests). */
-  WEFT_TEMPORAL_SERVER_BIN: optionalString,
-  WEFT_FERRETDB_BIN: optionalString,
+  WEFT_TEMPORAL_SERVER_BIN: optionalString.meta(
+    setting('local', 'An explicit `temporal-server` binary, the plain server the TLS and authorization tests start.', {
+      whenUnset: 'found on `PATH`, in the cache, or built with Go',
+    }),
+  ),
+  WEFT_FERRETDB_BIN: optionalString.meta(
+    setting('local', 'An explicit FerretDB binary (skips `PATH`, the cache and the build).', { whenUnset: 'found on `PATH`, in the cache, or built with Go' }),
+  ),
   /** An executable that starts Temporal's time-skipping test server (argument: the port). */
-  WEFT_TEMPORAL_TEST_SERVER: optionalString,
-  WEFT_BIN_CACHE: optionalString,
+  WEFT_TEMPORAL_TEST_SERVER: optionalString.meta(
+    setting('local', "An executable that starts Temporal's time-skipping test server, given the port as its argument.", {
+      whenUnset: 'fetched with Maven into the binary cache',
+    }),
+  ),
+  WEFT_BIN_CACHE: optionalString.meta(
+    setting('local', 'Where built server binaries are kept, shared by every clone for this user.', { whenUnset: '`${XDG_CACHE_HOME:-~/.cache}/weft/bin`' }),
+  ),
   /** Port overrides for `npm start` when the defaults from temporal-dev.yaml are taken. */
-  WEFT_TEMPORAL_PORT: optionalPort,
-  WEFT_TEMPORAL_UI_PORT: optionalPort,
-  WEFT_FERRETDB_PORT: optionalPort,
-  XDG_CACHE_HOME: optionalString,
-  PATH: z.string().default(''),
+  WEFT_TEMPORAL_PORT: optionalPort.meta(setting('local', 'Temporal dev server port under `npm start`.', { whenUnset: '7233 (`temporal-dev.yaml`)' })),
+  WEFT_TEMPORAL_UI_PORT: optionalPort.meta(setting('local', 'Temporal UI port under `npm start`.', { whenUnset: '8233 (`temporal-dev.yaml`)' })),
+  WEFT_FERRETDB_PORT: optionalPort.meta(setting('local', 'FerretDB port under `npm start`.', { whenUnset: '27017' })),
+  XDG_CACHE_HOME: optionalString.meta(setting('local', 'The base of the default binary cache (`WEFT_BIN_CACHE`).', { whenUnset: '`~/.cache`' })),
+  PATH: z.string().default('').meta(setting('local', 'Searched for the server binaries before the cache.')),
 });
 
 export type InfraEnv = z.infer<typeof infraEnvSchema>;
