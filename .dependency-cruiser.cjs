@@ -1,7 +1,7 @@
 /**
- * Weft's layer rules (design §1, issue 13): a folder imports only the folders below it, so
+ * Weft's layer rules: a folder imports only the folders below it, so
  * an import that runs back up fails `npm run lint:layers`. Value and type imports count alike,
- * except where a rule says otherwise (workflows/ and api/ may name workflow-side types).
+ * except where a rule says otherwise (workflows/, control/ and api/ may name workflow-side types).
  *
  *   common       -> (nothing)
  *   egress       -> common
@@ -12,6 +12,7 @@
  *   webhooks     -> common, egress, store, auth
  *   activities   -> common, egress, store, runtime, integrations, auth, webhooks
  *   workflows    -> @temporalio/workflow, and type-only imports of anything
+ *   control      -> common, egress, store, runtime, auth, webhooks, activities (workflows/ type-only)
  *   api          -> all of the above except app/ (workflows/ type-only)
  *   app          -> everything (the composition root)
  *   cli, bench, tests -> anything
@@ -26,7 +27,9 @@ const LAYERS = {
   auth: ['common', 'egress', 'runtime'],
   webhooks: ['common', 'egress', 'store', 'auth'],
   activities: ['common', 'egress', 'store', 'runtime', 'integrations', 'auth', 'webhooks'],
-  api: ['common', 'egress', 'store', 'runtime', 'integrations', 'auth', 'webhooks', 'activities'],
+  // Sync control: the API and the worker (app/) both run it. workflows/ as types only (below).
+  control: ['common', 'egress', 'store', 'runtime', 'auth', 'webhooks', 'activities', 'workflows'],
+  api: ['common', 'egress', 'store', 'runtime', 'integrations', 'auth', 'webhooks', 'activities', 'workflows', 'control'],
   sandbox: ['common'],
   scripts: ['common'],
 };
@@ -63,10 +66,12 @@ module.exports = {
       to: { path: '^runtime/', pathNot: '^runtime/(types|errors|unified-models)\\.ts$' },
     },
     {
-      name: 'api-names-workflows-by-type-only',
-      comment: 'The API starts workflows by name through the Temporal client; it may import their types, never their code.',
+      name: 'control-and-api-name-workflows-by-type-only',
+      comment:
+        'The control layer and the API start workflows through the Temporal client, by name checked against the ' +
+        "workflow's type; they may import workflow types, never their code.",
       severity: 'error',
-      from: { path: '^api/' },
+      from: { path: '^(control|api)/' },
       to: { path: '^workflows/', dependencyTypesNot: ['type-only'] },
     },
     {

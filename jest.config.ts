@@ -44,7 +44,7 @@ const config: Config = {
   ],
   testTimeout: 120_000,
   maxWorkers: 2,
-  collectCoverageFrom: ['{app,api,activities,integrations,runtime,store,auth,workflows,sandbox}/**/*.ts'],
+  collectCoverageFrom: ['{app,api,control,activities,integrations,runtime,store,auth,workflows,sandbox}/**/*.ts'],
 };
 
 export default config;

@@ -2,7 +2,7 @@ import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { WeftError } from '../common/errors';
 import type { Logger } from '../common/logger';
-import { WEFT_SEARCH_ATTRIBUTES } from '../api/services/search-attributes';
+import { WEFT_SEARCH_ATTRIBUTES } from '../control';
 
 const KEYWORD = temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
 

@@ -1,5 +1,5 @@
 import { temporal as proto } from '@temporalio/proto';
-import { syncWorkflowId } from '../api/services/sync-control';
+import { syncWorkflowId } from '../control';
 import { createLumaIntegration, startWeftStack, type WeftStack } from '../tests/support/weft-stack';
 import { countCommands, difference, type CommandCounts } from './command-counter';
 import { databaseCpuClock, pidCpuClock, temporalCpuClock } from './database-cpu';

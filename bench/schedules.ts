@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { ScheduleDescription } from '@temporalio/client';
-import { syncWorkflowId } from '../api/services/sync-control';
-import { reconcileSyncSchedules } from '../api/services/sync-schedules';
+import { syncWorkflowId, reconcileSyncSchedules } from '../control';
 import { createLumaIntegration, startWeftStack, type WeftStack } from '../tests/support/weft-stack';
 import type { Figure } from './figure';
 import { addIdleConnections, statusFigures } from './status-figures';

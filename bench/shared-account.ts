@@ -1,4 +1,4 @@
-import { syncWorkflowId } from '../api/services/sync-control';
+import { syncWorkflowId } from '../control';
 import { createLumaIntegration, startWeftStack, type WeftStack } from '../tests/support/weft-stack';
 import { countCommands, difference, type CommandCounts } from './command-counter';
 import { databaseCpuClock, temporalCpuClock } from './database-cpu';

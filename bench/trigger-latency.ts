@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { WorkflowHandle } from '@temporalio/client';
-import { syncWorkflowId } from '../api/services/sync-control';
+import { syncWorkflowId } from '../control';
 import { createLumaIntegration, startWeftStack, type WeftStack } from '../tests/support/weft-stack';
 import type { Figure } from './figure';
 import { now, percentile } from './timing';

@@ -2,7 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import { WeftError } from '../../common/errors';
 import type { Logger } from '../../common/logger';
-import { outageOf } from '../outage';
+import { outageOf } from '../../common/outage';
 
 /** One error shape for the whole API: `{ error: { code, message, errors? } }`. */
 export function errorHandler(logger: Logger) {

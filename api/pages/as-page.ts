@@ -1,6 +1,6 @@
 import type { Response } from 'express';
 import { WeftError } from '../../common/errors';
-import { outageOf } from '../outage';
+import { outageOf } from '../../common/outage';
 import { requestErrorOf } from '../middleware/errors';
 import { resultPage } from './html';
 

@@ -4,7 +4,7 @@ import type { ApiDeps } from '../deps';
 import { environmentOf } from '../middleware/auth';
 import { parseInput } from '../validate';
 import { actionHeaders, triggerActionBody } from '../schemas/actions';
-import { findConnection } from '../services/connection-lookup';
+import { findConnection } from '../../store/connection-lookup';
 import {
   actionState,
   actionStatusUrl,

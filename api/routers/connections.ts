@@ -20,14 +20,13 @@ import {
   patchConnectionQuery,
   providerConfigKeyQuery,
 } from '../schemas/connections';
-import { findConnection, findIntegration } from '../services/connection-lookup';
-import { syncWorkflowId } from '../services/sync-control';
-import { deleteSyncSchedules, startNewConnectionSyncs } from '../services/sync-schedules';
+import { findConnection, findIntegration } from '../../store/connection-lookup';
+import { syncWorkflowId, deleteSyncSchedules, startNewConnectionSyncs } from '../../control';
 import { webhookDeliveryStarter, webhookDeps } from '../services/connection-authorization';
 import { queueAuthWebhook } from '../../webhooks/auth-webhook';
 import { tokenRefreshDeps } from '../../webhooks/auth-events';
 import { authCallRecorder } from '../services/connect-call-log';
-import { outageOf } from '../outage';
+import { outageOf } from '../../common/outage';
 import { connectionListErrors, type ConnectionListError } from '../services/integration-status';
 
 export function connectionsRouter(deps: ApiDeps): Router {

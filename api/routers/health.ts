@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import { OUTAGE_RETRY_AFTER_SECONDS } from '../outage';
+import { OUTAGE_RETRY_AFTER_SECONDS } from '../../common/outage';
 import type { ApiDeps } from '../deps';
 
 /** A probe never holds /ready longer than this, whatever the connection's own settings. */

@@ -5,7 +5,7 @@ import { environmentOf } from '../middleware/auth';
 import { parseInput } from '../validate';
 import { connectionHeaders, listRecordsQuery } from '../schemas/records';
 import { actionHeaders } from '../schemas/actions';
-import { findConnection } from '../services/connection-lookup';
+import { findConnection } from '../../store/connection-lookup';
 import { actionTimeoutMs, awaitActionResult, startAction, validateActionInput } from '../services/action-control';
 import { listRecordsPage } from '../services/record-listing';
 

@@ -3,7 +3,7 @@ import type { ApiDeps } from '../deps';
 import { environmentOf } from '../middleware/auth';
 import { parseInput } from '../validate';
 import { connectionHeaders, listRecordsQuery, pruneRecordsBody } from '../schemas/records';
-import { findConnection } from '../services/connection-lookup';
+import { findConnection } from '../../store/connection-lookup';
 import { findReadConnection, listRecordsPage } from '../services/record-listing';
 import { pruneRecords } from '../services/record-pruning';
 

@@ -1,17 +1,30 @@
 import { Router, type Request, type Response } from 'express';
 import type { ConnectionDoc } from '../../store/connections';
+import type { SyncOperationDoc } from '../../store/sync-operations';
+import type { SyncOperationView } from '../schemas/responses';
 import type { ApiDeps } from '../deps';
 import { environmentOf } from '../middleware/auth';
 import { parseInput } from '../validate';
 import { NotFoundError } from '../../common/errors';
 import { syncScheduleBody, syncStatusQuery, syncVariantTarget, triggerSyncBody, updateConnectionFrequencyBody, type SyncScheduleBody } from '../schemas/syncs';
 import type { SyncOperation } from '../../activities/sync-operation-contracts';
-import { applySyncOperation, operationView, startSyncFanOut } from '../services/sync-operations';
-import { createSyncVariant, deleteSyncVariant } from '../services/sync-variants';
-import { findConnection, findIntegration } from '../services/connection-lookup';
-import { DEFAULT_VARIANT, ensureSyncStates, isSyncRunning, selectSyncs, type SyncSelector } from '../services/sync-control';
-import { describeSyncSchedule, effectiveFrequencyMs, scheduleStatus, setSyncScheduleFrequency } from '../services/sync-schedules';
-import { frequencyLabel } from '../services/sync-frequency';
+import {
+  applySyncOperation,
+  startSyncFanOut,
+  createSyncVariant,
+  deleteSyncVariant,
+  DEFAULT_VARIANT,
+  ensureSyncStates,
+  isSyncRunning,
+  selectSyncs,
+  type SyncSelector,
+  describeSyncSchedule,
+  effectiveFrequencyMs,
+  scheduleStatus,
+  setSyncScheduleFrequency,
+  frequencyLabel,
+} from '../../control';
+import { findConnection, findIntegration } from '../../store/connection-lookup';
 import { mapBounded } from '../../common/map-bounded';
 
 /** Background operations GET /sync/status lists. */
@@ -189,4 +202,22 @@ export function syncRouter(deps: ApiDeps): Router {
   }
 
   return router;
+}
+
+/** How GET /sync/status and the starting call show an operation. */
+function operationView(op: SyncOperationDoc): SyncOperationView {
+  return {
+    id: op.id,
+    kind: op.kind,
+    syncs: op.syncs,
+    opts: op.opts,
+    status: op.status,
+    total: op.total,
+    done: op.done,
+    failed: op.failed,
+    skipped: op.skipped,
+    errors: op.errors,
+    createdAt: op.created_at.toISOString(),
+    finishedAt: op.finished_at?.toISOString() ?? null,
+  };
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { isGrpcDeadlineError, WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import { ApplicationFailure, TimeoutFailure } from '@temporalio/common';
 import { BadRequestError, NotFoundError, WeftError } from '../../common/errors';
-import { searchAttributesFor } from './search-attributes';
+import { searchAttributesFor } from '../../control';
 import type { ActionRunInput } from '../../activities/action-contracts';
 import type { FailureInfo } from '../../activities/failures';
 import type { ActionDefinition } from '../../runtime/types';

@@ -9,7 +9,7 @@ import { temporalWebhookDelivery, type WebhookDeliveryStarter } from '../../webh
 import type { OutboxDeps } from '../../webhooks/outbox';
 import type { ApiDeps } from '../deps';
 import { reconnectTargetMissing } from './connect-session-access';
-import { startNewConnectionSyncs } from './sync-schedules';
+import { startNewConnectionSyncs } from '../../control';
 
 export interface AuthorizedConnection {
   environment: string;

@@ -3,10 +3,9 @@ import type { RequestLogEntry } from '../../store/request-logs';
 import type { SyncDoc } from '../../store/syncs';
 import { CONNECTION_OK, SYNC_ERROR, SYNC_NEVER_RUN, SYNC_SUCCESS, type TallyEntry } from '../../store/integration-tallies';
 import type { ApiDeps } from '../deps';
-import { outageOf } from '../outage';
-import { findIntegration } from './connection-lookup';
-import { countRunningSyncs } from './sync-control';
-import { countPausedSchedules } from './sync-schedules';
+import { outageOf } from '../../common/outage';
+import { findIntegration } from '../../store/connection-lookup';
+import { countRunningSyncs, countPausedSchedules } from '../../control';
 import { mapBounded } from '../../common/map-bounded';
 
 /** Store reads in flight at once (GET /connections' errors, one range read per listed connection). */

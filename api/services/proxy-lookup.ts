@@ -1,4 +1,4 @@
-import { findRecentConnection } from './connection-lookup';
+import { findRecentConnection } from '../../store/connection-lookup';
 import { sealedAt, type CredentialCipher } from '../../auth/credential-cipher';
 import { openIntegrationCredentials, type IntegrationCredentials } from '../../auth/credential-source';
 import type { Credentials } from '../../auth/credentials';

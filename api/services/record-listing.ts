@@ -5,7 +5,7 @@ import type { UnifiedMapping } from '../../runtime/types';
 import type { ConnectionDoc } from '../../store/connections';
 import type { RecordAction, RecordDoc } from '../../store/records';
 import type { Stores } from '../../store/db';
-import { findRecentConnection } from './connection-lookup';
+import { findRecentConnection } from '../../store/connection-lookup';
 import type { listRecordsQuery } from '../schemas/records';
 
 type ListRecordsQuery = z.infer<typeof listRecordsQuery>;

@@ -12,10 +12,8 @@ import { startExpirySweeper } from './expiry-sweeper';
 import { startWebhookDispatcher, type WebhookDispatcher } from '../../webhooks/dispatcher';
 import { coreWebhookDelivery } from '../webhook-delivery';
 import { createWebhookDeliveryActivities } from '../../activities/webhook-delivery';
-import { reconcileSyncSchedules } from '../../api/services/sync-schedules';
+import { reconcileSyncSchedules, applySyncOperation, type ControlDeps } from '../../control';
 import { rebuildTallies } from '../../store/integration-tallies';
-import { applySyncOperation } from '../../api/services/sync-operations';
-import type { SyncControlDeps } from '../../api/services/sync-control';
 import { createSyncFanOutActivities } from '../../activities/sync-fan-out';
 import { allSyncRunEvents } from '../../webhooks/sync-run-report';
 import { createSyncWebhooks } from '../../webhooks/sync-webhooks';
@@ -157,7 +155,7 @@ async function reconcileSchedules(core: Core, logger: Logger): Promise<void> {
 }
 
 /** Starting sync runs and changing schedules from the worker, on the core's Temporal client. */
-function syncControlDeps(core: Core): SyncControlDeps {
+function syncControlDeps(core: Core): ControlDeps {
   const { config } = core;
   return {
     temporal: core.temporal,

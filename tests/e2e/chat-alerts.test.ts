@@ -1,5 +1,5 @@
 import type { FailedSyncRun, SucceededSyncRun } from '../../webhooks/sync-run-report';
-import { syncWorkflowId } from '../../api/services/sync-control';
+import { syncWorkflowId } from '../../control';
 import { coreWebhookDelivery } from '../../app/webhook-delivery';
 import { alertScope } from '../../store/alert-states';
 import { createChatAlerts } from '../../webhooks/chat-alerts';

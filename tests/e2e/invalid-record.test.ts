@@ -1,5 +1,5 @@
 import { WorkflowFailedError } from '@temporalio/client';
-import { syncWorkflowId } from '../../api/services/sync-control';
+import { syncWorkflowId } from '../../control';
 import { createLumaIntegration, startWeftStack, type WeftStack } from '../support/weft-stack';
 import { readAllRecordsTyped } from '../support/weft-client';
 

@@ -1,6 +1,6 @@
 import { Nango } from '@nangohq/node';
 import { ScheduleNotFoundError } from '@temporalio/client';
-import { syncWorkflowId } from '../../api/services/sync-control';
+import { syncWorkflowId } from '../../control';
 import { startWeftStack, createLumaIntegration, type WeftStack } from '../support/weft-stack';
 
 const API_KEY = 'sandbox-luma-api-key';

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { syncWorkflowId } from '../../api/services/sync-control';
+import { syncWorkflowId } from '../../control';
 import { resolveBinary } from '../../scripts/infra/binaries';
 import { infraOptionsFromEnv } from '../../scripts/infra/infra-env';
 import { createLumaIntegration, startWeftStack, type WeftStack } from '../support/weft-stack';

@@ -1,6 +1,5 @@
 import { ScheduleNotFoundError } from '@temporalio/client';
-import { syncRunInput, syncWorkflowId } from '../../api/services/sync-control';
-import { reconcileSyncSchedules } from '../../api/services/sync-schedules';
+import { syncRunInput, syncWorkflowId, reconcileSyncSchedules } from '../../control';
 import { startWeftStack, createLumaIntegration, createOneDriveIntegration, connectOneDrive, waitForOperation, type WeftStack } from '../support/weft-stack';
 import { listRecords } from '../../cli/api-client/client';
 

@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import { syncWorkflowId } from '../../api/services/sync-control';
+import { syncWorkflowId } from '../../control';
 import { startWeftStack, createLumaIntegration, type WeftStack } from '../support/weft-stack';
 import { readAllRecordsTyped } from '../support/weft-client';
 import { spawnWorker, waitFor } from '../support/worker-process';

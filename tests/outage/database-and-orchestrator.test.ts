@@ -1,6 +1,5 @@
 import { createLumaIntegration, createOneDriveIntegration, connectOneDrive, readAllRecords, startWeftStack, type WeftStack } from '../support/weft-stack';
-import { syncWorkflowId } from '../../api/services/sync-control';
-import { reconcileSyncSchedules } from '../../api/services/sync-schedules';
+import { syncWorkflowId, reconcileSyncSchedules } from '../../control';
 import { startWebhookReceiver } from '../support/webhook-receiver';
 import { startRestartableServers, type RestartableServers } from './servers';
 

@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import { syncWorkflowId } from '../../api/services/sync-control';
+import { syncWorkflowId } from '../../control';
 import { startWeftStack, createLumaIntegration, readAllRecords, type WeftStack } from '../support/weft-stack';
 import { spawnWorker, waitFor } from '../support/worker-process';
 import { startRestartableServers, type RestartableServers } from './servers';

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { WorkflowExecutionInfo } from '@temporalio/client';
-import { syncWorkflowId } from '../../api/services/sync-control';
+import { syncWorkflowId } from '../../control';
 import { eventIdFor } from '../../webhooks/deliver';
 import { createLumaIntegration, startWeftStack, waitForOperation, type WeftStack } from '../support/weft-stack';
 import {

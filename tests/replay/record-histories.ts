@@ -20,7 +20,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { syncWorkflowId } from '../../api/services/sync-control';
+import { syncWorkflowId } from '../../control';
 import { actionWorkflowId } from '../../api/services/action-control';
 import { connectOneDrive, createLumaIntegration, createOneDriveIntegration, startWeftStack, type WeftStack } from '../support/weft-stack';
 import { spawnWorker, waitFor } from '../support/worker-process';

@@ -9,7 +9,7 @@ import { buildWorkers, type WeftWorkers } from '../../app/worker/run-workers';
 import { createLumaSimulator, type LumaSimulator, type LumaSimulatorOptions } from '../../sandbox/luma';
 import { createGraphSimulator, GRAPH_DEFAULT_ACCESS_TOKEN, type GraphSimulator, type GraphSimulatorOptions } from '../../sandbox/graph';
 import { createGitHubSimulator, type GitHubSimulator, type GitHubSimulatorOptions } from '../../sandbox/github';
-import { syncWorkflowId } from '../../api/services/sync-control';
+import { syncWorkflowId } from '../../control';
 import type { Egresses, EgressPurpose, EgressSettings } from '../../egress/egress';
 import { allowEntryFor } from '../../egress/settings';
 import { loadConfig } from '../../common/config';

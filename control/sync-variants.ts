@@ -1,9 +1,9 @@
-import { BadRequestError, ConflictError, NotFoundError } from '../../common/errors';
-import type { ConnectionDoc } from '../../store/connections';
-import type { SyncDoc } from '../../store/syncs';
-import type { ApiDeps } from '../deps';
-import { outageOf } from '../outage';
-import { connectionSyncWorkflowId, DEFAULT_VARIANT, startSyncRun, type SyncSelector } from './sync-control';
+import { BadRequestError, ConflictError, NotFoundError } from '../common/errors';
+import type { ConnectionDoc } from '../store/connections';
+import type { SyncDoc } from '../store/syncs';
+import type { ControlDeps } from './deps';
+import { outageOf } from '../common/outage';
+import { connectionSyncWorkflowId, DEFAULT_VARIANT, startSyncRun, type SyncSelector } from './sync-runs';
 import { deleteSyncSchedules, putSyncSchedule } from './sync-schedules';
 import { parseFrequency } from './sync-frequency';
 
@@ -18,7 +18,7 @@ const VARIANT_NAME = /^[A-Za-z0-9_-]{1,64}$/;
  * as for a new connection. Refused (nothing created) when the name is not a variant name or
  * is taken, or the sync already has its maximum of variants.
  */
-export async function createSyncVariant(deps: ApiDeps, connection: ConnectionDoc, syncName: string, variant: string): Promise<SyncDoc> {
+export async function createSyncVariant(deps: ControlDeps, connection: ConnectionDoc, syncName: string, variant: string): Promise<SyncDoc> {
   if (!VARIANT_NAME.test(variant) || variant === DEFAULT_VARIANT) {
     throw new BadRequestError('invalid_variant', `"${variant}" is not a variant name: 1-64 letters, digits, "-" or "_", and not "${DEFAULT_VARIANT}".`);
   }
@@ -49,7 +49,7 @@ export async function createSyncVariant(deps: ApiDeps, connection: ConnectionDoc
 }
 
 /** Deletes a variant: its schedule first (nothing fires again), its state and checkpoint, its run, then its records. */
-export async function deleteSyncVariant(deps: ApiDeps, connection: ConnectionDoc, syncName: string, variant: string): Promise<void> {
+export async function deleteSyncVariant(deps: ControlDeps, connection: ConnectionDoc, syncName: string, variant: string): Promise<void> {
   if (variant === DEFAULT_VARIANT) throw new BadRequestError('invalid_variant', `The base variant of a sync cannot be deleted; delete the connection instead.`);
   const sel: SyncSelector = { name: syncName, variant };
   const key = { connection: connection._id, name: syncName, variant };
@@ -70,7 +70,7 @@ export async function deleteSyncVariant(deps: ApiDeps, connection: ConnectionDoc
 }
 
 /** The variant's records: of the sync's own models only (another sync may have a variant of the same name). */
-async function deleteVariantRecords(deps: Pick<ApiDeps, 'registry' | 'stores'>, connection: ConnectionDoc, syncName: string, variant: string) {
+async function deleteVariantRecords(deps: Pick<ControlDeps, 'registry' | 'stores'>, connection: ConnectionDoc, syncName: string, variant: string) {
   for (const model of Object.keys(deps.registry.getSync(connection.provider, syncName)?.models ?? {})) {
     await deps.stores.records.deleteScope({ environment: connection.environment, connection: connection._id, model, variant });
   }

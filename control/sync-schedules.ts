@@ -1,8 +1,8 @@
 import { isGrpcServiceError, ScheduleAlreadyRunning, ScheduleNotFoundError, type ScheduleDescription, type ScheduleOptions } from '@temporalio/client';
-import type { ConnectionDoc } from '../../store/connections';
-import type { SyncDoc } from '../../store/syncs';
-import type { ScheduledSyncInput } from '../../activities/sync-contracts';
-import type { ApiDeps } from '../deps';
+import type { ConnectionDoc } from '../store/connections';
+import type { SyncDoc } from '../store/syncs';
+import type { ScheduledSyncInput } from '../activities/sync-contracts';
+import type { ControlDeps, ControlSettings, TemporalIdDeps } from './deps';
 import {
   connectionSyncWorkflowId,
   DEFAULT_VARIANT,
@@ -12,16 +12,14 @@ import {
   syncRunInput,
   syncSearchAttributes,
   type SyncSelector,
-} from './sync-control';
+} from './sync-runs';
 import { frequencyLabel, parseFrequency } from './sync-frequency';
 
 /** What managing a sync's schedule needs (the API has it; the worker's reconcile pass builds it). */
-export type ScheduleDeps = Pick<ApiDeps, 'temporal' | 'registry'> & {
-  settings: Pick<ApiDeps['settings'], 'temporalIdPrefix' | 'syncTaskQueue' | 'heartbeatTimeoutMs'>;
-};
+export type ScheduleDeps = Pick<ControlDeps, 'temporal' | 'registry' | 'settings'>;
 
 /** Stable per (environment, integration, connection, sync, variant), like the sync's run ID. */
-function syncScheduleId(deps: { settings: Pick<ApiDeps['settings'], 'temporalIdPrefix'> }, connection: ConnectionDoc, sel: SyncSelector): string {
+function syncScheduleId(deps: { settings: Pick<ControlSettings, 'temporalIdPrefix'> }, connection: ConnectionDoc, sel: SyncSelector): string {
   return [`${deps.settings.temporalIdPrefix}-schedule`, connection.environment, connection.provider_config_key, connection.connection_id, sel.name, sel.variant]
     .map(encodeURIComponent)
     .join(':');
@@ -33,11 +31,7 @@ function syncScheduleId(deps: { settings: Pick<ApiDeps['settings'], 'temporalIdP
  * integration's prefix; `TemporalSchedulePaused` is Temporal's own attribute), however many
  * schedules there are. Visibility trails a pause by about a second.
  */
-export async function countPausedSchedules(
-  deps: Pick<ApiDeps, 'temporal'> & { settings: Pick<ApiDeps['settings'], 'temporalIdPrefix'> },
-  environment: string,
-  providerConfigKey: string,
-): Promise<number> {
+export async function countPausedSchedules(deps: TemporalIdDeps, environment: string, providerConfigKey: string): Promise<number> {
   const prefix = `${[`${deps.settings.temporalIdPrefix}-schedule`, environment, providerConfigKey].map(encodeURIComponent).join(':')}:`;
   const { count } = await deps.temporal.workflowService.countWorkflowExecutions({
     namespace: deps.temporal.options.namespace,
@@ -47,7 +41,7 @@ export async function countPausedSchedules(
 }
 
 /** The sync's frequency in ms: the connection's override, else its definition's default. */
-export function effectiveFrequencyMs(deps: Pick<ApiDeps, 'registry'>, connection: ConnectionDoc, syncName: string, override: string | null): number {
+export function effectiveFrequencyMs(deps: Pick<ControlDeps, 'registry'>, connection: ConnectionDoc, syncName: string, override: string | null): number {
   if (override) return parseFrequency(override);
   const def = deps.registry.getSync(connection.provider, syncName);
   if (!def) throw new Error(`integration ${connection.provider} has no sync ${syncName}`);
@@ -102,11 +96,7 @@ export async function putSyncSchedule(
 }
 
 /** The schedule as Temporal has it now, or null when the sync has none. */
-export async function describeSyncSchedule(
-  deps: Pick<ApiDeps, 'temporal'> & { settings: Pick<ApiDeps['settings'], 'temporalIdPrefix'> },
-  connection: ConnectionDoc,
-  sel: SyncSelector,
-): Promise<ScheduleDescription | null> {
+export async function describeSyncSchedule(deps: TemporalIdDeps, connection: ConnectionDoc, sel: SyncSelector): Promise<ScheduleDescription | null> {
   try {
     return await deps.temporal.schedule.getHandle(syncScheduleId(deps, connection, sel)).describe();
   } catch (err) {
@@ -164,7 +154,7 @@ export async function setSyncScheduleFrequency(deps: ScheduleDeps, connection: C
  * is one interval away, and a fire meeting the run joins it), so they go out together: on a
  * dev server each takes ~200 ms, most of what creating a connection costs.
  */
-export async function startNewConnectionSyncs(deps: ApiDeps, connection: ConnectionDoc): Promise<void> {
+export async function startNewConnectionSyncs(deps: ControlDeps, connection: ConnectionDoc): Promise<void> {
   await ensureSyncStates(deps, connection);
   const syncs = deps.registry.get(connection.provider)?.syncs ?? [];
   await Promise.all(
@@ -177,11 +167,7 @@ export async function startNewConnectionSyncs(deps: ApiDeps, connection: Connect
 }
 
 /** Deletes the schedules of a connection's syncs, so nothing fires for it again. Missing ones are fine; Temporal out of reach is not. */
-export async function deleteSyncSchedules(
-  deps: Pick<ApiDeps, 'temporal'> & { settings: Pick<ApiDeps['settings'], 'temporalIdPrefix'> },
-  connection: ConnectionDoc,
-  sels: SyncSelector[],
-): Promise<void> {
+export async function deleteSyncSchedules(deps: TemporalIdDeps, connection: ConnectionDoc, sels: SyncSelector[]): Promise<void> {
   await Promise.all(
     sels.map((sel) =>
       deps.temporal.schedule
@@ -254,7 +240,7 @@ async function listedIntervals(deps: ScheduleDeps): Promise<Map<string, number |
  * several workers doing it at once write the same values.
  */
 export async function reconcileSyncSchedules(
-  deps: ScheduleDeps & Pick<ApiDeps, 'stores'>,
+  deps: ControlDeps,
   opts: { concurrency?: number; onError?: (state: SyncDoc, err: unknown) => void; retryDelayMs?: number } = {},
 ): Promise<ReconcileReport> {
   const started = Date.now();

@@ -7,7 +7,7 @@ import {
   MongoTopologyClosedError,
   MongoClientClosedError,
 } from 'mongodb';
-import { WeftError } from '../common/errors';
+import { WeftError } from './errors';
 
 /**
  * A server Weft stands on is out of reach: MongoDB (`database`) or Temporal (`orchestrator`).

@@ -1,5 +1,5 @@
 import ms, { type StringValue } from 'ms';
-import { BadRequestError } from '../../common/errors';
+import { BadRequestError } from '../common/errors';
 
 /** Below this a sync would mostly hammer its provider; Nango's floor too. */
 const MIN_FREQUENCY_MS = 30_000;

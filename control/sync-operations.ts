@@ -1,10 +1,9 @@
-import type { ConnectionDoc } from '../../store/connections';
-import type { SyncOperationDoc } from '../../store/sync-operations';
-import type { SyncFanOutInput, SyncOperation } from '../../activities/sync-operation-contracts';
-import type { ApiDeps } from '../deps';
-import type { SyncOperationView } from '../schemas/responses';
-import { ConflictError } from '../../common/errors';
-import { DEFAULT_VARIANT, ensureSyncStates, isSyncRunning, startSyncRun, type SyncControlDeps, type SyncSelector } from './sync-control';
+import type { ConnectionDoc } from '../store/connections';
+import type { SyncOperationDoc } from '../store/sync-operations';
+import type { SyncFanOutInput, SyncOperation } from '../activities/sync-operation-contracts';
+import type { ControlDeps, ControlSettings } from './deps';
+import { ConflictError } from '../common/errors';
+import { DEFAULT_VARIANT, ensureSyncStates, isSyncRunning, startSyncRun, type SyncSelector } from './sync-runs';
 import { setSyncSchedulePaused } from './sync-schedules';
 import { searchAttributesFor } from './search-attributes';
 
@@ -15,7 +14,7 @@ import { searchAttributesFor } from './search-attributes';
  * Idempotent: twice is once (a run already going is joined, a paused schedule stays paused).
  */
 export async function applySyncOperation(
-  deps: SyncControlDeps,
+  deps: ControlDeps,
   connection: ConnectionDoc,
   operation: SyncOperation,
   opts: ApplyOptions = {},
@@ -54,7 +53,7 @@ export interface ApplyOptions {
   waitWhileRunning?: (isRunning: () => Promise<boolean>) => Promise<void>;
 }
 
-async function triggerOne(deps: SyncControlDeps, connection: ConnectionDoc, sel: SyncSelector, operation: SyncOperation, opts: ApplyOptions): Promise<void> {
+async function triggerOne(deps: ControlDeps, connection: ConnectionDoc, sel: SyncSelector, operation: SyncOperation, opts: ApplyOptions): Promise<void> {
   if (operation.reset) {
     if (opts.waitWhileRunning) await opts.waitWhileRunning(() => isSyncRunning(deps, connection, sel));
     await deps.stores.syncs.reset({ connection: connection._id, name: sel.name, variant: sel.variant });
@@ -85,7 +84,7 @@ function fanOutWorkflowId(prefix: string, op: SyncOperationDoc): string {
  * again and the error is the caller's (503 when Temporal is out of reach): nothing was done.
  */
 export async function startSyncFanOut(
-  deps: Pick<ApiDeps, 'temporal' | 'stores'> & { settings: Pick<ApiDeps['settings'], 'temporalIdPrefix' | 'syncTaskQueue'> },
+  deps: Pick<ControlDeps, 'temporal' | 'stores'> & { settings: Pick<ControlSettings, 'temporalIdPrefix' | 'syncTaskQueue'> },
   scope: { environment: string; providerConfigKey: string },
   operation: SyncOperation,
 ): Promise<SyncOperationDoc> {
@@ -122,22 +121,4 @@ export async function startSyncFanOut(
     throw err;
   }
   return op;
-}
-
-/** How GET /sync/status and the starting call show an operation. */
-export function operationView(op: SyncOperationDoc): SyncOperationView {
-  return {
-    id: op.id,
-    kind: op.kind,
-    syncs: op.syncs,
-    opts: op.opts,
-    status: op.status,
-    total: op.total,
-    done: op.done,
-    failed: op.failed,
-    skipped: op.skipped,
-    errors: op.errors,
-    createdAt: op.created_at.toISOString(),
-    finishedAt: op.finished_at?.toISOString() ?? null,
-  };
 }

@@ -1,7 +1,7 @@
-import { NotFoundError } from '../../common/errors';
-import type { Stores } from '../../store/db';
-import type { ConnectionDoc } from '../../store/connections';
-import type { IntegrationDoc } from '../../store/integrations';
+import { NotFoundError } from '../common/errors';
+import type { Stores } from './db';
+import type { ConnectionDoc } from './connections';
+import type { IntegrationDoc } from './integrations';
 
 /** Finds a connection of this environment; another environment's is simply not found. */
 export async function findConnection(

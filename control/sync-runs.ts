@@ -1,17 +1,12 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { BadRequestError } from '../../common/errors';
-import type { ConnectionDoc } from '../../store/connections';
-import type { SyncDoc } from '../../store/syncs';
-import { BASE_VARIANT, type SyncRunInput } from '../../activities/sync-contracts';
+import { BadRequestError } from '../common/errors';
+import type { ConnectionDoc } from '../store/connections';
+import type { SyncDoc } from '../store/syncs';
+import { BASE_VARIANT, type SyncRunInput } from '../activities/sync-contracts';
 import { searchAttributesFor } from './search-attributes';
-import type { ApiDeps } from '../deps';
+import type { ControlDeps, ControlSettings, TemporalIdDeps } from './deps';
 
 export const DEFAULT_VARIANT = BASE_VARIANT;
-
-/** What controlling a sync needs (the API has it; the worker builds it for background operations and the reconcile pass). */
-export type SyncControlDeps = Pick<ApiDeps, 'temporal' | 'registry' | 'stores'> & {
-  settings: Pick<ApiDeps['settings'], 'temporalIdPrefix' | 'syncTaskQueue' | 'heartbeatTimeoutMs'>;
-};
 
 export interface SyncSelector {
   name: string;
@@ -31,7 +26,11 @@ export function syncWorkflowId(
 }
 
 /** Resolves the requested syncs (names or {name, variant}; empty = all) against the integration. */
-export function selectSyncs(deps: Pick<ApiDeps, 'registry'>, provider: string, requested: Array<string | { name: string; variant: string }>): SyncSelector[] {
+export function selectSyncs(
+  deps: Pick<ControlDeps, 'registry'>,
+  provider: string,
+  requested: Array<string | { name: string; variant: string }>,
+): SyncSelector[] {
   const known = deps.registry.get(provider)?.syncs ?? [];
   if (requested.length === 0) return known.map((s) => ({ name: s.name, variant: DEFAULT_VARIANT }));
   return requested.map((r) => {
@@ -47,7 +46,7 @@ export function selectSyncs(deps: Pick<ApiDeps, 'registry'>, provider: string, r
 }
 
 /** Makes sure the connection has state for each of its integration's syncs. */
-export async function ensureSyncStates(deps: Pick<ApiDeps, 'registry' | 'stores'>, connection: ConnectionDoc): Promise<SyncDoc[]> {
+export async function ensureSyncStates(deps: Pick<ControlDeps, 'registry' | 'stores'>, connection: ConnectionDoc): Promise<SyncDoc[]> {
   const syncs = deps.registry.get(connection.provider)?.syncs ?? [];
   return Promise.all(
     syncs.map((s) =>
@@ -67,7 +66,7 @@ export async function ensureSyncStates(deps: Pick<ApiDeps, 'registry' | 'stores'
  * Starts a run now. If one is already running, that run is the answer (USE_EXISTING):
  * triggering twice never runs one sync twice at the same time.
  */
-export async function startSyncRun(deps: SyncControlDeps, connection: ConnectionDoc, sel: SyncSelector): Promise<{ workflowId: string; runId: string }> {
+export async function startSyncRun(deps: ControlDeps, connection: ConnectionDoc, sel: SyncSelector): Promise<{ workflowId: string; runId: string }> {
   const workflowId = connectionSyncWorkflowId(deps.settings.temporalIdPrefix, connection, sel);
   const handle = await deps.temporal.workflow.start('syncRun', {
     workflowId,
@@ -84,7 +83,7 @@ export function connectionSyncWorkflowId(prefix: string, connection: ConnectionD
 }
 
 /** What syncRun is given, whoever starts it (a trigger or the sync's schedule). */
-export function syncRunInput(deps: { settings: Pick<ApiDeps['settings'], 'heartbeatTimeoutMs'> }, connection: ConnectionDoc, sel: SyncSelector): SyncRunInput {
+export function syncRunInput(deps: { settings: Pick<ControlSettings, 'heartbeatTimeoutMs'> }, connection: ConnectionDoc, sel: SyncSelector): SyncRunInput {
   return {
     environment: connection.environment,
     connection: connection._id,
@@ -117,11 +116,7 @@ export function filterLiteral(s: string): string {
  * (every sync run's workflow ID starts with the integration's prefix), which trails a start
  * or an end by about a second.
  */
-export async function countRunningSyncs(
-  deps: Pick<ApiDeps, 'temporal'> & { settings: Pick<ApiDeps['settings'], 'temporalIdPrefix'> },
-  environment: string,
-  providerConfigKey: string,
-): Promise<number> {
+export async function countRunningSyncs(deps: TemporalIdDeps, environment: string, providerConfigKey: string): Promise<number> {
   const prefix = `${[`${deps.settings.temporalIdPrefix}-sync`, environment, providerConfigKey].map(encodeURIComponent).join(':')}:`;
   const { count } = await deps.temporal.workflowService.countWorkflowExecutions({
     namespace: deps.temporal.options.namespace,
@@ -131,11 +126,7 @@ export async function countRunningSyncs(
 }
 
 /** Whether Temporal is running this sync right now (the source of truth for RUNNING). */
-export async function isSyncRunning(
-  deps: Pick<ApiDeps, 'temporal'> & { settings: Pick<ApiDeps['settings'], 'temporalIdPrefix'> },
-  connection: ConnectionDoc,
-  sel: SyncSelector,
-): Promise<boolean> {
+export async function isSyncRunning(deps: TemporalIdDeps, connection: ConnectionDoc, sel: SyncSelector): Promise<boolean> {
   const workflowId = connectionSyncWorkflowId(deps.settings.temporalIdPrefix, connection, sel);
   try {
     const desc = await deps.temporal.workflow.getHandle(workflowId).describe();
