@@ -1,4 +1,4 @@
-import express, { type Express } from 'express';
+import express, { type Express, type RequestHandler } from 'express';
 import type { ApiDeps } from './deps';
 import { requireSecretKey } from './middleware/auth';
 import { apiRateLimit } from './middleware/rate-limit';
@@ -8,7 +8,6 @@ import { routeSpanName } from './middleware/route-span';
 import { requestScope } from './middleware/request-scope';
 import { errorHandler, notFound } from './middleware/errors';
 import { bodyParsing } from './middleware/body-parsing';
-import { integrationsRouter } from './routers/integrations';
 import { connectionsRouter } from './routers/connections';
 import { syncRouter } from './routers/sync';
 import { recordsRouter } from './routers/records';
@@ -17,7 +16,6 @@ import { operationsRouter } from './routers/operations';
 import { connectSessionsRouter } from './routers/connect-sessions';
 import { connectPageRouter } from './routers/connect-page';
 import { oauthFlowRouter } from './routers/oauth-flow';
-import { environmentRouter } from './routers/environment';
 import { logsRouter } from './routers/logs';
 import { webhooksRouter } from './routers/webhooks';
 import { healthRouter } from './routers/health';
@@ -25,10 +23,22 @@ import { docsRouter } from './routers/docs';
 import { proxyRouter } from './routers/proxy';
 import { codecRouter } from './routers/codec';
 import { parseQueryString } from './query-parser';
+import { buildOpenApiDocument, type OpenApiDocument } from './openapi/document';
+import { groupRouter, type MountContext } from './routing/mount';
+import type { RouteGroup } from './routing/route';
+import { integrationRoutes } from './routers/integrations';
+import { environmentRoutes } from './routers/environment';
 
 /** The app-facing REST API (shape of Nango's public API; the routes are in the OpenAPI document, api/openapi/). */
 export function createApp(deps: ApiDeps): Express {
   const app = express();
+  let document: OpenApiDocument | undefined;
+  const ctx: MountContext = { deps, openApiDocument: () => (document ??= buildOpenApiDocument(deps.registry)) };
+  /** A group's router at its mount (and its alias's), behind `before`. */
+  const mount = (group: RouteGroup, before: RequestHandler[]) => {
+    const router = groupRouter(group, ctx);
+    for (const at of [group.mount, ...(group.alias ? [group.alias.mount] : [])]) app.use(at || '/', ...before, router);
+  };
   app.disable('x-powered-by');
   // req.ip, by which requests without a key are limited: the peer, or the client the trusted proxies name (WEFT_TRUST_PROXY).
   app.set('trust proxy', deps.settings.trustProxy ?? false);
@@ -57,14 +67,14 @@ export function createApp(deps: ApiDeps): Express {
   app.use('/ready', clients.limit('probes'));
   app.use(healthRouter(deps));
 
-  app.use('/integrations', auth, integrationsRouter(deps));
+  mount(integrationRoutes, auth);
   app.use('/connections', auth, connectionsRouter(deps));
   app.use('/connection', auth, connectionsRouter(deps)); // Nango's older singular path
   app.use('/sync', auth, syncRouter(deps));
   app.use('/records', auth, recordsRouter(deps));
   app.use('/action', auth, actionsRouter(deps));
   app.use('/v1', auth, operationsRouter(deps));
-  app.use('/environment', auth, environmentRouter(deps));
+  mount(environmentRoutes, auth);
   app.use('/logs', auth, logsRouter(deps));
   app.use('/webhooks', auth, webhooksRouter(deps));
 

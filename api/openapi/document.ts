@@ -1,16 +1,20 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import type { IntegrationRegistry } from '../../runtime/registry';
+import { API_ROUTES } from '../route-registry';
+import type { OpenApiDocument } from '../routing/route';
 import { registerIntegrationRoutes } from './integration-models';
 import { declareRateLimitHeaders } from './rate-limit-headers';
+import { routeOperations } from './operations';
 import { registerApiRoutes } from './routes';
 import { registerWebhooks } from './webhooks';
 
-export type OpenApiDocument = ReturnType<OpenApiGeneratorV31['generateDocument']>;
+export type { OpenApiDocument };
 
 /**
- * The API's OpenAPI 3.1 document, generated from the zod schemas the routers validate with
- * (api/schemas/) and answer with (api/schemas/responses.ts), the integrations' models (the
- * registry's: the pre-built ones and WEFT_INTEGRATIONS_DIR's) and the webhook payloads.
+ * The API's OpenAPI 3.1 document, generated from the route registry (api/route-registry.ts:
+ * each route's zod schemas, which it validates with, and its responses), the integrations'
+ * models (the integration registry's: the pre-built ones and WEFT_INTEGRATIONS_DIR's) and the
+ * webhook payloads.
  */
 export function buildOpenApiDocument(integrations: IntegrationRegistry): OpenApiDocument {
   const registry = new OpenAPIRegistry();
@@ -19,6 +23,7 @@ export function buildOpenApiDocument(integrations: IntegrationRegistry): OpenApi
     scheme: 'bearer',
     description: 'The environment’s secret key (`Authorization: Bearer weft_sk_…`).',
   });
+  for (const operation of routeOperations(API_ROUTES, integrations)) registry.registerPath(operation);
   registerApiRoutes(registry);
   registerIntegrationRoutes(registry, integrations);
   registerWebhooks(registry);

@@ -7,7 +7,7 @@ import { actionHeaders } from '../schemas/actions';
 import { connectionHeaders, listRecordsQuery } from '../schemas/records';
 import { prunedRecord, recordMetadataField } from '../schemas/responses';
 import { errorResponses } from './errors';
-import { json } from './routes';
+import { json } from './content';
 
 /**
  * Each integration's models as named components (`CalendarEvent`, `File`, `UnifiedFile`, ...)

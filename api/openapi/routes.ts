@@ -10,20 +10,17 @@ import {
   patchConnectionQuery,
   providerConfigKeyQuery,
 } from '../schemas/connections';
-import { patchEnvironmentBody } from '../schemas/environment';
-import { createIntegrationBody, integrationStatusQuery, patchIntegrationBody } from '../schemas/integrations';
+import { integrationKeyParams } from '../schemas/integrations';
 import { listLogsQuery } from '../schemas/logs';
 import { proxyHeaders } from '../schemas/proxy';
 import { connectionHeaders, pruneRecordsBody } from '../schemas/records';
 import * as out from '../schemas/responses';
 import { syncScheduleBody, syncStatusQuery, syncVariantTarget, triggerSyncBody, updateConnectionFrequencyBody } from '../schemas/syncs';
 import { bulkReplayBody, listWebhookEventsQuery, webhookEventParams } from '../schemas/webhooks';
+import { json, html } from './content';
 import { errorBody, errorResponses } from './errors';
 
-export const json = (schema: z.ZodType, description = 'OK') => ({ description, content: { 'application/json': { schema } } });
 const body = (schema: z.ZodType) => ({ required: true, content: { 'application/json': { schema } } });
-const html = (description: string) => ({ description, content: { 'text/html': { schema: z.string() } } });
-const keyParam = z.object({ key: z.string().describe('The integration’s unique key.') });
 const connectionIdParam = z.object({ connectionId: z.string() });
 
 /** Both spellings of the connections routes: `/connections` and Nango's older singular `/connection`. */
@@ -88,62 +85,6 @@ export function registerApiRoutes(registry: OpenAPIRegistry): void {
     summary: 'The API reference page: Swagger UI on this document (no key)',
     security: [],
     responses: { 200: html('The page'), 429: errorResponses([429], false)['429'] },
-  });
-
-  // Integrations
-  const tags = ['Integrations'];
-  registry.registerPath({
-    method: 'get',
-    path: '/integrations',
-    operationId: 'listIntegrations',
-    summary: 'List the environment’s integrations',
-    tags,
-    responses: { 200: json(out.integrationListResponse), ...errorResponses([]) },
-  });
-  registry.registerPath({
-    method: 'post',
-    path: '/integrations',
-    operationId: 'createIntegration',
-    summary: 'Create an integration',
-    tags,
-    request: { body: body(createIntegrationBody) },
-    responses: { 201: json(out.integrationResponse, 'Created'), ...errorResponses([409]) },
-  });
-  registry.registerPath({
-    method: 'get',
-    path: '/integrations/{key}',
-    operationId: 'getIntegration',
-    summary: 'Read an integration',
-    tags,
-    request: { params: keyParam, query: z.object({ include: z.enum(['credentials']).optional().describe('`credentials`: the client credentials too.') }) },
-    responses: { 200: json(z.union([out.integrationResponse, out.integrationWithCredentialsResponse])), ...errorResponses([404]) },
-  });
-  registry.registerPath({
-    method: 'get',
-    path: '/integrations/{key}/status',
-    operationId: 'getIntegrationStatus',
-    summary: 'An integration’s health: connections, syncs, last hour of calls',
-    tags,
-    request: { params: keyParam, query: integrationStatusQuery },
-    responses: { 200: json(out.integrationStatusResponse), ...errorResponses([404]) },
-  });
-  registry.registerPath({
-    method: 'patch',
-    path: '/integrations/{key}',
-    operationId: 'updateIntegration',
-    summary: 'Change an integration',
-    tags,
-    request: { params: keyParam, body: body(patchIntegrationBody) },
-    responses: { 200: json(out.integrationResponse), ...errorResponses([404]) },
-  });
-  registry.registerPath({
-    method: 'delete',
-    path: '/integrations/{key}',
-    operationId: 'deleteIntegration',
-    summary: 'Delete an integration (without connections)',
-    tags,
-    request: { params: keyParam },
-    responses: { 200: json(out.successResponse), ...errorResponses([404]) },
   });
 
   // Connections
@@ -303,33 +244,7 @@ export function registerApiRoutes(registry: OpenAPIRegistry): void {
     },
   });
 
-  // Environment, logs, webhook events
-  const envTags = ['Environment'];
-  registry.registerPath({
-    method: 'get',
-    path: '/environment',
-    operationId: 'getEnvironment',
-    summary: 'The environment’s settings',
-    tags: envTags,
-    responses: { 200: json(out.environmentResponse), ...errorResponses([]) },
-  });
-  registry.registerPath({
-    method: 'patch',
-    path: '/environment',
-    operationId: 'updateEnvironment',
-    summary: 'Change webhook URLs and toggles',
-    tags: envTags,
-    request: { body: body(patchEnvironmentBody) },
-    responses: { 200: json(out.environmentResponse), ...errorResponses([]) },
-  });
-  registry.registerPath({
-    method: 'post',
-    path: '/environment/webhook-signing-key/rotate',
-    operationId: 'rotateWebhookSigningKey',
-    summary: 'Rotate the webhook signing key',
-    tags: envTags,
-    responses: { 200: json(out.signingKeyRotationResponse, 'The new key, shown this once'), ...errorResponses([]) },
-  });
+  // Logs, webhook events
   registry.registerPath({
     method: 'get',
     path: '/logs',
@@ -428,7 +343,7 @@ export function registerApiRoutes(registry: OpenAPIRegistry): void {
     ...browser,
     summary: 'The Connect page’s API-key form',
     request: {
-      params: keyParam,
+      params: integrationKeyParams,
       body: { required: true, content: { 'application/x-www-form-urlencoded': { schema: apiKeyBody.extend({ connect_session_token: z.string() }) } } },
     },
     responses: {
@@ -445,7 +360,7 @@ export function registerApiRoutes(registry: OpenAPIRegistry): void {
     ...browser,
     summary: 'Connect with an API key from the app’s own frontend (Nango’s frontend SDK)',
     request: {
-      params: keyParam,
+      params: integrationKeyParams,
       query: z.object({ connect_session_token: z.string().optional().describe('Or `Authorization: Bearer <token>`.') }),
       body: body(apiKeyBody),
     },
@@ -461,7 +376,7 @@ export function registerApiRoutes(registry: OpenAPIRegistry): void {
     operationId: 'startOAuthFlow',
     ...browser,
     summary: 'Start an OAuth (or App install) flow: redirects to the provider',
-    request: { params: keyParam, query: oauthConnectQuery },
+    request: { params: integrationKeyParams, query: oauthConnectQuery },
     responses: {
       302: { description: 'To the provider’s authorization page' },
       400: html('Refused'),

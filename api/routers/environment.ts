@@ -1,54 +1,82 @@
-import { Router } from 'express';
 import { NotFoundError } from '../../common/errors';
 import type { EnvironmentDoc, EnvironmentSettings } from '../../store/environments';
 import { rotateWebhookSigningKey, SIGNING_KEY_GRACE_MS } from '../../webhooks/signing-key';
 import type { ApiDeps } from '../deps';
 import { environmentOf } from '../middleware/auth';
-import { parseInput } from '../validate';
+import { json } from '../openapi/content';
+import { errorResponses } from '../openapi/errors';
+import { route, routeGroup } from '../routing/route';
 import { patchEnvironmentBody } from '../schemas/environment';
+import * as out from '../schemas/responses';
 import type { EnvironmentView } from '../schemas/responses';
 
 /** The calling key's environment: webhook URLs, webhook toggles, the signing key. */
-export function environmentRouter(deps: ApiDeps): Router {
-  const router = Router();
-
-  const load = async (name: string): Promise<EnvironmentDoc> => {
-    const env = await deps.stores.environments.get(name);
-    if (!env) throw new NotFoundError('unknown_environment', `Environment "${name}" does not exist.`);
-    return env;
-  };
-
-  router.get('/', async (_req, res) => {
-    res.json({ data: present(await load(environmentOf(res))) });
-  });
-
-  router.patch('/', async (req, res) => {
-    const body = parseInput(patchEnvironmentBody, req.body, 'invalid_body');
-    // Weft POSTs to these itself: a literal private/loopback/link-local address is refused now (400 egress_refused).
-    for (const field of ['webhook_url', 'secondary_webhook_url', 'alert_webhook_url'] as const) {
-      const url = body[field];
-      if (url) deps.egress.webhooks.checkUrl(url, field);
-    }
-    const patch: Partial<EnvironmentSettings> = Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined));
-    const env = await deps.stores.environments.updateSettings(environmentOf(res), patch);
-    if (!env) throw new NotFoundError('unknown_environment', `Environment "${environmentOf(res)}" does not exist.`);
-    res.json({ data: present(env) });
-  });
-
-  router.post('/webhook-signing-key/rotate', async (_req, res) => {
-    const rotated = await rotateWebhookSigningKey(deps.stores.environments, deps.cipher, environmentOf(res));
-    deps.logger.info({ environment: environmentOf(res) }, 'webhook signing key rotated');
-    // Shown once: keep it out of any cache between Weft and the caller.
-    res.set('cache-control', 'no-store');
-    res.json({
-      data: {
-        webhook_signing_key: rotated.key,
-        previous_key_valid_until: rotated.previousValidUntil?.toISOString() ?? null,
+export const environmentRoutes = routeGroup({
+  mount: '/environment',
+  access: 'secret-key',
+  tag: 'Environment',
+  routes: [
+    route({
+      method: 'get',
+      path: '/environment',
+      auth: 'secret-key',
+      operationId: 'getEnvironment',
+      summary: 'The environment’s settings',
+      responses: { 200: json(out.environmentResponse), ...errorResponses([]) },
+      async handler({ deps, res }) {
+        res.json({ data: present(await load(deps, environmentOf(res))) });
       },
-    });
-  });
+    }),
 
-  return router;
+    route({
+      method: 'patch',
+      path: '/environment',
+      auth: 'secret-key',
+      operationId: 'updateEnvironment',
+      summary: 'Change webhook URLs and toggles',
+      request: { body: patchEnvironmentBody },
+      responses: { 200: json(out.environmentResponse), ...errorResponses([]) },
+      async handler({ deps, res, input }) {
+        const body = input.body();
+        // Weft POSTs to these itself: a literal private/loopback/link-local address is refused now (400 egress_refused).
+        for (const field of ['webhook_url', 'secondary_webhook_url', 'alert_webhook_url'] as const) {
+          const url = body[field];
+          if (url) deps.egress.webhooks.checkUrl(url, field);
+        }
+        const patch: Partial<EnvironmentSettings> = Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined));
+        const env = await deps.stores.environments.updateSettings(environmentOf(res), patch);
+        if (!env) throw new NotFoundError('unknown_environment', `Environment "${environmentOf(res)}" does not exist.`);
+        res.json({ data: present(env) });
+      },
+    }),
+
+    route({
+      method: 'post',
+      path: '/environment/webhook-signing-key/rotate',
+      auth: 'secret-key',
+      operationId: 'rotateWebhookSigningKey',
+      summary: 'Rotate the webhook signing key',
+      responses: { 200: json(out.signingKeyRotationResponse, 'The new key, shown this once'), ...errorResponses([]) },
+      async handler({ deps, res }) {
+        const rotated = await rotateWebhookSigningKey(deps.stores.environments, deps.cipher, environmentOf(res));
+        deps.logger.info({ environment: environmentOf(res) }, 'webhook signing key rotated');
+        // Shown once: keep it out of any cache between Weft and the caller.
+        res.set('cache-control', 'no-store');
+        res.json({
+          data: {
+            webhook_signing_key: rotated.key,
+            previous_key_valid_until: rotated.previousValidUntil?.toISOString() ?? null,
+          },
+        });
+      },
+    }),
+  ],
+});
+
+async function load(deps: ApiDeps, name: string): Promise<EnvironmentDoc> {
+  const env = await deps.stores.environments.get(name);
+  if (!env) throw new NotFoundError('unknown_environment', `Environment "${name}" does not exist.`);
+  return env;
 }
 
 /** The body's shape is api/schemas/responses.ts's, which the OpenAPI document shows. */

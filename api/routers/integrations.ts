@@ -1,112 +1,176 @@
 import { randomUUID } from 'node:crypto';
-import { Router } from 'express';
+import { z } from 'zod';
 import { sealedAt } from '../../auth/credential-cipher';
 import { BadRequestError, NotFoundError } from '../../common/errors';
 import type { IntegrationDoc } from '../../store/integrations';
 import type { ApiDeps } from '../deps';
 import { environmentOf } from '../middleware/auth';
-import { parseInput } from '../validate';
+import { json } from '../openapi/content';
+import { errorResponses } from '../openapi/errors';
+import { route, routeGroup } from '../routing/route';
 import {
   createIntegrationBody,
+  integrationKeyParams,
   integrationStatusQuery,
   patchIntegrationBody,
   type integrationCredentialsSchema,
   type providerOverridesSchema,
 } from '../schemas/integrations';
-import type { z } from 'zod';
+import * as out from '../schemas/responses';
 import { validateClientCredentials } from '../services/client-credentials';
 import { integrationStatus } from '../services/integration-status';
 import type { IntegrationView } from '../schemas/responses';
 
-export function integrationsRouter(deps: ApiDeps): Router {
-  const router = Router();
-
-  router.get('/', async (_req, res) => {
-    const list = await deps.stores.integrations.list(environmentOf(res));
-    res.json({ data: list.map((i) => present(i)) });
-  });
-
-  router.post('/', async (req, res) => {
-    const body = parseInput(createIntegrationBody, req.body, 'invalid_body');
-    checkOutboundUrls(deps, body);
-    const provider = deps.registry.get(body.provider)?.provider;
-    if (!provider) {
-      throw new BadRequestError(
-        'unknown_provider',
-        `Unknown provider "${body.provider}" (available: ${deps.registry
-          .providers()
-          .map((p) => p.name)
-          .join(', ')}).`,
-      );
-    }
-    if (body.credentials) validateClientCredentials(provider, body.credentials);
-    const _id = randomUUID();
-    const doc = await deps.stores.integrations.create({
-      _id,
-      environment: environmentOf(res),
-      unique_key: body.unique_key,
-      provider: body.provider,
-      display_name: body.display_name ?? provider.displayName,
-      credentials_encrypted: body.credentials
-        ? deps.cipher.seal(body.credentials, sealedAt.integrationCredentials({ _id, environment: environmentOf(res) }))
-        : null,
-      provider_overrides: body.provider_overrides ?? {},
-    });
-    res.status(201).json({ data: present(doc) });
-  });
-
-  router.get('/:key', async (req, res) => {
-    const doc = await deps.stores.integrations.get(environmentOf(res), req.params.key);
-    if (!doc) throw new NotFoundError('unknown_provider_config', `No integration "${req.params.key}" in this environment.`);
-    const include = ([] as unknown[]).concat(req.query.include ?? req.query['include[]'] ?? []);
-    const withCredentials = include.includes('credentials') && doc.credentials_encrypted;
-    res.json({
-      data: {
-        ...present(doc),
-        ...(withCredentials ? { credentials: deps.cipher.open(doc.credentials_encrypted as string, sealedAt.integrationCredentials(doc)) } : {}),
+export const integrationRoutes = routeGroup({
+  mount: '/integrations',
+  access: 'secret-key',
+  tag: 'Integrations',
+  routes: [
+    route({
+      method: 'get',
+      path: '/integrations',
+      auth: 'secret-key',
+      operationId: 'listIntegrations',
+      summary: 'List the environment’s integrations',
+      responses: { 200: json(out.integrationListResponse), ...errorResponses([]) },
+      async handler({ deps, res }) {
+        const list = await deps.stores.integrations.list(environmentOf(res));
+        res.json({ data: list.map((i) => present(i)) });
       },
-    });
-  });
+    }),
 
-  router.get('/:key/status', async (req, res) => {
-    const q = parseInput(integrationStatusQuery, req.query, 'invalid_query_params');
-    res.json({ data: await integrationStatus(deps, environmentOf(res), req.params.key, q) });
-  });
+    route({
+      method: 'post',
+      path: '/integrations',
+      auth: 'secret-key',
+      operationId: 'createIntegration',
+      summary: 'Create an integration',
+      request: { body: createIntegrationBody },
+      responses: { 201: json(out.integrationResponse, 'Created'), ...errorResponses([409]) },
+      async handler({ deps, res, input }) {
+        const body = input.body();
+        checkOutboundUrls(deps, body);
+        const provider = deps.registry.get(body.provider)?.provider;
+        if (!provider) {
+          throw new BadRequestError(
+            'unknown_provider',
+            `Unknown provider "${body.provider}" (available: ${deps.registry
+              .providers()
+              .map((p) => p.name)
+              .join(', ')}).`,
+          );
+        }
+        if (body.credentials) validateClientCredentials(provider, body.credentials);
+        const _id = randomUUID();
+        const doc = await deps.stores.integrations.create({
+          _id,
+          environment: environmentOf(res),
+          unique_key: body.unique_key,
+          provider: body.provider,
+          display_name: body.display_name ?? provider.displayName,
+          credentials_encrypted: body.credentials
+            ? deps.cipher.seal(body.credentials, sealedAt.integrationCredentials({ _id, environment: environmentOf(res) }))
+            : null,
+          provider_overrides: body.provider_overrides ?? {},
+        });
+        res.status(201).json({ data: present(doc) });
+      },
+    }),
 
-  router.patch('/:key', async (req, res) => {
-    const body = parseInput(patchIntegrationBody, req.body, 'invalid_body');
-    checkOutboundUrls(deps, body);
-    let credentialsEncrypted: string | undefined;
-    if (body.credentials) {
-      const existing = await deps.stores.integrations.get(environmentOf(res), req.params.key);
-      if (!existing) throw new NotFoundError('unknown_provider_config', `No integration "${req.params.key}" in this environment.`);
-      const provider = deps.registry.get(existing.provider)?.provider;
-      if (provider) validateClientCredentials(provider, body.credentials);
-      credentialsEncrypted = deps.cipher.seal(body.credentials, sealedAt.integrationCredentials(existing));
-    }
-    const doc = await deps.stores.integrations.update(environmentOf(res), req.params.key, {
-      ...(body.display_name ? { display_name: body.display_name } : {}),
-      ...(credentialsEncrypted ? { credentials_encrypted: credentialsEncrypted } : {}),
-      ...(body.provider_overrides ? { provider_overrides: body.provider_overrides } : {}),
-    });
-    if (!doc) throw new NotFoundError('unknown_provider_config', `No integration "${req.params.key}" in this environment.`);
-    res.json({ data: present(doc) });
-  });
+    route({
+      method: 'get',
+      path: '/integrations/:key',
+      auth: 'secret-key',
+      operationId: 'getIntegration',
+      summary: 'Read an integration',
+      request: {
+        params: integrationKeyParams,
+        query: z.object({ include: z.enum(['credentials']).optional().describe('`credentials`: the client credentials too.') }),
+      },
+      // `include` is read leniently, as Nango's SDKs send it (`include=` or `include[]=`, one or several); other values are ignored.
+      validate: 'in-handler',
+      responses: { 200: json(z.union([out.integrationResponse, out.integrationWithCredentialsResponse])), ...errorResponses([404]) },
+      async handler({ deps, req, res, input }) {
+        const { key } = input.params();
+        const doc = await deps.stores.integrations.get(environmentOf(res), key);
+        if (!doc) throw new NotFoundError('unknown_provider_config', `No integration "${key}" in this environment.`);
+        const include = ([] as unknown[]).concat(req.query.include ?? req.query['include[]'] ?? []);
+        const withCredentials = include.includes('credentials') && doc.credentials_encrypted;
+        res.json({
+          data: {
+            ...present(doc),
+            ...(withCredentials ? { credentials: deps.cipher.open(doc.credentials_encrypted as string, sealedAt.integrationCredentials(doc)) } : {}),
+          },
+        });
+      },
+    }),
 
-  router.delete('/:key', async (req, res) => {
-    const env = environmentOf(res);
-    const connections = await deps.stores.connections.listForIntegration(env, req.params.key);
-    if (connections.length > 0) {
-      throw new BadRequestError('integration_has_connections', `Delete the ${connections.length} connection(s) of "${req.params.key}" first.`);
-    }
-    if (!(await deps.stores.integrations.delete(env, req.params.key))) {
-      throw new NotFoundError('unknown_provider_config', `No integration "${req.params.key}" in this environment.`);
-    }
-    res.json({ success: true });
-  });
+    route({
+      method: 'get',
+      path: '/integrations/:key/status',
+      auth: 'secret-key',
+      operationId: 'getIntegrationStatus',
+      summary: 'An integration’s health: connections, syncs, last hour of calls',
+      request: { params: integrationKeyParams, query: integrationStatusQuery },
+      responses: { 200: json(out.integrationStatusResponse), ...errorResponses([404]) },
+      async handler({ deps, res, input }) {
+        res.json({ data: await integrationStatus(deps, environmentOf(res), input.params().key, input.query()) });
+      },
+    }),
 
-  return router;
-}
+    route({
+      method: 'patch',
+      path: '/integrations/:key',
+      auth: 'secret-key',
+      operationId: 'updateIntegration',
+      summary: 'Change an integration',
+      request: { params: integrationKeyParams, body: patchIntegrationBody },
+      responses: { 200: json(out.integrationResponse), ...errorResponses([404]) },
+      async handler({ deps, res, input }) {
+        const { key } = input.params();
+        const body = input.body();
+        checkOutboundUrls(deps, body);
+        let credentialsEncrypted: string | undefined;
+        if (body.credentials) {
+          const existing = await deps.stores.integrations.get(environmentOf(res), key);
+          if (!existing) throw new NotFoundError('unknown_provider_config', `No integration "${key}" in this environment.`);
+          const provider = deps.registry.get(existing.provider)?.provider;
+          if (provider) validateClientCredentials(provider, body.credentials);
+          credentialsEncrypted = deps.cipher.seal(body.credentials, sealedAt.integrationCredentials(existing));
+        }
+        const doc = await deps.stores.integrations.update(environmentOf(res), key, {
+          ...(body.display_name ? { display_name: body.display_name } : {}),
+          ...(credentialsEncrypted ? { credentials_encrypted: credentialsEncrypted } : {}),
+          ...(body.provider_overrides ? { provider_overrides: body.provider_overrides } : {}),
+        });
+        if (!doc) throw new NotFoundError('unknown_provider_config', `No integration "${key}" in this environment.`);
+        res.json({ data: present(doc) });
+      },
+    }),
+
+    route({
+      method: 'delete',
+      path: '/integrations/:key',
+      auth: 'secret-key',
+      operationId: 'deleteIntegration',
+      summary: 'Delete an integration (without connections)',
+      request: { params: integrationKeyParams },
+      responses: { 200: json(out.successResponse), ...errorResponses([404]) },
+      async handler({ deps, res, input }) {
+        const env = environmentOf(res);
+        const { key } = input.params();
+        const connections = await deps.stores.connections.listForIntegration(env, key);
+        if (connections.length > 0) {
+          throw new BadRequestError('integration_has_connections', `Delete the ${connections.length} connection(s) of "${key}" first.`);
+        }
+        if (!(await deps.stores.integrations.delete(env, key))) {
+          throw new NotFoundError('unknown_provider_config', `No integration "${key}" in this environment.`);
+        }
+        res.json({ success: true });
+      },
+    }),
+  ],
+});
 
 /**
  * Weft calls base_url and auth_base_url itself, and sends browsers to app_link: a literal

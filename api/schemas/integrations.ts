@@ -1,5 +1,8 @@
 import { z } from 'zod';
 
+/** The path parameter of the routes about one integration. */
+export const integrationKeyParams = z.object({ key: z.string().describe('The integration’s unique key.') });
+
 const uniqueKey = z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,99}$/, 'letters, digits, _ . - (max 100)');
 
 export const providerOverridesSchema = z.strictObject({
