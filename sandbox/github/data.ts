@@ -172,7 +172,7 @@ export interface LabelRec {
   name: string;
   color: string;
   isDefault: boolean;
-  description: string | null;
+  description: string;
 }
 
 export interface MilestoneRec {
@@ -332,7 +332,11 @@ const LICENSES: ReadonlyArray<{ key: string; name: string; spdx_id: string }> = 
   { key: 'mpl-2.0', name: 'Mozilla Public License 2.0', spdx_id: 'MPL-2.0' },
 ];
 /** GitHub's default labels, then a few custom ones. */
-const LABELS: ReadonlyArray<readonly [string, string, boolean, string | null]> = [
+/**
+ * Every label has a description: the pull request list's label objects require a string
+ * there in GitHub's REST description (a label without one would be sent as null).
+ */
+const LABELS: ReadonlyArray<readonly [string, string, boolean, string]> = [
   ['bug', 'd73a4a', true, "Something isn't working"],
   ['documentation', '0075ca', true, 'Improvements or additions to documentation'],
   ['duplicate', 'cfd3d7', true, 'This issue or pull request already exists'],
@@ -343,9 +347,9 @@ const LABELS: ReadonlyArray<readonly [string, string, boolean, string | null]> =
   ['question', 'd876e3', true, 'Further information is requested'],
   ['wontfix', 'ffffff', true, 'This will not be worked on'],
   ['dependencies', '0366d6', false, 'Pull requests that update a dependency file'],
-  ['breaking change', 'b60205', false, null],
+  ['breaking change', 'b60205', false, 'Changes what existing callers rely on'],
   ['needs review', 'fbca04', false, 'Waiting for a reviewer'],
-  ['performance', '5319e7', false, null],
+  ['performance', '5319e7', false, 'Makes something faster or lighter'],
   ['security', 'ee0701', false, 'Security fix or hardening'],
 ];
 const TEAM_NAMES: readonly string[] = ['Backend', 'Frontend', 'Platform', 'Security', 'Data', 'Mobile', 'Release Managers'];

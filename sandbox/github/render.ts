@@ -265,6 +265,8 @@ function teamJson(repo: RepoRec, t: TeamRec, ctx: RenderContext): Json {
     repositories_url: `${ctx.api}/organizations/${repo.owner.id}/team/${t.id}/repos`,
     permission: 'pull',
     parent: null,
+    // Teams of the simulated world belong to organizations, none to an enterprise.
+    type: 'organization',
   };
 }
 

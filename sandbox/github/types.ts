@@ -46,7 +46,7 @@ export interface GitHubLabelJson {
   name: string;
   color: string;
   default: boolean;
-  description: string | null;
+  description: string;
 }
 
 export interface GitHubPullRequestJson {
