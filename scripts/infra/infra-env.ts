@@ -13,7 +13,7 @@ import { InfraError } from './errors';
 const optionalString = z.preprocess((v) => (v === '' ? undefined : v), z.string().min(1).optional());
 const optionalPort = z.preprocess((v) => (v === '' ? undefined : v), z.coerce.number().int().min(1).max(65535).optional());
 
-const infraEnvSchema = z.object({
+export const infraEnvSchema = z.object({
   /** An external Temporal frontend (host:port); when set no dev server is started. */
   TEMPORAL_ADDRESS: optionalString,
   TEMPORAL_NAMESPACE: optionalString,
