@@ -11,10 +11,10 @@ const shared: ProjectConfig = {
   testMatch: ['**/*.test.ts'],
   transform: {
     '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022' } }],
-    // oauth4webapi ships only ES modules; jest's CommonJS runtime needs it transformed.
-    'node_modules/oauth4webapi/.+\\.js$': ['@swc/jest', { jsc: { target: 'es2022' }, module: { type: 'commonjs' } }],
+    // oauth4webapi and github-slugger ship only ES modules; jest's CommonJS runtime needs them transformed.
+    'node_modules/(oauth4webapi|github-slugger)/.+\\.js$': ['@swc/jest', { jsc: { target: 'es2022' }, module: { type: 'commonjs' } }],
   },
-  transformIgnorePatterns: ['/node_modules/(?!oauth4webapi/)'],
+  transformIgnorePatterns: ['/node_modules/(?!(oauth4webapi|github-slugger)/)'],
   // Integration folders outside Weft (tests of `weft init`/`weft clone`) import the SDK by name and have no node_modules.
   moduleNameMapper: {
     '^weft/integration$': '<rootDir>/runtime/sdk.ts',
@@ -25,19 +25,22 @@ const shared: ProjectConfig = {
 };
 
 const GENERATED_TESTS = '<rootDir>/tests/integrations/';
+const DOCS_TESTS = '<rootDir>/tests/docs/';
 
-// Two projects so that a run of generated tests alone (`npm test -- user-files.test`) skips the
+// Projects apart so that a run of generated tests (or the docs checks) alone (`npm test -- user-files.test`) skips the
 // infrastructure: jest runs a project's globalSetup only when a test of that project is selected.
 const config: Config = {
   projects: [
     // The generated snapshot tests replay saved mocks: no network, no servers.
     { ...shared, displayName: 'integrations', roots: [GENERATED_TESTS] },
+    // The docs' own checks (links, the README's length) read files only: no servers either.
+    { ...shared, displayName: 'docs', roots: [DOCS_TESTS] },
     // Everything else: unit tests and the end-to-end suites that run against the real Temporal
     // dev server and FerretDB started by globalSetup.
     {
       ...shared,
       displayName: 'weft',
-      testPathIgnorePatterns: ['/node_modules/', GENERATED_TESTS],
+      testPathIgnorePatterns: ['/node_modules/', GENERATED_TESTS, DOCS_TESTS],
       globalSetup: '<rootDir>/tests/support/global-setup.ts',
       globalTeardown: '<rootDir>/tests/support/global-teardown.ts',
     },
