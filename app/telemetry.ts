@@ -66,7 +66,7 @@ export function instrumentMongoDbOnLoad(config: TelemetryConfig): void {
   mongoDbInstrumentation ??= new MongoDBInstrumentation({ requireParentSpan: true });
 }
 
-/** The OTLP/HTTP URL of one signal: its own variable as it is, or the base endpoint + /v1/<signal> (the OTel spec's rule). */
+/** The OTLP/HTTP URL of one signal: its own variable as it is, or the base endpoint + /v1/<signal>, as every OpenTelemetry SDK builds it. */
 function signalUrl(base: string | undefined, own: string | undefined, signal: 'traces' | 'metrics'): string | undefined {
   if (own) return own;
   if (!base) return undefined;

@@ -48,7 +48,7 @@ class ApiRefusal extends Error {
 }
 
 /**
- * The read figures of issue 12, on a drive a sync just wrote: `GET /records` pages by
+ * The read figures, on a drive a sync just wrote: `GET /records` pages by
  * cursor (one client, then eight), the whole drive read by cursor against the raw driver
  * reading the same documents, `GET /records?ids=` of 100 ids, and `GET /connections/:id`,
  * with 10,000 other connections and their records in the same database. Each figure is

@@ -14,7 +14,7 @@ const BENCH_API_RATE_LIMIT = { limit: 10_000_000, windowMs: 60_000 };
  * compiled 222 -> 164 MB) and then stays flat.
  */
 const IDLE_SETTLE_MS = 30_000;
-/** Issue 13's idle target and issue 25's peak for a compiled worker; the tsx worker keeps its earlier ceiling. */
+/** Memory targets in MB: idle and peak RSS of a compiled worker; the tsx worker keeps its earlier, higher ceiling. */
 const MEMORY_TARGETS = { compiled: { idle: 150, peak: 250 }, tsx: { idle: Infinity, peak: 400 } };
 
 /**

@@ -165,7 +165,7 @@ export interface SyncDefinition {
   kind: 'sync';
   name: string;
   description: string;
-  /** The operation's own endpoint (`GET /<path>`), from the spec's table. */
+  /** The operation's own endpoint (`GET /<path>`, e.g. `GET /user-files`), where apps read its records. */
   endpoint: { method: 'GET'; path: string };
   models: ModelSchemas;
   /** Per model name: its unified mapping, where the model has one. */

@@ -8,7 +8,7 @@ const HOUR = 60 * MINUTE;
 
 /**
  * When each attempt goes out, as the wait before it: at once, then backing off to 10 hours,
- * about 27.6 hours in all (api.md: at least 24). Part of the workflow's code: changing it
+ * about 27.6 hours in all, so a receiver that is down for a whole day still gets the event. Part of the workflow's code: changing it
  * changes the commands of running histories, so a new schedule needs a patch.
  */
 const WEBHOOK_RETRY_SCHEDULE_MS = [0, 5 * SECOND, 5 * MINUTE, 30 * MINUTE, 2 * HOUR, 5 * HOUR, 10 * HOUR, 10 * HOUR] as const;

@@ -218,8 +218,8 @@ function integrationLogger(print: (line: string) => void, secrets: string[]) {
 }
 
 /**
- * One line on stderr for every failure; a validation failure prints its record (spec
- * "Validation failure record") with the offending value, secrets redacted.
+ * One line on stderr for every failure; a validation failure also prints its failure record
+ * (error code, details, the offending record), secrets redacted.
  */
 function reportFailure(err: unknown, secrets: string[]): void {
   const line = (text: string): void => {

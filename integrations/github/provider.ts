@@ -32,7 +32,8 @@ export const githubProvider: ProviderDefinition = {
     pkce: true,
     refreshMarginMs: 15 * 60_000,
     verify: { method: 'GET', endpoint: '/user' },
-    // The spec's limits for a code-hosting OAuth app registration.
+    // GitHub's form for a new OAuth App: a name of at most 34 characters and a homepage URL
+    // (docs/providers/github.md, "Registering an OAuth App").
     registration: { appNameMaxLength: 34, homepageUrlRequired: true },
   },
   pagination: { type: 'link', linkRelInResponseHeader: 'next', limitNameInRequest: 'per_page', limit: 100 },

@@ -22,8 +22,8 @@ export const oneDriveProvider: ProviderDefinition = {
     defaultTenant: 'common',
     defaultScopes: ['offline_access', 'Files.Read.All', 'User.Read'],
     pkce: true,
-    // The Microsoft identity platform's rules (spec, Authentication → File-storage, rules
-    // 1–2): `.default` cannot be combined with explicit permission scopes,
+    // The Microsoft identity platform's scope rules (docs/providers/onedrive.md, "Scopes"):
+    // `.default` cannot be combined with explicit permission scopes,
     // and without `offline_access` no refresh token is issued, so it is added. Bare
     // permission names are Graph's.
     scopeRules: {

@@ -173,7 +173,7 @@ export function readFixture<T>(file: string, fallback: T): T {
 
 /**
  * The connection and metadata a function's recording saw: its own copy, else the
- * integration's `weft/` files (what the spec's table names).
+ * integration's `weft/` files (`<integration>/mocks/weft/`, shared by every function).
  */
 export function platformFixture<T>(mocksDir: string, functionName: string, file: 'getConnection.json' | 'getMetadata.json', fallback: T): T {
   const own = join(functionFolder(mocksDir, functionName), PLATFORM_FOLDER, file);

@@ -31,7 +31,7 @@ const LOOKUP_COLLECTIONS = new Set([
 /**
  * And what a sync run reads and writes of the records engine: with one filter on other fields,
  * every run read all connections' records on FerretDB, and runs (and with them the creation
- * of connections) got slower with every connection (issue 14's schedules bench).
+ * of connections) got slower with every connection (`npm run bench -- schedules` showed it).
  */
 const RECORD_COLLECTIONS = new Set(['records', 'record_counters', 'record_run_batches', 'record_swaps', 'record_index', 'record_feed']);
 

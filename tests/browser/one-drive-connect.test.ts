@@ -102,7 +102,7 @@ describe('Connect: OneDrive (Microsoft OAuth 2.0 + PKCE) in a browser', () => {
     expect(conn.body.credentials.refresh_token).toBeTruthy(); // offline_access was requested
     expect(conn.body.connection_config.tenant).toBe('organizations');
     expect(conn.body.connection_config.teamsiteAccessToken).toBeUndefined(); // Sites.Read.All not requested
-    // A call that needs the team-site token tells the app to re-authorize (rule 7).
+    // A call that needs the team-site token tells the app to re-authorize (the connection has none).
     const missing = await stack.api('GET', '/v1/team-site-token', { headers: { 'connection-id': connectionId, 'provider-config-key': 'one-drive' } });
     expect(missing.status).toBe(409);
     expect(missing.body.error).toMatchObject({ code: 'teamsite_token_missing', message: expect.stringMatching(/Re-authorize/) });

@@ -24,7 +24,7 @@ const UI_ORIGIN = 'http://localhost:8233';
 const TEAM_SITE_TOKEN = `ts-${randomBytes(24).toString('hex')}`;
 
 /**
- * Item 1 of issue 24: what Weft writes to Temporal is encrypted (auth/payload-codec.ts), so a
+ * What Weft writes to Temporal is encrypted (auth/payload-codec.ts), so a
  * history read without the key holds no secret, and operators read it through the codec
  * endpoint (api/routers/codec.ts) only with a configured token.
  */

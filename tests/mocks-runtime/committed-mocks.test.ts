@@ -4,7 +4,7 @@ import { integrations } from '../../integrations';
 import { GRAPH_DEFAULT_ACCESS_TOKEN } from '../../sandbox/graph';
 import { LUMA_DEFAULT_API_KEY } from '../../sandbox/luma';
 
-// The mocks `npm run mocks:record` committed (issue 17 item 4): one recording and one
+// The mocks `npm run mocks:record` committed: one recording and one
 // generated test per pre-built function, and no credential or signed-URL secret in any file.
 
 const REPO = join(__dirname, '..', '..');

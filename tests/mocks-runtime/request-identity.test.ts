@@ -3,7 +3,7 @@ import { describeIdentity, identityHash, mockFileName, pathSlug, requestIdentity
 const graph = { providerBaseUrl: 'https://graph.microsoft.com' };
 
 describe('request identity', () => {
-  it("names a Graph listing like the spec's example: GET-v1-0-me-drives-<12 hex>.json", () => {
+  it('names a Graph listing GET-v1-0-me-drives-<12 hex>.json', () => {
     const identity = requestIdentity({ method: 'GET', endpoint: '/v1.0/me/drives' }, graph);
     expect(identity).toEqual({ method: 'GET', path: '/v1.0/me/drives', query: [], headers: [], body: null });
     expect(mockFileName(identity)).toMatch(/^GET-v1-0-me-drives-[0-9a-f]{12}\.json$/);

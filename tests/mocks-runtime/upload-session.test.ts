@@ -9,7 +9,7 @@ import { GRAPH_DEFAULT_ACCESS_TOKEN } from '../../sandbox/graph';
 import { connectOneDrive, createOneDriveIntegration, startWeftStack, type WeftStack } from '../support/weft-stack';
 
 // upload-file's upload-session path (above 320 KiB), which the committed recording does not
-// take: the spec's layout has one input.json per function, and the committed one is the small
+// take: the saved-mocks layout has one input.json per function, and the committed one is the small
 // upload (one PUT). Here the real `weft dryrun --save` records a session upload against the
 // Graph simulator into a project of its own, and ActionMock replays it: createUploadSession,
 // then fragments PUT to the session's pre-authenticated uploadUrl (another host and path than

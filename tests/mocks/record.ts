@@ -1,6 +1,6 @@
 /**
  * `npm run mocks:record`: records the mocks of every pre-built function against the sandbox
- * simulators and regenerates their snapshot tests (issue 17 item 4), as an integration author
+ * simulators and regenerates their snapshot tests, as an integration author
  * would: a Weft stack with the simulators, one connection per integration, then for each
  * function `weft dryrun <fn> <connection> --save` (spawned, through the running Weft's
  * /proxy), then `weft generate:tests`. The simulators are seeded and small, so the files stay

@@ -5,7 +5,7 @@ import { spawnWorker, waitFor } from '../support/worker-process';
 import { startRestartableServers, type RestartableServers } from './servers';
 
 /**
- * Faults on the real servers while a sync is under way (issue 14 item 5): the Temporal dev
+ * Faults on the real servers while a sync is under way: the Temporal dev
  * server restarted on its database file, FerretDB restarted on its data, and the only worker
  * killed while a schedule is due. Each time the sync ends as it would have without the
  * fault: every record of the provider once, and one run where one was due.

@@ -23,7 +23,7 @@ import {
 } from './multi-process-support';
 
 /**
- * Issue 23 §3: several processes on one Temporal and one database, as deployed. Two `weft
+ * Several processes on one Temporal and one database, as deployed. Two `weft
  * api` and three `weft worker` processes of the compiled build share the test run's Temporal
  * dev server and FerretDB, with a Luma simulator and a webhook endpoint of the test's own.
  * Connections are made through both APIs, each sync on a 30 s schedule; proxy calls and
