@@ -188,6 +188,6 @@ export function requireServers(config: Config, process: 'api' | 'worker' | 'setu
   if (missing.length === 0) return;
   throw new WeftError(
     `${process}_not_configured`,
-    `weft ${process} needs TEMPORAL_ADDRESS (or a Temporal profile with an address: TEMPORAL_CONFIG_FILE, TEMPORAL_PROFILE), MONGODB_URI and WEFT_ENCRYPTION_KEY (missing: ${missing.join(', ')}; in dev the key is in .weft/encryption-key). \`npm start\` runs the API and a worker in one process with its own servers.`,
+    `weft ${process} needs TEMPORAL_ADDRESS (or a Temporal profile with an address: TEMPORAL_CONFIG_FILE, TEMPORAL_PROFILE), MONGODB_URI and WEFT_ENCRYPTION_KEY (missing: ${missing.join(', ')}; in dev the key is in WEFT_STATE_DIR/encryption-key, .weft/ by default). \`npm start\` runs the API and a worker in one process with its own servers.`,
   );
 }

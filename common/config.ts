@@ -396,7 +396,15 @@ export const configSchema = z.object({
         values: 'at least 16 characters',
       }),
     ),
-  WEFT_STATE_DIR: z.string().default('.weft').meta(setting('secrets', 'Where `npm start` keeps the generated encryption key (relative to the repository).')),
+  WEFT_STATE_DIR: z
+    .string()
+    .default('.weft')
+    .meta(
+      setting(
+        'local',
+        "Where a dev start (`npm start`, `weft start`, `weft dev`) keeps its state: the generated encryption key, the Temporal dev server's database, FerretDB's data, and the lock that keeps a second start off them. Relative to the checkout. Two starts side by side each need their own, and their own ports.",
+      ),
+    ),
   /**
    * Destinations the egress policy lets through although they are loopback, private or
    * link-local, per purpose (egress/purposes.ts): comma-separated CIDRs, IP addresses or

@@ -20,7 +20,7 @@ import { StartError } from './errors';
 import { watchLaunchers } from './launcher-watch';
 import type { StartOptions } from './options';
 import { startSandboxSimulators, type RunningSandbox } from './sandbox';
-import { packageRoot } from '../package-root';
+import { packageRoot, stateDirectory } from '../package-root';
 import { prebuiltWorkflowBundle } from '../worker/prebuilt-bundle';
 import { startTelemetry, temporalRuntimeTelemetry } from '../telemetry';
 
@@ -67,7 +67,7 @@ export async function runStart(options: StartOptions, env: NodeJS.ProcessEnv): P
         `Port ${port} on ${API_HOST}, needed for the API, is already in use (another \`npm start\`?). Use --port <port> or PORT=<port>.`,
       );
     }
-    const stateDir = path.resolve(REPO_ROOT, config.WEFT_STATE_DIR);
+    const stateDir = stateDirectory(config.WEFT_STATE_DIR);
     const encryption = await resolveEncryptionKey(config, stateDir);
     if (encryption.source === 'generated') say(`generated the credential encryption key: ${encryption.file} (keep it; production sets WEFT_ENCRYPTION_KEY)`);
 
@@ -87,6 +87,7 @@ export async function runStart(options: StartOptions, env: NodeJS.ProcessEnv): P
     const infra: Infrastructure = await startInfrastructure({
       mode: 'dev',
       repoRoot: REPO_ROOT,
+      stateDir,
       external: infraEnv.external,
       binaries: infraEnv.binaries,
       ports: infraEnv.ports,
@@ -116,6 +117,8 @@ export async function runStart(options: StartOptions, env: NodeJS.ProcessEnv): P
         ? { address: infra.temporal.address, namespace: infra.temporal.namespace, profile: 'npm start' }
         : { ...config.temporal, address: infra.temporal.address, namespace: infra.temporal.namespace },
       WEFT_ENCRYPTION_KEY: encryption.key,
+      // Alert links go to this start's own Temporal UI (a second sandbox's is not on the default port).
+      ...(infra.temporal.uiUrl && !env.WEFT_TEMPORAL_UI_URL ? { WEFT_TEMPORAL_UI_URL: infra.temporal.uiUrl } : {}),
     };
     // OTEL_* set: traces and metrics of the API and workers of this process, as service `weft` (unless OTEL_SERVICE_NAME).
     const telemetry = startTelemetry(processConfig, 'weft');

@@ -5,7 +5,8 @@ import { join, relative, resolve } from 'node:path';
 import { watch } from 'chokidar';
 import type { Command } from 'commander';
 import { WeftError } from '../../common/errors';
-import { packageRoot } from '../../app/package-root';
+import { packageRoot, stateDirectory } from '../../app/package-root';
+import { loadConfig } from '../../common/config';
 import { addStartOptions, type StartOptions } from '../../app/start/options';
 import { infraOptionsFromEnv } from '../../scripts/infra/infra-env';
 import { devServerTemporalEnv } from '../../common/temporal-settings';
@@ -62,7 +63,9 @@ async function runDev(o: DevOptions, env: NodeJS.ProcessEnv): Promise<number> {
     const infraEnv = infraOptionsFromEnv(env);
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { startInfrastructure }: typeof InfraModule = require('../../scripts/infra/infrastructure');
-    infra = await startInfrastructure({ mode: 'dev', repoRoot: packageRoot(), ...infraEnv, log: (msg) => say(msg) });
+    // The servers' data goes where the child's `weft start` keeps the encryption key: WEFT_STATE_DIR.
+    const stateDir = stateDirectory(loadConfig(env).WEFT_STATE_DIR);
+    infra = await startInfrastructure({ mode: 'dev', repoRoot: packageRoot(), stateDir, ...infraEnv, log: (msg) => say(msg) });
     childEnv = infra.temporal.startedHere
       ? devServerTemporalEnv(childEnv, infra.temporal.address, infra.temporal.namespace)
       : { ...childEnv, TEMPORAL_ADDRESS: infra.temporal.address, TEMPORAL_NAMESPACE: infra.temporal.namespace };

@@ -1,8 +1,9 @@
 import { spawn } from 'node:child_process';
 import { constants as fsConstants } from 'node:fs';
-import { access, chmod, cp, mkdir, mkdtemp, open, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import { access, chmod, cp, mkdir, mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { InfraError, tail } from './errors';
+import { tryAcquirePidLock } from './pid-lock';
 import { childProcessEnv, defaultBinaryCacheDir, executableSearchPath } from './infra-env';
 
 export type BinaryName = 'temporal' | 'temporal-server' | 'ferretdb';
@@ -503,60 +504,23 @@ async function buildIntoCache(name: BinaryName, spec: BinarySpec, cacheDir: stri
 }
 
 /**
- * A lock file created with O_EXCL. The holder's pid is written into it so a lock left by a
- * crashed build is recognised and broken instead of blocking every later run.
+ * Waits for the build lock (a pid lock file, see pid-lock.ts): one build of a binary at a
+ * time per cache, however many test runs and starts want it at once.
  */
 export async function acquireBuildLock(lockFile: string, name: string, log: (msg: string) => void): Promise<() => Promise<void>> {
   const deadline = Date.now() + 30 * 60_000;
   let announced = false;
   for (;;) {
-    try {
-      const handle = await open(lockFile, 'wx');
-      await handle.writeFile(JSON.stringify({ pid: process.pid, startedAt: new Date().toISOString() }));
-      await handle.close();
-      return async () => {
-        await unlink(lockFile).catch(() => {});
-      };
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    }
-    const holder = await readLockHolder(lockFile);
-    if (holder && !isProcessAlive(holder.pid)) {
-      log(`removing stale build lock ${lockFile} (pid ${holder.pid} is gone)`);
-      await unlink(lockFile).catch(() => {});
-      continue;
-    }
+    const attempt = await tryAcquirePidLock(lockFile, (stale) => log(`removing stale build lock ${lockFile} (pid ${stale.pid} is gone)`));
+    if (attempt.acquired) return attempt.release;
     if (!announced) {
-      log(`waiting for another ${name} build to finish (lock ${lockFile}${holder ? `, pid ${holder.pid}` : ''})`);
+      log(`waiting for another ${name} build to finish (lock ${lockFile}${attempt.holder ? `, pid ${attempt.holder.pid}` : ''})`);
       announced = true;
     }
     if (Date.now() > deadline) {
       throw new InfraError('infra_binary_unavailable', `Timed out waiting for the ${name} build lock ${lockFile}; remove it if no build is running.`);
     }
     await sleep(1000);
-  }
-}
-
-async function readLockHolder(lockFile: string): Promise<{ pid: number } | undefined> {
-  try {
-    const parsed = JSON.parse(await readFile(lockFile, 'utf8')) as { pid?: unknown };
-    if (typeof parsed.pid === 'number') return { pid: parsed.pid };
-  } catch {
-    // Being written right now, or removed: treat as held and look again shortly. A lock
-    // that stays unreadable is old junk; break it after a minute.
-    const info = await stat(lockFile).catch(() => undefined);
-    if (info && Date.now() - info.mtimeMs > 60_000) return { pid: -1 };
-  }
-  return undefined;
-}
-
-function isProcessAlive(pid: number): boolean {
-  if (pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

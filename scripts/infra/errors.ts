@@ -9,6 +9,7 @@ export type InfraErrorCode =
   | 'infra_env_invalid'
   | 'infra_binary_unavailable'
   | 'infra_port_busy'
+  | 'infra_state_dir_busy'
   | 'infra_process_failed'
   | 'infra_start_failed'
   | 'infra_start_timeout';

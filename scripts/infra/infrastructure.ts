@@ -1,19 +1,16 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { BINARY_SPECS, resolveBinary } from './binaries';
 import { loadDevConfig, type DevConfig } from './dev-config';
 import { InfraError } from './errors';
 import { startFerretDB, type FerretDBServer } from './ferretdb-server';
+import { tryAcquirePidLock } from './pid-lock';
 import { getFreePort, getFreePorts, isPortFree, LOOPBACK } from './free-port';
 import { PORT_ENV } from './infra-env';
 import { startTemporalDevServer, type TemporalDevServer } from './temporal-dev-server';
 
-export type InfraMode = 'dev' | 'test';
-
-export interface StartInfrastructureOptions {
-  /** dev: fixed ports from temporal-dev.yaml, state kept under .weft/. test: free ports, throwaway state. */
-  mode: InfraMode;
+interface CommonInfrastructureOptions {
   repoRoot: string;
   /** Servers that already exist; nothing is started for a part that is given here. */
   external: { temporalAddress?: string; temporalNamespace?: string; mongodbUri?: string };
@@ -27,6 +24,13 @@ export interface StartInfrastructureOptions {
   ferretdbLogLevel?: string;
   readyTimeoutMs?: number;
 }
+
+/**
+ * dev: fixed ports from temporal-dev.yaml (or the WEFT_*_PORT overrides), the servers' data
+ * kept in `stateDir` (WEFT_STATE_DIR, resolved), which one start at a time may use.
+ * test: free ports, throwaway state.
+ */
+export type StartInfrastructureOptions = CommonInfrastructureOptions & ({ mode: 'dev'; stateDir: string } | { mode: 'test' });
 
 export interface Infrastructure {
   temporal: { address: string; namespace: string; uiUrl?: string; startedHere: boolean };
@@ -64,7 +68,7 @@ export async function startInfrastructure(opts: StartInfrastructureOptions): Pro
     if (config && config.version !== BINARY_SPECS.temporal.version) {
       opts.log(`warning: temporal-dev.yaml asks for Temporal CLI ${config.version}, but Weft builds and checks ${BINARY_SPECS.temporal.version}`);
     }
-    const plan = opts.mode === 'dev' ? await planDev(opts, config, needTemporal, needMongo) : await planTest(opts, config, needMongo);
+    const plan = opts.mode === 'dev' ? await planDev(opts, opts.stateDir, config, needTemporal, needMongo, started) : await planTest(opts, config, needMongo);
 
     const [temporalBinary, ferretdbBinary] = await Promise.all([
       needTemporal ? resolveBinary('temporal', { explicitPath: opts.binaries.temporal, cacheDir: opts.binaries.cacheDir, log: opts.log }) : undefined,
@@ -142,39 +146,97 @@ interface Plan {
   ferretdb?: { port: number; debugPort: number; dataDir: string; stateDir: string; tempRoot?: string };
 }
 
-async function planDev(opts: StartInfrastructureOptions, config: DevConfig | undefined, needTemporal: boolean, needMongo: boolean): Promise<Plan> {
+/** The lock file of a state directory, held by the process whose servers use it. */
+export const STATE_DIR_LOCK_FILE = 'servers.lock';
+
+async function planDev(
+  opts: StartInfrastructureOptions,
+  stateDir: string,
+  config: DevConfig | undefined,
+  needTemporal: boolean,
+  needMongo: boolean,
+  started: Stoppable[],
+): Promise<Plan> {
   const plan: Plan = {};
-  const weftDir = path.join(opts.repoRoot, '.weft');
+  if (!needTemporal && !needMongo) return plan;
+  // First the state directory: two servers writing one SQLite file would damage it, and
+  // "set WEFT_STATE_DIR" is the first thing a second start beside a running one needs.
+  await lockStateDir(stateDir, opts.log, started);
+  const busy: BusyPort[] = [];
   if (needTemporal && config) {
     const port = opts.ports?.temporal ?? config.port;
     const uiPort = config.ui.enabled ? (opts.ports?.temporalUi ?? config.ui.port) : null;
-    await assertPortFree(
-      port,
-      'the Temporal frontend (gRPC)',
-      PORT_ENV.temporal,
-      'TEMPORAL_ADDRESS=<host:port> to use a Temporal server that is already running',
+    busy.push(
+      ...(await busyPorts([
+        {
+          port,
+          what: 'the Temporal frontend (gRPC)',
+          envName: PORT_ENV.temporal,
+          alternative: 'TEMPORAL_ADDRESS=<host:port> to use a Temporal server that is already running',
+        },
+        ...(uiPort === null
+          ? []
+          : [
+              {
+                port: uiPort,
+                what: 'the Temporal web UI',
+                envName: PORT_ENV.temporalUi,
+                alternative: 'ui.enabled: false in temporal-dev.yaml to run without the UI',
+              },
+            ]),
+      ])),
     );
-    if (uiPort !== null)
-      await assertPortFree(uiPort, 'the Temporal web UI', PORT_ENV.temporalUi, 'ui.enabled: false in temporal-dev.yaml to run without the UI');
     plan.temporal = {
       port,
       uiPort,
-      dbFile: path.resolve(opts.repoRoot, config.dbFile),
+      // Relative to the state directory, so WEFT_STATE_DIR places it with everything else.
+      dbFile: path.resolve(stateDir, config.dbFile),
       namespace: opts.external.temporalNamespace ?? config.namespace,
     };
   }
   if (needMongo) {
     const port = opts.ports?.ferretdb ?? 27017;
-    await assertPortFree(port, 'FerretDB (MongoDB wire protocol)', PORT_ENV.ferretdb, 'MONGODB_URI=<uri> to use a MongoDB that is already running');
+    busy.push(
+      ...(await busyPorts([
+        {
+          port,
+          what: 'FerretDB (MongoDB wire protocol)',
+          envName: PORT_ENV.ferretdb,
+          alternative: 'MONGODB_URI=<uri> to use a MongoDB that is already running',
+        },
+      ])),
+    );
     plan.ferretdb = {
       port,
       // Nobody connects to the debug (metrics) endpoint by a fixed port; a free one avoids clashes.
       debugPort: await getFreePort(),
-      dataDir: path.join(weftDir, 'ferretdb', 'data'),
-      stateDir: path.join(weftDir, 'ferretdb', 'state'),
+      dataDir: path.join(stateDir, 'ferretdb', 'data'),
+      stateDir: path.join(stateDir, 'ferretdb', 'state'),
     };
   }
+  if (busy.length) throw portsBusyError(busy);
   return plan;
+}
+
+/**
+ * Takes `<stateDir>/servers.lock` for as long as the servers run (released by stop(), last);
+ * a lock whose process is gone is taken over. Held by a live process: infra_state_dir_busy.
+ */
+async function lockStateDir(stateDir: string, log: (msg: string) => void, started: Stoppable[]): Promise<void> {
+  await mkdir(stateDir, { recursive: true });
+  const lockFile = path.join(stateDir, STATE_DIR_LOCK_FILE);
+  const attempt = await tryAcquirePidLock(lockFile, (stale) => log(`taking over ${lockFile} (pid ${stale.pid} is gone)`));
+  if (attempt.acquired) {
+    started.push({ name: 'state directory lock', stop: attempt.release });
+    return;
+  }
+  const holder = attempt.holder ? `pid ${attempt.holder.pid}${attempt.holder.startedAt ? `, since ${attempt.holder.startedAt}` : ''}` : 'starting now';
+  throw new InfraError(
+    'infra_state_dir_busy',
+    `The state directory ${stateDir} is in use by another Weft (${holder}, lock ${lockFile}). ` +
+      `To run a second one beside it, set WEFT_STATE_DIR=<another directory> and free ports (${PORT_ENV.temporal}, ${PORT_ENV.temporalUi}, ${PORT_ENV.ferretdb}, PORT).`,
+    { stateDir, lockFile, holderPid: attempt.holder?.pid },
+  );
 }
 
 async function planTest(opts: StartInfrastructureOptions, config: DevConfig | undefined, needMongo: boolean): Promise<Plan> {
@@ -192,13 +254,27 @@ async function planTest(opts: StartInfrastructureOptions, config: DevConfig | un
   return plan;
 }
 
-async function assertPortFree(port: number, what: string, envName: string, alternative: string): Promise<void> {
-  if (await isPortFree(port, LOOPBACK)) return;
-  throw new InfraError(
+interface PortNeed {
+  port: number;
+  what: string;
+  envName: string;
+  /** The other way out, when there is one (an external server). */
+  alternative: string;
+}
+type BusyPort = PortNeed;
+
+async function busyPorts(needs: PortNeed[]): Promise<BusyPort[]> {
+  const free = await Promise.all(needs.map((n) => isPortFree(n.port, LOOPBACK)));
+  return needs.filter((_, i) => !free[i]);
+}
+
+/** Every taken port in one message, so a second start beside a running one learns all it must set at once. */
+function portsBusyError(busy: BusyPort[]): InfraError {
+  const parts = busy.map((b) => `${b.port} for ${b.what}: set ${b.envName}=<free port>, or ${b.alternative}`);
+  return new InfraError(
     'infra_port_busy',
-    `Port ${port} on ${LOOPBACK}, needed for ${what}, is already in use (another \`npm start\`?). ` +
-      `Set ${envName}=<free port> to use another port, or ${alternative}.`,
-    { port, envName },
+    `${busy.length === 1 ? 'A port' : 'Ports'} on ${LOOPBACK} already in use (another \`npm start\`?): ${parts.join('; ')}.`,
+    { ports: busy.map((b) => ({ port: b.port, envName: b.envName })) },
   );
 }
 

@@ -1,5 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
-import { mkdtemp, readdir, readFile, readlink, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -10,7 +10,7 @@ import { BINARY_SPECS, resolveBinary } from '../../scripts/infra/binaries';
 import { startFerretDB } from '../../scripts/infra/ferretdb-server';
 import { getFreePorts, isPortFree } from '../../scripts/infra/free-port';
 import { infraOptionsFromEnv } from '../../scripts/infra/infra-env';
-import { startInfrastructure } from '../../scripts/infra/infrastructure';
+import { STATE_DIR_LOCK_FILE, startInfrastructure } from '../../scripts/infra/infrastructure';
 import { startTemporalDevServer } from '../../scripts/infra/temporal-dev-server';
 
 const execFileAsync = promisify(execFile);
@@ -137,7 +137,6 @@ describe('supervised process', () => {
 
 describe('startInfrastructure', () => {
   it('starts nothing when Temporal and MongoDB are external', async () => {
-    const started = Date.now();
     const infra = await startInfrastructure({
       mode: 'test',
       repoRoot,
@@ -149,7 +148,6 @@ describe('startInfrastructure', () => {
     expect(infra.temporal).toEqual({ address: '127.0.0.1:1', namespace: 'elsewhere', startedHere: false });
     expect(infra.mongodbUri).toBe('mongodb://127.0.0.1:2/');
     expect(infra.mongodbStartedHere).toBe(false);
-    expect(Date.now() - started).toBeLessThan(1_000);
     await infra.stop();
     await infra.stop();
   });
@@ -158,19 +156,24 @@ describe('startInfrastructure', () => {
     const blocker = net.createServer();
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
     const busyPort = (blocker.address() as net.AddressInfo).port;
+    const stateDir = await mkdtemp(path.join(os.tmpdir(), 'weft-state-'));
     try {
       await expect(
         startInfrastructure({
           mode: 'dev',
           repoRoot,
+          stateDir,
           external: { mongodbUri: 'mongodb://127.0.0.1:2/' },
           binaries: {},
           ports: { temporal: busyPort },
           log: () => {},
         }),
       ).rejects.toMatchObject({ code: 'infra_port_busy', message: expect.stringMatching(new RegExp(`${busyPort}[\\s\\S]*WEFT_TEMPORAL_PORT`)) });
+      // The failed start let go of the state directory.
+      expect(await readdir(stateDir)).toEqual([]);
     } finally {
       await new Promise((resolve) => blocker.close(resolve));
+      await rm(stateDir, { recursive: true, force: true });
     }
   });
 
@@ -190,6 +193,95 @@ describe('startInfrastructure', () => {
       await connection.workflowService.describeNamespace({ namespace: process.env.WEFT_TEST_TEMPORAL_NAMESPACE });
     } finally {
       await connection.close();
+    }
+  });
+});
+
+describe('the state directory (WEFT_STATE_DIR) in dev mode', () => {
+  const dirs: string[] = [];
+  const tempStateDir = async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'weft-state-'));
+    dirs.push(dir);
+    return dir;
+  };
+  afterAll(async () => {
+    for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+  });
+
+  /** A dev start on free ports, so it runs beside `npm start` and the test run's servers. */
+  async function devStart(stateDir: string, external: { temporalAddress?: string; mongodbUri?: string } = {}) {
+    const [temporal, temporalUi, ferretdb] = await getFreePorts(3);
+    return startInfrastructure({ mode: 'dev', repoRoot, stateDir, external, binaries, ports: { temporal, temporalUi, ferretdb }, log: () => {} });
+  }
+
+  async function insertAndCount(uri: string, name: string): Promise<number> {
+    const client = new MongoClient(uri);
+    try {
+      const items = client.db('state_dir_test').collection<{ name: string }>('items');
+      if (name) await items.insertOne({ name });
+      return await items.countDocuments();
+    } finally {
+      await client.close();
+    }
+  }
+
+  it("holds all of both servers' data, so two dev starts with their own directories run side by side; a third on a used one is refused naming the setting", async () => {
+    const [a, b] = [await tempStateDir(), await tempStateDir()];
+    const [first, second] = await Promise.all([devStart(a), devStart(b)]);
+    try {
+      expect(first.temporal.startedHere && first.mongodbStartedHere && second.temporal.startedHere && second.mongodbStartedHere).toBe(true);
+      expect(first.mongodbUri).not.toBe(second.mongodbUri);
+      // Each keeps its own data: a document written through one is not in the other.
+      expect(await insertAndCount(first.mongodbUri, 'in a')).toBe(1);
+      expect(await insertAndCount(second.mongodbUri, '')).toBe(0);
+
+      // Everything lands in the state directory: Temporal's database, FerretDB's databases and state, the lock.
+      expect(await readdir(a)).toEqual(expect.arrayContaining(['temporal.sqlite', 'ferretdb', STATE_DIR_LOCK_FILE]));
+      expect(await readdir(path.join(a, 'ferretdb', 'data'))).toContain('state_dir_test.sqlite');
+      expect(await readdir(path.join(a, 'ferretdb', 'state'))).toContain('state.json');
+      expect(JSON.parse(await readFile(path.join(a, STATE_DIR_LOCK_FILE), 'utf8'))).toMatchObject({ pid: process.pid });
+      expect(await readdir(b)).toEqual(expect.arrayContaining(['temporal.sqlite', 'ferretdb', STATE_DIR_LOCK_FILE]));
+
+      // A third start on a directory in use stops before starting anything, and says what to set.
+      await expect(devStart(a)).rejects.toMatchObject({
+        code: 'infra_state_dir_busy',
+        message: expect.stringMatching(new RegExp(`${a}[\\s\\S]*WEFT_STATE_DIR=`)),
+      });
+    } finally {
+      await Promise.all([first.stop(), second.stop()]);
+    }
+    // Stopping lets go of the directory; the data stays for the next start.
+    expect(await readdir(a)).not.toContain(STATE_DIR_LOCK_FILE);
+    const again = await devStart(a, { temporalAddress: process.env.WEFT_TEST_TEMPORAL_ADDRESS });
+    try {
+      expect(await insertAndCount(again.mongodbUri, '')).toBe(1);
+    } finally {
+      await again.stop();
+    }
+  }, 120_000);
+
+  it('takes over the lock of a start that died without releasing it', async () => {
+    const dir = await tempStateDir();
+    // The pid of a process that has ended: what a start killed by SIGKILL leaves in its lock.
+    const gone = spawn(process.execPath, ['-e', '']);
+    await new Promise((resolve) => gone.once('exit', resolve));
+    await writeFile(path.join(dir, STATE_DIR_LOCK_FILE), JSON.stringify({ pid: gone.pid }));
+    const log: string[] = [];
+    const [temporalUi, ferretdb] = await getFreePorts(2);
+    const infra = await startInfrastructure({
+      mode: 'dev',
+      repoRoot,
+      stateDir: dir,
+      external: { temporalAddress: process.env.WEFT_TEST_TEMPORAL_ADDRESS },
+      binaries,
+      ports: { temporalUi, ferretdb },
+      log: (msg) => log.push(msg),
+    });
+    try {
+      expect(JSON.parse(await readFile(path.join(dir, STATE_DIR_LOCK_FILE), 'utf8'))).toMatchObject({ pid: process.pid });
+      expect(log).toContainEqual(expect.stringContaining(`pid ${gone.pid} is gone`));
+    } finally {
+      await infra.stop();
     }
   });
 });
