@@ -17,7 +17,8 @@ export type { PruneResult } from './record-pruning';
 export type { IncomingRecord, RecordWriter } from './record-writer';
 export { recordKey } from './record-keys';
 
-export type ListRecordsQuery = PageQuery;
+/** What a page read takes: the store's side of `GET /records`' query (api/schemas/records.ts), in stored terms. */
+export type { PageQuery } from './record-pages';
 
 /**
  * The records engine. Writes only what changed (by canonical hash), so a run over
@@ -97,7 +98,7 @@ export class RecordStore {
    * by `_id` only (see store/record-pages.ts). A scope stored before the feed existed gets
    * its feed written by its first reader (or writer), once.
    */
-  async list(scope: RecordScope, q: ListRecordsQuery): Promise<RecordPage> {
+  async list(scope: RecordScope, q: PageQuery): Promise<RecordPage> {
     const counter = await this.parts.counters.get(scope);
     if (!counter) return { records: [], next: null };
     if (!counter.feed && !q.ids) await this.migrations.buildFeed(scope);

@@ -2,7 +2,6 @@ import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-ope
 import type { IntegrationRegistry } from '../../runtime/registry';
 import { API_ROUTES } from '../route-registry';
 import type { OpenApiDocument } from '../routing/route';
-import { registerIntegrationRoutes } from './integration-models';
 import { declareRateLimitHeaders } from './rate-limit-headers';
 import { routeOperations } from './operations';
 import { registerApiRoutes } from './routes';
@@ -25,7 +24,6 @@ export function buildOpenApiDocument(integrations: IntegrationRegistry): OpenApi
   });
   for (const operation of routeOperations(API_ROUTES, integrations)) registry.registerPath(operation);
   registerApiRoutes(registry);
-  registerIntegrationRoutes(registry, integrations);
   registerWebhooks(registry);
   const document = new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',

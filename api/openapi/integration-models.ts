@@ -1,4 +1,4 @@
-import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
+import type { RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import type { IntegrationRegistry } from '../../runtime/registry';
 import type { SyncDefinition } from '../../runtime/types';
@@ -23,7 +23,18 @@ import { json } from './content';
  * A unified model name (`UnifiedFile`) is described by runtime/unified-models.ts; a custom
  * integration's unified name that is not there is a free-form object.
  */
-export function registerIntegrationRoutes(registry: OpenAPIRegistry, integrations: IntegrationRegistry): void {
+interface IntegrationModels {
+  allRecords: z.ZodType[];
+  modelNames: string[];
+  endpoints: Endpoint[];
+}
+
+/** Worked out once per integration registry (which does not change), as both record routes' operations need it. */
+const modelsByRegistry = new WeakMap<IntegrationRegistry, IntegrationModels>();
+
+function integrationModels(integrations: IntegrationRegistry): IntegrationModels {
+  const known = modelsByRegistry.get(integrations);
+  if (known) return known;
   const components = new ComponentNames();
   const allRecords: z.ZodType[] = [];
   const modelNames: string[] = [];
@@ -65,41 +76,51 @@ export function registerIntegrationRoutes(registry: OpenAPIRegistry, integration
       });
     }
   }
+  const models = { allRecords, modelNames, endpoints: [...endpoints.values()] };
+  modelsByRegistry.set(integrations, models);
+  return models;
+}
 
-  registry.registerPath({
-    method: 'get',
-    path: '/records',
-    operationId: 'listRecords',
-    tags: ['Records'],
-    summary: 'A connection’s synced records of one model, paged',
+/** `GET /records`: its description lists every model, its records are any of them. */
+export function recordsOperation(operation: RouteConfig, integrations: IntegrationRegistry): RouteConfig {
+  const { allRecords, modelNames } = integrationModels(integrations);
+  return {
+    ...operation,
     description: `The records of the model named by \`model\` (one of: ${modelNames.map((n) => `\`${n}\``).join(', ')}), each with \`_weft_metadata\`.`,
-    request: { headers: connectionHeaders, query: listRecordsQuery },
-    responses: { 200: json(recordPage(allRecords)), ...errorResponses([404]) },
-  });
+    responses: { 200: json(recordPage(allRecords)), ...operation.responses },
+  };
+}
 
-  for (const endpoint of endpoints.values()) {
-    const { path, input } = endpoint;
-    registry.registerPath({
-      method: endpoint.method,
-      path: `/v1${path}`,
-      operationId: `${endpoint.method === 'get' ? 'v1' : 'v1Post'}${actionComponentName(path.replace(/\//g, '-'), '')}`,
-      summary: endpoint.summaries.join('; '),
-      tags: ['Operation endpoints'],
-      description: endpoint.operations.join('\n\n'),
-      request: {
-        headers: endpoint.hasAction
-          ? connectionHeaders.extend(actionHeaders.pick({ 'x-max-retries': true, 'x-action-timeout': true }).shape)
-          : connectionHeaders,
-        ...(input && endpoint.method === 'get' ? { query: input } : {}),
-        // A POST action's input is its JSON body.
-        ...(input && endpoint.method === 'post' ? { body: { required: true, content: { 'application/json': { schema: input } } } } : {}),
-      },
-      responses: {
-        200: json(endpoint.responses.length === 1 ? endpoint.responses[0] : z.union(endpoint.responses)),
-        ...errorResponses([404, 409, 424, 504], true, endpoint.hasAction),
-      },
+/**
+ * `GET /v1/*path` and `POST /v1/*path` (`operation`'s method): one operation per endpoint the
+ * integrations' syncs and actions declare at that method, answering with their models.
+ */
+export function operationEndpoints(operation: RouteConfig, integrations: IntegrationRegistry): RouteConfig[] {
+  return integrationModels(integrations)
+    .endpoints.filter((endpoint) => endpoint.method === operation.method)
+    .map((endpoint) => {
+      const { path, input } = endpoint;
+      return {
+        method: endpoint.method,
+        path: `/v1${path}`,
+        operationId: `${endpoint.method === 'get' ? 'v1' : 'v1Post'}${actionComponentName(path.replace(/\//g, '-'), '')}`,
+        summary: endpoint.summaries.join('; '),
+        tags: operation.tags,
+        description: endpoint.operations.join('\n\n'),
+        request: {
+          headers: endpoint.hasAction
+            ? connectionHeaders.extend(actionHeaders.pick({ 'x-max-retries': true, 'x-action-timeout': true }).shape)
+            : connectionHeaders,
+          ...(input && endpoint.method === 'get' ? { query: input } : {}),
+          // A POST action's input is its JSON body.
+          ...(input && endpoint.method === 'post' ? { body: { required: true, content: { 'application/json': { schema: input } } } } : {}),
+        },
+        responses: {
+          200: json(endpoint.responses.length === 1 ? endpoint.responses[0] : z.union(endpoint.responses)),
+          ...errorResponses([404, 409, 424, 504], true, endpoint.hasAction),
+        },
+      };
     });
-  }
 }
 
 /** `{ records, next_cursor }` with these record shapes. */

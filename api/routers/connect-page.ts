@@ -1,4 +1,4 @@
-import express, { Router } from 'express';
+import { z } from 'zod';
 import { verifyCredentials } from '../../auth/verify-credentials';
 import { WeftError } from '../../common/errors';
 import { resolveProvider } from '../../runtime/http/provider-access';
@@ -7,60 +7,113 @@ import type { IntegrationDoc } from '../../store/integrations';
 import type { ApiDeps } from '../deps';
 import { escapeHtml, layout, resultPage } from '../pages/html';
 import { asPage } from '../pages/as-page';
+import { html, json } from '../openapi/content';
+import { errorResponses } from '../openapi/errors';
+import { route, routeGroup } from '../routing/route';
 import { apiKeyBody } from '../schemas/connect';
+import { integrationKeyParams } from '../schemas/integrations';
+import * as out from '../schemas/responses';
 import { countFlowAttempt, flowTarget, openConnectSession, sessionIntegration, sessionIntegrations } from '../services/connect-session-access';
 import { reportFailedAuthorization, storeAuthorizedConnection } from '../services/connection-authorization';
-import { parseInput } from '../validate';
+
+/** What a browser route answers when it refuses, as a page. */
+const refusedPages = {
+  400: html('Refused'),
+  401: html('Invalid or expired session'),
+  default: html('A result page saying what failed: the error’s status, its code in `data-error-code`'),
+};
 
 /**
  * The Connect page at a session's `connect_link`, and the API-key connection it offers
  * (as a plain form here, and as JSON at `POST /api-auth/api-key/:key`). No secret key:
- * the connect session token is the credential, valid 30 minutes.
+ * the connect session token is the credential, valid 30 minutes. The session is checked
+ * before the input, and the page routes answer every refusal as a page.
  */
-export function connectPageRouter(deps: ApiDeps): Router {
-  const router = Router();
-  const form = express.urlencoded({ extended: false, limit: '16kb' });
+export const connectPageRoutes = routeGroup({
+  mount: '',
+  access: 'public',
+  tag: 'Connect',
+  routes: [
+    route({
+      method: 'get',
+      path: '/connect',
+      auth: 'session',
+      operationId: 'connectPage',
+      summary: 'The Connect page (the session token is the credential)',
+      request: { query: z.object({ session_token: z.string() }) },
+      validate: 'in-handler',
+      responses: { 200: html('The Connect page'), ...refusedPages },
+      async handler({ deps, req, res }) {
+        await asPage(res, async () => {
+          const token = typeof req.query.session_token === 'string' ? req.query.session_token : undefined;
+          const session = await openConnectSession(deps, token);
+          const integrations = await sessionIntegrations(deps, session);
+          res.type('html').send(connectPage(deps, session, token as string, integrations));
+        });
+      },
+    }),
 
-  router.get('/connect', async (req, res) => {
-    await asPage(res, async () => {
-      const token = typeof req.query.session_token === 'string' ? req.query.session_token : undefined;
-      const session = await openConnectSession(deps, token);
-      const integrations = await sessionIntegrations(deps, session);
-      res.type('html').send(connectPage(deps, session, token as string, integrations));
-    });
-  });
+    route({
+      method: 'post',
+      path: '/connect/api-key/:key',
+      auth: 'session',
+      operationId: 'connectPageApiKey',
+      summary: 'The Connect page’s API-key form',
+      request: { params: integrationKeyParams, body: apiKeyBody.extend({ connect_session_token: z.string() }), bodyType: 'form' },
+      validate: 'in-handler',
+      responses: { 200: html('Connected'), ...refusedPages },
+      async handler({ deps, req, res, input }) {
+        await asPage(res, async () => {
+          const session = await openConnectSession(deps, req.body?.connect_session_token);
+          await countFlowAttempt(deps, session);
+          const { apiKey } = input.body();
+          const { connection } = await connectWithApiKey(deps, session, input.params().key, apiKey);
+          res.type('html').send(
+            resultPage({
+              success: true,
+              title: 'Connected',
+              message: `Your ${connection.provider_config_key} account is connected.`,
+              connectionId: connection.connection_id,
+            }),
+          );
+        });
+      },
+    }),
 
-  router.post('/connect/api-key/:key', form, async (req, res) => {
-    await asPage(res, async () => {
-      const session = await openConnectSession(deps, req.body?.connect_session_token);
-      await countFlowAttempt(deps, session);
-      const { apiKey } = parseInput(apiKeyBody, req.body, 'invalid_body');
-      const { connection } = await connectWithApiKey(deps, session, String(req.params.key), apiKey);
-      res.type('html').send(
-        resultPage({
-          success: true,
-          title: 'Connected',
-          message: `Your ${connection.provider_config_key} account is connected.`,
-          connectionId: connection.connection_id,
-        }),
-      );
-    });
-  });
-
-  router.post('/api-auth/api-key/:key', async (req, res) => {
-    const token =
-      typeof req.query.connect_session_token === 'string' ? req.query.connect_session_token : /^Bearer\s+(\S+)$/i.exec(req.header('authorization') ?? '')?.[1];
-    const session = await openConnectSession(deps, token);
-    await countFlowAttempt(deps, session);
-    const { apiKey } = parseInput(apiKeyBody, req.body, 'invalid_body');
-    const { connection, operation } = await connectWithApiKey(deps, session, String(req.params.key), apiKey);
-    res
-      .status(operation === 'creation' ? 201 : 200)
-      .json({ data: { connection_id: connection.connection_id, provider_config_key: connection.provider_config_key, provider: connection.provider } });
-  });
-
-  return router;
-}
+    route({
+      method: 'post',
+      path: '/api-auth/api-key/:key',
+      auth: 'session',
+      operationId: 'connectWithApiKey',
+      summary: 'Connect with an API key from the app’s own frontend (Nango’s frontend SDK)',
+      request: {
+        params: integrationKeyParams,
+        query: z.object({ connect_session_token: z.string().optional().describe('Or `Authorization: Bearer <token>`.') }),
+        body: apiKeyBody,
+      },
+      // The token is read leniently (query or header); the session is checked before the body.
+      validate: 'in-handler',
+      responses: {
+        200: json(out.apiKeyConnectResponse, 'Re-authorized'),
+        201: json(out.apiKeyConnectResponse, 'Connected'),
+        ...errorResponses([401, 403, 404, 409, 424], false),
+      },
+      async handler({ deps, req, res, input }) {
+        const token =
+          typeof req.query.connect_session_token === 'string'
+            ? req.query.connect_session_token
+            : /^Bearer\s+(\S+)$/i.exec(req.header('authorization') ?? '')?.[1];
+        const session = await openConnectSession(deps, token);
+        await countFlowAttempt(deps, session);
+        const { apiKey } = input.body();
+        const { connection, operation } = await connectWithApiKey(deps, session, input.params().key, apiKey);
+        res
+          .status(operation === 'creation' ? 201 : 200)
+          .json({ data: { connection_id: connection.connection_id, provider_config_key: connection.provider_config_key, provider: connection.provider } });
+      },
+    }),
+  ],
+});
 
 /**
  * Verifies the key with the provider first (Luma: get-self): a refused key stores nothing.

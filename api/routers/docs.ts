@@ -1,7 +1,9 @@
 import { dirname, join } from 'node:path';
-import { Router, type Response } from 'express';
-import type { ApiDeps } from '../deps';
-import { buildOpenApiDocument, type OpenApiDocument } from '../openapi/document';
+import type { Response } from 'express';
+import { z } from 'zod';
+import { html, json } from '../openapi/content';
+import { errorResponses } from '../openapi/errors';
+import { route, routeGroup } from '../routing/route';
 
 /** swagger-ui-dist's files the page loads, served from the installed package (no CDN: the page works offline). */
 const SWAGGER_UI_DIR = dirname(require.resolve('swagger-ui-dist/package.json'));
@@ -51,38 +53,67 @@ const DOCS_CSP = [
 
 /**
  * `GET /openapi.json` (the API's OpenAPI 3.1 document, built once, on the first request, from
- * the zod schemas and the integration registry) and `GET /docs` (Swagger UI on it). Both
+ * the route registry and the integration registry) and `GET /docs` (Swagger UI on it). Both
  * public, like `/health`: the document describes the API, it holds nothing of any environment.
  */
-export function docsRouter(deps: Pick<ApiDeps, 'registry'>): Router {
-  const router = Router();
-  let document: OpenApiDocument | undefined;
+export const docsRoutes = routeGroup({
+  mount: '',
+  access: 'public',
+  tag: 'Operations',
+  routes: [
+    route({
+      method: 'get',
+      path: '/openapi.json',
+      auth: 'none',
+      operationId: 'getOpenApiDocument',
+      summary: 'This document (no key)',
+      responses: { 200: json(z.record(z.string(), z.unknown()), 'The OpenAPI 3.1 document'), 429: errorResponses([429], false)['429'] },
+      handler({ res, openApiDocument }) {
+        res.json(openApiDocument());
+      },
+    }),
 
-  router.get('/openapi.json', (_req, res) => {
-    document ??= buildOpenApiDocument(deps.registry);
-    res.json(document);
-  });
+    route({
+      method: 'get',
+      path: '/docs',
+      auth: 'none',
+      operationId: 'getApiReference',
+      summary: 'The API reference page: Swagger UI on this document (no key)',
+      responses: { 200: html('The page'), 429: errorResponses([429], false)['429'] },
+      handler({ res }) {
+        res.setHeader('Content-Security-Policy', DOCS_CSP);
+        res.type('html').send(PAGE);
+      },
+    }),
 
-  router.get('/docs', (_req, res) => {
-    res.setHeader('Content-Security-Policy', DOCS_CSP);
-    res.type('html').send(PAGE);
-  });
+    route({
+      method: 'get',
+      path: '/docs/init.js',
+      auth: 'none',
+      undocumented: 'a file of the reference page',
+      handler({ res }) {
+        assetHeaders(res, 'text/javascript; charset=utf-8');
+        res.send(INIT_SCRIPT);
+      },
+    }),
 
-  router.get('/docs/init.js', (_req, res) => {
-    assetHeaders(res, 'text/javascript; charset=utf-8');
-    res.send(INIT_SCRIPT);
-  });
-
-  router.get('/docs/:asset', (req, res, next) => {
-    // A Map, not an object: `/docs/__proto__` is no asset.
-    const type = ASSETS.get(req.params.asset);
-    if (!type) return next();
-    assetHeaders(res, type);
-    res.sendFile(join(SWAGGER_UI_DIR, req.params.asset));
-  });
-
-  return router;
-}
+    route({
+      method: 'get',
+      path: '/docs/:asset',
+      auth: 'none',
+      undocumented: 'swagger-ui-dist’s files, which the reference page loads',
+      request: { params: z.object({ asset: z.string() }) },
+      handler({ res, next, input }) {
+        const { asset } = input.params();
+        // A Map, not an object: `/docs/__proto__` is no asset.
+        const type = ASSETS.get(asset);
+        if (!type) return next();
+        assetHeaders(res, type);
+        res.sendFile(join(SWAGGER_UI_DIR, asset));
+      },
+    }),
+  ],
+});
 
 /** The package's files hold nothing secret and change only with its version: unlike API answers, they may be cached. */
 function assetHeaders(res: Response, type: string): void {

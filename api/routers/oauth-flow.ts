@@ -1,4 +1,5 @@
-import { Router, type Request, type Response } from 'express';
+import { z } from 'zod';
+import type { Request, Response } from 'express';
 import { randomBytes } from 'node:crypto';
 import { describeAuthorizationFailure } from '../../auth/oauth/authorization-errors';
 import { exchangeCode, oauthEndpoints, OAuthProviderError, startAuthorization } from '../../auth/oauth/code-flow';
@@ -15,14 +16,16 @@ import { AUTH_STATE_TTL_MS, type AuthStateDoc } from '../../store/auth-states';
 import type { IntegrationDoc } from '../../store/integrations';
 import type { ApiDeps } from '../deps';
 import { resultPage } from '../pages/html';
+import { html } from '../openapi/content';
+import { route, routeGroup } from '../routing/route';
 import { oauthConnectQuery } from '../schemas/connect';
+import { integrationKeyParams } from '../schemas/integrations';
 import { bindBrowser, isSameBrowser } from '../services/browser-binding';
 import { countFlowAttempt, flowTarget, openConnectSession, sessionIntegration } from '../services/connect-session-access';
 import { reportFailedAuthorization, storeAuthorizedConnection } from '../services/connection-authorization';
 import { InstallationNotVerified, verifyInstallationOwner } from '../services/installation-verification';
 import { recordedConnectCalls } from '../services/connect-call-log';
 import { oauthCallbackUrl, publicBaseUrl } from '../services/public-url';
-import { parseInput } from '../validate';
 import { asPage } from '../pages/as-page';
 
 /** What a failed flow tells the end user (the page) and the app (the `auth` webhook). */
@@ -34,6 +37,13 @@ interface FlowFailure {
   next: string;
 }
 
+const refusedPages = {
+  400: html('Refused'),
+  default: html('A result page saying what failed: the error’s status, its code in `data-error-code`'),
+};
+/** The providers' redirects carry more than `state` (code, error, installation_id, setup_action ...), read as they come. */
+const redirectQuery = z.looseObject({ state: z.string().optional() });
+
 /**
  * The redirect legs of the connect flow: to the provider (`/oauth/connect/:key`) and back
  * (`/oauth/callback` for OAuth 2.0, `/app-auth/connect` for a GitHub App installation).
@@ -41,154 +51,192 @@ interface FlowFailure {
  * it may write to and the browser that started it (a cookie); the PKCE verifier never leaves
  * the server (sealed in the state document).
  */
-export function oauthFlowRouter(deps: ApiDeps): Router {
-  const router = Router();
+export const oauthFlowRoutes = routeGroup({
+  mount: '',
+  access: 'public',
+  tag: 'Connect',
+  routes: [
+    route({
+      method: 'get',
+      path: '/oauth/connect/:key',
+      auth: 'session',
+      operationId: 'startOAuthFlow',
+      summary: 'Start an OAuth (or App install) flow: redirects to the provider',
+      request: { params: integrationKeyParams, query: oauthConnectQuery },
+      // Answered as a page, also when the query is refused; `connection_id` is refused first.
+      validate: 'in-handler',
+      responses: {
+        302: { description: 'To the provider’s authorization page' },
+        400: refusedPages[400],
+        401: html('Invalid or expired session'),
+        default: refusedPages.default,
+      },
+      async handler({ deps, req, res, input }) {
+        await asPage(res, async () => {
+          if (req.query.connection_id !== undefined) {
+            throw new BadRequestError(
+              'connection_id_not_allowed',
+              'A connect link cannot choose the connection it writes to. To re-authorize an existing connection, the application creates a connect session with connection_id.',
+            );
+          }
+          const q = input.query();
+          const session = await openConnectSession(deps, q.connect_session_token);
+          await countFlowAttempt(deps, session);
+          const integration = await sessionIntegration(deps, session, input.params().key);
+          const target = await flowTarget(deps, session, integration);
+          const provider = resolveProvider(deps.registry, integration);
+          const defaults = session.integrations_config_defaults[integration.unique_key] ?? {};
+          const app = openIntegrationCredentials(deps.cipher, integration);
+          const base = {
+            environment: session.environment,
+            session_id: session._id,
+            provider_config_key: integration.unique_key,
+            connection_id: target.connectionId,
+            reconnect: target.reconnect,
+            tags: session.tags,
+          };
 
-  router.get('/oauth/connect/:key', async (req, res) => {
-    await asPage(res, async () => {
-      if (req.query.connection_id !== undefined) {
-        throw new BadRequestError(
-          'connection_id_not_allowed',
-          'A connect link cannot choose the connection it writes to. To re-authorize an existing connection, the application creates a connect session with connection_id.',
-        );
-      }
-      const q = parseInput(oauthConnectQuery, req.query, 'invalid_query_params');
-      const session = await openConnectSession(deps, q.connect_session_token);
-      await countFlowAttempt(deps, session);
-      const integration = await sessionIntegration(deps, session, String(req.params.key));
-      const target = await flowTarget(deps, session, integration);
-      const provider = resolveProvider(deps.registry, integration);
-      const defaults = session.integrations_config_defaults[integration.unique_key] ?? {};
-      const app = openIntegrationCredentials(deps.cipher, integration);
-      const base = {
-        environment: session.environment,
-        session_id: session._id,
-        provider_config_key: integration.unique_key,
-        connection_id: target.connectionId,
-        reconnect: target.reconnect,
-        tags: session.tags,
-      };
+          if (app?.type === 'APP') {
+            const state = randomBytes(24).toString('base64url');
+            const browser_binding_hash = bindToBrowser(deps, req, res);
+            await deps.stores.authStates.put({
+              ...base,
+              _id: state,
+              kind: 'app-install',
+              browser_binding_hash,
+              code_verifier_sealed: null,
+              redirect_uri: '',
+              scopes: [],
+              tenant: null,
+              connection_config: defaults.connection_config ?? {},
+            });
+            const install = new URL(`${app.app_link.replace(/\/+$/, '')}/installations/new`);
+            install.searchParams.set('state', state);
+            res.redirect(302, install.href);
+            return;
+          }
+          const oauth = provider.definition.oauth;
+          if (app?.type !== 'OAUTH2' || !oauth)
+            throw new WeftError('invalid_auth_mode', `Integration "${integration.unique_key}" is not connected through a provider's authorization page.`, 400);
 
-      if (app?.type === 'APP') {
-        const state = randomBytes(24).toString('base64url');
-        const browser_binding_hash = bindToBrowser(deps, req, res);
-        await deps.stores.authStates.put({
-          ...base,
-          _id: state,
-          kind: 'app-install',
-          browser_binding_hash,
-          code_verifier_sealed: null,
-          redirect_uri: '',
-          scopes: [],
-          tenant: null,
-          connection_config: defaults.connection_config ?? {},
-        });
-        const install = new URL(`${app.app_link.replace(/\/+$/, '')}/installations/new`);
-        install.searchParams.set('state', state);
-        res.redirect(302, install.href);
-        return;
-      }
-      const oauth = provider.definition.oauth;
-      if (app?.type !== 'OAUTH2' || !oauth)
-        throw new WeftError('invalid_auth_mode', `Integration "${integration.unique_key}" is not connected through a provider's authorization page.`, 400);
-
-      const requested = defaults.user_scopes ?? (app.scopes ? app.scopes.split(/[\s,]+/) : oauth.defaultScopes);
-      const { scopes, warnings } = decideScopes(requested, oauth.scopeRules);
-      const tenant = typeof defaults.connection_config?.tenant === 'string' ? defaults.connection_config.tenant : undefined;
-      const ep = oauthEndpoints(oauth, integration, app, deps.egress.providers, tenant);
-      const redirectUri = oauthCallbackUrl(deps, req);
-      const start = await startAuthorization(ep, { redirectUri, scopes, extraParams: defaults.authorization_params });
-      await deps.stores.authStates.put({
-        ...base,
-        _id: start.state,
-        kind: 'oauth',
-        browser_binding_hash: bindToBrowser(deps, req, res),
-        code_verifier_sealed: start.codeVerifier
-          ? deps.cipher.seal(start.codeVerifier, sealedAt.codeVerifier({ _id: start.state, environment: base.environment }))
-          : null,
-        redirect_uri: redirectUri,
-        scopes,
-        tenant: ep.tenant ?? null,
-        connection_config: { ...(defaults.connection_config ?? {}), ...(ep.tenant ? { tenant: ep.tenant } : {}) },
-      });
-      for (const warning of warnings) deps.logger.info({ integration: integration.unique_key }, warning);
-      res.redirect(302, start.url);
-    });
-  });
-
-  router.get('/oauth/callback', async (req, res) => {
-    await asPage(res, async () => {
-      const q = stringParams(req);
-      const state = await takeState(deps, q.state, 'oauth');
-      const integration = await integrationOf(deps, state);
-      await completeFlow(deps, req, res, state, integration, 'OAUTH2', async () => {
-        if (q.error) throw new FlowFailed(describeAuthorizationFailure({ error: q.error, description: q.error_description }, errorCodesOf(deps, integration)));
-        const credentials = await redeem(deps, state, integration, q.code ?? '');
-        await verifyWith(deps, state, integration, credentials);
-        const { connection } = await store(deps, state, integration, credentials);
-        res.type('html').send(
-          resultPage({
-            success: true,
-            title: 'Connected',
-            message: `Your ${integration.display_name} account is connected.`,
-            connectionId: connection.connection_id,
-          }),
-        );
-      });
-    });
-  });
-
-  router.get('/app-auth/connect', async (req, res) => {
-    await asPage(res, async () => {
-      const q = stringParams(req);
-      const state = await takeState(deps, q.state, 'app-install');
-      const integration = await integrationOf(deps, state);
-      await completeFlow(deps, req, res, state, integration, 'APP', async () => {
-        const app = openIntegrationCredentials(deps.cipher, integration);
-        if (app?.type !== 'APP') throw new InstallationNotVerified(`integration "${integration.unique_key}" has no App registered.`);
-        if (!q.installation_id || !/^\d{1,20}$/.test(q.installation_id)) {
-          throw new InstallationNotVerified(
-            `${providerName(deps, integration)} did not report an installation (an installation an organization owner still has to approve is not one yet).`,
-          );
-        }
-        // GitHub warns that installation_id can be spoofed: the installing user must reach it.
-        await verifyInstallationOwner(deps, {
-          environment: state.environment,
-          integration,
-          app,
-          installationId: q.installation_id,
-          code: q.code,
-          state: state._id,
-          redirectUri: new URL('/app-auth/connect', publicBaseUrl(deps, req)).href,
-          connectionId: state.connection_id,
-        });
-        const credentials: Credentials = { type: 'APP', app_id: app.app_id, installation_id: q.installation_id };
-        try {
-          await verifyWith(deps, state, integration, credentials);
-        } catch (err) {
-          if (!(err instanceof WeftError)) throw err;
-          throw new FlowFailed({
-            code: 'oauth_error',
-            title: 'The installation could not be used',
-            message: err.message,
-            next: 'Install the app again from the application.',
+          const requested = defaults.user_scopes ?? (app.scopes ? app.scopes.split(/[\s,]+/) : oauth.defaultScopes);
+          const { scopes, warnings } = decideScopes(requested, oauth.scopeRules);
+          const tenant = typeof defaults.connection_config?.tenant === 'string' ? defaults.connection_config.tenant : undefined;
+          const ep = oauthEndpoints(oauth, integration, app, deps.egress.providers, tenant);
+          const redirectUri = oauthCallbackUrl(deps, req);
+          const start = await startAuthorization(ep, { redirectUri, scopes, extraParams: defaults.authorization_params });
+          await deps.stores.authStates.put({
+            ...base,
+            _id: start.state,
+            kind: 'oauth',
+            browser_binding_hash: bindToBrowser(deps, req, res),
+            code_verifier_sealed: start.codeVerifier
+              ? deps.cipher.seal(start.codeVerifier, sealedAt.codeVerifier({ _id: start.state, environment: base.environment }))
+              : null,
+            redirect_uri: redirectUri,
+            scopes,
+            tenant: ep.tenant ?? null,
+            connection_config: { ...(defaults.connection_config ?? {}), ...(ep.tenant ? { tenant: ep.tenant } : {}) },
           });
-        }
-        const { connection } = await store(deps, state, integration, credentials);
-        res.type('html').send(
-          resultPage({
-            success: true,
-            title: 'Connected',
-            message: `The ${integration.display_name} app is installed and connected.`,
-            connectionId: connection.connection_id,
-          }),
-        );
-      });
-    });
-  });
+          for (const warning of warnings) deps.logger.info({ integration: integration.unique_key }, warning);
+          res.redirect(302, start.url);
+        });
+      },
+    }),
 
-  return router;
-}
+    route({
+      method: 'get',
+      path: '/oauth/callback',
+      auth: 'none',
+      operationId: 'oauthCallback',
+      summary: 'The provider’s OAuth redirect',
+      request: { query: redirectQuery },
+      validate: 'in-handler',
+      responses: { 200: html('The result page (closes the popup)'), ...refusedPages },
+      async handler({ deps, req, res }) {
+        await asPage(res, async () => {
+          const q = stringParams(req);
+          const state = await takeState(deps, q.state, 'oauth');
+          const integration = await integrationOf(deps, state);
+          await completeFlow(deps, req, res, state, integration, 'OAUTH2', async () => {
+            if (q.error)
+              throw new FlowFailed(describeAuthorizationFailure({ error: q.error, description: q.error_description }, errorCodesOf(deps, integration)));
+            const credentials = await redeem(deps, state, integration, q.code ?? '');
+            await verifyWith(deps, state, integration, credentials);
+            const { connection } = await store(deps, state, integration, credentials);
+            res.type('html').send(
+              resultPage({
+                success: true,
+                title: 'Connected',
+                message: `Your ${integration.display_name} account is connected.`,
+                connectionId: connection.connection_id,
+              }),
+            );
+          });
+        });
+      },
+    }),
+
+    route({
+      method: 'get',
+      path: '/app-auth/connect',
+      auth: 'none',
+      operationId: 'appInstallCallback',
+      summary: 'GitHub’s App installation redirect',
+      request: { query: redirectQuery },
+      validate: 'in-handler',
+      responses: { 200: html('The result page (closes the popup)'), ...refusedPages },
+      async handler({ deps, req, res }) {
+        await asPage(res, async () => {
+          const q = stringParams(req);
+          const state = await takeState(deps, q.state, 'app-install');
+          const integration = await integrationOf(deps, state);
+          await completeFlow(deps, req, res, state, integration, 'APP', async () => {
+            const app = openIntegrationCredentials(deps.cipher, integration);
+            if (app?.type !== 'APP') throw new InstallationNotVerified(`integration "${integration.unique_key}" has no App registered.`);
+            if (!q.installation_id || !/^\d{1,20}$/.test(q.installation_id)) {
+              throw new InstallationNotVerified(
+                `${providerName(deps, integration)} did not report an installation (an installation an organization owner still has to approve is not one yet).`,
+              );
+            }
+            // GitHub warns that installation_id can be spoofed: the installing user must reach it.
+            await verifyInstallationOwner(deps, {
+              environment: state.environment,
+              integration,
+              app,
+              installationId: q.installation_id,
+              code: q.code,
+              state: state._id,
+              redirectUri: new URL('/app-auth/connect', publicBaseUrl(deps, req)).href,
+              connectionId: state.connection_id,
+            });
+            const credentials: Credentials = { type: 'APP', app_id: app.app_id, installation_id: q.installation_id };
+            try {
+              await verifyWith(deps, state, integration, credentials);
+            } catch (err) {
+              if (!(err instanceof WeftError)) throw err;
+              throw new FlowFailed({
+                code: 'oauth_error',
+                title: 'The installation could not be used',
+                message: err.message,
+                next: 'Install the app again from the application.',
+              });
+            }
+            const { connection } = await store(deps, state, integration, credentials);
+            res.type('html').send(
+              resultPage({
+                success: true,
+                title: 'Connected',
+                message: `The ${integration.display_name} app is installed and connected.`,
+                connectionId: connection.connection_id,
+              }),
+            );
+          });
+        });
+      },
+    }),
+  ],
+});
 
 /** A flow ending without a connection, with what to show and report. */
 class FlowFailed extends Error {

@@ -1,35 +1,69 @@
-import { Router } from 'express';
-import type { ApiDeps } from '../deps';
 import { environmentOf } from '../middleware/auth';
-import { parseInput } from '../validate';
+import { json } from '../openapi/content';
+import { errorResponses } from '../openapi/errors';
+import { route, routeGroup } from '../routing/route';
+import * as out from '../schemas/responses';
 import { bulkReplayBody, listWebhookEventsQuery, webhookEventParams } from '../schemas/webhooks';
 import { webhookDeps } from '../services/connection-authorization';
 import { getWebhookEvent, listWebhookEvents, replayFailedWebhookEvents, replayWebhookEvent } from '../services/webhook-events';
 
 /** The environment's outbound webhook events: listing, one event with its attempts, replays (single and bulk). */
-export function webhooksRouter(deps: ApiDeps): Router {
-  const router = Router();
+export const webhookRoutes = routeGroup({
+  mount: '/webhooks',
+  access: 'secret-key',
+  tag: 'Webhook events',
+  routes: [
+    route({
+      method: 'get',
+      path: '/webhooks/events',
+      auth: 'secret-key',
+      operationId: 'listWebhookEvents',
+      summary: 'Outbound webhook events',
+      request: { query: listWebhookEventsQuery },
+      responses: { 200: json(out.webhookEventListResponse), ...errorResponses([]) },
+      async handler({ deps, res, input }) {
+        res.json(await listWebhookEvents(deps, environmentOf(res), input.query()));
+      },
+    }),
 
-  router.get('/events', async (req, res) => {
-    const q = parseInput(listWebhookEventsQuery, req.query, 'invalid_query_params');
-    res.json(await listWebhookEvents(deps, environmentOf(res), q));
-  });
+    // Before `/events/:id/...`: `replay` is no event id.
+    route({
+      method: 'post',
+      path: '/webhooks/events/replay',
+      auth: 'secret-key',
+      operationId: 'replayFailedWebhookEvents',
+      summary: 'Replay the failed events of a time range',
+      request: { body: bulkReplayBody },
+      responses: { 200: json(out.webhookBulkReplayResponse), ...errorResponses([]) },
+      async handler({ deps, res, input }) {
+        res.json(await replayFailedWebhookEvents(webhookDeps(deps), environmentOf(res), input.body()));
+      },
+    }),
 
-  // Before `/events/:id/...`: `replay` is no event id.
-  router.post('/events/replay', async (req, res) => {
-    const body = parseInput(bulkReplayBody, req.body, 'invalid_body');
-    res.json(await replayFailedWebhookEvents(webhookDeps(deps), environmentOf(res), body));
-  });
+    route({
+      method: 'get',
+      path: '/webhooks/events/:id',
+      auth: 'secret-key',
+      operationId: 'getWebhookEvent',
+      summary: 'One webhook event with its delivery attempts',
+      request: { params: webhookEventParams },
+      responses: { 200: json(out.webhookEventResponse), ...errorResponses([404]) },
+      async handler({ deps, res, input }) {
+        res.json(await getWebhookEvent(deps, environmentOf(res), input.params().id));
+      },
+    }),
 
-  router.get('/events/:id', async (req, res) => {
-    const { id } = parseInput(webhookEventParams, req.params, 'invalid_path_params');
-    res.json(await getWebhookEvent(deps, environmentOf(res), id));
-  });
-
-  router.post('/events/:id/replay', async (req, res) => {
-    const { id } = parseInput(webhookEventParams, req.params, 'invalid_path_params');
-    res.status(202).json(await replayWebhookEvent(webhookDeps(deps), environmentOf(res), id));
-  });
-
-  return router;
-}
+    route({
+      method: 'post',
+      path: '/webhooks/events/:id/replay',
+      auth: 'secret-key',
+      operationId: 'replayWebhookEvent',
+      summary: 'Replay one webhook event',
+      request: { params: webhookEventParams },
+      responses: { 202: json(out.webhookReplayResponse, 'Requeued'), ...errorResponses([404, 409]) },
+      async handler({ deps, res, input }) {
+        res.status(202).json(await replayWebhookEvent(webhookDeps(deps), environmentOf(res), input.params().id));
+      },
+    }),
+  ],
+});

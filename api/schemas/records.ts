@@ -22,6 +22,9 @@ export const listRecordsQuery = z.object({
     .optional(),
 });
 
+/** `GET /records` (and a sync's own `/v1/...` endpoint, whose model is implied), parsed. */
+export type ListRecordsQuery = z.infer<typeof listRecordsQuery>;
+
 export const connectionHeaders = z.object({
   'connection-id': z.string().min(1),
   'provider-config-key': z.string().min(1),

@@ -1,14 +1,11 @@
 import { decodeRecordCursor, encodeRecordCursor } from '../../store/record-cursor';
-import type { z } from 'zod';
 import type { IntegrationRegistry } from '../../runtime/registry';
 import type { UnifiedMapping } from '../../runtime/types';
 import type { ConnectionDoc } from '../../store/connections';
 import type { RecordAction, RecordDoc } from '../../store/records';
 import type { Stores } from '../../store/db';
 import { findRecentConnection } from '../../store/connection-lookup';
-import type { listRecordsQuery } from '../schemas/records';
-
-type ListRecordsQuery = z.infer<typeof listRecordsQuery>;
+import type { ListRecordsQuery } from '../schemas/records';
 
 /**
  * One page of a connection's records, as `GET /records` and the sync endpoints

@@ -2,7 +2,9 @@ import express from 'express';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { State } from '@temporalio/worker';
-import { healthRouter } from '../../api/routers/health';
+import { closeConnectionsWhileDraining } from '../../api/middleware/draining';
+import { healthRoutes } from '../../api/routers/health';
+import { groupRouter } from '../../api/routing/mount';
 import type { ApiDeps, ApiLifecycle } from '../../api/deps';
 import { startWorkerHealthServer, workerReadiness, type WorkerHealthServer } from '../../app/worker/health-server';
 
@@ -39,17 +41,10 @@ describe('the API’s probes', () => {
 
   beforeAll(async () => {
     const app = express();
-    app.use(
-      healthRouter(
-        fakeDeps(
-          {
-            database: () => parts.database(),
-            orchestrator: () => parts.orchestrator(),
-          },
-          lifecycle,
-        ),
-      ),
-    );
+    const deps = fakeDeps({ database: () => parts.database(), orchestrator: () => parts.orchestrator() }, lifecycle);
+    // As api/app.ts mounts them.
+    app.use(closeConnectionsWhileDraining(lifecycle));
+    app.use(groupRouter(healthRoutes, { deps, openApiDocument: () => ({}) as never }));
     server = app.listen(0, '127.0.0.1');
     await new Promise((r) => server.once('listening', r));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -1,7 +1,7 @@
 import { MongoClient, type CommandStartedEvent, type Document } from 'mongodb';
 import { decodeRecordCursor as decodeCursor } from '../../store/record-cursor';
 import { SCAN_FACTOR, type RecordPage } from '../../store/record-pages';
-import { RecordStore, recordKey, type ListRecordsQuery, type RecordDoc, type RecordScope } from '../../store/records';
+import { RecordStore, recordKey, type PageQuery, type RecordDoc, type RecordScope } from '../../store/records';
 import { useTestDatabase } from '../support/test-database';
 import { testInfra } from '../support/weft-stack';
 
@@ -19,9 +19,9 @@ describe('RecordStore pages', () => {
   const db = () => testDb.db();
 
   /** Every page of a query, following next positions; the records of each page. */
-  async function readAll(store: RecordStore, scope: RecordScope, q: Omit<ListRecordsQuery, 'after'>, between?: (page: number) => Promise<void>) {
+  async function readAll(store: RecordStore, scope: RecordScope, q: Omit<PageQuery, 'after'>, between?: (page: number) => Promise<void>) {
     const pages: RecordPage[] = [];
-    let after: ListRecordsQuery['after'];
+    let after: PageQuery['after'];
     do {
       const page = await store.list(scope, { ...q, after });
       pages.push(page);
@@ -145,7 +145,7 @@ describe('RecordStore pages', () => {
     await store.finishScope(other, 'run-o', false);
 
     const all = await stored(s);
-    const expectSame = async (q: Omit<ListRecordsQuery, 'after' | 'limit'>, want: (d: RecordDoc) => boolean) => {
+    const expectSame = async (q: Omit<PageQuery, 'after' | 'limit'>, want: (d: RecordDoc) => boolean) => {
       for (const limit of [3, 1000]) {
         const got = (await readAll(store, s, { ...q, limit })).records.map((r) => r.id);
         expect(got).toEqual(all.filter(want).map((d) => d.id));
@@ -216,7 +216,7 @@ describe('RecordStore pages', () => {
     // The old encoding of the 12th record's cursor: base64url of `v2:<seq>:<id>`.
     const old = Buffer.from(`v2:${all[11].seq}:${all[11].id}`).toString('base64url');
     const records: RecordDoc[] = [];
-    let after: ListRecordsQuery['after'] = decodeCursor(old);
+    let after: PageQuery['after'] = decodeCursor(old);
     while (after) {
       const page = await store.list(s, { limit: 8, after });
       records.push(...page.records);
@@ -352,7 +352,7 @@ describe('RecordStore pages', () => {
       // (each one-entry read: the pack straddling the probe, and the next one if that holds nothing after it)
       expect(feedReads.length).toBeLessThanOrEqual(2 * (Math.ceil(Math.log2(5000)) + 3));
       // ... and on later pages, whose cursor is past the start already, one one-entry read more than without the filter.
-      const feedFinds = async (q: ListRecordsQuery) =>
+      const feedFinds = async (q: PageQuery) =>
         (await commandsOf(() => store.list(s, q))).filter((c) => c.name === 'find' && c.collection === 'record_feed').length;
       const plain = await feedFinds({ limit: 10, after: { seq: 4000, id: 'f03999' } });
       expect(await feedFinds({ limit: 10, after: { seq: 4000, id: 'f03999' }, modifiedAfter: new Date(0) })).toBeLessThanOrEqual(plain + 2);
