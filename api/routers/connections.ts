@@ -238,7 +238,7 @@ function presentConnection(c: ConnectionDoc, deps: ApiDeps, opts: { withCredenti
   const credentials = opts.withRefreshToken ? opened : withoutRefreshToken(opened);
   if (credentials.type === 'OAUTH2') {
     // Extra tokens are stored sealed with the credentials; apps read them in connection_config
-    // (Microsoft's team-site token: where the spec puts it, rule 5).
+    // (Microsoft's team-site token is `connection_config.teamsiteAccessToken`: docs/providers/onedrive.md).
     const main = withoutExtraTokens(credentials);
     const connection_config = { ...c.connection_config, ...extraTokenConfig(credentials) };
     return { ...base, connection_config, credentials: { ...main, raw: main.raw ?? {} } };
