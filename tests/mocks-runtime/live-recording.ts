@@ -33,7 +33,8 @@ export function liveContext(opts: { integration: IntegrationDefinition; simulato
       const body = config.data === undefined ? undefined : Buffer.isBuffer(config.data) ? config.data : JSON.stringify(config.data);
       const res = await fetch(target, {
         method,
-        headers: { ...opts.headers, ...config.headers, ...(typeof body === 'string' && { 'content-type': 'application/json' }) },
+        // A pre-authenticated URL (an upload session's) carries its own credentials, as in the provider client.
+        headers: { ...(!config.preAuthenticated && opts.headers), ...config.headers, ...(typeof body === 'string' && { 'content-type': 'application/json' }) },
         body,
       });
       const headers = Object.fromEntries(res.headers.entries());
