@@ -11,18 +11,10 @@
  * Other folders import it through this file; its modules import each other directly.
  */
 export type { ControlDeps } from './deps';
+export { createConnection, deleteConnection } from './connections';
 export { WEFT_SEARCH_ATTRIBUTES, searchAttributesFor } from './search-attributes';
-export { frequencyLabel } from './sync-frequency';
-export { applySyncOperation, startSyncFanOut } from './sync-operations';
-export { countRunningSyncs, DEFAULT_VARIANT, ensureSyncStates, isSyncRunning, selectSyncs, syncRunInput, syncWorkflowId, type SyncSelector } from './sync-runs';
-export {
-  countPausedSchedules,
-  deleteSyncSchedules,
-  describeSyncSchedule,
-  effectiveFrequencyMs,
-  reconcileSyncSchedules,
-  scheduleStatus,
-  setSyncScheduleFrequency,
-  startNewConnectionSyncs,
-} from './sync-schedules';
+export { applySyncOperation, requestSyncOperation } from './sync-operations';
+export { countRunningSyncs, syncRunInput, syncWorkflowId } from './sync-runs';
+export { countPausedSchedules, reconcileSyncSchedules, setConnectionSyncFrequency, startNewConnectionSyncs } from './sync-schedules';
+export { syncStatus } from './sync-status';
 export { createSyncVariant, deleteSyncVariant } from './sync-variants';

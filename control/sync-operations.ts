@@ -3,9 +3,39 @@ import type { SyncOperationDoc } from '../store/sync-operations';
 import type { SyncFanOutInput, SyncOperation } from '../activities/sync-operation-contracts';
 import type { ControlDeps, ControlSettings } from './deps';
 import { ConflictError } from '../common/errors';
-import { DEFAULT_VARIANT, ensureSyncStates, isSyncRunning, startSyncRun, type SyncSelector } from './sync-runs';
+import { findConnection, findIntegration } from '../store/connection-lookup';
+import { DEFAULT_VARIANT, ensureSyncStates, isSyncRunning, selectSyncs, startSyncRun, syncStateOf, type SyncSelector } from './sync-runs';
 import { setSyncSchedulePaused } from './sync-schedules';
 import { searchAttributesFor } from './search-attributes';
+
+export interface SyncOperationRequest {
+  environment: string;
+  providerConfigKey: string;
+  /** Absent: every connection of the integration, in the background. */
+  connectionId?: string;
+  /** Names or {name, variant}; empty: every sync of the integration. */
+  syncs: Array<string | SyncSelector>;
+  kind: SyncOperation['kind'];
+  reset: boolean;
+  emptyCache: boolean;
+}
+
+/**
+ * POST /sync/trigger, /sync/start, /sync/pause. For one connection the operation is done
+ * before this returns (null), every named sync checked first: an unknown variant changes
+ * nothing. For every connection of the integration it is started in the background and
+ * the operation returned, whose progress GET /sync/status shows.
+ */
+export async function requestSyncOperation(deps: ControlDeps, req: SyncOperationRequest): Promise<SyncOperationDoc | null> {
+  const integration = await findIntegration(deps.stores, req.environment, req.providerConfigKey);
+  const syncs = selectSyncs(deps, integration.provider, req.syncs);
+  const operation: SyncOperation = { kind: req.kind, syncs, reset: req.reset, emptyCache: req.emptyCache };
+  if (!req.connectionId) return startSyncFanOut(deps, { environment: req.environment, providerConfigKey: req.providerConfigKey }, operation);
+  const { connection } = await findConnection(deps.stores, req.environment, req.providerConfigKey, req.connectionId);
+  for (const sel of syncs) await syncStateOf(deps, connection, sel);
+  await applySyncOperation(deps, connection, operation);
+  return null;
+}
 
 /**
  * Applies a trigger (with its reset and emptyCache), start or pause to one connection's
@@ -83,7 +113,7 @@ function fanOutWorkflowId(prefix: string, op: SyncOperationDoc): string {
  * of the integration; returns at once. If the workflow cannot be started the record goes
  * again and the error is the caller's (503 when Temporal is out of reach): nothing was done.
  */
-export async function startSyncFanOut(
+async function startSyncFanOut(
   deps: Pick<ControlDeps, 'temporal' | 'stores'> & { settings: Pick<ControlSettings, 'temporalIdPrefix' | 'syncTaskQueue'> },
   scope: { environment: string; providerConfigKey: string },
   operation: SyncOperation,

@@ -1,5 +1,5 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { BadRequestError } from '../common/errors';
+import { BadRequestError, NotFoundError } from '../common/errors';
 import type { ConnectionDoc } from '../store/connections';
 import type { SyncDoc } from '../store/syncs';
 import { BASE_VARIANT, type SyncRunInput } from '../activities/sync-contracts';
@@ -43,6 +43,19 @@ export function selectSyncs(
     }
     return sel;
   });
+}
+
+/**
+ * A sync's state, or an unknown variant refused (404 unknown_sync_variant). A base sync
+ * without state is a connection of an earlier version: null, its state is made when it is
+ * next used.
+ */
+export async function syncStateOf(deps: Pick<ControlDeps, 'stores'>, connection: ConnectionDoc, sel: SyncSelector): Promise<SyncDoc | null> {
+  const state = await deps.stores.syncs.get({ connection: connection._id, name: sel.name, variant: sel.variant });
+  if (!state && sel.variant !== DEFAULT_VARIANT) {
+    throw new NotFoundError('unknown_sync_variant', `Connection "${connection.connection_id}" has no variant "${sel.variant}" of sync "${sel.name}".`);
+  }
+  return state;
 }
 
 /** Makes sure the connection has state for each of its integration's syncs. */

@@ -1,4 +1,5 @@
 import { isGrpcServiceError, ScheduleAlreadyRunning, ScheduleNotFoundError, type ScheduleDescription, type ScheduleOptions } from '@temporalio/client';
+import { findConnection, findIntegration } from '../store/connection-lookup';
 import type { ConnectionDoc } from '../store/connections';
 import type { SyncDoc } from '../store/syncs';
 import type { ScheduledSyncInput } from '../activities/sync-contracts';
@@ -10,7 +11,9 @@ import {
   filterLiteral,
   startSyncRun,
   syncRunInput,
+  selectSyncs,
   syncSearchAttributes,
+  syncStateOf,
   type SyncSelector,
 } from './sync-runs';
 import { frequencyLabel, parseFrequency } from './sync-frequency';
@@ -41,7 +44,7 @@ export async function countPausedSchedules(deps: TemporalIdDeps, environment: st
 }
 
 /** The sync's frequency in ms: the connection's override, else its definition's default. */
-export function effectiveFrequencyMs(deps: Pick<ControlDeps, 'registry'>, connection: ConnectionDoc, syncName: string, override: string | null): number {
+function effectiveFrequencyMs(deps: Pick<ControlDeps, 'registry'>, connection: ConnectionDoc, syncName: string, override: string | null): number {
   if (override) return parseFrequency(override);
   const def = deps.registry.getSync(connection.provider, syncName);
   if (!def) throw new Error(`integration ${connection.provider} has no sync ${syncName}`);
@@ -135,7 +138,7 @@ export async function setSyncSchedulePaused(
 }
 
 /** Sets the schedule's interval, keeping whether it is paused; creates a paused one if there is none. */
-export async function setSyncScheduleFrequency(deps: ScheduleDeps, connection: ConnectionDoc, sel: SyncSelector, everyMs: number): Promise<void> {
+async function setSyncScheduleFrequency(deps: ScheduleDeps, connection: ConnectionDoc, sel: SyncSelector, everyMs: number): Promise<void> {
   const body = scheduleBody(deps, connection, sel, everyMs);
   try {
     await deps.temporal.schedule
@@ -145,6 +148,26 @@ export async function setSyncScheduleFrequency(deps: ScheduleDeps, connection: C
     if (!(err instanceof ScheduleNotFoundError)) throw err;
     await putSyncSchedule(deps, connection, sel, { paused: true, everyMs });
   }
+}
+
+/**
+ * PUT /sync/update-connection-frequency: a connection's sync at its own frequency, or back
+ * at its definition's (null). The frequency is parsed, and refused, before anything changes.
+ * Returns the frequency now in force, as the status shows it.
+ */
+export async function setConnectionSyncFrequency(
+  deps: ControlDeps,
+  req: { environment: string; providerConfigKey: string; connectionId: string; syncName: string; variant?: string; frequency: string | null },
+): Promise<string> {
+  const integration = await findIntegration(deps.stores, req.environment, req.providerConfigKey);
+  const [sel] = selectSyncs(deps, integration.provider, [{ name: req.syncName, variant: req.variant ?? DEFAULT_VARIANT }]);
+  const { connection } = await findConnection(deps.stores, req.environment, req.providerConfigKey, req.connectionId);
+  const state = await syncStateOf(deps, connection, sel);
+  const everyMs = effectiveFrequencyMs(deps, connection, sel.name, req.frequency);
+  await setSyncScheduleFrequency(deps, connection, sel, everyMs);
+  if (!state) await ensureSyncStates(deps, connection);
+  await deps.stores.syncs.setFrequency({ connection: connection._id, name: sel.name, variant: sel.variant }, req.frequency);
+  return frequencyLabel(everyMs);
 }
 
 /**

@@ -1,13 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import { Router, type Request, type Response } from 'express';
-import { BadRequestError } from '../../common/errors';
 import { extraTokenConfig, withoutExtraTokens, type Credentials } from '../../auth/credentials';
 import { sealedAt } from '../../auth/credential-cipher';
-import { openIntegrationCredentials } from '../../auth/credential-source';
-import { verifyCredentials } from '../../auth/verify-credentials';
 import { freshOAuthCredentials } from '../../auth/oauth/token-refresh';
-import { resolveProvider } from '../../runtime/http/provider-access';
-import { integrationAuthMode } from '../../runtime/auth-modes';
 import type { ConnectionDoc } from '../../store/connections';
 import type { ApiDeps } from '../deps';
 import { environmentOf } from '../middleware/auth';
@@ -21,12 +15,10 @@ import {
   providerConfigKeyQuery,
 } from '../schemas/connections';
 import { findConnection, findIntegration } from '../../store/connection-lookup';
-import { syncWorkflowId, deleteSyncSchedules, startNewConnectionSyncs } from '../../control';
+import { createConnection, deleteConnection } from '../../control';
 import { webhookDeliveryStarter, webhookDeps } from '../services/connection-authorization';
-import { queueAuthWebhook } from '../../webhooks/auth-webhook';
 import { tokenRefreshDeps } from '../../webhooks/auth-events';
 import { authCallRecorder } from '../services/connect-call-log';
-import { outageOf } from '../../common/outage';
 import { connectionListErrors, type ConnectionListError } from '../services/integration-status';
 
 export function connectionsRouter(deps: ApiDeps): Router {
@@ -36,56 +28,18 @@ export function connectionsRouter(deps: ApiDeps): Router {
     const env = environmentOf(res);
     const body = parseInput(createConnectionBody, req.body, 'invalid_body');
     const integration = await findIntegration(deps.stores, env, body.provider_config_key);
-    const provider = resolveProvider(deps.registry, integration);
-    const mode = integrationAuthMode(provider.definition, openIntegrationCredentials(deps.cipher, integration)?.type);
-    if (mode !== body.credentials.type) {
-      throw new BadRequestError(
-        'invalid_credentials_type',
-        `Integration "${integration.unique_key}" uses ${mode}; credentials of type ${body.credentials.type} do not apply.`,
-      );
-    }
-    if (body.credentials.type === 'APP') {
-      const app = openIntegrationCredentials(deps.cipher, integration);
-      if (app?.type !== 'APP')
-        throw new BadRequestError(
-          'app_credentials_missing',
-          `Integration "${integration.unique_key}" has no App credentials (app_id, app_link, private_key) to mint installation tokens with.`,
-        );
-      if (app.app_id !== body.credentials.app_id)
-        throw new BadRequestError(
-          'app_id_mismatch',
-          `app_id ${body.credentials.app_id} is not the App of integration "${integration.unique_key}" (${app.app_id}).`,
-        );
-    }
-    // Proven before stored: a refused key or unknown installation changes nothing.
-    const session = deps.openProviderSession({
-      environment: env,
-      integration,
-      credentials: body.credentials,
-      connectionId: body.connection_id ?? null,
-      operation: 'auth',
-      runId: null,
-    });
-    await verifyCredentials(session);
-    const _id = randomUUID();
-    const connection = await deps.stores.connections.create({
-      _id,
-      environment: env,
-      provider_config_key: integration.unique_key,
-      provider: integration.provider,
-      connection_id: body.connection_id ?? randomUUID(),
-      auth_mode: body.credentials.type,
-      credentials_encrypted: deps.cipher.seal(body.credentials, sealedAt.connectionCredentials({ _id, environment: env })),
-      connection_config: body.connection_config ?? {},
-      metadata: body.metadata ?? {},
-      tags: body.tags ?? {},
-    });
-    // The app hears of every new connection, as from a connect flow; queued, never waited on.
-    // Independent of its syncs' start (a database write beside Temporal calls): both at once.
-    await Promise.all([
-      queueAuthWebhook(webhookDeps(deps), { environment: env, connection, operation: 'creation', success: true }),
-      startNewConnectionSyncs(deps, connection),
-    ]);
+    const connection = await createConnection(
+      { ...deps, outbox: webhookDeps(deps) },
+      {
+        environment: env,
+        integration,
+        credentials: body.credentials,
+        connectionId: body.connection_id,
+        connectionConfig: body.connection_config,
+        metadata: body.metadata,
+        tags: body.tags,
+      },
+    );
     res.status(201).json(presentConnection(connection, deps));
   });
 
@@ -149,26 +103,8 @@ export function connectionsRouter(deps: ApiDeps): Router {
 
   router.delete('/:connectionId', async (req, res) => {
     const q = parseInput(providerConfigKeyQuery, req.query, 'invalid_query_params');
-    const env = environmentOf(res);
-    const { connection } = await findConnection(deps.stores, env, q.provider_config_key, req.params.connectionId);
-    // Stop running syncs first so nothing writes records for a connection that is gone;
-    // before that, their schedules, so none starts another run.
-    const syncs = await deps.stores.syncs.listForConnection(connection._id);
-    await deleteSyncSchedules(deps, connection, syncs);
-    await Promise.all(
-      syncs.map((s) =>
-        deps.temporal.workflow
-          .getHandle(syncWorkflowId(deps.settings.temporalIdPrefix, env, connection.provider_config_key, connection.connection_id, s.name, s.variant))
-          .terminate('connection deleted')
-          // Not running is fine; Temporal out of reach is not: answer 503 before deleting anything.
-          .catch((err: unknown) => {
-            if (outageOf(err)) throw err;
-          }),
-      ),
-    );
-    await deps.stores.records.deleteScope({ environment: env, connection: connection._id });
-    await deps.stores.syncs.deleteForConnection(connection._id);
-    await deps.stores.connections.delete(connection._id);
+    const { connection } = await findConnection(deps.stores, environmentOf(res), q.provider_config_key, req.params.connectionId);
+    await deleteConnection(deps, connection);
     res.json({ success: true });
   });
 
