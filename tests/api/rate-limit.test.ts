@@ -91,10 +91,11 @@ describe('API rate limit', () => {
   });
 
   test('the count starts over when the window ends', async () => {
-    const windowMs = 2_000;
+    // Long enough that four requests on a loaded machine stay in one window.
+    const windowMs = 10_000;
     const fast = await secondApi(stack, { limit: 3, windowMs });
     try {
-      await awayFromWindowEdge(windowMs, 1_000);
+      await awayFromWindowEdge(windowMs, 6_000);
       // The prod environment: the first test left dev's hour-long window full.
       const first: Response[] = [];
       for (let i = 0; i < 4; i += 1) first.push(await get(fast.url, stack.keys.prod));
@@ -102,7 +103,7 @@ describe('API rate limit', () => {
       expect(first.map((r) => r.headers.get('x-ratelimit-remaining'))).toEqual(['2', '1', '0', '0']);
       const retryAfter = Number(first[3].headers.get('retry-after'));
       expect(retryAfter).toBeGreaterThanOrEqual(1);
-      expect(retryAfter).toBeLessThanOrEqual(2);
+      expect(retryAfter).toBeLessThanOrEqual(windowMs / 1000);
       await new Promise((r) => setTimeout(r, Number(first[3].headers.get('x-ratelimit-reset')) * 1000 - Date.now() + 50));
       const again = await get(fast.url, stack.keys.prod);
       expect(again.status).toBe(200);

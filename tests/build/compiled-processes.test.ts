@@ -52,7 +52,7 @@ describe('the production build', () => {
     await createLumaIntegration(stack);
     receiver = await startOtlpReceiver();
     // tsc and two workflow bundles: about a minute on a loaded 2-core machine.
-  }, 180_000);
+  }, 360_000);
   afterAll(async () => {
     for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
     await stack?.shutdown();

@@ -140,7 +140,7 @@ describe('RateBudgetStore', () => {
       expect(claim.commands).toEqual({ find: 3, insert: 1 });
       expect(claim.docsRead).toBeLessThanOrEqual(40);
     }
-  });
+  }, 300_000);
 
   test('a refused claim says when its slot frees, and a claim at that time gets it', async () => {
     const store = new RateBudgetStore((await connect()).db(dbName));
@@ -179,11 +179,13 @@ describe('RateBudgetStore', () => {
 
   test('a lockout holds the whole budget until it ends', async () => {
     const store = new RateBudgetStore(db);
-    await store.blockUntil('luma:locked', 5, 300, new Date(Date.now() + 500));
+    // Far longer than the 300 ms window, with room for a slow machine between the calls.
+    const until = Date.now() + 3_000;
+    await store.blockUntil('luma:locked', 5, 300, new Date(until));
     const g = await store.tryAcquire('luma:locked', 5, 300);
     expect(g.acquired).toBe(false);
     if (!g.acquired) expect(g.waitMs).toBeGreaterThan(300);
-    await sleep(600);
+    await sleep(until - Date.now() + 100);
     expect((await new RateBudgetStore(db).tryAcquire('luma:locked', 5, 300)).acquired).toBe(true);
   });
 
