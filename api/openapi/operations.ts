@@ -1,6 +1,6 @@
 import type { RouteConfig } from '@asteasolutions/zod-to-openapi';
 import type { IntegrationRegistry } from '../../runtime/registry';
-import type { ApiRoute, HttpMethod, RouteGroup } from '../routing/route';
+import { openApiPath, type ApiRoute, type HttpMethod, type RouteGroup } from '../routing/route';
 
 const HTTP_METHODS: readonly HttpMethod[] = ['get', 'post', 'put', 'patch', 'delete'];
 
@@ -33,7 +33,7 @@ function derivedOperations(group: RouteGroup, route: Extract<ApiRoute, { operati
   };
   const operation: RouteConfig = {
     method: 'get',
-    path: route.path.replace(/[:*](\w+)/g, '{$1}'),
+    path: openApiPath(route.path),
     operationId: route.operationId,
     tags: [group.tag],
     summary: route.summary,

@@ -147,6 +147,11 @@ export interface ListedRoute {
   group: RouteGroup;
 }
 
+/** The OpenAPI form of an Express path: `/integrations/:key` is `/integrations/{key}`, `/proxy/*path` is `/proxy/{path}`. */
+export function openApiPath(path: string): string {
+  return path.replace(/[:*](\w+)/g, '{$1}');
+}
+
 export function listRoutes(groups: readonly RouteGroup[]): ListedRoute[] {
   return groups.flatMap((group) =>
     [group.mount, ...(group.alias ? [group.alias.mount] : [])].flatMap((mount) =>

@@ -1,9 +1,13 @@
+import { API_ROUTES } from '../../api/route-registry';
+import { listRoutes } from '../../api/routing/route';
 import type { FuzzFixture } from './fixture';
 
 /**
- * Every route of the API (from api/app.ts and api/routers/*), each with a request that is
- * valid or nearly so against the fixture: the fuzz starts from it and breaks it. Keep this
- * list in step with the routers; the fuzz reports how many requests each route received.
+ * The fuzz's targets: every route of the route registry (api/route-registry.ts), at each of
+ * its mounts, plus two unknown paths. Each starts from a request that is valid or nearly so
+ * against the fixture, which the fuzz breaks: the route's sample below, or, for a route
+ * without one, its path with `fz` for each parameter and no query or body. The fuzz reports
+ * how many requests each route received.
  */
 export type Auth = 'secret-key' | 'session' | 'none';
 
@@ -24,16 +28,38 @@ export interface RouteSpec {
   readOnly: boolean;
 }
 
+/** A near-valid request for a registry route; `label` names one of several (`GET /v1/*path (sync)`). */
+type Sample = Partial<Omit<RouteSpec, 'name' | 'method' | 'auth'>> & { label?: string; readOnly: boolean };
+
 const lumaHeaders = (f: FuzzFixture) => ({ 'connection-id': f.ids.luma, 'provider-config-key': 'luma' });
 const driveHeaders = (f: FuzzFixture) => ({ 'connection-id': f.ids.oneDrive, 'provider-config-key': 'one-drive' });
 
-const connectionRoutes = (base: '/connections' | '/connection'): RouteSpec[] => [
-  {
-    name: `POST ${base}`,
-    method: 'POST',
-    template: base,
-    auth: 'secret-key',
-    body: 'json',
+/** By the route's name at its own mount (`GET /connections/:connectionId`); an alias's mount takes the same sample. */
+const SAMPLES: Record<string, Sample | Sample[]> = {
+  'GET /health': { readOnly: true },
+  'GET /ready': { readOnly: true },
+  'GET /openapi.json': { readOnly: true },
+  'GET /docs': { readOnly: true },
+  'GET /docs/init.js': { readOnly: true },
+  'GET /docs/:asset': { params: () => ({ asset: 'swagger-ui.css' }), readOnly: true },
+
+  'GET /integrations': { readOnly: true },
+  'POST /integrations': {
+    json: (_f, n) => ({
+      unique_key: `fz-int-${n}`,
+      provider: 'luma',
+      display_name: 'Fuzz',
+      provider_overrides: { rate_limit: { requests: 10, window_ms: 1000 } },
+    }),
+    readOnly: false,
+  },
+  'GET /integrations/:key': { params: () => ({ key: 'luma' }), query: () => ({ 'include[]': 'credentials' }), readOnly: true },
+  'GET /integrations/:key/status': { params: () => ({ key: 'luma' }), readOnly: true },
+  'PATCH /integrations/:key': { params: () => ({ key: 'luma' }), json: () => ({ display_name: 'Luma' }), readOnly: false },
+  // luma has connections: refused with 400, so the integration survives the run.
+  'DELETE /integrations/:key': { params: () => ({ key: 'luma' }), readOnly: false },
+
+  'POST /connections': {
     // A key Luma refuses: the route runs to the provider check, and nothing is created.
     json: () => ({
       provider_config_key: 'luma',
@@ -45,293 +71,105 @@ const connectionRoutes = (base: '/connections' | '/connection'): RouteSpec[] => 
     }),
     readOnly: false,
   },
-  { name: `GET ${base}`, method: 'GET', template: base, auth: 'secret-key', query: () => ({ search: 'fz', limit: '10', page: '0' }), readOnly: true },
-  {
-    name: `GET ${base}/:connectionId`,
-    method: 'GET',
-    template: `${base}/:connectionId`,
+  'GET /connections': { query: () => ({ search: 'fz', limit: '10', page: '0' }), readOnly: true },
+  'GET /connections/:connectionId': {
     params: (f) => ({ connectionId: f.ids.luma }),
-    auth: 'secret-key',
     query: () => ({ provider_config_key: 'luma' }),
     // Mints a GitHub installation token or refreshes an OAuth token when due: it may write.
     readOnly: false,
   },
-  {
-    name: `DELETE ${base}/:connectionId`,
-    method: 'DELETE',
-    template: `${base}/:connectionId`,
+  'DELETE /connections/:connectionId': {
     // A connection that does not exist: the seeded ones must survive the run.
     params: () => ({ connectionId: 'fz-missing' }),
-    auth: 'secret-key',
     query: () => ({ provider_config_key: 'luma' }),
     readOnly: false,
   },
-  {
-    name: `POST ${base}/metadata`,
-    method: 'POST',
-    template: `${base}/metadata`,
-    auth: 'secret-key',
-    body: 'json',
+  'POST /connections/metadata': {
     json: (f) => ({ connection_id: f.ids.luma, provider_config_key: 'luma', metadata: { plan: 'fz' } }),
     readOnly: false,
   },
-  {
-    name: `PATCH ${base}/metadata`,
-    method: 'PATCH',
-    template: `${base}/metadata`,
-    auth: 'secret-key',
-    body: 'json',
+  'PATCH /connections/metadata': {
     json: (f) => ({ connection_id: [f.ids.luma], provider_config_key: 'luma', metadata: { plan: 'fz' } }),
     readOnly: false,
   },
-];
 
-export const ROUTES: RouteSpec[] = [
-  { name: 'GET /health', method: 'GET', template: '/health', auth: 'none', readOnly: true },
-  { name: 'GET /ready', method: 'GET', template: '/ready', auth: 'none', readOnly: true },
-  { name: 'GET /openapi.json', method: 'GET', template: '/openapi.json', auth: 'none', readOnly: true },
-  { name: 'GET /docs', method: 'GET', template: '/docs', auth: 'none', readOnly: true },
-
-  { name: 'GET /integrations', method: 'GET', template: '/integrations', auth: 'secret-key', readOnly: true },
-  {
-    name: 'POST /integrations',
-    method: 'POST',
-    template: '/integrations',
-    auth: 'secret-key',
-    body: 'json',
-    json: (_f, n) => ({
-      unique_key: `fz-int-${n}`,
-      provider: 'luma',
-      display_name: 'Fuzz',
-      provider_overrides: { rate_limit: { requests: 10, window_ms: 1000 } },
-    }),
-    readOnly: false,
-  },
-  {
-    name: 'GET /integrations/:key',
-    method: 'GET',
-    template: '/integrations/:key',
-    params: () => ({ key: 'luma' }),
-    auth: 'secret-key',
-    query: () => ({ 'include[]': 'credentials' }),
-    readOnly: true,
-  },
-  {
-    name: 'PATCH /integrations/:key',
-    method: 'PATCH',
-    template: '/integrations/:key',
-    params: () => ({ key: 'luma' }),
-    auth: 'secret-key',
-    body: 'json',
-    json: () => ({ display_name: 'Luma' }),
-    readOnly: false,
-  },
-  // luma has connections: refused with 400, so the integration survives the run.
-  { name: 'DELETE /integrations/:key', method: 'DELETE', template: '/integrations/:key', params: () => ({ key: 'luma' }), auth: 'secret-key', readOnly: false },
-
-  ...connectionRoutes('/connections'),
-  ...connectionRoutes('/connection'),
-
-  {
-    name: 'POST /sync/trigger',
-    method: 'POST',
-    template: '/sync/trigger',
-    auth: 'secret-key',
-    body: 'json',
+  'POST /sync/trigger': {
     // A sync the integration does not have: a real trigger would start a run mid-fuzz.
     json: (f) => ({ provider_config_key: 'luma', connection_id: f.ids.luma, syncs: ['fz-no-such-sync'], opts: { reset: false } }),
     readOnly: false,
   },
-  ...(['start', 'pause'] as const).map((verb): RouteSpec => ({
-    name: `POST /sync/${verb}`,
-    method: 'POST',
-    template: `/sync/${verb}`,
-    auth: 'secret-key',
-    body: 'json',
-    // A sync the integration does not have: nothing to change, as for the trigger.
-    json: (f) => ({ provider_config_key: 'luma', connection_id: f.ids.luma, syncs: ['fz-no-such-sync'] }),
-    readOnly: false,
-  })),
-  {
-    name: 'PUT /sync/update-connection-frequency',
-    method: 'PUT',
-    template: '/sync/update-connection-frequency',
-    auth: 'secret-key',
-    body: 'json',
+  // A sync the integration does not have: nothing to change, as for the trigger.
+  'POST /sync/start': { json: (f) => ({ provider_config_key: 'luma', connection_id: f.ids.luma, syncs: ['fz-no-such-sync'] }), readOnly: false },
+  'POST /sync/pause': { json: (f) => ({ provider_config_key: 'luma', connection_id: f.ids.luma, syncs: ['fz-no-such-sync'] }), readOnly: false },
+  'PUT /sync/update-connection-frequency': {
     // Under the 30 s minimum: refused before anything changes.
     json: (f) => ({ provider_config_key: 'luma', connection_id: f.ids.luma, sync_name: 'list-events', frequency: 'every 5s' }),
     readOnly: false,
   },
-  ...(['POST', 'DELETE'] as const).map((method): RouteSpec => ({
-    name: `${method} /sync/:name/variant/:variant`,
-    method,
-    template: '/sync/:name/variant/:variant',
-    // The base variant: refused both ways, so the template itself creates or deletes nothing; a
-    // sync that is not auto-start, so a variant a mutation creates is paused and starts no run.
-    params: () => ({ name: 'user-files/selected', variant: 'base' }),
-    auth: 'secret-key',
-    body: 'json',
-    json: (f) => ({ provider_config_key: 'one-drive', connection_id: f.ids.oneDrive }),
-    readOnly: false,
-  })),
-  {
-    name: 'GET /sync/status',
-    method: 'GET',
-    template: '/sync/status',
-    auth: 'secret-key',
-    query: (f) => ({ provider_config_key: 'luma', syncs: 'list-events', connection_id: f.ids.luma }),
-    readOnly: true,
-  },
+  'POST /sync/:name/variant/:variant': { ...baseVariant(), readOnly: false },
+  'DELETE /sync/:name/variant/:variant': { ...baseVariant(), readOnly: false },
+  'GET /sync/status': { query: (f) => ({ provider_config_key: 'luma', syncs: 'list-events', connection_id: f.ids.luma }), readOnly: true },
 
-  {
-    name: 'GET /records',
-    method: 'GET',
-    template: '/records',
-    auth: 'secret-key',
+  'GET /records': { headers: lumaHeaders, query: () => ({ model: 'CalendarEvent', limit: '5' }), readOnly: true },
+  'PATCH /records/prune': {
+    // A cursor no record has: the decode refuses it, nothing is pruned.
     headers: lumaHeaders,
-    query: () => ({ model: 'CalendarEvent', limit: '5' }),
-    readOnly: true,
+    json: () => ({ model: 'CalendarEvent', until_cursor: 'fz-cursor' }),
+    readOnly: false,
   },
 
-  {
-    name: 'POST /action/trigger',
-    method: 'POST',
-    template: '/action/trigger',
-    auth: 'secret-key',
-    headers: driveHeaders,
-    body: 'json',
-    json: () => ({ action_name: 'list-drives', input: {} }),
-    readOnly: false,
-  },
-  { name: 'GET /action/:id', method: 'GET', template: '/action/:id', params: () => ({ id: 'fz-no-such-run' }), auth: 'secret-key', readOnly: true },
+  'POST /action/trigger': { headers: driveHeaders, json: () => ({ action_name: 'list-drives', input: {} }), readOnly: false },
+  'GET /action/:id': { params: () => ({ id: 'fz-no-such-run' }), readOnly: true },
 
-  {
-    name: 'GET /v1/*path (action)',
-    method: 'GET',
-    template: '/v1/*path',
-    params: () => ({ path: 'list-drives' }),
-    auth: 'secret-key',
-    headers: driveHeaders,
-    readOnly: false,
-  },
-  {
-    // An action's own POST endpoint: its JSON body is the action's input, validated by the action's schema.
-    name: 'POST /v1/*path (luma create-event)',
-    method: 'POST',
-    template: '/v1/*path',
-    params: () => ({ path: 'luma/create-event' }),
-    auth: 'secret-key',
-    headers: lumaHeaders,
-    body: 'json',
-    json: (_f, n) => ({
-      name: `Fuzz event ${n}`,
-      start_at: '2031-05-01T18:00:00Z',
-      timezone: 'Europe/Berlin',
-      duration_interval: 'PT2H',
-      visibility: 'private',
-      geo_address_json: { city: 'Berlin', country: 'DE' },
-    }),
-    readOnly: false,
-  },
-  {
-    name: 'POST /v1/*path (one-drive create-folder)',
-    method: 'POST',
-    template: '/v1/*path',
-    params: () => ({ path: 'create-folder' }),
-    auth: 'secret-key',
-    headers: driveHeaders,
-    body: 'json',
-    json: (f, n) => ({ driveId: f.stack.graph.drives()[0].id, name: `fz-folder-${n}`, conflictBehavior: 'fail' }),
-    readOnly: false,
-  },
-  {
-    name: 'GET /v1/*path (sync)',
-    method: 'GET',
-    template: '/v1/*path',
-    params: () => ({ path: 'luma/list-events' }),
-    auth: 'secret-key',
-    headers: lumaHeaders,
-    query: () => ({ limit: '3' }),
-    readOnly: true,
-  },
+  'GET /v1/*path': [
+    { label: 'action', params: () => ({ path: 'list-drives' }), headers: driveHeaders, readOnly: false },
+    { label: 'sync', params: () => ({ path: 'luma/list-events' }), headers: lumaHeaders, query: () => ({ limit: '3' }), readOnly: true },
+  ],
+  'POST /v1/*path': [
+    {
+      // An action's own POST endpoint: its JSON body is the action's input, validated by the action's schema.
+      label: 'luma create-event',
+      params: () => ({ path: 'luma/create-event' }),
+      headers: lumaHeaders,
+      body: 'json',
+      json: (_f, n) => ({
+        name: `Fuzz event ${n}`,
+        start_at: '2031-05-01T18:00:00Z',
+        timezone: 'Europe/Berlin',
+        duration_interval: 'PT2H',
+        visibility: 'private',
+        geo_address_json: { city: 'Berlin', country: 'DE' },
+      }),
+      readOnly: false,
+    },
+    {
+      label: 'one-drive create-folder',
+      params: () => ({ path: 'create-folder' }),
+      headers: driveHeaders,
+      body: 'json',
+      json: (f, n) => ({ driveId: f.stack.graph.drives()[0].id, name: `fz-folder-${n}`, conflictBehavior: 'fail' }),
+      readOnly: false,
+    },
+  ],
 
-  {
-    // The proxy hands the provider's own answers back; Graph's errors carry `error.code`.
-    name: 'ANY /proxy/*path',
-    method: 'GET',
-    template: '/proxy/v1.0/me',
-    auth: 'secret-key',
-    headers: driveHeaders,
-    query: () => ({ $select: 'id,displayName' }),
-    readOnly: true,
-  },
-  {
-    name: 'GET /logs',
-    method: 'GET',
-    template: '/logs',
-    auth: 'secret-key',
+  // The proxy hands the provider's own answers back; Graph's errors carry `error.code`.
+  'ANY /proxy/*path': { template: '/proxy/v1.0/me', params: () => ({}), headers: driveHeaders, query: () => ({ $select: 'id,displayName' }), readOnly: true },
+  'GET /logs': {
     query: (f) => ({ connection_id: f.ids.luma, integration: 'luma', status: '2xx', from: '2020-01-01T00:00:00Z', limit: '5' }),
     readOnly: true,
   },
-  {
-    name: 'GET /webhooks/events',
-    method: 'GET',
-    template: '/webhooks/events',
-    auth: 'secret-key',
+  'GET /webhooks/events': {
     query: (f) => ({ connection_id: f.ids.luma, type: 'auth', status: 'failed', from: '2020-01-01T00:00:00Z', limit: '5' }),
     readOnly: true,
   },
-  {
-    name: 'GET /webhooks/events/:id',
-    method: 'GET',
-    template: '/webhooks/events/:id',
-    params: () => ({ id: 'msg_fzMissing' }),
-    auth: 'secret-key',
-    readOnly: true,
-  },
-  {
-    name: 'POST /webhooks/events/:id/replay',
-    method: 'POST',
-    template: '/webhooks/events/:id/replay',
-    params: () => ({ id: 'msg_fzMissing' }),
-    auth: 'secret-key',
-    body: 'json',
-    json: () => ({}),
-    readOnly: false,
-  },
-  {
-    name: 'POST /webhooks/events/replay',
-    method: 'POST',
-    template: '/webhooks/events/replay',
-    auth: 'secret-key',
-    body: 'json',
-    json: () => ({ from: '2026-01-01T00:00:00Z', to: '2026-01-02T00:00:00Z', type: 'auth' }),
-    readOnly: false,
-  },
-  { name: 'GET /environment', method: 'GET', template: '/environment', auth: 'secret-key', readOnly: true },
-  {
-    name: 'PATCH /environment',
-    method: 'PATCH',
-    template: '/environment',
-    auth: 'secret-key',
-    body: 'json',
-    json: () => ({ send_sync_completion_always: false }),
-    readOnly: false,
-  },
-  {
-    name: 'POST /environment/webhook-signing-key/rotate',
-    method: 'POST',
-    template: '/environment/webhook-signing-key/rotate',
-    auth: 'secret-key',
-    readOnly: false,
-  },
+  'GET /webhooks/events/:id': { params: () => ({ id: 'msg_fzMissing' }), readOnly: true },
+  'POST /webhooks/events/:id/replay': { params: () => ({ id: 'msg_fzMissing' }), body: 'json', json: () => ({}), readOnly: false },
+  'POST /webhooks/events/replay': { json: () => ({ from: '2026-01-01T00:00:00Z', to: '2026-01-02T00:00:00Z', type: 'auth' }), readOnly: false },
+  'GET /environment': { readOnly: true },
+  'PATCH /environment': { json: () => ({ send_sync_completion_always: false }), readOnly: false },
+  'POST /environment/webhook-signing-key/rotate': { readOnly: false },
 
-  {
-    name: 'POST /connect/sessions',
-    method: 'POST',
-    template: '/connect/sessions',
-    auth: 'secret-key',
-    body: 'json',
+  'POST /connect/sessions': {
     json: () => ({
       end_user: { id: 'fz-user' },
       allowed_integrations: ['luma'],
@@ -340,53 +178,92 @@ export const ROUTES: RouteSpec[] = [
     }),
     readOnly: false,
   },
-  { name: 'GET /connect', method: 'GET', template: '/connect', auth: 'session', query: (f) => ({ session_token: f.sessionToken }), readOnly: true },
-  {
-    name: 'POST /connect/api-key/:key',
-    method: 'POST',
-    template: '/connect/api-key/:key',
+  'GET /connect': { query: (f) => ({ session_token: f.sessionToken }), readOnly: true },
+  'POST /connect/api-key/:key': {
     params: () => ({ key: 'luma' }),
-    auth: 'session',
-    body: 'form',
     form: (f) => ({ connect_session_token: f.sessionToken, apiKey: 'fz-refused-key' }),
     readOnly: false,
   },
-  {
-    name: 'POST /api-auth/api-key/:key',
-    method: 'POST',
-    template: '/api-auth/api-key/:key',
+  'POST /api-auth/api-key/:key': {
     params: () => ({ key: 'luma' }),
-    auth: 'session',
-    body: 'json',
     query: (f) => ({ connect_session_token: f.sessionToken }),
     json: () => ({ apiKey: 'fz-refused-key' }),
     readOnly: false,
   },
-  {
-    name: 'GET /oauth/connect/:key',
-    method: 'GET',
-    template: '/oauth/connect/:key',
-    params: () => ({ key: 'one-drive' }),
-    auth: 'session',
-    query: (f) => ({ connect_session_token: f.sessionToken }),
-    readOnly: false,
-  },
-  {
-    name: 'GET /oauth/callback',
-    method: 'GET',
-    template: '/oauth/callback',
-    auth: 'none',
-    query: () => ({ code: 'fz-code', state: 'fz-unknown-state' }),
-    readOnly: true,
-  },
-  {
-    name: 'GET /app-auth/connect',
-    method: 'GET',
-    template: '/app-auth/connect',
-    auth: 'none',
+  'GET /oauth/connect/:key': { params: () => ({ key: 'one-drive' }), query: (f) => ({ connect_session_token: f.sessionToken }), readOnly: false },
+  'GET /oauth/callback': { query: () => ({ code: 'fz-code', state: 'fz-unknown-state' }), readOnly: true },
+  'GET /app-auth/connect': {
     query: () => ({ installation_id: '1001', setup_action: 'install', state: 'fz-unknown-state', code: 'fz-code' }),
     readOnly: true,
   },
+};
+
+/**
+ * The base variant: refused both ways, so the sample itself creates or deletes nothing; a
+ * sync that is not auto-start, so a variant a mutation creates is paused and starts no run.
+ */
+function baseVariant(): Sample {
+  return {
+    params: () => ({ name: 'user-files/selected', variant: 'base' }),
+    json: (f) => ({ provider_config_key: 'one-drive', connection_id: f.ids.oneDrive }),
+    body: 'json',
+    readOnly: false,
+  };
+}
+
+/** The routes of the routers not yet in the registry (connections, sync), with Nango's singular connections path. */
+const NOT_IN_REGISTRY = [
+  ['POST', '/connections', true],
+  ['GET', '/connections', false],
+  ['GET', '/connections/:connectionId', false],
+  ['DELETE', '/connections/:connectionId', false],
+  ['POST', '/connections/metadata', true],
+  ['PATCH', '/connections/metadata', true],
+  ['POST', '/sync/trigger', true],
+  ['POST', '/sync/start', true],
+  ['POST', '/sync/pause', true],
+  ['PUT', '/sync/update-connection-frequency', true],
+  ['POST', '/sync/:name/variant/:variant', true],
+  ['DELETE', '/sync/:name/variant/:variant', true],
+  ['GET', '/sync/status', false],
+] as const;
+
+const registryRoutes = listRoutes(API_ROUTES).map((r) => ({
+  name: r.name,
+  sampleKey: `${r.method === 'all' ? 'ANY' : r.method.toUpperCase()} ${r.route.path}`,
+  method: r.method === 'all' ? 'GET' : r.method.toUpperCase(),
+  path: r.path,
+  auth: r.route.auth,
+  body: r.route.request?.body ? (r.route.request.bodyType ?? 'json') : undefined,
+}));
+const legacyRoutes = NOT_IN_REGISTRY.flatMap(([method, path, json]) =>
+  (path.startsWith('/connections') ? [path, path.replace('/connections', '/connection')] : [path]).map((at) => ({
+    name: `${method} ${at}`,
+    sampleKey: `${method} ${path}`,
+    method,
+    path: at,
+    auth: 'secret-key' as const,
+    body: json ? ('json' as const) : undefined,
+  })),
+);
+
+const named = new Set([...registryRoutes, ...legacyRoutes].map((r) => r.sampleKey));
+const stale = Object.keys(SAMPLES).filter((key) => !named.has(key));
+if (stale.length) throw new Error(`fuzz samples for routes the registry does not have: ${stale.join(', ')}`);
+
+/** Every route with its samples (a route without one: `fz` for each parameter, no query or body), and two unknown paths. */
+export const ROUTES: RouteSpec[] = [
+  ...[...registryRoutes, ...legacyRoutes].flatMap((r) =>
+    ([] as Sample[]).concat(SAMPLES[r.sampleKey] ?? { readOnly: false }).map(({ label, ...sample }): RouteSpec => ({
+      name: label ? `${r.name} (${label})` : r.name,
+      method: r.method,
+      template: r.path,
+      auth: r.auth,
+      body: r.body,
+      params: () => Object.fromEntries([...r.path.matchAll(/[:*](\w+)/g)].map((m) => [m[1], 'fz'])),
+      ...sample,
+    })),
+  ),
 
   { name: 'GET (unknown path)', method: 'GET', template: '/:path', params: () => ({ path: 'fz-unknown' }), auth: 'secret-key', readOnly: true },
   {
