@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { ScheduleDescription } from '@temporalio/client';
-import { syncWorkflowId, reconcileSyncSchedules } from '../control';
+import { syncWorkflowId, reconcileSyncSchedules, syncScheduleId } from '../control';
 import { createLumaIntegration, startWeftStack, type WeftStack } from '../tests/support/weft-stack';
 import type { Figure } from './figure';
 import { addIdleConnections, statusFigures } from './status-figures';
@@ -242,9 +242,8 @@ async function setFrequency(stack: WeftStack, connectionId: string): Promise<voi
   );
 }
 
-/** The schedule's ID as api/services/sync-schedules.ts makes it (tests/e2e/sync-schedules.test.ts reads it the same way). */
 function scheduleId(stack: WeftStack, connectionId: string): string {
-  return [`${stack.temporalIdPrefix}-schedule`, 'dev', 'luma', connectionId, 'list-events', 'base'].map(encodeURIComponent).join(':');
+  return syncScheduleId(stack.temporalIdPrefix, 'dev', 'luma', connectionId, 'list-events', 'base');
 }
 
 /** Asked again a few times: the product's 1.5 s deadline per call on a server busy with every schedule. */

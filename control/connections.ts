@@ -14,7 +14,7 @@ import type { IntegrationDoc } from '../store/integrations';
 import { queueAuthWebhook } from '../webhooks/auth-webhook';
 import type { OutboxDeps } from '../webhooks/outbox';
 import type { ControlDeps } from './deps';
-import { connectionSyncWorkflowId } from './sync-runs';
+import { connectionSyncWorkflowId } from './workflow-ids';
 import { deleteSyncSchedules, startNewConnectionSyncs } from './sync-schedules';
 
 /** What creating a connection needs besides controlling its syncs. */

@@ -7,6 +7,8 @@ import { findConnection, findIntegration } from '../store/connection-lookup';
 import { DEFAULT_VARIANT, ensureSyncStates, isSyncRunning, selectSyncs, startSyncRun, syncStateOf, type SyncSelector } from './sync-runs';
 import { setSyncSchedulePaused } from './sync-schedules';
 import { searchAttributesFor } from './search-attributes';
+import { syncFanOutWorkflowId } from './workflow-ids';
+import { startWorkflow } from './workflow-start';
 
 export interface SyncOperationRequest {
   environment: string;
@@ -103,11 +105,6 @@ function syncRunning(connection: ConnectionDoc, sel: SyncSelector): ConflictErro
   );
 }
 
-/** The workflow ID of a background operation: one per operation, found in the UI by integration. */
-function fanOutWorkflowId(prefix: string, op: SyncOperationDoc): string {
-  return [`${prefix}-sync-operation`, op.environment, op.provider_config_key, op.id].map(encodeURIComponent).join(':');
-}
-
 /**
  * Records the operation and starts the workflow that carries it out over every connection
  * of the integration; returns at once. If the workflow cannot be started the record goes
@@ -136,8 +133,8 @@ async function startSyncFanOut(
     progress: { done: 0, failed: 0, skipped: 0, errors: [] },
   };
   try {
-    await deps.temporal.workflow.start('syncFanOut', {
-      workflowId: fanOutWorkflowId(deps.settings.temporalIdPrefix, op),
+    await startWorkflow(deps.temporal, 'syncFanOut', {
+      workflowId: syncFanOutWorkflowId(deps.settings.temporalIdPrefix, op.environment, op.provider_config_key, op.id),
       taskQueue: deps.settings.syncTaskQueue,
       args: [input],
       typedSearchAttributes: searchAttributesFor({

@@ -5,24 +5,14 @@ import type { SyncDoc } from '../store/syncs';
 import { BASE_VARIANT, type SyncRunInput } from '../activities/sync-contracts';
 import { searchAttributesFor } from './search-attributes';
 import type { ControlDeps, ControlSettings, TemporalIdDeps } from './deps';
+import { connectionSyncWorkflowId, integrationSyncWorkflowIdPrefix } from './workflow-ids';
+import { startWorkflow, type WorkflowName } from './workflow-start';
 
 export const DEFAULT_VARIANT = BASE_VARIANT;
 
 export interface SyncSelector {
   name: string;
   variant: string;
-}
-
-/** Stable per (environment, integration, connection, sync, variant): runs never overlap. */
-export function syncWorkflowId(
-  prefix: string,
-  environment: string,
-  providerConfigKey: string,
-  connectionId: string,
-  syncName: string,
-  variant: string,
-): string {
-  return [`${prefix}-sync`, environment, providerConfigKey, connectionId, syncName, variant].map(encodeURIComponent).join(':');
 }
 
 /** Resolves the requested syncs (names or {name, variant}; empty = all) against the integration. */
@@ -81,7 +71,7 @@ export async function ensureSyncStates(deps: Pick<ControlDeps, 'registry' | 'sto
  */
 export async function startSyncRun(deps: ControlDeps, connection: ConnectionDoc, sel: SyncSelector): Promise<{ workflowId: string; runId: string }> {
   const workflowId = connectionSyncWorkflowId(deps.settings.temporalIdPrefix, connection, sel);
-  const handle = await deps.temporal.workflow.start('syncRun', {
+  const handle = await startWorkflow(deps.temporal, 'syncRun', {
     workflowId,
     taskQueue: deps.settings.syncTaskQueue,
     args: [syncRunInput(deps, connection, sel)],
@@ -89,10 +79,6 @@ export async function startSyncRun(deps: ControlDeps, connection: ConnectionDoc,
     typedSearchAttributes: syncSearchAttributes(connection, sel),
   });
   return { workflowId, runId: handle.firstExecutionRunId };
-}
-
-export function connectionSyncWorkflowId(prefix: string, connection: ConnectionDoc, sel: SyncSelector): string {
-  return syncWorkflowId(prefix, connection.environment, connection.provider_config_key, connection.connection_id, sel.name, sel.variant);
 }
 
 /** What syncRun is given, whoever starts it (a trigger or the sync's schedule). */
@@ -130,10 +116,10 @@ export function filterLiteral(s: string): string {
  * or an end by about a second.
  */
 export async function countRunningSyncs(deps: TemporalIdDeps, environment: string, providerConfigKey: string): Promise<number> {
-  const prefix = `${[`${deps.settings.temporalIdPrefix}-sync`, environment, providerConfigKey].map(encodeURIComponent).join(':')}:`;
+  const prefix = integrationSyncWorkflowIdPrefix(deps.settings.temporalIdPrefix, environment, providerConfigKey);
   const { count } = await deps.temporal.workflowService.countWorkflowExecutions({
     namespace: deps.temporal.options.namespace,
-    query: `WorkflowType = 'syncRun' AND ExecutionStatus = 'Running' AND WorkflowId STARTS_WITH ${filterLiteral(prefix)}`,
+    query: `WorkflowType = '${'syncRun' satisfies WorkflowName}' AND ExecutionStatus = 'Running' AND WorkflowId STARTS_WITH ${filterLiteral(prefix)}`,
   });
   return Number(count ?? 0);
 }

@@ -2,10 +2,8 @@ import { isGrpcServiceError, ScheduleAlreadyRunning, ScheduleNotFoundError, type
 import { findConnection, findIntegration } from '../store/connection-lookup';
 import type { ConnectionDoc } from '../store/connections';
 import type { SyncDoc } from '../store/syncs';
-import type { ScheduledSyncInput } from '../activities/sync-contracts';
 import type { ControlDeps, ControlSettings, TemporalIdDeps } from './deps';
 import {
-  connectionSyncWorkflowId,
   DEFAULT_VARIANT,
   ensureSyncStates,
   filterLiteral,
@@ -17,15 +15,22 @@ import {
   type SyncSelector,
 } from './sync-runs';
 import { frequencyLabel, parseFrequency } from './sync-frequency';
+import { connectionSyncWorkflowId, scheduledSyncWorkflowId, syncScheduleId, syncScheduleIdPrefix } from './workflow-ids';
+import { scheduledWorkflowAction } from './workflow-start';
 
 /** What managing a sync's schedule needs (the API has it; the worker's reconcile pass builds it). */
 export type ScheduleDeps = Pick<ControlDeps, 'temporal' | 'registry' | 'settings'>;
 
-/** Stable per (environment, integration, connection, sync, variant), like the sync's run ID. */
-function syncScheduleId(deps: { settings: Pick<ControlSettings, 'temporalIdPrefix'> }, connection: ConnectionDoc, sel: SyncSelector): string {
-  return [`${deps.settings.temporalIdPrefix}-schedule`, connection.environment, connection.provider_config_key, connection.connection_id, sel.name, sel.variant]
-    .map(encodeURIComponent)
-    .join(':');
+/** The sync's schedule's ID. */
+function scheduleIdOf(deps: { settings: Pick<ControlSettings, 'temporalIdPrefix'> }, connection: ConnectionDoc, sel: SyncSelector): string {
+  return syncScheduleId(
+    deps.settings.temporalIdPrefix,
+    connection.environment,
+    connection.provider_config_key,
+    connection.connection_id,
+    sel.name,
+    sel.variant,
+  );
 }
 
 /**
@@ -35,7 +40,7 @@ function syncScheduleId(deps: { settings: Pick<ControlSettings, 'temporalIdPrefi
  * schedules there are. Visibility trails a pause by about a second.
  */
 export async function countPausedSchedules(deps: TemporalIdDeps, environment: string, providerConfigKey: string): Promise<number> {
-  const prefix = `${[`${deps.settings.temporalIdPrefix}-schedule`, environment, providerConfigKey].map(encodeURIComponent).join(':')}:`;
+  const prefix = syncScheduleIdPrefix(deps.settings.temporalIdPrefix, { environment, providerConfigKey });
   const { count } = await deps.temporal.workflowService.countWorkflowExecutions({
     namespace: deps.temporal.options.namespace,
     query: `TemporalNamespaceDivision = 'TemporalScheduler' AND ScheduleId STARTS_WITH ${filterLiteral(prefix)} AND TemporalSchedulePaused = true`,
@@ -53,22 +58,18 @@ function effectiveFrequencyMs(deps: Pick<ControlDeps, 'registry'>, connection: C
 
 /** Everything of a sync's schedule but its state: interval, the action, the policies. */
 function scheduleBody(deps: ScheduleDeps, connection: ConnectionDoc, sel: SyncSelector, everyMs: number): Omit<ScheduleOptions, 'scheduleId' | 'state'> {
-  const args: [ScheduledSyncInput] = [
-    { syncWorkflowId: connectionSyncWorkflowId(deps.settings.temporalIdPrefix, connection, sel), run: syncRunInput(deps, connection, sel) },
-  ];
+  const syncWorkflowId = connectionSyncWorkflowId(deps.settings.temporalIdPrefix, connection, sel);
   return {
     // Phased from now: the first fire is one interval after the schedule is made (or its
     // frequency changed), and a thousand connections made at once do not all fire on the hour.
     spec: { intervals: [{ every: everyMs, offset: Date.now() % everyMs }] },
-    action: {
-      type: 'startWorkflow',
-      workflowType: 'scheduledSync',
+    action: scheduledWorkflowAction('scheduledSync', {
       // Temporal appends the fire time; the sync itself runs under its fixed ID (see scheduledSync).
-      workflowId: `${deps.settings.temporalIdPrefix}-scheduled:${connectionSyncWorkflowId(deps.settings.temporalIdPrefix, connection, sel)}`,
+      workflowId: scheduledSyncWorkflowId(deps.settings.temporalIdPrefix, syncWorkflowId),
       taskQueue: deps.settings.syncTaskQueue,
-      args,
+      args: [{ syncWorkflowId, run: syncRunInput(deps, connection, sel) }],
       typedSearchAttributes: syncSearchAttributes(connection, sel),
-    },
+    }),
     policies: {
       overlap: 'SKIP',
       // A fire missed while Temporal was down is still taken within one interval; anything
@@ -88,7 +89,7 @@ export async function putSyncSchedule(
   sel: SyncSelector,
   want: { paused: boolean; everyMs: number },
 ): Promise<void> {
-  const scheduleId = syncScheduleId(deps, connection, sel);
+  const scheduleId = scheduleIdOf(deps, connection, sel);
   const body = scheduleBody(deps, connection, sel, want.everyMs);
   try {
     await deps.temporal.schedule.create({ scheduleId, ...body, state: { paused: want.paused } });
@@ -101,7 +102,7 @@ export async function putSyncSchedule(
 /** The schedule as Temporal has it now, or null when the sync has none. */
 export async function describeSyncSchedule(deps: TemporalIdDeps, connection: ConnectionDoc, sel: SyncSelector): Promise<ScheduleDescription | null> {
   try {
-    return await deps.temporal.schedule.getHandle(syncScheduleId(deps, connection, sel)).describe();
+    return await deps.temporal.schedule.getHandle(scheduleIdOf(deps, connection, sel)).describe();
   } catch (err) {
     if (err instanceof ScheduleNotFoundError) return null;
     throw err;
@@ -127,7 +128,7 @@ export async function setSyncSchedulePaused(
   paused: boolean,
   override: string | null,
 ): Promise<void> {
-  const handle = deps.temporal.schedule.getHandle(syncScheduleId(deps, connection, sel));
+  const handle = deps.temporal.schedule.getHandle(scheduleIdOf(deps, connection, sel));
   try {
     if (paused) await handle.pause('paused through POST /sync/pause');
     else await handle.unpause('started through POST /sync/start');
@@ -142,7 +143,7 @@ async function setSyncScheduleFrequency(deps: ScheduleDeps, connection: Connecti
   const body = scheduleBody(deps, connection, sel, everyMs);
   try {
     await deps.temporal.schedule
-      .getHandle(syncScheduleId(deps, connection, sel))
+      .getHandle(scheduleIdOf(deps, connection, sel))
       .update((prev) => ({ ...body, state: { paused: prev.state.paused, note: prev.state.note } }));
   } catch (err) {
     if (!(err instanceof ScheduleNotFoundError)) throw err;
@@ -194,7 +195,7 @@ export async function deleteSyncSchedules(deps: TemporalIdDeps, connection: Conn
   await Promise.all(
     sels.map((sel) =>
       deps.temporal.schedule
-        .getHandle(syncScheduleId(deps, connection, sel))
+        .getHandle(scheduleIdOf(deps, connection, sel))
         .delete()
         .catch((err: unknown) => {
           if (!(err instanceof ScheduleNotFoundError)) throw err;
@@ -245,7 +246,7 @@ async function withRetries<T>(call: () => Promise<T>, onRetry: () => void, attem
 /** Every schedule of this deployment (its ID prefix) and its interval, as Temporal lists them: a call per 1,000. */
 async function listedIntervals(deps: ScheduleDeps): Promise<Map<string, number | undefined>> {
   const out = new Map<string, number | undefined>();
-  const prefix = `${encodeURIComponent(`${deps.settings.temporalIdPrefix}-schedule`)}:`;
+  const prefix = syncScheduleIdPrefix(deps.settings.temporalIdPrefix);
   for await (const s of deps.temporal.schedule.list({ query: `ScheduleId STARTS_WITH ${filterLiteral(prefix)}`, pageSize: 1_000 })) {
     out.set(s.scheduleId, s.spec?.intervals?.[0]?.every);
   }
@@ -280,7 +281,7 @@ export async function reconcileSyncSchedules(
     report.checked++;
     const sel = { name: state.name, variant: state.variant };
     const everyMs = effectiveFrequencyMs(deps, connection, state.name, state.frequency);
-    const id = syncScheduleId(deps, connection, sel);
+    const id = scheduleIdOf(deps, connection, sel);
     // Listed at the right interval: nothing to do. Otherwise the description decides (the
     // list trails changes by a moment, and may not show a schedule made just now).
     if (listed?.has(id) && listed.get(id) === everyMs) return;

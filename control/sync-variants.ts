@@ -3,7 +3,8 @@ import type { ConnectionDoc } from '../store/connections';
 import type { SyncDoc } from '../store/syncs';
 import type { ControlDeps } from './deps';
 import { outageOf } from '../common/outage';
-import { connectionSyncWorkflowId, DEFAULT_VARIANT, startSyncRun, type SyncSelector } from './sync-runs';
+import { connectionSyncWorkflowId } from './workflow-ids';
+import { DEFAULT_VARIANT, startSyncRun, type SyncSelector } from './sync-runs';
 import { deleteSyncSchedules, putSyncSchedule } from './sync-schedules';
 import { parseFrequency } from './sync-frequency';
 

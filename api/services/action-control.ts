@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { isGrpcDeadlineError, WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import { ApplicationFailure, TimeoutFailure } from '@temporalio/common';
 import { BadRequestError, NotFoundError, WeftError } from '../../common/errors';
-import { searchAttributesFor } from '../../control';
+import { actionWorkflowId, searchAttributesFor, startWorkflow } from '../../control';
 import type { ActionRunInput } from '../../activities/action-contracts';
 import type { FailureInfo } from '../../activities/failures';
 import type { ActionDefinition } from '../../runtime/types';
@@ -10,10 +10,8 @@ import { toValidationIssues } from '../../runtime/validation';
 import type { ConnectionDoc } from '../../store/connections';
 import type { ApiDeps } from '../deps';
 
-/** The workflow of an action call; the public id is the last part, scoped by environment. */
-export function actionWorkflowId(prefix: string, environment: string, id: string): string {
-  return [`${prefix}-action`, environment, id].map(encodeURIComponent).join(':');
-}
+// The routers find an action's workflow by the same ID.
+export { actionWorkflowId };
 
 export function findAction(deps: ApiDeps, connection: ConnectionDoc, name: string): ActionDefinition {
   const def = deps.registry.getAction(connection.provider, name);
@@ -57,7 +55,7 @@ export async function startAction(
     ...(opts.async ? { asyncCall: { id, statusUrl: actionStatusUrl(id) } } : {}),
   };
   // The workflow on the workflow workers' queue, its activity on the action queue (workflows/action-run.ts).
-  await deps.temporal.workflow.start('actionRun', {
+  await startWorkflow(deps.temporal, 'actionRun', {
     workflowId,
     taskQueue: deps.settings.syncTaskQueue,
     args: [args],

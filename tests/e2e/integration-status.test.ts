@@ -1,3 +1,4 @@
+import { syncScheduleId } from '../../control';
 import { randomUUID } from 'node:crypto';
 import { sealedAt } from '../../auth/credential-cipher';
 import { recordFilters } from '../support/command-filters';
@@ -249,7 +250,7 @@ describe('integration status (real Temporal dev server)', () => {
   });
 
   test('a schedule paused in the Temporal UI counts as paused (Temporal counts it, a moment later)', async () => {
-    const id = [`${stack.temporalIdPrefix}-schedule`, 'dev', 'luma', 'ok-1', 'list-events', 'base'].map(encodeURIComponent).join(':');
+    const id = syncScheduleId(stack.temporalIdPrefix, 'dev', 'luma', 'ok-1', 'list-events', 'base');
     const paused = async (want: number) => {
       for (const deadline = Date.now() + 15_000; ;) {
         const s = await status();

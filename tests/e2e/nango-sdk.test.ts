@@ -1,6 +1,6 @@
 import { Nango } from '@nangohq/node';
 import { ScheduleNotFoundError } from '@temporalio/client';
-import { syncWorkflowId } from '../../control';
+import { syncWorkflowId, syncScheduleId } from '../../control';
 import { startWeftStack, createLumaIntegration, type WeftStack } from '../support/weft-stack';
 
 const API_KEY = 'sandbox-luma-api-key';
@@ -34,7 +34,7 @@ describe('Nango Node SDK against a running Weft', () => {
   afterAll(async () => stack?.shutdown());
 
   function scheduleHandle(connectionId: string, variant = 'base') {
-    const id = [`${stack.temporalIdPrefix}-schedule`, 'dev', 'luma', connectionId, 'list-events', variant].map(encodeURIComponent).join(':');
+    const id = syncScheduleId(stack.temporalIdPrefix, 'dev', 'luma', connectionId, 'list-events', variant);
     return stack.temporal.schedule.getHandle(id);
   }
 

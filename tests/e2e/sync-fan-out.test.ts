@@ -1,3 +1,4 @@
+import { syncScheduleId, syncWorkflowId } from '../../control';
 import { createLumaIntegration, startWeftStack, waitForOperation, type WeftStack } from '../support/weft-stack';
 import { listRecords } from '../../cli/api-client/client';
 
@@ -44,7 +45,7 @@ describe('sync operations over every connection of an integration', () => {
   ) => stack.client.POST(verb, { body: { provider_config_key: 'luma', ...body } });
 
   async function schedulePaused(connectionId: string): Promise<boolean> {
-    const id = [`${stack.temporalIdPrefix}-schedule`, 'dev', 'luma', connectionId, 'list-events', 'base'].map(encodeURIComponent).join(':');
+    const id = syncScheduleId(stack.temporalIdPrefix, 'dev', 'luma', connectionId, 'list-events', 'base');
     return (await stack.temporal.schedule.getHandle(id).describe()).state.paused;
   }
 
@@ -100,7 +101,7 @@ describe('sync operations over every connection of an integration', () => {
   });
 
   test('a reset never starts over under a run in progress: one connection is refused with 409, every connection waits for it', async () => {
-    const syncId = (id: string) => [`${stack.temporalIdPrefix}-sync`, 'dev', 'luma', id, 'list-events', 'base'].map(encodeURIComponent).join(':');
+    const syncId = (id: string) => syncWorkflowId(stack.temporalIdPrefix, 'dev', 'luma', id, 'list-events', 'base');
     stack.luma.setLatency(2_000);
     try {
       // ids[0] is mid-run (its first page takes 2 s).

@@ -1,5 +1,5 @@
 import { ScheduleNotFoundError } from '@temporalio/client';
-import { syncRunInput, syncWorkflowId, reconcileSyncSchedules } from '../../control';
+import { syncRunInput, syncWorkflowId, reconcileSyncSchedules, syncScheduleId } from '../../control';
 import { startWeftStack, createLumaIntegration, createOneDriveIntegration, connectOneDrive, waitForOperation, type WeftStack } from '../support/weft-stack';
 import { listRecords } from '../../cli/api-client/client';
 
@@ -7,7 +7,7 @@ const API_KEY = 'sandbox-luma-api-key';
 const HOUR = 3_600_000;
 
 function scheduleId(stack: WeftStack, connectionId: string, syncName: string, providerConfigKey = 'luma', variant = 'base') {
-  return [`${stack.temporalIdPrefix}-schedule`, 'dev', providerConfigKey, connectionId, syncName, variant].map(encodeURIComponent).join(':');
+  return syncScheduleId(stack.temporalIdPrefix, 'dev', providerConfigKey, connectionId, syncName, variant);
 }
 
 /** A sync's Temporal Schedule per connection: created with the connection, driven by start/pause/frequency, gone with it. */

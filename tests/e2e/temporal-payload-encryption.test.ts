@@ -10,7 +10,7 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { ENCRYPTED_ENCODING } from '../../auth/payload-codec';
 import { startApi } from '../../app/api/build-api';
 import type { RunningApi } from '../../api/server';
-import { actionWorkflowId } from '../../api/services/action-control';
+import { actionWorkflowId } from '../../control';
 import { createOneDriveIntegration, startWeftStack, testInfra, type WeftStack } from '../support/weft-stack';
 import { GRAPH_DEFAULT_ACCESS_TOKEN } from '../../sandbox/graph';
 

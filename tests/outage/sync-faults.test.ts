@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import { syncWorkflowId } from '../../control';
+import { syncWorkflowId, syncScheduleId } from '../../control';
 import { startWeftStack, createLumaIntegration, readAllRecords, type WeftStack } from '../support/weft-stack';
 import { spawnWorker, waitFor } from '../support/worker-process';
 import { startRestartableServers, type RestartableServers } from './servers';
@@ -166,7 +166,7 @@ describe('faults on real servers in the middle of a sync', () => {
   test('the only worker killed while a schedule is due: the run happens when a worker returns, once', async () => {
     await connect('scheduled');
     await stack.waitForSync('scheduled', 'list-events');
-    const scheduleId = [`${stack.temporalIdPrefix}-schedule`, 'dev', 'luma', 'scheduled', 'list-events', 'base'].map(encodeURIComponent).join(':');
+    const scheduleId = syncScheduleId(stack.temporalIdPrefix, 'dev', 'luma', 'scheduled', 'list-events', 'base');
     const schedule = stack.temporal.schedule.getHandle(scheduleId);
     // The shortest frequency allowed: the schedule fires 30 s from now.
     const put = await stack.api('PUT', '/sync/update-connection-frequency', {

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { WorkflowExecutionInfo } from '@temporalio/client';
-import { syncWorkflowId } from '../../control';
+import { syncWorkflowId, scheduledSyncWorkflowId, syncScheduleId } from '../../control';
 import { eventIdFor } from '../../webhooks/deliver';
 import { createLumaIntegration, startWeftStack, waitForOperation, type WeftStack } from '../support/weft-stack';
 import {
@@ -198,7 +198,7 @@ describe('several weft api and weft worker processes on one Temporal and one dat
   }
 
   function scheduleId(connectionId: string): string {
-    return [`${stack.temporalIdPrefix}-schedule`, 'dev', 'luma', connectionId, 'list-events', 'base'].map(encodeURIComponent).join(':');
+    return syncScheduleId(stack.temporalIdPrefix, 'dev', 'luma', connectionId, 'list-events', 'base');
   }
 
   /**
@@ -534,7 +534,9 @@ describe('several weft api and weft worker processes on one Temporal and one dat
         const interval = desc.spec.intervals?.[0];
         if (!interval || interval.every !== EVERY_MS) return problems.push(`${m.id}: not every 30 s: ${JSON.stringify(desc.spec)}`);
         const taken = (
-          firesBySchedule.get(`${stack.temporalIdPrefix}-scheduled:${syncWorkflowId(stack.temporalIdPrefix, 'dev', 'luma', m.id, 'list-events', 'base')}`) ?? []
+          firesBySchedule.get(
+            scheduledSyncWorkflowId(stack.temporalIdPrefix, syncWorkflowId(stack.temporalIdPrefix, 'dev', 'luma', m.id, 'list-events', 'base')),
+          ) ?? []
         ).sort();
         // Temporal fires on whole seconds: the phase is the offset cut to seconds (and what was taken agrees).
         const phase = (Math.floor(interval.offset / 1000) * 1000) % EVERY_MS;

@@ -21,7 +21,7 @@ import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { syncWorkflowId } from '../../control';
-import { actionWorkflowId } from '../../api/services/action-control';
+import { actionWorkflowId } from '../../control';
 import { connectOneDrive, createLumaIntegration, createOneDriveIntegration, startWeftStack, type WeftStack } from '../support/weft-stack';
 import { spawnWorker, waitFor } from '../support/worker-process';
 import { startStandaloneTestInfra } from '../support/standalone-infra';
