@@ -9,8 +9,6 @@ import { requestScope } from './middleware/request-scope';
 import { errorHandler, notFound } from './middleware/errors';
 import { bodyParsing } from './middleware/body-parsing';
 import { closeConnectionsWhileDraining } from './middleware/draining';
-import { connectionsRouter } from './routers/connections';
-import { syncRouter } from './routers/sync';
 import { codecRouter } from './routers/codec';
 import { parseQueryString } from './query-parser';
 import { buildOpenApiDocument, type OpenApiDocument } from './openapi/document';
@@ -65,9 +63,6 @@ export function createApp(deps: ApiDeps): Express {
   mount(groups('probe'), []);
 
   mount(groups('secret-key'), auth);
-  app.use('/connections', auth, connectionsRouter(deps));
-  app.use('/connection', auth, connectionsRouter(deps)); // Nango's older singular path
-  app.use('/sync', auth, syncRouter(deps));
 
   // Everything below has no secret key: each client address has its budget. The OpenAPI
   // document and its reference page are public, like /health; the browser-facing routes'

@@ -1,6 +1,7 @@
 import type { RouteGroup } from './routing/route';
 import { actionRoutes } from './routers/actions';
 import { connectPageRoutes } from './routers/connect-page';
+import { connectionRoutes } from './routers/connections';
 import { connectSessionRoutes } from './routers/connect-sessions';
 import { docsRoutes } from './routers/docs';
 import { environmentRoutes } from './routers/environment';
@@ -11,6 +12,7 @@ import { oauthFlowRoutes } from './routers/oauth-flow';
 import { operationRoutes } from './routers/operations';
 import { proxyRoutes } from './routers/proxy';
 import { recordsRoutes } from './routers/records';
+import { syncRoutes } from './routers/sync';
 import { webhookRoutes } from './routers/webhooks';
 
 /**
@@ -23,6 +25,8 @@ export const API_ROUTES: readonly RouteGroup[] = [
   healthRoutes,
   docsRoutes,
   integrationRoutes,
+  connectionRoutes,
+  syncRoutes,
   recordsRoutes,
   actionRoutes,
   operationRoutes,

@@ -4,7 +4,6 @@ import { API_ROUTES } from '../route-registry';
 import type { OpenApiDocument } from '../routing/route';
 import { declareRateLimitHeaders } from './rate-limit-headers';
 import { routeOperations } from './operations';
-import { registerApiRoutes } from './routes';
 import { registerWebhooks } from './webhooks';
 
 export type { OpenApiDocument };
@@ -23,7 +22,6 @@ export function buildOpenApiDocument(integrations: IntegrationRegistry): OpenApi
     description: 'The environment’s secret key (`Authorization: Bearer weft_sk_…`).',
   });
   for (const operation of routeOperations(API_ROUTES, integrations)) registry.registerPath(operation);
-  registerApiRoutes(registry);
   registerWebhooks(registry);
   const document = new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',

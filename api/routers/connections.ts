@@ -1,12 +1,17 @@
-import { Router, type Request, type Response } from 'express';
 import { extraTokenConfig, withoutExtraTokens, type Credentials } from '../../auth/credentials';
 import { sealedAt } from '../../auth/credential-cipher';
 import { freshOAuthCredentials } from '../../auth/oauth/token-refresh';
+import { createConnection, deleteConnection } from '../../control';
 import type { ConnectionDoc } from '../../store/connections';
+import { findConnection, findIntegration } from '../../store/connection-lookup';
+import { tokenRefreshDeps } from '../../webhooks/auth-events';
 import type { ApiDeps } from '../deps';
 import { environmentOf } from '../middleware/auth';
-import { parseInput } from '../validate';
+import { json } from '../openapi/content';
+import { errorResponses } from '../openapi/errors';
+import { route, routeGroup, type RouteContext } from '../routing/route';
 import {
+  connectionIdParams,
   createConnectionBody,
   listConnectionsQuery,
   metadataBody,
@@ -14,125 +19,189 @@ import {
   patchConnectionQuery,
   providerConfigKeyQuery,
 } from '../schemas/connections';
-import { findConnection, findIntegration } from '../../store/connection-lookup';
-import { createConnection, deleteConnection } from '../../control';
-import { webhookDeliveryStarter, webhookDeps } from '../services/connection-authorization';
-import { tokenRefreshDeps } from '../../webhooks/auth-events';
+import * as out from '../schemas/responses';
 import { authCallRecorder } from '../services/connect-call-log';
+import { webhookDeliveryStarter, webhookDeps } from '../services/connection-authorization';
 import { connectionListErrors, type ConnectionListError } from '../services/integration-status';
 
-export function connectionsRouter(deps: ApiDeps): Router {
-  const router = Router();
-
-  router.post('/', async (req, res) => {
-    const env = environmentOf(res);
-    const body = parseInput(createConnectionBody, req.body, 'invalid_body');
-    const integration = await findIntegration(deps.stores, env, body.provider_config_key);
-    const connection = await createConnection(
-      { ...deps, outbox: webhookDeps(deps) },
-      {
-        environment: env,
-        integration,
-        credentials: body.credentials,
-        connectionId: body.connection_id,
-        connectionConfig: body.connection_config,
-        metadata: body.metadata,
-        tags: body.tags,
+export const connectionRoutes = routeGroup({
+  mount: '/connections',
+  alias: { mount: '/connection', description: 'Nango’s older singular path; the same as `/connections…`.', operationIdSuffix: 'Singular' },
+  access: 'secret-key',
+  tag: 'Connections',
+  routes: [
+    route({
+      method: 'post',
+      path: '/connections',
+      auth: 'secret-key',
+      operationId: 'createConnection',
+      summary: 'Create a connection from credentials',
+      request: { body: createConnectionBody },
+      responses: { 201: json(out.connectionView, 'Created (credentials verified with the provider first)'), ...errorResponses([404, 409, 424]) },
+      async handler({ deps, res, input }) {
+        const env = environmentOf(res);
+        const body = input.body();
+        const integration = await findIntegration(deps.stores, env, body.provider_config_key);
+        const connection = await createConnection(
+          { ...deps, outbox: webhookDeps(deps) },
+          {
+            environment: env,
+            integration,
+            credentials: body.credentials,
+            connectionId: body.connection_id,
+            connectionConfig: body.connection_config,
+            metadata: body.metadata,
+            tags: body.tags,
+          },
+        );
+        res.status(201).json(presentConnection(connection, deps));
       },
-    );
-    res.status(201).json(presentConnection(connection, deps));
-  });
+    }),
 
-  router.get('/', async (req, res) => {
-    const q = parseInput(listConnectionsQuery, req.query, 'invalid_query_params');
-    if (q.connectionId && !q.search) {
-      // One connection id (what SDKs ask): by key in each integration, not a search of every connection.
-      const env = environmentOf(res);
-      const keys = q.integrationId ? [q.integrationId] : (await deps.stores.integrations.list(env)).map((i) => i.unique_key);
-      const found = await deps.stores.connections.findInIntegrations(env, keys, q.connectionId);
-      found.sort((a, b) => b.created_at.getTime() - a.created_at.getTime() || (a._id < b._id ? -1 : a._id > b._id ? 1 : 0));
-      res.json({ connections: await summarizeAll(deps, found.slice(q.page * q.limit, (q.page + 1) * q.limit)) });
-      return;
-    }
-    const docs = await deps.stores.connections.list(environmentOf(res), {
-      connectionId: q.connectionId,
-      search: q.search,
-      providerConfigKey: q.integrationId,
-      limit: q.limit,
-      page: q.page,
-    });
-    res.json({ connections: await summarizeAll(deps, docs) });
-  });
+    route({
+      method: 'get',
+      path: '/connections',
+      auth: 'secret-key',
+      operationId: 'listConnections',
+      summary: 'List connections',
+      request: { query: listConnectionsQuery },
+      responses: { 200: json(out.connectionListResponse), ...errorResponses([]) },
+      async handler({ deps, res, input }) {
+        const q = input.query();
+        if (q.connectionId && !q.search) {
+          // One connection id (what SDKs ask): by key in each integration, not a search of every connection.
+          const env = environmentOf(res);
+          const keys = q.integrationId ? [q.integrationId] : (await deps.stores.integrations.list(env)).map((i) => i.unique_key);
+          const found = await deps.stores.connections.findInIntegrations(env, keys, q.connectionId);
+          found.sort((a, b) => b.created_at.getTime() - a.created_at.getTime() || (a._id < b._id ? -1 : a._id > b._id ? 1 : 0));
+          res.json({ connections: await summarizeAll(deps, found.slice(q.page * q.limit, (q.page + 1) * q.limit)) });
+          return;
+        }
+        const docs = await deps.stores.connections.list(environmentOf(res), {
+          connectionId: q.connectionId,
+          search: q.search,
+          providerConfigKey: q.integrationId,
+          limit: q.limit,
+          page: q.page,
+        });
+        res.json({ connections: await summarizeAll(deps, docs) });
+      },
+    }),
 
-  router.get('/:connectionId', async (req, res) => {
-    const q = parseInput(providerConfigKeyQuery, req.query, 'invalid_query_params');
-    let { connection } = await findConnection(deps.stores, environmentOf(res), q.provider_config_key, req.params.connectionId);
-    if (connection.auth_mode === 'OAUTH2' && deps.registry.get(connection.provider)?.provider.oauth) {
-      // Fresh credentials: refreshed first when expiring within the margin (15 min) or asked to.
-      const record = authCallRecorder(deps, {
-        environment: connection.environment,
-        integration: connection.provider_config_key,
-        connectionId: connection.connection_id,
-        connection: connection._id,
-      });
-      await freshOAuthCredentials(
-        { ...tokenRefreshDeps({ ...deps, startWebhookDelivery: webhookDeliveryStarter(deps), alertWindowMs: deps.settings.alertWindowMs }), record },
-        connection._id,
-        {
-          force: q.force_refresh === 'true',
-        },
-      );
-      connection = (await deps.stores.connections.getById(connection._id)) ?? connection;
-    } else if (connection.auth_mode === 'APP') {
-      // An installation token, minted (and stored) when there is none or its hour is nearly up.
-      const integration = await findIntegration(deps.stores, connection.environment, connection.provider_config_key);
-      await deps
-        .openProviderSession({
-          environment: connection.environment,
-          integration,
-          connection,
-          connectionId: connection.connection_id,
-          operation: 'auth',
-          runId: null,
-        })
-        .refreshCredentials();
-      connection = (await deps.stores.connections.getById(connection._id)) ?? connection;
-    }
-    res.json(presentConnection(connection, deps, { withCredentials: true, withRefreshToken: q.refresh_token === 'true' }));
-  });
+    route({
+      method: 'get',
+      path: '/connections/:connectionId',
+      auth: 'secret-key',
+      operationId: 'getConnection',
+      summary: 'A connection with fresh credentials',
+      request: { params: connectionIdParams, query: providerConfigKeyQuery },
+      responses: { 200: json(out.connectionWithCredentialsView), ...errorResponses([404, 424]) },
+      async handler({ deps, res, input }) {
+        const q = input.query();
+        let { connection } = await findConnection(deps.stores, environmentOf(res), q.provider_config_key, input.params().connectionId);
+        if (connection.auth_mode === 'OAUTH2' && deps.registry.get(connection.provider)?.provider.oauth) {
+          // Fresh credentials: refreshed first when expiring within the margin (15 min) or asked to.
+          const record = authCallRecorder(deps, {
+            environment: connection.environment,
+            integration: connection.provider_config_key,
+            connectionId: connection.connection_id,
+            connection: connection._id,
+          });
+          await freshOAuthCredentials(
+            { ...tokenRefreshDeps({ ...deps, startWebhookDelivery: webhookDeliveryStarter(deps), alertWindowMs: deps.settings.alertWindowMs }), record },
+            connection._id,
+            {
+              force: q.force_refresh === 'true',
+            },
+          );
+          connection = (await deps.stores.connections.getById(connection._id)) ?? connection;
+        } else if (connection.auth_mode === 'APP') {
+          // An installation token, minted (and stored) when there is none or its hour is nearly up.
+          const integration = await findIntegration(deps.stores, connection.environment, connection.provider_config_key);
+          await deps
+            .openProviderSession({
+              environment: connection.environment,
+              integration,
+              connection,
+              connectionId: connection.connection_id,
+              operation: 'auth',
+              runId: null,
+            })
+            .refreshCredentials();
+          connection = (await deps.stores.connections.getById(connection._id)) ?? connection;
+        }
+        res.json(presentConnection(connection, deps, { withCredentials: true, withRefreshToken: q.refresh_token === 'true' }));
+      },
+    }),
 
-  router.delete('/:connectionId', async (req, res) => {
-    const q = parseInput(providerConfigKeyQuery, req.query, 'invalid_query_params');
-    const { connection } = await findConnection(deps.stores, environmentOf(res), q.provider_config_key, req.params.connectionId);
-    await deleteConnection(deps, connection);
-    res.json({ success: true });
-  });
+    route({
+      method: 'delete',
+      path: '/connections/:connectionId',
+      auth: 'secret-key',
+      operationId: 'deleteConnection',
+      summary: 'Delete a connection, its syncs and records',
+      request: { params: connectionIdParams, query: providerConfigKeyQuery },
+      responses: { 200: json(out.successResponse), ...errorResponses([404]) },
+      async handler({ deps, res, input }) {
+        const { connection } = await findConnection(deps.stores, environmentOf(res), input.query().provider_config_key, input.params().connectionId);
+        await deleteConnection(deps, connection);
+        res.json({ success: true });
+      },
+    }),
 
-  const writeMetadata = (mode: 'replace' | 'merge') => async (req: Request, res: Response) => {
-    const body = parseInput(metadataBody, req.body, 'invalid_body');
-    const ids = Array.isArray(body.connection_id) ? body.connection_id : [body.connection_id];
-    const env = environmentOf(res);
-    // Resolve every id first: an unknown one changes nothing at all.
-    const found = await Promise.all(ids.map((id) => findConnection(deps.stores, env, body.provider_config_key, id)));
-    await Promise.all(found.map(({ connection }) => deps.stores.connections.updateMetadata(connection._id, body.metadata, mode)));
-    res.json({ success: true });
-  };
-  router.post('/metadata', writeMetadata('replace'));
-  router.patch('/metadata', writeMetadata('merge'));
+    route({
+      method: 'post',
+      path: '/connections/metadata',
+      auth: 'secret-key',
+      operationId: 'setMetadata',
+      summary: 'Replace the metadata of one or more connections',
+      request: { body: metadataBody },
+      responses: { 200: json(out.successResponse), ...errorResponses([404]) },
+      handler: (ctx) => writeMetadata(ctx, 'replace'),
+    }),
 
-  // After `/metadata`: that path is not a connection id.
-  router.patch('/:connectionId', async (req, res) => {
-    const q = parseInput(patchConnectionQuery, req.query, 'invalid_query_params');
-    const body = parseInput(patchConnectionBody, req.body, 'invalid_body');
-    // Weft POSTs to the override itself: a refused address is refused now, as for the environment's URLs.
-    if (body.webhook_url_override) deps.egress.webhooks.checkUrl(body.webhook_url_override, 'webhook_url_override');
-    const { connection } = await findConnection(deps.stores, environmentOf(res), q.provider_config_key, req.params.connectionId);
-    const patch = Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined));
-    await deps.stores.connections.updateSettings(connection._id, patch);
-    res.json({ success: true });
-  });
+    route({
+      method: 'patch',
+      path: '/connections/metadata',
+      auth: 'secret-key',
+      operationId: 'updateMetadata',
+      summary: 'Merge into the metadata of one or more connections',
+      request: { body: metadataBody },
+      responses: { 200: json(out.successResponse), ...errorResponses([404]) },
+      handler: (ctx) => writeMetadata(ctx, 'merge'),
+    }),
 
-  return router;
+    // After `/metadata`: that path is not a connection id.
+    route({
+      method: 'patch',
+      path: '/connections/:connectionId',
+      auth: 'secret-key',
+      operationId: 'patchConnection',
+      summary: 'Change a connection’s tags or webhook URL',
+      request: { params: connectionIdParams, query: patchConnectionQuery, body: patchConnectionBody },
+      responses: { 200: json(out.successResponse), ...errorResponses([404]) },
+      async handler({ deps, res, input }) {
+        const q = input.query();
+        const body = input.body();
+        // Weft POSTs to the override itself: a refused address is refused now, as for the environment's URLs.
+        if (body.webhook_url_override) deps.egress.webhooks.checkUrl(body.webhook_url_override, 'webhook_url_override');
+        const { connection } = await findConnection(deps.stores, environmentOf(res), q.provider_config_key, input.params().connectionId);
+        const patch = Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined));
+        await deps.stores.connections.updateSettings(connection._id, patch);
+        res.json({ success: true });
+      },
+    }),
+  ],
+});
+
+async function writeMetadata({ deps, res, input }: RouteContext<{ body: typeof metadataBody }>, mode: 'replace' | 'merge'): Promise<void> {
+  const body = input.body();
+  const ids = Array.isArray(body.connection_id) ? body.connection_id : [body.connection_id];
+  const env = environmentOf(res);
+  // Resolve every id first: an unknown one changes nothing at all.
+  const found = await Promise.all(ids.map((id) => findConnection(deps.stores, env, body.provider_config_key, id)));
+  await Promise.all(found.map(({ connection }) => deps.stores.connections.updateMetadata(connection._id, body.metadata, mode)));
+  res.json({ success: true });
 }
 
 /** List items with their errors (auth, and each sync whose last run failed), as Nango lists them. */

@@ -8,6 +8,9 @@ const connectionId = z
   .max(255)
   .regex(/^[^\s/]+$/, 'no spaces or slashes');
 
+/** The path parameter of the routes about one connection: any id (an unknown one is a 404, as an id the app never made). */
+export const connectionIdParams = z.object({ connectionId: z.string() });
+
 export const createConnectionBody = z.strictObject({
   provider_config_key: z.string().min(1),
   connection_id: connectionId.optional(),

@@ -211,23 +211,6 @@ function baseVariant(): Sample {
   };
 }
 
-/** The routes of the routers not yet in the registry (connections, sync), with Nango's singular connections path. */
-const NOT_IN_REGISTRY = [
-  ['POST', '/connections', true],
-  ['GET', '/connections', false],
-  ['GET', '/connections/:connectionId', false],
-  ['DELETE', '/connections/:connectionId', false],
-  ['POST', '/connections/metadata', true],
-  ['PATCH', '/connections/metadata', true],
-  ['POST', '/sync/trigger', true],
-  ['POST', '/sync/start', true],
-  ['POST', '/sync/pause', true],
-  ['PUT', '/sync/update-connection-frequency', true],
-  ['POST', '/sync/:name/variant/:variant', true],
-  ['DELETE', '/sync/:name/variant/:variant', true],
-  ['GET', '/sync/status', false],
-] as const;
-
 const registryRoutes = listRoutes(API_ROUTES).map((r) => ({
   name: r.name,
   sampleKey: `${r.method === 'all' ? 'ANY' : r.method.toUpperCase()} ${r.route.path}`,
@@ -236,24 +219,13 @@ const registryRoutes = listRoutes(API_ROUTES).map((r) => ({
   auth: r.route.auth,
   body: r.route.request?.body ? (r.route.request.bodyType ?? 'json') : undefined,
 }));
-const legacyRoutes = NOT_IN_REGISTRY.flatMap(([method, path, json]) =>
-  (path.startsWith('/connections') ? [path, path.replace('/connections', '/connection')] : [path]).map((at) => ({
-    name: `${method} ${at}`,
-    sampleKey: `${method} ${path}`,
-    method,
-    path: at,
-    auth: 'secret-key' as const,
-    body: json ? ('json' as const) : undefined,
-  })),
-);
-
-const named = new Set([...registryRoutes, ...legacyRoutes].map((r) => r.sampleKey));
+const named = new Set(registryRoutes.map((r) => r.sampleKey));
 const stale = Object.keys(SAMPLES).filter((key) => !named.has(key));
 if (stale.length) throw new Error(`fuzz samples for routes the registry does not have: ${stale.join(', ')}`);
 
 /** Every route with its samples (a route without one: `fz` for each parameter, no query or body), and two unknown paths. */
 export const ROUTES: RouteSpec[] = [
-  ...[...registryRoutes, ...legacyRoutes].flatMap((r) =>
+  ...registryRoutes.flatMap((r) =>
     ([] as Sample[]).concat(SAMPLES[r.sampleKey] ?? { readOnly: false }).map(({ label, ...sample }): RouteSpec => ({
       name: label ? `${r.name} (${label})` : r.name,
       method: r.method,
