@@ -2,18 +2,13 @@
  * What the syncRun workflow passes to its activities and gets back. Only ids and
  * summaries: records and credentials never travel through workflow history.
  */
+import type { ModelCounts, SyncRunError, SyncRunType } from '../store/syncs';
+import type { SyncRunTarget } from '../webhooks/sync-run-report';
+
 /** The variant every sync has; others are made by POST /sync/:name/variant/:variant. */
 export const BASE_VARIANT = 'base';
 
-export interface SyncRunInput {
-  environment: string;
-  /** ConnectionDoc._id */
-  connection: string;
-  connectionId: string;
-  providerConfigKey: string;
-  provider: string;
-  syncName: string;
-  variant: string;
+export interface SyncRunInput extends SyncRunTarget {
   /** How long runSync may go silent before Temporal hands it to another worker. */
   heartbeatTimeoutMs: number;
 }
@@ -22,7 +17,7 @@ export interface StartedSyncRun {
   runId: string;
   startedAt: string;
   lastSyncDate: string | null;
-  type: 'INITIAL' | 'INCREMENTAL';
+  type: SyncRunType;
   syncType: 'full' | 'incremental';
 }
 
@@ -42,18 +37,10 @@ export interface FinishSyncRunInput extends RunSyncInput {
 
 export interface SyncRunSummary {
   runId: string;
-  type: 'INITIAL' | 'INCREMENTAL';
-  result: Record<string, { added: number; updated: number; deleted: number }>;
+  type: SyncRunType;
+  result: ModelCounts;
   recordCount: Record<string, number>;
   changed: boolean;
-}
-
-/** Why a run failed: a stable code, a message, and the structured detail where there is one. */
-export interface SyncRunError {
-  code: string;
-  message: string;
-  /** E.g. the validation failure record `{ validation: [{ path, message, code }], model }`. */
-  detail?: unknown;
 }
 
 export interface FailSyncRunInput extends SyncRunInput {

@@ -1,35 +1,11 @@
-import type { AuthMode } from '../runtime/types';
+import type { StoredConnection, StoredIntegration } from '../common/stored-documents';
 
 /**
  * What auth/ needs of stored connections and integrations. auth/ does not know the
- * database: the store's ConnectionStore and IntegrationStore satisfy these structurally,
- * and the composition root hands them in.
+ * database: the store's ConnectionStore and IntegrationStore satisfy these (their documents
+ * extend common/'s StoredConnection and StoredIntegration), and the composition root hands
+ * them in.
  */
-
-/** A stored connection, as far as auth/ reads it. */
-export interface StoredConnection {
-  _id: string;
-  environment: string;
-  provider_config_key: string;
-  provider: string;
-  connection_id: string;
-  auth_mode: AuthMode;
-  /** The sealed credentials (auth/credential-cipher, `sealedAt.connectionCredentials`). */
-  credentials_encrypted: string;
-  connection_config: Record<string, unknown>;
-  /** Where the connection's webhooks go instead of the environment's URLs (a refused refresh is reported there). */
-  webhook_url_override?: string | null;
-}
-
-/** A stored integration, as far as auth/ reads it. */
-export interface StoredIntegration {
-  _id: string;
-  environment: string;
-  unique_key: string;
-  /** The sealed client credentials (OAuth client secret, App private key), or null. */
-  credentials_encrypted: string | null;
-  provider_overrides?: { auth_base_url?: string } | null;
-}
 
 /** Connection credentials: read, replaced, refreshed under a lease, marked unusable. */
 export interface CredentialStore {

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { AuthMode } from '../common/stored-documents';
 
 /**
  * The contract between Weft and integration code. An integration folder imports only
@@ -6,7 +7,8 @@ import type { z } from 'zod';
  * saved mocks of generated tests.
  */
 
-export type AuthMode = 'API_KEY' | 'OAUTH2' | 'APP';
+// Integration code reads how a connection authenticates from here, as everything else.
+export type { AuthMode };
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export type QueryValue = string | number | boolean | Array<string | number>;
 

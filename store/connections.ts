@@ -1,4 +1,5 @@
 import type { Collection, Db, Filter } from 'mongodb';
+import type { StoredConnection } from '../common/stored-documents';
 import { AlreadyExistsError, InvalidValueError } from '../common/errors';
 import { fieldNameProblem } from './field-names';
 import { isDuplicateKey } from './duplicate-key';
@@ -8,22 +9,10 @@ import { runOnce } from './migrations';
 import { droppingCachesOnWrite, ReadCache } from './read-cache';
 import { CONNECTION_NEEDS_REAUTHORIZATION, CONNECTION_OK, IntegrationTallyStore } from './integration-tallies';
 
-export type AuthMode = 'API_KEY' | 'OAUTH2' | 'APP';
-
-export interface ConnectionDoc {
-  _id: string;
-  environment: string;
-  provider_config_key: string;
-  provider: string;
-  connection_id: string;
-  auth_mode: AuthMode;
-  /** The credentials object, JSON-encoded then AES-256-GCM encrypted (auth/credential-cipher). */
-  credentials_encrypted: string;
-  connection_config: Record<string, unknown>;
+/** A connection's document: the fields auth/ reads (common/'s StoredConnection) and what the API adds. */
+export interface ConnectionDoc extends StoredConnection {
   metadata: Record<string, unknown>;
   tags: Record<string, string>;
-  /** Where this connection's webhooks go instead of the environment's URLs; absent or null: the environment's. */
-  webhook_url_override?: string | null;
   auth_status: 'ok' | 'needs_reauthorization';
   last_auth_error: string | null;
   created_at: Date;

@@ -1,4 +1,5 @@
 import type { Collection, Db } from 'mongodb';
+import type { ProviderOverrides, StoredIntegration } from '../common/stored-documents';
 import { AlreadyExistsError } from '../common/errors';
 import { isDuplicateKey } from './duplicate-key';
 import { KeyAliases } from './key-aliases';
@@ -6,22 +7,10 @@ import { keyId, keyPrefixRange } from './key-ids';
 import { runOnce } from './migrations';
 import { droppingCachesOnWrite, ReadCache } from './read-cache';
 
-/** Per-integration overrides of the provider's defaults (sandbox, self-hosted provider, tests). */
-export interface ProviderOverrides {
-  base_url?: string;
-  /** Origin of the provider's authorization server (its login pages and token endpoint). */
-  auth_base_url?: string;
-  rate_limit?: { requests: number; window_ms: number; lockout_ms?: number };
-}
-
-export interface IntegrationDoc {
-  _id: string;
-  environment: string;
-  unique_key: string;
+/** An integration's document: the fields auth/ reads (common/'s StoredIntegration) and the rest. */
+export interface IntegrationDoc extends StoredIntegration {
   provider: string;
   display_name: string;
-  /** Client credentials (OAuth client secret, App private key), encrypted. */
-  credentials_encrypted: string | null;
   provider_overrides: ProviderOverrides;
   created_at: Date;
   updated_at: Date;

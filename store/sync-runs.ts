@@ -1,5 +1,5 @@
 import type { Collection, Db } from 'mongodb';
-import type { ModelCounts } from './syncs';
+import type { ModelCounts, SyncRunError, SyncRunType } from './syncs';
 
 export interface SyncRunDoc {
   _id: string; // the Temporal run id of the syncRun workflow
@@ -8,12 +8,12 @@ export interface SyncRunDoc {
   connection: string;
   sync_name: string;
   variant: string;
-  type: 'INITIAL' | 'INCREMENTAL';
+  type: SyncRunType;
   status: 'RUNNING' | 'SUCCESS' | 'ERROR';
   started_at: Date;
   finished_at: Date | null;
   result: ModelCounts | null;
-  error: { code: string; message: string; detail?: unknown } | null;
+  error: SyncRunError | null;
   /**
    * Each model's committed change mark when the run started: the run's changes are the ones
    * after it, where its `sync` webhook's records cursor points (runs of earlier versions: absent).
@@ -47,10 +47,7 @@ export class SyncRunStore {
   }
 
   /** Records the run's end; the run as it now stands (null if it was never started). */
-  async finish(
-    id: string,
-    outcome: { status: 'SUCCESS'; result: ModelCounts } | { status: 'ERROR'; error: { code: string; message: string; detail?: unknown } },
-  ): Promise<SyncRunDoc | null> {
+  async finish(id: string, outcome: { status: 'SUCCESS'; result: ModelCounts } | { status: 'ERROR'; error: SyncRunError }): Promise<SyncRunDoc | null> {
     return this.col.findOneAndUpdate(
       { _id: id },
       {

@@ -6,6 +6,17 @@ import { IntegrationTallyStore, rebuildTallies, syncEntryOf, SYNC_NEVER_RUN } fr
 
 export type ModelCounts = Record<string, { added: number; updated: number; deleted: number }>;
 
+/** Why a sync run failed: a stable code, a message, and the structured detail where there is one. */
+export interface SyncRunError {
+  code: string;
+  message: string;
+  /** E.g. the validation failure record `{ validation: [{ path, message, code }], model }`. */
+  detail?: unknown;
+}
+
+/** INITIAL: the sync has no successful run yet (or was reset); INCREMENTAL: it goes on from its last successful one. */
+export type SyncRunType = 'INITIAL' | 'INCREMENTAL';
+
 export interface SyncDoc {
   /** syncId(key): read and written by `_id` only (documents of earlier versions are moved at start-up). */
   _id: string;
@@ -31,7 +42,7 @@ export interface SyncDoc {
     started_at: Date;
     finished_at: Date | null;
     result: ModelCounts | null;
-    error: { code: string; message: string; detail?: unknown } | null;
+    error: SyncRunError | null;
   } | null;
   record_count: Record<string, number>;
   /**
@@ -262,7 +273,7 @@ export class SyncStore {
     });
   }
 
-  async markRunFailed(key: SyncKey, run: { id: string; startedAt: Date; error: { code: string; message: string; detail?: unknown } }): Promise<void> {
+  async markRunFailed(key: SyncKey, run: { id: string; startedAt: Date; error: SyncRunError }): Promise<void> {
     const now = new Date();
     await this.markRunEnded(key, 'ERROR', now, {
       last_run: { id: run.id, status: 'ERROR', started_at: run.startedAt, finished_at: now, result: null, error: run.error },

@@ -1,4 +1,5 @@
-import type { AuthMode, ConnectionDoc } from '../store/connections';
+import type { AuthMode } from '../common/stored-documents';
+import type { ConnectionDoc } from '../store/connections';
 import { queueWebhook, type OutboxDeps, type QueueResult } from './outbox';
 
 export type AuthOperation = 'creation' | 'override' | 'refresh';

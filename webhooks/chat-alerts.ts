@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { StoredConnection } from '../auth/credential-store';
+import type { StoredConnection } from '../common/stored-documents';
 import { alertScope, type AlertEpisode, type AlertMark } from '../store/alert-states';
 import type { Stores } from '../store/db';
 import { failureMessage, resolvedMessage, temporalRunUrl, type AlertSubject, type ChatMessage, type FailureAlert } from './chat-alert-messages';

@@ -1,3 +1,5 @@
+import type { SyncRunError, SyncRunType } from '../store/syncs';
+
 /**
  * What a finished sync run tells the world outside the store: the app (`sync` webhooks,
  * sync-webhooks.ts) and the operators (chat alerts, chat-alerts.ts). Declared here, with its
@@ -10,8 +12,8 @@ export interface SyncRunEvents {
   failed(run: FailedSyncRun): Promise<void>;
 }
 
-/** The run, as the events name it. */
-export interface SyncRunIdentity {
+/** The sync of a connection a run is of: what the syncRun workflow is given (activities/sync-contracts.ts) and the events name. */
+export interface SyncRunTarget {
   environment: string;
   /** ConnectionDoc._id */
   connection: string;
@@ -20,11 +22,15 @@ export interface SyncRunIdentity {
   provider: string;
   syncName: string;
   variant: string;
+}
+
+/** The run, as the events name it. */
+export interface SyncRunIdentity extends SyncRunTarget {
   /** The Temporal run id of the sync's workflow (also the sync run's id in the store). */
   runId: string;
   /** The sync's workflow id: with `runId`, the run's page in the Temporal UI. */
   workflowId: string;
-  type: 'INITIAL' | 'INCREMENTAL';
+  type: SyncRunType;
   startedAt: Date;
   /** The connection's `webhook_url_override`: the app's events go there instead of the environment's URLs. */
   webhookUrlOverride?: string | null;
@@ -53,8 +59,7 @@ export interface FailedSyncRun extends SyncRunIdentity {
   failedAt: Date;
   /** The sync's models: a failure is reported per model, as Nango's `sync` webhooks are. */
   models: string[];
-  /** The run's stable code, its message, and the structured detail where there is one (activities/sync-contracts.ts SyncRunError). */
-  error: { code: string; message: string; detail?: unknown };
+  error: SyncRunError;
 }
 
 /** Each of several senders hears every run's end, one after the other. */

@@ -1,3 +1,4 @@
+import type { SyncRunType } from '../store/syncs';
 import { eventIdFor } from './deliver';
 import type { FailedSyncRun, SucceededSyncRun, SyncRunEvents, SyncRunIdentity } from './sync-run-report';
 import { queueWebhook, type OutboxDeps, type WebhookGate } from './outbox';
@@ -11,7 +12,7 @@ export interface SyncWebhookPayload {
   syncName: string;
   syncVariant: string;
   model: string;
-  syncType: 'INITIAL' | 'INCREMENTAL';
+  syncType: SyncRunType;
   success: boolean;
   /** The run's start: records modified at or after it are the run's (GET /records?modified_after=). */
   modifiedAfter: string;

@@ -1,6 +1,7 @@
 import { ActivityFailure, ApplicationFailure, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { SyncActivities } from '../activities/sync-activities';
-import type { RunSyncResult, SyncRunError, SyncRunInput, SyncRunSummary } from '../activities/sync-contracts';
+import type { RunSyncResult, SyncRunInput, SyncRunSummary } from '../activities/sync-contracts';
+import type { SyncRunError } from '../store/syncs';
 
 /**
  * One run of one sync for one connection. Its workflow ID is derived from

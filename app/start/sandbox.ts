@@ -12,7 +12,7 @@ import {
   MS_IDENTITY_DEFAULT_CLIENT_SECRET,
   MS_IDENTITY_DEFAULT_USER_PASSWORD,
 } from '../../sandbox/microsoft-identity';
-import type { ProviderOverrides } from '../../store/integrations';
+import type { ProviderOverrides } from '../../common/stored-documents';
 import { allowEntryFor } from '../../egress/settings';
 import { StartError } from './errors';
 

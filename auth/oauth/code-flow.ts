@@ -5,7 +5,7 @@ import { EgressRefusedError } from '../../egress/errors';
 import { recordedEgress, type EgressCall } from '../../egress/recorded-egress';
 import type { OAuthConfig } from '../../runtime/types';
 import type { IntegrationCredentials } from '../credential-source';
-import type { StoredIntegration } from '../credential-store';
+import type { StoredIntegration } from '../../common/stored-documents';
 
 /** One provider's authorization server as an integration reaches it (tenant and origin applied). */
 export interface OAuthEndpoints {

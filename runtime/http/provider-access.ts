@@ -2,14 +2,12 @@ import { createSharedRequestBudget, type BudgetStore, type RequestBudgetGate } f
 import type { ResolvedProvider } from './provider-client';
 import type { IntegrationRegistry } from '../registry';
 import { WeftError } from '../../common/errors';
+import type { ProviderOverrides } from '../../common/stored-documents';
 
 /** The fields of a configured integration that decide how its provider is called (an integration document satisfies it). */
 export interface ProviderSettings {
   provider: string;
-  provider_overrides?: {
-    base_url?: string;
-    rate_limit?: { requests: number; window_ms: number; lockout_ms?: number };
-  };
+  provider_overrides?: Pick<ProviderOverrides, 'base_url' | 'rate_limit'> | null;
 }
 
 /** The provider definition with the integration's overrides applied (base URL, budget). */
