@@ -24,7 +24,7 @@ export interface HttpTimeouts {
   keepAliveTimeoutMs: number;
 }
 
-const DEFAULT_HTTP_TIMEOUTS: HttpTimeouts = { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000 };
+const DEFAULT_HTTP_TIMEOUTS: HttpTimeouts = { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 65_000 };
 
 export async function startApiServer(deps: ApiDeps, port: number, host = '127.0.0.1', timeouts: Partial<HttpTimeouts> = {}): Promise<RunningApi> {
   const app = createApp(deps);

@@ -1,5 +1,6 @@
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
+import { ConfigError } from './errors';
 import { loadTemporalSettings, type TemporalSettings } from './temporal-settings';
 
 /**
@@ -119,9 +120,11 @@ export const configSchema = z.object({
   WEFT_HTTP_REQUEST_TIMEOUT_MS: duration
     .default(30_000)
     .meta(setting('server', 'The API closes a connection whose whole request, body included, is not in by then (408).')),
+  // Above the common load balancers' idle timeouts (60 s): the side that closes an idle
+  // connection first must be the client, or a request sent as the server closes it is reset.
   WEFT_HTTP_KEEP_ALIVE_TIMEOUT_MS: duration
-    .default(5_000)
-    .meta(setting('server', "An idle keep-alive connection is closed after this; set it above a load balancer's idle timeout.")),
+    .default(65_000)
+    .meta(setting('server', "An idle keep-alive connection is closed after this; keep it above a load balancer's idle timeout (60 s on most).")),
   WEFT_API_DRAIN_MS: z.coerce
     .number()
     .int()
@@ -521,16 +524,39 @@ export function loadTelemetryConfig(env: NodeJS.ProcessEnv): z.infer<typeof tele
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = configSchema.safeParse(env);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
-    throw new Error(`Invalid configuration:\n${lines.join('\n')}`);
-  }
+  if (!parsed.success) throw new ConfigError(configIssuesMessage(parsed.error.issues, configSchema.shape), parsed.error.issues);
   let temporal: TemporalSettings;
   try {
     temporal = loadTemporalSettings(env);
   } catch (err) {
     // A profile the file lacks, a TOML syntax error: the SDK's message names the profile or the line, never a secret.
-    throw new Error(`Invalid configuration:\n  Temporal environment configuration (TEMPORAL_CONFIG_FILE / TEMPORAL_PROFILE): ${(err as Error).message}`);
+    throw new ConfigError(
+      `Invalid configuration: the Temporal environment configuration (TEMPORAL_CONFIG_FILE / TEMPORAL_PROFILE): ${oneLine((err as Error).message)}`,
+    );
   }
   return { ...parsed.data, TEMPORAL_ADDRESS: temporal.address, TEMPORAL_NAMESPACE: temporal.namespace, temporal };
+}
+
+/**
+ * The issues of a schema's parse as one line: each variable, what is wrong with it, and the
+ * fix (what it takes, and whether unsetting it is a way out). For loadConfig and the
+ * infrastructure scripts' own variables alike.
+ */
+export function configIssuesMessage(issues: readonly z.core.$ZodIssue[], shape: Record<string, z.ZodType>): string {
+  const parts = issues.map((issue) => {
+    const name = String(issue.path[0] ?? '');
+    const field = shape[name];
+    const doc = field?.meta() as Partial<SettingDoc> | undefined;
+    const message = oneLine(issue.message);
+    const fixes = [
+      doc?.values && !message.includes(doc.values) ? `set it to ${doc.values}` : 'correct it',
+      field?.safeParse(undefined).success && 'unset it',
+    ].filter(Boolean);
+    return `${name || '(environment)'}: ${message} (${fixes.join(', or ')})`;
+  });
+  return `Invalid configuration: ${parts.join('; ')}. docs/configuration.md lists every setting.`;
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s*\n\s*/g, ' ').trim();
 }

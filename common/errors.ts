@@ -27,6 +27,16 @@ export class WeftError extends Error {
   }
 }
 
+/**
+ * A setting the process cannot start with. Printed as its message alone, one line that names
+ * the variable and what to do, without a stack: the fix is in the environment, not the code.
+ */
+export class ConfigError extends WeftError {
+  constructor(message: string, details?: unknown) {
+    super('config_invalid', message, 500, details);
+  }
+}
+
 export class BadRequestError extends WeftError {
   constructor(code: string, message: string, details?: unknown) {
     super(code, message, 400, details);

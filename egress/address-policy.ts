@@ -1,4 +1,5 @@
 import ipaddr from 'ipaddr.js';
+import { ConfigError } from '../common/errors';
 
 /**
  * Which addresses Weft may connect to. Only globally routable unicast addresses pass by
@@ -75,13 +76,12 @@ export type AllowRule =
   | { kind: 'host-port'; text: string; host: string; address: ipaddr.IPv4 | ipaddr.IPv6 | null; port: number };
 
 /** Thrown at start-up for an allow-list entry that is not a CIDR, an IP or host:port. */
-export class InvalidAllowEntryError extends Error {
+export class InvalidAllowEntryError extends ConfigError {
   constructor(
     readonly entry: string,
     readonly variable: string,
   ) {
     super(`${variable}: "${entry}" is not a CIDR (10.0.0.0/8, fd00::/8), an IP address, or host:port (127.0.0.1:3010, [::1]:3010, api.internal:443).`);
-    this.name = 'InvalidAllowEntryError';
   }
 }
 

@@ -7,6 +7,7 @@ import '../telemetry-preload';
 import { Command } from 'commander';
 import { addStartOptions, type StartOptions } from './options';
 import { runStart } from './run';
+import { describeFailure } from '../process-exit';
 
 export function startProgram(): Command {
   return addStartOptions(new Command('npm start').description('Start Weft: infrastructure, sync worker and API (Ctrl-C stops everything).'));
@@ -18,7 +19,7 @@ if (require.main === module) {
   runStart(program.opts<StartOptions>(), process.env).then(
     (code) => process.exit(code),
     (err: unknown) => {
-      console.error(err);
+      console.error(describeFailure(err));
       process.exit(1);
     },
   );

@@ -1,7 +1,7 @@
 import { constants as fsConstants } from 'node:fs';
 import { access } from 'node:fs/promises';
 import path from 'node:path';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { Runtime } from '@temporalio/worker';
 import { loadConfig, type Config } from '../../common/config';
 import { buildCore, buildRegistry } from '../core';
 import { startApi } from '../api/build-api';
@@ -10,6 +10,7 @@ import { describeFailure } from '../process-exit';
 import { ALLOW_VARIABLE, type EgressPurpose } from '../../egress/purposes';
 import { validateAllowLists } from '../../egress/settings';
 import { buildWorkers } from '../worker/run-workers';
+import { WeftRuntimeLogger } from '../worker/runtime-logger';
 import { isPortFree, LOOPBACK } from '../../scripts/infra/free-port';
 import { infraOptionsFromEnv, type InfraOptionsFromEnv } from '../../scripts/infra/infra-env';
 import { startInfrastructure, type Infrastructure } from '../../scripts/infra/infrastructure';
@@ -44,8 +45,17 @@ interface Resource {
  * process exit code once everything it started has stopped again.
  */
 export async function runStart(options: StartOptions, env: NodeJS.ProcessEnv): Promise<number> {
-  // The console is for people here: runtime logs (pino JSON) from warn up, unless LOG_LEVEL says otherwise.
-  const config = loadConfig({ LOG_LEVEL: 'warn', ...env });
+  let config: Config;
+  let infraEnv: InfraOptionsFromEnv;
+  try {
+    // The console is for people here: runtime logs (pino JSON) from warn up, unless LOG_LEVEL says otherwise.
+    config = loadConfig({ LOG_LEVEL: 'warn', ...env });
+    infraEnv = infraOptionsFromEnv(env);
+  } catch (err) {
+    // Nothing has started and nothing was printed yet: the one line that says what to change.
+    warn(`could not start Weft: ${describe(err)}`);
+    return 1;
+  }
   const resources: Resource[] = [];
   const signals = watchStopRequests();
   // Started by an npm script: stop if npm goes away without passing its signal on.
@@ -72,9 +82,12 @@ export async function runStart(options: StartOptions, env: NodeJS.ProcessEnv): P
     if (encryption.source === 'generated') say(`generated the credential encryption key: ${encryption.file} (keep it; production sets WEFT_ENCRYPTION_KEY)`);
 
     // Before any Worker or connection exists. Signals are ours: the stop order below matters.
-    Runtime.install({ logger: new DefaultLogger('WARN'), shutdownSignals: [], telemetryOptions: temporalRuntimeTelemetry(config) });
+    Runtime.install({
+      logger: new WeftRuntimeLogger('WARN', [config.WEFT_ACTION_TASK_QUEUE]),
+      shutdownSignals: [],
+      telemetryOptions: temporalRuntimeTelemetry(config),
+    });
 
-    const infraEnv = infraOptionsFromEnv(env);
     const needsServers = !infraEnv.external.temporalAddress || !infraEnv.external.mongodbUri;
     if (needsServers) {
       say(
@@ -170,7 +183,7 @@ export async function runStart(options: StartOptions, env: NodeJS.ProcessEnv): P
   } catch (err) {
     // A signal during start-up may surface as a failure of the step it interrupted (a Go build).
     if (!(err instanceof StopRequested) && !signals.received) {
-      warn(`\ncould not start Weft: ${describe(err)}`);
+      warn(`could not start Weft: ${describe(err)}`);
       exitCode = 1;
     }
   }

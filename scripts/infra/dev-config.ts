@@ -52,8 +52,8 @@ export async function loadDevConfig(repoRoot: string, file = DEV_CONFIG_FILE): P
   }
   const parsed = devConfigSchema.safeParse(raw);
   if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.') || '(root)'}: ${i.message}`);
-    throw new InfraError('infra_config_invalid', `Invalid ${fullPath}:\n${lines.join('\n')}`, parsed.error.issues);
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
+    throw new InfraError('infra_config_invalid', `Invalid ${fullPath}: ${problems.join('; ')}`, parsed.error.issues);
   }
   return parsed.data;
 }

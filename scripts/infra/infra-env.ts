@@ -1,7 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { setting } from '../../common/config';
+import { configIssuesMessage, setting } from '../../common/config';
 import { InfraError } from './errors';
 
 /**
@@ -61,10 +61,7 @@ export const PORT_ENV = {
 
 function readInfraEnv(env: NodeJS.ProcessEnv = process.env): InfraEnv {
   const parsed = infraEnvSchema.safeParse(env);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
-    throw new InfraError('infra_env_invalid', `Invalid infrastructure environment:\n${lines.join('\n')}`, parsed.error.issues);
-  }
+  if (!parsed.success) throw new InfraError('infra_env_invalid', configIssuesMessage(parsed.error.issues, infraEnvSchema.shape), parsed.error.issues);
   return parsed.data;
 }
 
