@@ -4,7 +4,8 @@ import type { SyncFanOutInput, SyncOperation } from '../activities/sync-operatio
 import type { ControlDeps, ControlSettings } from './deps';
 import { ConflictError } from '../common/errors';
 import { findConnection, findIntegration } from '../store/connection-lookup';
-import { DEFAULT_VARIANT, ensureSyncStates, isSyncRunning, selectSyncs, startSyncRun, syncStateOf, type SyncSelector } from './sync-runs';
+import { BASE_VARIANT } from '../activities/sync-contracts';
+import { ensureSyncStates, isSyncRunning, selectSyncs, startSyncRun, syncStateOf, type SyncSelector } from './sync-runs';
 import { setSyncSchedulePaused } from './sync-schedules';
 import { searchAttributesFor } from './search-attributes';
 import { syncFanOutWorkflowId } from './workflow-ids';
@@ -54,7 +55,7 @@ export async function applySyncOperation(
   const states = await ensureSyncStates(deps, connection);
   const variants = await Promise.all(
     operation.syncs.map(async (sel) =>
-      sel.variant === DEFAULT_VARIANT
+      sel.variant === BASE_VARIANT
         ? states.find((s) => s.name === sel.name)
         : deps.stores.syncs.get({ connection: connection._id, name: sel.name, variant: sel.variant }),
     ),

@@ -8,8 +8,6 @@ import type { ControlDeps, ControlSettings, TemporalIdDeps } from './deps';
 import { connectionSyncWorkflowId, integrationSyncWorkflowIdPrefix } from './workflow-ids';
 import { startWorkflow, type WorkflowName } from './workflow-start';
 
-export const DEFAULT_VARIANT = BASE_VARIANT;
-
 export interface SyncSelector {
   name: string;
   variant: string;
@@ -22,9 +20,9 @@ export function selectSyncs(
   requested: Array<string | { name: string; variant: string }>,
 ): SyncSelector[] {
   const known = deps.registry.get(provider)?.syncs ?? [];
-  if (requested.length === 0) return known.map((s) => ({ name: s.name, variant: DEFAULT_VARIANT }));
+  if (requested.length === 0) return known.map((s) => ({ name: s.name, variant: BASE_VARIANT }));
   return requested.map((r) => {
-    const sel = typeof r === 'string' ? { name: r, variant: DEFAULT_VARIANT } : r;
+    const sel = typeof r === 'string' ? { name: r, variant: BASE_VARIANT } : r;
     if (!known.some((s) => s.name === sel.name)) {
       throw new BadRequestError(
         'unknown_sync',
@@ -42,7 +40,7 @@ export function selectSyncs(
  */
 export async function syncStateOf(deps: Pick<ControlDeps, 'stores'>, connection: ConnectionDoc, sel: SyncSelector): Promise<SyncDoc | null> {
   const state = await deps.stores.syncs.get({ connection: connection._id, name: sel.name, variant: sel.variant });
-  if (!state && sel.variant !== DEFAULT_VARIANT) {
+  if (!state && sel.variant !== BASE_VARIANT) {
     throw new NotFoundError('unknown_sync_variant', `Connection "${connection.connection_id}" has no variant "${sel.variant}" of sync "${sel.name}".`);
   }
   return state;
@@ -59,7 +57,7 @@ export async function ensureSyncStates(deps: Pick<ControlDeps, 'registry' | 'sto
         connection_id: connection.connection_id,
         provider_config_key: connection.provider_config_key,
         name: s.name,
-        variant: DEFAULT_VARIANT,
+        variant: BASE_VARIANT,
       }),
     ),
   );

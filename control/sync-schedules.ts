@@ -2,18 +2,9 @@ import { isGrpcServiceError, ScheduleAlreadyRunning, ScheduleNotFoundError, type
 import { findConnection, findIntegration } from '../store/connection-lookup';
 import type { ConnectionDoc } from '../store/connections';
 import type { SyncDoc } from '../store/syncs';
+import { BASE_VARIANT } from '../activities/sync-contracts';
 import type { ControlDeps, ControlSettings, TemporalIdDeps } from './deps';
-import {
-  DEFAULT_VARIANT,
-  ensureSyncStates,
-  filterLiteral,
-  startSyncRun,
-  syncRunInput,
-  selectSyncs,
-  syncSearchAttributes,
-  syncStateOf,
-  type SyncSelector,
-} from './sync-runs';
+import { ensureSyncStates, filterLiteral, startSyncRun, syncRunInput, selectSyncs, syncSearchAttributes, syncStateOf, type SyncSelector } from './sync-runs';
 import { frequencyLabel, parseFrequency } from './sync-frequency';
 import { connectionSyncWorkflowId, scheduledSyncWorkflowId, syncScheduleId, syncScheduleIdPrefix } from './workflow-ids';
 import { scheduledWorkflowAction } from './workflow-start';
@@ -161,7 +152,7 @@ export async function setConnectionSyncFrequency(
   req: { environment: string; providerConfigKey: string; connectionId: string; syncName: string; variant?: string; frequency: string | null },
 ): Promise<string> {
   const integration = await findIntegration(deps.stores, req.environment, req.providerConfigKey);
-  const [sel] = selectSyncs(deps, integration.provider, [{ name: req.syncName, variant: req.variant ?? DEFAULT_VARIANT }]);
+  const [sel] = selectSyncs(deps, integration.provider, [{ name: req.syncName, variant: req.variant ?? BASE_VARIANT }]);
   const { connection } = await findConnection(deps.stores, req.environment, req.providerConfigKey, req.connectionId);
   const state = await syncStateOf(deps, connection, sel);
   const everyMs = effectiveFrequencyMs(deps, connection, sel.name, req.frequency);
@@ -183,7 +174,7 @@ export async function startNewConnectionSyncs(deps: ControlDeps, connection: Con
   const syncs = deps.registry.get(connection.provider)?.syncs ?? [];
   await Promise.all(
     syncs.flatMap((s) => {
-      const sel = { name: s.name, variant: DEFAULT_VARIANT };
+      const sel = { name: s.name, variant: BASE_VARIANT };
       const schedule = putSyncSchedule(deps, connection, sel, { paused: !s.autoStart, everyMs: parseFrequency(s.frequency) });
       return s.autoStart ? [schedule, startSyncRun(deps, connection, sel)] : [schedule];
     }),

@@ -4,7 +4,8 @@ import type { SyncDoc } from '../store/syncs';
 import type { ControlDeps } from './deps';
 import { outageOf } from '../common/outage';
 import { connectionSyncWorkflowId } from './workflow-ids';
-import { DEFAULT_VARIANT, startSyncRun, type SyncSelector } from './sync-runs';
+import { BASE_VARIANT } from '../activities/sync-contracts';
+import { startSyncRun, type SyncSelector } from './sync-runs';
 import { deleteSyncSchedules, putSyncSchedule } from './sync-schedules';
 import { parseFrequency } from './sync-frequency';
 
@@ -20,8 +21,8 @@ const VARIANT_NAME = /^[A-Za-z0-9_-]{1,64}$/;
  * is taken, or the sync already has its maximum of variants.
  */
 export async function createSyncVariant(deps: ControlDeps, connection: ConnectionDoc, syncName: string, variant: string): Promise<SyncDoc> {
-  if (!VARIANT_NAME.test(variant) || variant === DEFAULT_VARIANT) {
-    throw new BadRequestError('invalid_variant', `"${variant}" is not a variant name: 1-64 letters, digits, "-" or "_", and not "${DEFAULT_VARIANT}".`);
+  if (!VARIANT_NAME.test(variant) || variant === BASE_VARIANT) {
+    throw new BadRequestError('invalid_variant', `"${variant}" is not a variant name: 1-64 letters, digits, "-" or "_", and not "${BASE_VARIANT}".`);
   }
   const def = deps.registry.getSync(connection.provider, syncName);
   if (!def) throw new BadRequestError('unknown_sync', `Integration "${connection.provider_config_key}" has no sync "${syncName}".`);
@@ -35,7 +36,7 @@ export async function createSyncVariant(deps: ControlDeps, connection: Connectio
       name: syncName,
       variant,
     },
-    { limit: MAX_VARIANTS_PER_SYNC, base: DEFAULT_VARIANT },
+    { limit: MAX_VARIANTS_PER_SYNC, base: BASE_VARIANT },
   );
   if (state === 'exists') throw variantExists(connection, syncName, variant);
   if (state === 'full') throw tooManyVariants(connection, syncName);
@@ -51,7 +52,7 @@ export async function createSyncVariant(deps: ControlDeps, connection: Connectio
 
 /** Deletes a variant: its schedule first (nothing fires again), its state and checkpoint, its run, then its records. */
 export async function deleteSyncVariant(deps: ControlDeps, connection: ConnectionDoc, syncName: string, variant: string): Promise<void> {
-  if (variant === DEFAULT_VARIANT) throw new BadRequestError('invalid_variant', `The base variant of a sync cannot be deleted; delete the connection instead.`);
+  if (variant === BASE_VARIANT) throw new BadRequestError('invalid_variant', `The base variant of a sync cannot be deleted; delete the connection instead.`);
   const sel: SyncSelector = { name: syncName, variant };
   const key = { connection: connection._id, name: syncName, variant };
   if (!(await deps.stores.syncs.get(key))) {
