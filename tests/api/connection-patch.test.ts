@@ -1,6 +1,6 @@
 import { startWebhookReceiver } from '../support/webhook-receiver';
 import { startWeftStack, createLumaIntegration, type WeftStack } from '../support/weft-stack';
-import { waitFor } from '../support/worker-process';
+import { waitFor } from '../support/wait';
 
 const API_KEY = 'sandbox-luma-api-key';
 

@@ -13,7 +13,7 @@ import { sealedAt } from '../../auth/credential-cipher';
 import { hashSessionToken } from '../../store/connect-sessions';
 import { connectResult as result, launchBrowser } from '../support/browser';
 import { startWebhookReceiver } from '../support/webhook-receiver';
-import { waitFor } from '../support/worker-process';
+import { waitFor } from '../support/wait';
 import { coreWebhookDelivery } from '../../app/webhook-delivery';
 import { readAllRecords, runSync, startWeftStack, type WeftStack } from '../support/weft-stack';
 

@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { readAllRecords, runSync, startWeftStack, type WeftStack } from '../support/weft-stack';
-import { waitFor } from '../support/worker-process';
+import { waitFor } from '../support/wait';
 
 const REPO = resolve(__dirname, '../..');
 const EVENTS = 30;

@@ -1,7 +1,8 @@
 import { LUMA_DEFAULT_API_KEY } from '../../sandbox/luma';
 import { sealV1 } from '../auth/legacy-seal';
 import { createLumaIntegration, startWeftStack, type WeftStack } from '../support/weft-stack';
-import { logLine, spawnWeft, waitFor, type WeftProcess } from '../support/worker-process';
+import { logLine, spawnWeft, type WeftProcess } from '../support/worker-process';
+import { waitFor } from '../support/wait';
 
 const EVENTS = 40;
 

@@ -6,7 +6,7 @@ import { createChatAlerts } from '../../webhooks/chat-alerts';
 import { GRAPH_DEFAULT_ACCESS_TOKEN } from '../../sandbox/graph';
 import { startWebhookReceiver, type ReceivedWebhook } from '../support/webhook-receiver';
 import { connectOneDrive, createLumaIntegration, createOneDriveIntegration, runSync, startWeftStack, type WeftStack } from '../support/weft-stack';
-import { waitFor } from '../support/worker-process';
+import { waitFor } from '../support/wait';
 
 /**
  * Chat alerts on the real stack: syncs made to fail by the Luma simulator, each failure

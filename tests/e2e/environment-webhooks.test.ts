@@ -3,7 +3,7 @@ import { queueAuthWebhook, type AuthWebhookInput } from '../../webhooks/auth-web
 import type { OutboxDeps } from '../../webhooks/outbox';
 import { startScriptedReceiver, stackOutboxDeps, verifies, signatureHeaders, type ScriptedReceiver } from '../support/scripted-receiver';
 import { createLumaIntegration, startWeftStack, type WeftStack } from '../support/weft-stack';
-import { waitFor } from '../support/worker-process';
+import { waitFor } from '../support/wait';
 import { Webhook } from 'standardwebhooks';
 import type { paths } from '../../cli/api-client/weft-api';
 

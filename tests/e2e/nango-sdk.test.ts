@@ -2,6 +2,7 @@ import { Nango } from '@nangohq/node';
 import { ScheduleNotFoundError } from '@temporalio/client';
 import { syncWorkflowId, syncScheduleId } from '../../control';
 import { startWeftStack, createLumaIntegration, type WeftStack } from '../support/weft-stack';
+import { waitUntil } from '../support/wait';
 
 const API_KEY = 'sandbox-luma-api-key';
 const EVENTS = 60;
@@ -114,16 +115,19 @@ describe('Nango Node SDK against a running Weft', () => {
 
   test('pauseSync and startSync without a connection: every connection of the integration, eventually', async () => {
     await sdk(nango.pauseSync('luma', ['list-events']));
-    await waitUntil(async () => (await schedule('sdk-1')).paused && (await schedule('sdk-2')).paused);
-    await waitUntil(async () => {
-      const all = (await sdk(nango.syncStatus('luma', '*'))).syncs as any[];
-      return all.length === 2 && all.every((s) => s.status === 'PAUSED');
-    });
+    await waitUntil(async () => (await schedule('sdk-1')).paused && (await schedule('sdk-2')).paused, { retryErrors: true });
+    await waitUntil(
+      async () => {
+        const all = (await sdk(nango.syncStatus('luma', '*'))).syncs as any[];
+        return all.length === 2 && all.every((s) => s.status === 'PAUSED');
+      },
+      { retryErrors: true },
+    );
 
     // An empty list means every sync.
     await sdk(nango.startSync('luma', []));
-    await waitUntil(async () => !(await schedule('sdk-1')).paused && !(await schedule('sdk-2')).paused);
-    await waitUntil(async () => ((await sdk(nango.syncStatus('luma', '*'))).syncs as any[]).every((s) => s.status !== 'PAUSED'));
+    await waitUntil(async () => !(await schedule('sdk-1')).paused && !(await schedule('sdk-2')).paused, { retryErrors: true });
+    await waitUntil(async () => ((await sdk(nango.syncStatus('luma', '*'))).syncs as any[]).every((s) => s.status !== 'PAUSED'), { retryErrors: true });
   });
 
   test('updateSyncConnectionFrequency sets the interval of that connection, and null goes back to the default', async () => {
@@ -148,7 +152,7 @@ describe('Nango Node SDK against a running Weft', () => {
     expect(await schedule('sdk-2', 'eu')).toEqual({ paused: false, everyMs: [HOUR] }); // list-events is auto-start
 
     const eu = { name: 'list-events', variant: 'eu' };
-    await waitUntil(async () => (await status('sdk-2', [eu]))[0]?.status === 'SUCCESS', 60_000);
+    await waitUntil(async () => (await status('sdk-2', [eu]))[0]?.status === 'SUCCESS', { timeoutMs: 60_000, retryErrors: true });
     const variantRecords = await allRecords('sdk-2', 'eu');
     expect(variantRecords).toHaveLength(EVENTS);
     expect((await status('sdk-2', '*')).map((s) => s.variant).sort()).toEqual(['base', 'eu']);
@@ -309,30 +313,39 @@ describe('Nango Node SDK against a running Weft', () => {
     const before = await finished();
     expect(Object.keys(before).sort()).toEqual(['sdk-1', 'sdk-2']);
     await sdk(nango.triggerSync('luma', ['list-events']));
-    await waitUntil(async () => {
-      const now = await finished();
-      return ['sdk-1', 'sdk-2'].every((id) => now[id].status === 'SUCCESS' && now[id].finishedAt > before[id].finishedAt);
-    }, 60_000);
+    await waitUntil(
+      async () => {
+        const now = await finished();
+        return ['sdk-1', 'sdk-2'].every((id) => now[id].status === 'SUCCESS' && now[id].finishedAt > before[id].finishedAt);
+      },
+      { timeoutMs: 60_000, retryErrors: true },
+    );
     // And with no sync named: every sync of every connection.
     const mid = await finished();
     await sdk(nango.triggerSync('luma'));
-    await waitUntil(async () => {
-      const now = await finished();
-      return ['sdk-1', 'sdk-2'].every((id) => now[id].status === 'SUCCESS' && now[id].finishedAt > mid[id].finishedAt);
-    }, 60_000);
+    await waitUntil(
+      async () => {
+        const now = await finished();
+        return ['sdk-1', 'sdk-2'].every((id) => now[id].status === 'SUCCESS' && now[id].finishedAt > mid[id].finishedAt);
+      },
+      { timeoutMs: 60_000, retryErrors: true },
+    );
 
     // With reset + emptyCache: every connection's cache is emptied and refilled.
     const t0 = new Date().toISOString();
     await sdk(nango.triggerSync('luma', ['list-events'], undefined, { reset: true, emptyCache: true }));
-    await waitUntil(async () => {
-      const now = await finished();
-      if (!['sdk-1', 'sdk-2'].every((id) => now[id].status === 'SUCCESS' && now[id].finishedAt > t0)) return false;
-      for (const id of ['sdk-1', 'sdk-2']) {
-        const records = await allRecords(id);
-        if (records.length !== EVENTS || !records.every((r) => r._weft_metadata.first_seen_at > t0 && typeof r.name === 'string')) return false;
-      }
-      return true;
-    }, 60_000);
+    await waitUntil(
+      async () => {
+        const now = await finished();
+        if (!['sdk-1', 'sdk-2'].every((id) => now[id].status === 'SUCCESS' && now[id].finishedAt > t0)) return false;
+        for (const id of ['sdk-1', 'sdk-2']) {
+          const records = await allRecords(id);
+          if (records.length !== EVENTS || !records.every((r) => r._weft_metadata.first_seen_at > t0 && typeof r.name === 'string')) return false;
+        }
+        return true;
+      },
+      { timeoutMs: 60_000, retryErrors: true },
+    );
   });
 });
 
@@ -366,13 +379,4 @@ async function sdkError(call: Promise<unknown>): Promise<[number | undefined, st
     throw err;
   }
   throw new Error('the call was expected to be refused, and succeeded');
-}
-
-async function waitUntil(probe: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await probe().catch(() => false)) return;
-    if (Date.now() > deadline) throw new Error(`waitUntil: not true after ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
 }

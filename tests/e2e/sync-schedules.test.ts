@@ -2,6 +2,7 @@ import { ScheduleNotFoundError } from '@temporalio/client';
 import { syncRunInput, syncWorkflowId, reconcileSyncSchedules, syncScheduleId } from '../../control';
 import { startWeftStack, createLumaIntegration, createOneDriveIntegration, connectOneDrive, waitForOperation, type WeftStack } from '../support/weft-stack';
 import { listRecords } from '../../cli/api-client/client';
+import { waitUntil } from '../support/wait';
 
 const API_KEY = 'sandbox-luma-api-key';
 const HOUR = 3_600_000;
@@ -212,12 +213,12 @@ describe('sync schedules (real Temporal dev server)', () => {
       // Scheduled first: the trigger joins the scheduled run.
       const t0 = new Date();
       await handle.trigger();
-      await waitUntil(async () => (await stack.temporal.workflow.getHandle(fixedId).describe()).startTime > t0);
+      await waitUntil(async () => (await stack.temporal.workflow.getHandle(fixedId).describe()).startTime > t0, { retryErrors: true });
       const scheduledRun = await stack.temporal.workflow.getHandle(fixedId).describe();
       expect(scheduledRun.status.name).toBe('RUNNING');
       expect(scheduledRun.parentExecution).toBeDefined();
       // The status reads RUNNING from the sync's state, set when the run's first activity starts (a moment after the workflow).
-      expect(await waitUntil(async () => (await status('sched-3'))[0].status === 'RUNNING' && 'RUNNING')).toBe('RUNNING');
+      expect(await waitUntil(async () => (await status('sched-3'))[0].status === 'RUNNING' && 'RUNNING', { retryErrors: true })).toBe('RUNNING');
       const trigger = await stack.client.POST('/sync/trigger', { body: { provider_config_key: 'luma', connection_id: 'sched-3', syncs: ['list-events'] } });
       expect(trigger.response.status).toBe(200);
       expect((await stack.temporal.workflow.getHandle(fixedId).describe()).runId).toBe(scheduledRun.runId);
@@ -230,10 +231,13 @@ describe('sync schedules (real Temporal dev server)', () => {
       const manualRun = await stack.temporal.workflow.getHandle(fixedId).describe();
       expect(manualRun.status.name).toBe('RUNNING');
       await handle.trigger();
-      const fire = await waitUntil(async () => {
-        const recent = (await handle.describe()).info.recentActions.filter((a) => a.takenAt > t1);
-        return recent[0]?.action.workflow.workflowId;
-      });
+      const fire = await waitUntil(
+        async () => {
+          const recent = (await handle.describe()).info.recentActions.filter((a) => a.takenAt > t1);
+          return recent[0]?.action.workflow.workflowId;
+        },
+        { retryErrors: true },
+      );
       const outcome = await stack.temporal.workflow.getHandle(fire).result();
       expect(outcome).toEqual({ ran: false, reason: 'already_running' });
       await stack.waitForSync('sched-3', 'list-events');
@@ -385,9 +389,9 @@ describe('sync schedules (real Temporal dev server)', () => {
       await stack.startWorker();
       // The restarted worker's own pass must be over before the two below start: a schedule it
       // updates after them would be left at 2 h (seen once on a loaded machine).
-      await waitUntil(async () => reconcilePasses() > passesBefore);
-      await waitUntil(async () => everyMs(await schedule('sched-r1'))[0] === 2 * HOUR);
-      await waitUntil(async () => everyMs(await schedule('sched-r3'))[0] === 2 * HOUR);
+      await waitUntil(async () => reconcilePasses() > passesBefore, { retryErrors: true });
+      await waitUntil(async () => everyMs(await schedule('sched-r1'))[0] === 2 * HOUR, { retryErrors: true });
+      await waitUntil(async () => everyMs(await schedule('sched-r3'))[0] === 2 * HOUR, { retryErrors: true });
       expect((await schedule('sched-r3')).state.paused).toBe(false); // auto-start
       expect(everyMs(await schedule('sched-r2'))).toEqual([45 * 60_000]);
       expect((await status('sched-r1'))[0].frequency).toBe('every 2h');
@@ -410,14 +414,4 @@ describe('sync schedules (real Temporal dev server)', () => {
 
 function everyMs(desc: { spec: { intervals?: Array<{ every: number }> } }): number[] {
   return (desc.spec.intervals ?? []).map((i) => i.every);
-}
-
-async function waitUntil<T>(probe: () => Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error('waitUntil: timed out');
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }

@@ -3,7 +3,7 @@ import { queueAuthWebhook } from '../../webhooks/auth-webhook';
 import type { OutboxDeps } from '../../webhooks/outbox';
 import { startScriptedReceiver, stackOutboxDeps, signatureHeaders, verifies, type ScriptedReceiver } from '../support/scripted-receiver';
 import { createLumaIntegration, startWeftStack, type WeftStack } from '../support/weft-stack';
-import { waitFor } from '../support/worker-process';
+import { waitFor } from '../support/wait';
 import type { paths } from '../../cli/api-client/weft-api';
 
 /**

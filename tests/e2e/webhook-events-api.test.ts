@@ -1,6 +1,6 @@
 import { startScriptedReceiver, verifies, type ReceivedRequest, type ScriptedReceiver } from '../support/scripted-receiver';
 import { createLumaIntegration, startWeftStack, type WeftStack } from '../support/weft-stack';
-import { waitFor } from '../support/worker-process';
+import { waitFor } from '../support/wait';
 import type { paths } from '../../cli/api-client/weft-api';
 
 type EventsQuery = NonNullable<paths['/webhooks/events']['get']['parameters']['query']>;

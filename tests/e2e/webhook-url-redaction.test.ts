@@ -1,6 +1,6 @@
 import dns from 'node:dns';
 import { createLumaIntegration, startWeftStack, type WeftStack } from '../support/weft-stack';
-import { waitFor } from '../support/worker-process';
+import { waitFor } from '../support/wait';
 
 /**
  * A Slack incoming-webhook URL as the environment's webhook target, on the real stack: the

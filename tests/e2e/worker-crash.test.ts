@@ -2,7 +2,8 @@ import type { ChildProcess } from 'node:child_process';
 import { syncWorkflowId } from '../../control';
 import { startWeftStack, createLumaIntegration, type WeftStack } from '../support/weft-stack';
 import { readAllRecordsTyped } from '../support/weft-client';
-import { spawnWorker, waitFor } from '../support/worker-process';
+import { spawnWorker } from '../support/worker-process';
+import { waitFor } from '../support/wait';
 
 const EVENTS = 3_000;
 

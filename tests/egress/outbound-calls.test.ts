@@ -4,7 +4,7 @@ import { obtainExtraTokens } from '../../auth/oauth/extra-tokens';
 import { LUMA_DEFAULT_API_KEY } from '../../sandbox/luma';
 import { queueAuthWebhook } from '../../webhooks/auth-webhook';
 import { stackOutboxDeps } from '../support/scripted-receiver';
-import { waitFor } from '../support/worker-process';
+import { waitFor } from '../support/wait';
 import { startWeftStack, type WeftStack } from '../support/weft-stack';
 import { startRecordingServer, type RecordingServer } from './recording-server';
 

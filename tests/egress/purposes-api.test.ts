@@ -1,7 +1,7 @@
 import { oauthEndpoints, refreshGrant } from '../../auth/oauth/code-flow';
 import { queueAuthWebhook } from '../../webhooks/auth-webhook';
 import { stackOutboxDeps } from '../support/scripted-receiver';
-import { waitFor } from '../support/worker-process';
+import { waitFor } from '../support/wait';
 import { startWeftStack, type WeftStack } from '../support/weft-stack';
 import { startRecordingServer, type RecordingServer } from './recording-server';
 

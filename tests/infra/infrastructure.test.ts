@@ -12,6 +12,7 @@ import { getFreePorts, isPortFree } from '../../scripts/infra/free-port';
 import { infraOptionsFromEnv } from '../../scripts/infra/infra-env';
 import { STATE_DIR_LOCK_FILE, startInfrastructure } from '../../scripts/infra/infrastructure';
 import { startTemporalDevServer } from '../../scripts/infra/temporal-dev-server';
+import { waitUntil } from '../support/wait';
 
 const execFileAsync = promisify(execFile);
 const repoRoot = path.resolve(__dirname, '..', '..');
@@ -24,15 +25,6 @@ function isAlive(pid: number): boolean {
   } catch {
     return false;
   }
-}
-
-async function waitUntil(check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return true;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return check();
 }
 
 /** Local addresses of every TCP socket `pid` listens on (Linux /proc), e.g. "127.0.0.1:7233". */
@@ -131,7 +123,7 @@ describe('supervised process', () => {
     expect(isAlive(pid)).toBe(true);
 
     parent.kill('SIGKILL');
-    expect(await waitUntil(() => !isAlive(pid), 5_000)).toBe(true);
+    await waitUntil(() => !isAlive(pid), { timeoutMs: 5_000, what: `pid ${pid} to exit` });
   });
 });
 

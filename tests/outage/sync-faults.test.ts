@@ -1,7 +1,8 @@
 import type { ChildProcess } from 'node:child_process';
 import { syncWorkflowId, syncScheduleId } from '../../control';
 import { startWeftStack, createLumaIntegration, readAllRecords, type WeftStack } from '../support/weft-stack';
-import { spawnWorker, waitFor } from '../support/worker-process';
+import { spawnWorker } from '../support/worker-process';
+import { waitFor } from '../support/wait';
 import { startRestartableServers, type RestartableServers } from './servers';
 
 /**

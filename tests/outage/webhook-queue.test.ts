@@ -6,6 +6,7 @@ import { newWebhookId } from '../../webhooks/deliver';
 import { webhookDeliveryWorkflowId } from '../../webhooks/delivery-contracts';
 import { createLumaIntegration, startWeftStack, type WeftStack } from '../support/weft-stack';
 import { Browser } from '../support/form-browser';
+import { waitUntil } from '../support/wait';
 
 /**
  * Connecting never waits on the app's webhook endpoint: the `auth` event is stored in the
@@ -335,11 +336,3 @@ describe('auth webhooks are queued, never waited on', () => {
     expect(tries[0].headers['webhook-id']).toBe(tries[1].headers['webhook-id']);
   });
 });
-
-async function waitUntil(check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}

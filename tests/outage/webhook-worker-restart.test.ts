@@ -3,7 +3,8 @@ import { queueAuthWebhook } from '../../webhooks/auth-webhook';
 import { webhookDeliveryWorkflowId } from '../../webhooks/delivery-contracts';
 import { startScriptedReceiver, stackOutboxDeps, verifies, type ScriptedReceiver } from '../support/scripted-receiver';
 import { startWeftStack, type WeftStack } from '../support/weft-stack';
-import { spawnWorker, waitFor } from '../support/worker-process';
+import { spawnWorker } from '../support/worker-process';
+import { waitFor } from '../support/wait';
 
 /** Events whose first attempt failed and were waiting for their next when the worker died. */
 const WAITING = 10;

@@ -234,14 +234,3 @@ export async function inParallel<T, R>(items: T[], concurrency: number, fn: (ite
   );
   return out;
 }
-
-/** Polls `check` until it returns a value other than undefined, or fails naming `what` with the last state. */
-export async function waitUntil<T>(what: string, timeoutMs: number, check: () => Promise<T | undefined>, describe?: () => string, everyMs = 250): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${describe ? `: ${describe()}` : ''}`);
-    await sleep(everyMs);
-  }
-}

@@ -16,11 +16,11 @@ import {
   spawnCompiled,
   startForwarder,
   startWebhookEndpoint,
-  waitUntil,
   type CompiledProcess,
   type Delivery,
   type Forwarder,
 } from './multi-process-support';
+import { waitUntil } from '../support/wait';
 
 /**
  * Several processes on one Temporal and one database, as deployed. Two `weft
@@ -193,7 +193,12 @@ describe('several weft api and weft worker processes on one Temporal and one dat
     processes.push(p);
     const healthUrl = String((await p.logLine('weft worker health endpoint listening')).url);
     // Ready once both of its Temporal workers run.
-    await waitUntil(`${name} to be ready`, 90_000, async () => ((await probe(`${healthUrl}/ready`)).status === 200 ? true : undefined), p.output);
+    await waitUntil(async () => ((await probe(`${healthUrl}/ready`)).status === 200 ? true : undefined), {
+      what: `${name} to be ready`,
+      timeoutMs: 90_000,
+      everyMs: 250,
+      describe: p.output,
+    });
     return { p, healthUrl };
   }
 
@@ -275,14 +280,11 @@ describe('several weft api and weft worker processes on one Temporal and one dat
     await forwarder.cut();
     try {
       const down = await waitUntil(
-        'readiness to say the database is unavailable',
-        30_000,
         async () => {
           const r = await probe(`${probeApi.url}/ready`);
           return r.status === 503 ? r : undefined;
         },
-        undefined,
-        500,
+        { what: 'readiness to say the database is unavailable', timeoutMs: 30_000, everyMs: 250, describe: undefined },
       );
       expect(down.body).toEqual({ status: 'unavailable', database: 'unavailable', orchestrator: 'ok' });
       // Liveness stays 200: a restart would not bring the database back.
@@ -296,13 +298,12 @@ describe('several weft api and weft worker processes on one Temporal and one dat
     } finally {
       await forwarder.restore();
     }
-    await waitUntil(
-      'readiness to come back once the database is reachable again',
-      60_000,
-      async () => ((await probe(`${probeApi.url}/ready`)).status === 200 ? true : undefined),
-      probeApi.p.output,
-      500,
-    );
+    await waitUntil(async () => ((await probe(`${probeApi.url}/ready`)).status === 200 ? true : undefined), {
+      what: 'readiness to come back once the database is reachable again',
+      timeoutMs: 60_000,
+      everyMs: 250,
+      describe: probeApi.p.output,
+    });
     probeApi.p.child.kill('SIGTERM');
     expect(await probeApi.p.exited).toBe(0);
   }, 180_000);
@@ -375,8 +376,6 @@ describe('several weft api and weft worker processes on one Temporal and one dat
       // runs sync runs and nothing else, and if such an activity started meanwhile anyway,
       // the wait for the runs to end allows for its timeout.
       const victim = await waitUntil(
-        'a worker running a sync activity and nothing else',
-        120_000,
         async () => {
           const running = await activitiesByWorker();
           const i = workers.findIndex((w) => {
@@ -385,8 +384,7 @@ describe('several weft api and weft worker processes on one Temporal and one dat
           });
           return i === -1 ? undefined : i;
         },
-        undefined,
-        100,
+        { what: 'a worker running a sync activity and nothing else', timeoutMs: 120_000, everyMs: 250, describe: undefined },
       );
       killedAt = Date.now();
       const victimPid = workers[victim].p.pid;
@@ -463,16 +461,18 @@ describe('several weft api and weft worker processes on one Temporal and one dat
       // Every run and every webhook retry done.
       let stillRunning: WorkflowExecutionInfo[] = [];
       await waitUntil(
-        'the last runs and webhook retries to end',
-        scaled(180_000) + killStallMs,
         async () => {
           stillRunning = [];
           for await (const w of stack.temporal.workflow.list({ query: `TaskQueue = "${stack.taskQueue}" AND ExecutionStatus = "Running"` }))
             stillRunning.push(w);
           return stillRunning.length === 0 ? true : undefined;
         },
-        () => `still running:\n${stillRunning.map((w) => `${w.type} ${w.workflowId} since ${w.startTime.toISOString()}`).join('\n')}`,
-        1_000,
+        {
+          what: 'the last runs and webhook retries to end',
+          timeoutMs: scaled(180_000) + killStallMs,
+          everyMs: 250,
+          describe: () => `still running:\n${stillRunning.map((w) => `${w.type} ${w.workflowId} since ${w.startTime.toISOString()}`).join('\n')}`,
+        },
       ).catch(async (err: Error) => {
         // Where each stands: its pending activities and workflow task, as Temporal has them.
         const details = await inParallel(stillRunning.slice(0, 5), 5, async (w) => {
@@ -586,24 +586,26 @@ describe('several weft api and weft worker processes on one Temporal and one dat
       };
       // A killed worker's claimed event waits out its lease (two minutes) before another worker sends it.
       await waitUntil(
-        'every webhook to be answered 2xx',
-        CLAIM_LEASE_MS + 120_000,
         async () => {
           const m = byId();
           const syncDone = [...expectedSync].every((id) => m.get(id)?.some((d) => d.status < 300));
           const authDone = made.every((c) => endpoint.deliveries.some((d) => d.type === 'auth' && d.connectionId === c.id && d.status < 300));
           return syncDone && authDone ? true : undefined;
         },
-        () =>
-          `${
-            [...expectedSync].filter(
-              (id) =>
-                !byId()
-                  .get(id)
-                  ?.some((d) => d.status < 300),
-            ).length
-          } sync events not delivered`,
-        1_000,
+        {
+          what: 'every webhook to be answered 2xx',
+          timeoutMs: CLAIM_LEASE_MS + 120_000,
+          everyMs: 250,
+          describe: () =>
+            `${
+              [...expectedSync].filter(
+                (id) =>
+                  !byId()
+                    .get(id)
+                    ?.some((d) => d.status < 300),
+              ).length
+            } sync events not delivered`,
+        },
       );
       const deliveries = byId();
       const syncIds = [...deliveries.values()].filter((d) => d[0].type === 'sync').map((d) => d[0].id);
@@ -655,10 +657,13 @@ describe('several weft api and weft worker processes on one Temporal and one dat
   test('an API draining after SIGTERM: readiness 503 shutting_down while it still serves, a second signal ends it', async () => {
     const { p, url } = apis[1];
     p.child.kill('SIGTERM');
-    const draining = await waitUntil('readiness to say shutting_down', 30_000, async () => {
-      const r = await probe(`${url}/ready`);
-      return r.status === 503 ? r : undefined;
-    });
+    const draining = await waitUntil(
+      async () => {
+        const r = await probe(`${url}/ready`);
+        return r.status === 503 ? r : undefined;
+      },
+      { what: 'readiness to say shutting_down', timeoutMs: 30_000, everyMs: 250 },
+    );
     expect(draining).toMatchObject({ connection: 'close', body: { status: 'shutting_down', database: 'ok', orchestrator: 'ok' } });
     // Still serving meanwhile: liveness, and the app's requests.
     expect(await probe(`${url}/health`)).toMatchObject({ status: 200 });

@@ -3,7 +3,7 @@ import { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import { createLumaIntegration, startWeftStack, testInfra, type WeftStack } from '../support/weft-stack';
-import { waitFor } from '../support/worker-process';
+import { waitFor } from '../support/wait';
 
 const WEFT_ATTRIBUTES = ['WeftEnvironment', 'WeftIntegration', 'WeftConnectionId', 'WeftSyncName', 'WeftOperation'];
 

@@ -3,6 +3,7 @@ import { MongoClient, type CommandStartedEvent, type Document } from 'mongodb';
 import { ApiRateCounterStore, type RateDecision } from '../../store/api-rate-counters';
 import { createStores, ensureIndexes } from '../../store/db';
 import { testInfra } from '../support/weft-stack';
+import { waitUntil } from '../support/wait';
 
 /**
  * The API's request counter on the real MongoDB-wire server, shared by "API processes": each
@@ -123,7 +124,7 @@ describe('ApiRateCounterStore', () => {
     const idsOf = async () => (await col.find({}, { projection: { _id: 1 } }).toArray()).map((d) => String(d._id)).filter((id) => id.endsWith(':gc'));
     expect(await idsOf()).toHaveLength(4); // the first window's 3 are kept for a window of grace
     await store.take('gc', { limit: 3, windowMs }, t0 + 2 * windowMs);
-    await waitFor(async () => (await idsOf()).length === 2);
+    await waitUntil(async () => (await idsOf()).length === 2, { timeoutMs: 5_000, what: 'both ids' });
     expect((await idsOf()).every((id) => !id.startsWith(`${t0}:`))).toBe(true);
 
     // FerretDB's SQLite backend reads the whole table for any filter not on _id alone.
@@ -141,12 +142,4 @@ describe('ApiRateCounterStore', () => {
 
 function commandCollection(c: CommandStartedEvent): unknown {
   return c.command[c.commandName];
-}
-
-async function waitFor(check: () => Promise<boolean>, ms = 5_000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }

@@ -55,12 +55,3 @@ export function spawnWorker(stack: WeftStack): Promise<ChildProcess> {
     child.once('exit', (code) => reject(new Error(`worker exited early (${code}):\n${output}`)));
   });
 }
-
-/** Polls `check` every 50 ms until it holds, or fails naming `what` after `timeoutMs`. */
-export async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
