@@ -60,3 +60,18 @@ export function resultPage(opts: { success: boolean; title: string; message: str
   ].join('\n');
   return layout({ title: opts.title, page: 'connect-result', body, attrs });
 }
+
+/**
+ * The success page of every way to connect (OAuth, GitHub App install, API key): one
+ * wording, naming the integration as the app configured it.
+ */
+export function connectedPage(opts: { integrationName: string; connectionId: string; appInstalled?: boolean }): string {
+  return resultPage({
+    success: true,
+    title: 'Connected',
+    message: opts.appInstalled
+      ? `The ${opts.integrationName} app is installed and your account is connected.`
+      : `Your ${opts.integrationName} account is connected.`,
+    connectionId: opts.connectionId,
+  });
+}

@@ -5,7 +5,7 @@ import { resolveProvider } from '../../runtime/http/provider-access';
 import type { ConnectSessionDoc } from '../../store/connect-sessions';
 import type { IntegrationDoc } from '../../store/integrations';
 import type { ApiDeps } from '../deps';
-import { escapeHtml, layout, resultPage } from '../pages/html';
+import { connectedPage, escapeHtml, layout } from '../pages/html';
 import { asPage } from '../pages/as-page';
 import { html, json } from '../openapi/content';
 import { errorResponses } from '../openapi/errors';
@@ -67,15 +67,8 @@ export const connectPageRoutes = routeGroup({
           const session = await openConnectSession(deps, req.body?.connect_session_token);
           await countFlowAttempt(deps, session);
           const { apiKey } = input.body();
-          const { connection } = await connectWithApiKey(deps, session, input.params().key, apiKey);
-          res.type('html').send(
-            resultPage({
-              success: true,
-              title: 'Connected',
-              message: `Your ${connection.provider_config_key} account is connected.`,
-              connectionId: connection.connection_id,
-            }),
-          );
+          const { connection, integration } = await connectWithApiKey(deps, session, input.params().key, apiKey);
+          res.type('html').send(connectedPage({ integrationName: integration.display_name, connectionId: connection.connection_id }));
         });
       },
     }),
@@ -143,7 +136,7 @@ async function connectWithApiKey(deps: ApiDeps, session: ConnectSessionDoc, key:
     throw err;
   }
   const defaults = session.integrations_config_defaults[key]?.connection_config ?? {};
-  return storeAuthorizedConnection(deps, {
+  const stored = await storeAuthorizedConnection(deps, {
     environment: session.environment,
     integration,
     connectionId,
@@ -152,6 +145,7 @@ async function connectWithApiKey(deps: ApiDeps, session: ConnectSessionDoc, key:
     connectionConfig: defaults,
     tags: session.tags,
   });
+  return { ...stored, integration };
 }
 
 function connectPage(deps: ApiDeps, session: ConnectSessionDoc, token: string, integrations: IntegrationDoc[]): string {

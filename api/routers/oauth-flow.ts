@@ -15,7 +15,7 @@ import type { AuthorizationErrorCodes } from '../../runtime/types';
 import { AUTH_STATE_TTL_MS, type AuthStateDoc } from '../../store/auth-states';
 import type { IntegrationDoc } from '../../store/integrations';
 import type { ApiDeps } from '../deps';
-import { resultPage } from '../pages/html';
+import { connectedPage, resultPage } from '../pages/html';
 import { html } from '../openapi/content';
 import { route, routeGroup } from '../routing/route';
 import { oauthConnectQuery } from '../schemas/connect';
@@ -164,14 +164,7 @@ export const oauthFlowRoutes = routeGroup({
             const credentials = await redeem(deps, state, integration, q.code ?? '');
             await verifyWith(deps, state, integration, credentials);
             const { connection } = await store(deps, state, integration, credentials);
-            res.type('html').send(
-              resultPage({
-                success: true,
-                title: 'Connected',
-                message: `Your ${integration.display_name} account is connected.`,
-                connectionId: connection.connection_id,
-              }),
-            );
+            res.type('html').send(connectedPage({ integrationName: integration.display_name, connectionId: connection.connection_id }));
           });
         });
       },
@@ -223,14 +216,7 @@ export const oauthFlowRoutes = routeGroup({
               });
             }
             const { connection } = await store(deps, state, integration, credentials);
-            res.type('html').send(
-              resultPage({
-                success: true,
-                title: 'Connected',
-                message: `The ${integration.display_name} app is installed and connected.`,
-                connectionId: connection.connection_id,
-              }),
-            );
+            res.type('html').send(connectedPage({ integrationName: integration.display_name, connectionId: connection.connection_id, appInstalled: true }));
           });
         });
       },

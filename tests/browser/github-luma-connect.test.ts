@@ -111,6 +111,8 @@ describe('Connect: GitHub App install and Luma API key in a browser', () => {
     await installFromConnectPage(page, await connectLink('github'));
     const done = await result(page);
     expect(done.result).toBe('success');
+    // Every success page has the one wording, with the integration's display name.
+    expect(done.message).toBe('The GitHub app is installed and your account is connected.');
     const connectionId = done.connectionId as string;
     installedConnectionId = connectionId;
     // The code came back with the installation and bought a user token that lists it.
@@ -246,6 +248,7 @@ describe('Connect: GitHub App install and Luma API key in a browser', () => {
     expect((await stack.api('PATCH', '/integrations/github-oauth', { body: body(DEFAULT_OAUTH_APP.clientSecret) })).status).toBe(200);
     const done = await authorize();
     expect(done.result).toBe('success');
+    expect(done.message).toBe('Your GitHub OAuth account is connected.');
     const conn = await stack.api('GET', `/connections/${done.connectionId}?provider_config_key=github-oauth`);
     expect(conn.body.credentials).toMatchObject({ type: 'OAUTH2', access_token: expect.stringMatching(/^gho_/) });
     const run: any = await stack.waitForSync(done.connectionId as string, 'repositories', { providerConfigKey: 'github-oauth' });
@@ -316,6 +319,7 @@ describe('Connect: GitHub App install and Luma API key in a browser', () => {
     await page.getByRole('button', { name: /Connect/ }).click();
     const done = await result(page);
     expect(done.result).toBe('success');
+    expect(done.message).toBe('Your Luma account is connected.'); // the provider's display name, not the integration key "luma"
     expect(done.connectionId).toMatch(/^[0-9a-f-]{36}$/);
     const run: any = await stack.waitForSync(done.connectionId as string, 'list-events', { providerConfigKey: 'luma' });
     expect(run.result.CalendarEvent.added).toBeGreaterThan(0);

@@ -22,12 +22,14 @@ export async function launchBrowser(): Promise<Browser> {
 }
 
 /** The outcome of a connect flow, from the result page's data attributes. */
-export async function connectResult(page: Page): Promise<{ result: string | null; code: string | null; connectionId: string | null }> {
+export async function connectResult(page: Page): Promise<{ result: string | null; code: string | null; connectionId: string | null; message: string | null }> {
   const main = page.locator('main[data-page="connect-result"]');
   await main.waitFor();
   return {
     result: await main.getAttribute('data-result'),
     code: await main.getAttribute('data-error-code'),
     connectionId: await main.getAttribute('data-connection-id'),
+    // What the person reads first: the status line of a success, the alert's first line of a failure.
+    message: await main.locator('[role=status], [role=alert] p').first().textContent(),
   };
 }
