@@ -41,6 +41,8 @@ const config: Config = {
       ...shared,
       displayName: 'weft',
       testPathIgnorePatterns: ['/node_modules/', GENERATED_TESTS, DOCS_TESTS],
+      // Prints what a test file held back (Temporal's log) only when one of its tests failed.
+      testEnvironment: '<rootDir>/tests/support/test-environment.ts',
       globalSetup: '<rootDir>/tests/support/global-setup.ts',
       globalTeardown: '<rootDir>/tests/support/global-teardown.ts',
     },

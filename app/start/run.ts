@@ -83,7 +83,7 @@ export async function runStart(options: StartOptions, env: NodeJS.ProcessEnv): P
 
     // Before any Worker or connection exists. Signals are ours: the stop order below matters.
     Runtime.install({
-      logger: new WeftRuntimeLogger('WARN', [config.WEFT_ACTION_TASK_QUEUE]),
+      logger: new WeftRuntimeLogger('WARN', (queue) => queue === config.WEFT_ACTION_TASK_QUEUE),
       shutdownSignals: [],
       telemetryOptions: temporalRuntimeTelemetry(config),
     });

@@ -20,7 +20,7 @@ export async function runWorkerProcess(env: NodeJS.ProcessEnv = process.env): Pr
   const telemetry = startTelemetry(config, 'weft-worker');
   const runtimeTelemetry = temporalRuntimeTelemetry(config);
   // Before any connection: Temporal's logger (at its default level), and the worker's own metrics when OTEL_* configures metrics.
-  Runtime.install({ logger: new WeftRuntimeLogger('INFO', [config.WEFT_ACTION_TASK_QUEUE]), telemetryOptions: runtimeTelemetry });
+  Runtime.install({ logger: new WeftRuntimeLogger('INFO', (queue) => queue === config.WEFT_ACTION_TASK_QUEUE), telemetryOptions: runtimeTelemetry });
   // The probes first (when configured), so a slow start reads as alive and not ready.
   let workers: WeftWorkers | null = null;
   const health =

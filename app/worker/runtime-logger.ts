@@ -5,21 +5,21 @@ const NO_WORKFLOWS_WARNING = 'No workflows registered, not polling for workflow 
 
 /**
  * The Temporal Runtime's logger for Weft's processes: Temporal's DefaultLogger, except that
- * the warning about a worker without workflows is a debug line for the queues given. The
+ * the warning about a worker without workflows is a debug line for the queues it is told of. The
  * action worker has activities only on purpose (every workflow, actions' included, runs on
  * the sync queue, one workflow isolate per process), so that warning is no news on any start.
  */
 export class WeftRuntimeLogger extends DefaultLogger {
   constructor(
     level: LogLevel,
-    private readonly activityOnlyQueues: readonly string[],
+    private readonly isActivityOnlyQueue: (taskQueue: string) => boolean,
     logFunction?: (entry: LogEntry) => void,
   ) {
     super(level, logFunction);
   }
 
   override log(level: LogLevel, message: string, meta?: LogMetadata): void {
-    const expected = level === 'WARN' && message === NO_WORKFLOWS_WARNING && this.activityOnlyQueues.includes(String(meta?.taskQueue));
+    const expected = level === 'WARN' && message === NO_WORKFLOWS_WARNING && this.isActivityOnlyQueue(String(meta?.taskQueue));
     super.log(expected ? 'DEBUG' : level, message, meta);
   }
 }

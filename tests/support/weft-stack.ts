@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { installTestRuntime } from './temporal-runtime';
 import { CredentialCipher } from '../../auth/credential-cipher';
 import { buildCore, type Core } from '../../app/core';
 import { startApi } from '../../app/api/build-api';
@@ -130,15 +130,6 @@ export function testInfra() {
   return { temporalAddress, namespace: process.env.WEFT_TEST_TEMPORAL_NAMESPACE ?? 'default', mongodbUri, bundle };
 }
 
-let runtimeInstalled = false;
-function quietTemporalRuntime(env: Record<string, string> = {}): void {
-  if (runtimeInstalled) return;
-  runtimeInstalled = true;
-  // Worker state changes are noise in test output; warnings and errors still show.
-  // The first stack of a jest worker process decides: OTEL_* in its env exports the worker's own metrics (tests/e2e/telemetry.test.ts).
-  Runtime.install({ logger: new DefaultLogger('WARN'), telemetryOptions: temporalRuntimeTelemetry(loadConfig(env)) });
-}
-
 /**
  * The stack is wired by app/ like every process: its configuration is `env` (the same
  * variables a spawned `weft worker` or `weft api` of the test gets), and what only a test
@@ -146,7 +137,7 @@ function quietTemporalRuntime(env: Record<string, string> = {}): void {
  * of app's builders.
  */
 export async function startWeftStack(opts: StackOptions = {}): Promise<WeftStack> {
-  quietTemporalRuntime(opts.env);
+  installTestRuntime({ telemetryOptions: temporalRuntimeTelemetry(loadConfig(opts.env ?? {})) });
   const infra = { ...testInfra(), ...opts.servers };
   const dbName = `weft_test_${randomBytes(6).toString('hex')}`;
   const taskQueue = `weft-syncs-${randomUUID()}`;

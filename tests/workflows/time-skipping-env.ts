@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { DefaultLogger, makeTelemetryFilterString, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
+import { Worker, type WorkerOptions } from '@temporalio/worker';
+import { installTestRuntime } from '../support/temporal-runtime';
 import { infraOptionsFromEnv } from '../../scripts/infra/infra-env';
 import { resolveTestServer } from '../../scripts/infra/test-server';
 
@@ -26,13 +27,11 @@ export async function createTimeSkippingEnv(): Promise<TestWorkflowEnvironment> 
 
 /**
  * These tests fail activities and workflows on purpose (and the test server lacks a capability
- * the core SDK warns about on every worker): warnings are noise here, errors still show.
+ * the core SDK warns about on every worker): Temporal's own log is held back, and its core
+ * says only errors.
  */
 export function quietTestRuntime(): void {
-  Runtime.install({
-    logger: new DefaultLogger('ERROR'),
-    telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'ERROR', other: 'ERROR' }) } },
-  });
+  installTestRuntime({ coreLogLevel: 'ERROR' });
 }
 
 /** The workflows bundled once per test run by globalSetup, or bundled here when run without it. */
