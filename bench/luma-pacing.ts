@@ -8,7 +8,7 @@ const WINDOWS_MEASURED = 4;
 
 /**
  * Two connections sharing one Luma API key sync at once, under a (scaled-down) budget of
- * 50 requests per 5 s window with a lockout on excess, like Luma's 300/min. Achieved =
+ * 50 requests per 5 s window with a lockout on excess, like Luma's 200/min. Achieved =
  * requests answered in the first four full windows after the first request, over what
  * the limit allows in them; the run needs more than four windows of requests.
  */

@@ -24,7 +24,7 @@ const CREATE_CONCURRENCY = 10;
 const CREATE_BUDGET_MS = 300_000;
 const RSS_SAMPLE_MS = 5_000;
 
-/** Each connection's own Luma key: an account of its own, with Luma's own limit (300 a minute), as real tenants have. */
+/** Each connection's own Luma key: an account of its own, with Luma's own limit (200 a minute, a calendar key's), as real tenants have. */
 function lumaKey(connectionId: string): string {
   return `bench-luma-key-${connectionId}`;
 }

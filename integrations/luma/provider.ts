@@ -20,9 +20,10 @@ export const lumaProvider: ProviderDefinition = {
     limitNameInRequest: 'pagination_limit',
     limit: 100,
   },
-  // 300 requests per any one-minute window per key, across endpoints; exceeding it locks
-  // the key out for a minute. Weft paces under it with a budget shared by all runs.
-  requestBudget: { requests: 300, windowMs: 60_000, lockoutMs: 60_000 },
+  // A calendar key's limit: 200 requests a minute across endpoints; exceeding it locks the key
+  // out for a minute (its 429 says how long in Retry-After). Weft paces under it with a budget
+  // shared by all runs; an organization key (500) raises it per integration (docs/providers/luma.md).
+  requestBudget: { requests: 200, windowMs: 60_000, lockoutMs: 60_000 },
   throttle: { kind: 'lockout', statuses: [429] },
   retries: 3,
 };

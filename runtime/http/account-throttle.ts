@@ -45,7 +45,8 @@ export class AccountThrottle {
     if (!rule) return null;
     if (rule.kind === 'rate-limit-headers') return this.onHeaderBudgetResponse(rule, status, headers, bodyText, now);
     if (!rule.statuses.includes(status)) return null;
-    const wait = rule.kind === 'lockout' ? fallbackLockoutMs : (parseRetryAfter(headers['retry-after'], now) ?? rule.defaultWaitMs);
+    // A lockout lasts what the provider says it does (Luma's Retry-After on its 429), else the provider's known lockout.
+    const wait = parseRetryAfter(headers['retry-after'], now) ?? (rule.kind === 'lockout' ? fallbackLockoutMs : rule.defaultWaitMs);
     this.blockUntil(now + wait);
     return wait;
   }

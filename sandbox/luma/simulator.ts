@@ -14,7 +14,10 @@
  *   1. failNext() injections answer first (any path, any key).
  *   2. Unknown path or method → 404.
  *   3. Missing / unknown `x-luma-api-key` → 401.
- *   4. Rate limit per key (sliding window + lockout) → 429.
+ *   4. Rate limit per key (sliding window + lockout) → 429 with `Retry-After` (seconds to the
+ *      lockout's end). Every answer past this step carries `X-RateLimit-Limit`,
+ *      `X-RateLimit-Remaining` and `X-RateLimit-Reset` (epoch seconds: when the window frees a
+ *      slot, or on a 429 when the lockout ends), as docs/providers/luma.md describes.
  *   5. The route: 400 for bad parameters, 404 for an unknown event, else 200.
  * The response is then delayed by the current latency.
  */
@@ -54,10 +57,10 @@ export const LumaSimulatorOptionsSchema = z
     eventCount: z.number().int().min(0).max(2_000_000).default(200),
     /** Accepted `x-luma-api-key` values. */
     apiKeys: z.array(z.string().min(1)).min(1).default([LUMA_DEFAULT_API_KEY]),
-    /** Sliding window per API key across all endpoints; exceeding it locks the key out. */
+    /** Sliding window per API key across all endpoints; exceeding it locks the key out (a calendar key's limit by default). */
     rateLimit: z
       .object({
-        limit: z.number().int().positive().default(300),
+        limit: z.number().int().positive().default(200),
         windowMs: z.number().positive().default(60_000),
         lockoutMs: z.number().min(0).default(60_000),
       })
@@ -328,7 +331,7 @@ export function decodeCursor(cursor: string): { startMs: number; id: string } | 
 // Simulator
 // ---------------------------------------------------------------------------------------
 
-type Reply = { status: number; body: unknown };
+type Reply = { status: number; body: unknown; headers?: Record<string, string> };
 
 class HttpError extends Error {
   constructor(
@@ -579,6 +582,20 @@ export function createLumaSimulator(options: LumaSimulatorOptions = {}): LumaSim
     return true;
   }
 
+  /** The key's rate-limit headers after `admit` decided (Luma sends them on authenticated answers). */
+  function rateLimitHeaders(key: string, now: number, admitted: boolean): Record<string, string> {
+    const w = windows.get(key) ?? [];
+    const until = lockedUntil.get(key);
+    const resetMs = !admitted && until !== undefined ? until : w.length > 0 ? w[0] + opts.rateLimit.windowMs : now + opts.rateLimit.windowMs;
+    const headers: Record<string, string> = {
+      'x-ratelimit-limit': String(opts.rateLimit.limit),
+      'x-ratelimit-remaining': String(admitted ? Math.max(0, opts.rateLimit.limit - w.length) : 0),
+      'x-ratelimit-reset': String(Math.ceil(resetMs / 1000)),
+    };
+    if (!admitted) headers['retry-after'] = String(Math.max(1, Math.ceil((resetMs - now) / 1000)));
+    return headers;
+  }
+
   // ---- request handling ----------------------------------------------------------------
 
   function redactedQuery(params: URLSearchParams, presentedKey: string | undefined): Record<string, string | string[]> {
@@ -601,13 +618,14 @@ export function createLumaSimulator(options: LumaSimulatorOptions = {}): LumaSim
     }
     if (!admit(key, now)) {
       rateLimitedCount++;
-      return { status: 429, body: { message: 'Too many requests. Please back off before retrying.' } };
+      return { status: 429, body: { message: 'Too many requests. Please back off before retrying.' }, headers: rateLimitHeaders(key, now, false) };
     }
+    const headers = rateLimitHeaders(key, now, true);
     try {
-      return route(query, body);
+      return { ...route(query, body), headers };
     } catch (err) {
-      if (err instanceof HttpError) return { status: err.status, body: { message: err.message } };
-      return { status: 500, body: { message: 'Internal server error' } };
+      if (err instanceof HttpError) return { status: err.status, body: { message: err.message }, headers };
+      return { status: 500, body: { message: 'Internal server error' }, headers };
     }
   }
 
@@ -646,7 +664,7 @@ export function createLumaSimulator(options: LumaSimulatorOptions = {}): LumaSim
     log.push({ at: now, method, path: url.pathname, query: redactedQuery(url.searchParams, key), status: reply.status });
     byStatus[reply.status] = (byStatus[reply.status] ?? 0) + 1;
 
-    const send = () => sendJson(res, reply.status, reply.body);
+    const send = () => sendJson(res, reply.status, reply.body, reply.headers);
     simHost.respondAfter(send);
   }
 

@@ -29,6 +29,12 @@ describe('AccountThrottle', () => {
     expect(t.delayBeforeRequest(luma, 10_000, NOW + 30_000)).toBe(30_000);
   });
 
+  test("a lockout's 429 with Retry-After lasts what it says (the rest of a lockout another client started)", () => {
+    const t = new AccountThrottle();
+    expect(t.onResponse(luma, 429, { 'retry-after': '17' }, '', 60_000, NOW)).toBe(17_000);
+    expect(t.delayBeforeRequest(luma, 60_000, NOW + 10_000)).toBe(7_000);
+  });
+
   test('GitHub: paces as remaining nears zero, capped; waits for the reset once exhausted', () => {
     const t = new AccountThrottle();
     t.onResponse(github, 200, ghHeaders(4_000, 3_600_000), '', 0, NOW);

@@ -449,7 +449,7 @@ describe('Luma simulator: rate limiting', () => {
     const sixth = await get(base, LIST);
     const t6 = Date.now(); // the lockout started before this moment
     expect(sixth.status).toBe(429);
-    expect(sixth.headers.get('retry-after')).toBeNull();
+    expect(sixth.headers.get('retry-after')).toBe('1'); // the 800 ms lockout, in whole seconds
     expect(await sixth.json()).toEqual({ message: expect.any(String) });
 
     await sleep(250);
@@ -465,6 +465,29 @@ describe('Luma simulator: rate limiting', () => {
     expect(stats.byStatus).toEqual({ 200: 6, 429: 3 });
     expect(stats.requests).toBe(9);
     expect(stats.maxRequestsInAnyWindow).toBeGreaterThanOrEqual(6);
+  });
+
+  it('tells the key its limit, what remains and when, and how long a 429 lasts (X-RateLimit-*, Retry-After)', async () => {
+    let now = 2_000_000_000;
+    const { base } = await startSim({ seed: 43, eventCount: 5, rateLimit: { limit: 2, windowMs: 60_000, lockoutMs: 60_000 }, now: () => now });
+    const first = await get(base, LIST);
+    expect(first.status).toBe(200);
+    expect([first.headers.get('x-ratelimit-limit'), first.headers.get('x-ratelimit-remaining')]).toEqual(['2', '1']);
+    // The window frees the first slot a minute after it was taken.
+    expect(first.headers.get('x-ratelimit-reset')).toBe(String((2_000_000_000 + 60_000) / 1000));
+    expect(first.headers.get('retry-after')).toBeNull();
+    now += 1_000;
+    expect((await get(base, LIST)).headers.get('x-ratelimit-remaining')).toBe('0');
+    now += 1_000;
+    const refused = await get(base, LIST);
+    expect(refused.status).toBe(429);
+    // Locked for the lockout from now: Retry-After in seconds, the reset at the block's end.
+    expect(refused.headers.get('retry-after')).toBe('60');
+    expect(refused.headers.get('x-ratelimit-reset')).toBe(String((2_000_002_000 + 60_000) / 1000));
+    now += 20_000;
+    expect((await get(base, LIST)).headers.get('retry-after')).toBe('40');
+    // Not for a request without a valid key.
+    expect((await get(base, LIST, 'nope')).headers.get('x-ratelimit-limit')).toBeNull();
   });
 
   it('uses a sliding window per key, counted across endpoints (manual clock)', async () => {
