@@ -331,9 +331,6 @@ describe('proxy', () => {
     }
     clearInterval(sampler);
     const growth = { rss: (peak.rss - before.rss) / MB, arrayBuffers: (peak.arrayBuffers - before.arrayBuffers) / MB };
-    console.log(
-      `proxy download of ${(file.size / MB).toFixed(1)} MB: peak growth rss ${growth.rss.toFixed(1)} MB, arrayBuffers ${growth.arrayBuffers.toFixed(1)} MB`,
-    );
 
     expect(res.status).toBe(200);
     expect(length).toBe(file.size);
