@@ -116,6 +116,12 @@ export function buildProgram(): Command {
 }
 
 export async function main(argv: string[] = process.argv): Promise<void> {
+  // A reader that stops early (`| head`, a jq that exited) closes the pipe: stop quietly, as
+  // command-line tools do, instead of an unhandled EPIPE with its stack trace.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+    process.exit(process.exitCode ?? 0);
+  });
   try {
     await buildProgram().parseAsync(argv);
   } catch (err) {

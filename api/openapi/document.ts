@@ -30,7 +30,7 @@ export function buildOpenApiDocument(integrations: IntegrationRegistry): OpenApi
       version: '1',
       description:
         'Weft’s REST API (shaped like Nango’s): integrations, connections, synced records, actions, the proxy, webhooks. Generated from the zod schemas the API validates with.',
-      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
+      license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
     },
     servers: [{ url: '/' }],
     security: [{ secretKey: [] }],

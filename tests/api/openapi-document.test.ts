@@ -58,6 +58,12 @@ describe('the OpenAPI document', () => {
     })),
   );
 
+  test('its license is the repository’s (package.json, LICENSE)', () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { license } = require('../../package.json') as { license: string };
+    expect(document.info.license).toEqual({ name: license, identifier: license });
+  });
+
   test('Redocly’s recommended rules find no error in it', async () => {
     expect(payloadsFit).toEqual([true, true, true]);
     const problems = await lint(document);

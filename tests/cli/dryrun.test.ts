@@ -443,6 +443,19 @@ describe('weft dryrun', () => {
     expect(save.stderr).toContain('"error": "invalid_sync_record"');
     expect(existsSync(path.join(dir, 'tests'))).toBe(false);
   });
+
+  test('a reader that closes the pipe early (`| head`, a jq that exited) ends the run quietly: no EPIPE stack trace', async () => {
+    const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
+    const child = spawn(process.execPath, [BIN, 'dryrun', 'list-events', 'dr-user', '--json'], { cwd: REPO, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Closed before the result is written: the write meets a pipe with no reader.
+    child.stdout.destroy();
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    expect(stderr).not.toMatch(/EPIPE|Error|\n\s+at /);
+    // The same run's own outcome, as with a reader that reads it all (the data left by the tests before may make it 1).
+    expect(code).toBe((await dryrun(['list-events', 'dr-user', '--json'])).code);
+  });
 });
 
 function filesUnder(root: string): string[] {
