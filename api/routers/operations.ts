@@ -55,10 +55,12 @@ export const operationRoutes = routeGroup({
           res.json(await listRecordsPage(deps.stores, deps.registry, connection, q));
           return;
         }
-        const available = [...(integration?.actions ?? []), ...(integration?.syncs ?? [])].map((o) => `/v1${o.endpoint.path}`);
+        const write = integration?.actions.find((a) => a.endpoint.path === path);
+        if (write) throw new NotFoundError('unknown_operation', `/v1${path} is the write action ${write.name}: POST its input as the JSON body.`);
+        const available = [...(integration?.actions ?? []), ...(integration?.syncs ?? [])].map((o) => `${o.endpoint.method} /v1${o.endpoint.path}`);
         throw new NotFoundError(
           'unknown_operation',
-          `Integration "${connection.provider_config_key}" has no operation at /v1${path} (available: ${available.join(', ') || 'none'}).`,
+          `Integration "${connection.provider_config_key}" has no operation at GET /v1${path} (available: ${available.join(', ') || 'none'}).`,
         );
       },
     }),

@@ -134,6 +134,7 @@ describe('OneDrive writes (upload-file, create-folder) and the next sync run', (
     const viaGet = await stack.api('GET', `/v1/create-folder?driveId=${encodeURIComponent(drive)}&name=Nope`, { headers: HEADERS });
     expect(viaGet.status).toBe(404);
     expect(viaGet.body.error.code).toBe('unknown_operation');
+    expect(viaGet.body.error.message).toBe('/v1/create-folder is the write action create-folder: POST its input as the JSON body.');
     const readViaPost = await stack.api('POST', '/v1/list-drives', { headers: HEADERS, body: {} });
     expect(readViaPost.status).toBe(404);
     expect(stack.graph.requestLog()).toEqual([]);
