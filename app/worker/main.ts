@@ -9,7 +9,6 @@ import { buildCore, requireServers } from '../core';
 import { describeFailure } from '../process-exit';
 import { resealInBackground } from '../reseal';
 import { buildWorkers, type WeftWorkers } from './run-workers';
-import { WeftRuntimeLogger } from './runtime-logger';
 import { startWorkerHealthServer, workerReadiness } from './health-server';
 import { Runtime } from '@temporalio/worker';
 import { startTelemetry, temporalRuntimeTelemetry } from '../telemetry';
@@ -19,8 +18,10 @@ export async function runWorkerProcess(env: NodeJS.ProcessEnv = process.env): Pr
   requireServers(config, 'worker');
   const telemetry = startTelemetry(config, 'weft-worker');
   const runtimeTelemetry = temporalRuntimeTelemetry(config);
-  // Before any connection: Temporal's logger (at its default level), and the worker's own metrics when OTEL_* configures metrics.
-  Runtime.install({ logger: new WeftRuntimeLogger('INFO', (queue) => queue === config.WEFT_ACTION_TASK_QUEUE), telemetryOptions: runtimeTelemetry });
+  // Before any connection: the worker's own metrics, when OTEL_* configures metrics. Otherwise
+  // the Runtime Temporal makes itself at the first connection: installed here up front, a
+  // SIGTERM ended the process at once instead of draining (tests/production/multi-process).
+  if (runtimeTelemetry) Runtime.install({ telemetryOptions: runtimeTelemetry });
   // The probes first (when configured), so a slow start reads as alive and not ready.
   let workers: WeftWorkers | null = null;
   const health =

@@ -4,9 +4,9 @@ import { DefaultLogger, type LogEntry, type LogLevel, type LogMetadata } from '@
 const NO_WORKFLOWS_WARNING = 'No workflows registered, not polling for workflow tasks';
 
 /**
- * The Temporal Runtime's logger for Weft's processes: Temporal's DefaultLogger, except that
- * the warning about a worker without workflows is a debug line for the queues it is told of. The
- * action worker has activities only on purpose (every workflow, actions' included, runs on
+ * The Temporal Runtime's logger of `npm start` (and of the tests' workers): Temporal's
+ * DefaultLogger, except that the warning about a worker without workflows is a debug line for
+ * the queues it is told of. The action worker has activities only on purpose (every workflow, actions' included, runs on
  * the sync queue, one workflow isolate per process), so that warning is no news on any start.
  */
 export class WeftRuntimeLogger extends DefaultLogger {
