@@ -1,7 +1,7 @@
 import { format } from 'node:util';
 import { makeTelemetryFilterString, Runtime, type LogEntry, type LogLevel, type TelemetryOptions } from '@temporalio/worker';
 import { WeftRuntimeLogger } from '../../app/worker/runtime-logger';
-import { HELD_OUTPUT } from './held-output';
+import { HELD_OUTPUT, RUNTIME_SHUTDOWN } from './held-output';
 
 let installed = false;
 
@@ -17,11 +17,14 @@ export function installTestRuntime(opts: { level?: LogLevel; telemetryOptions?: 
   installed = true;
   const level = opts.level ?? 'WARN';
   const coreLevel = opts.coreLogLevel ?? level;
-  Runtime.install({
+  const runtime = Runtime.install({
     logger: new WeftRuntimeLogger(level, (queue) => queue.startsWith('weft-actions'), holdEntry),
     // The core's own log (its gRPC retries while a test stops a server) is forwarded to the same logger, so it is held too.
     telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: coreLevel, other: coreLevel }), forward: {} }, ...opts.telemetryOptions },
   });
+  // Shut down at the file's end by the test environment (tests/support/test-environment.ts):
+  // a Runtime left running keeps the jest worker process from exiting.
+  RUNTIME_SHUTDOWN.push(() => runtime.shutdown());
 }
 
 function holdEntry({ level, timestampNanos, message, meta }: LogEntry): void {

@@ -14,7 +14,15 @@ export default class WeftTestEnvironment extends TestEnvironment {
   }
 
   override async teardown(): Promise<void> {
-    const held = (this.global as { __weftHeldOutput?: string[] }).__weftHeldOutput ?? [];
+    const global = this.global as { __weftHeldOutput?: string[]; __weftRuntimeShutdown?: Array<() => Promise<void>> };
+    // The file's Temporal Runtime (tests/support/temporal-runtime.ts): left running, it keeps this worker process alive.
+    // Bounded: a shutdown that hangs must not hang the run (jest then reports the worker as before).
+    for (const shutdown of global.__weftRuntimeShutdown ?? []) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([shutdown().catch(() => undefined), new Promise((resolve) => (timer = setTimeout(resolve, 5_000)))]);
+      clearTimeout(timer);
+    }
+    const held = global.__weftHeldOutput ?? [];
     if (this.failures > 0 && held.length > 0) {
       process.stderr.write(`\n-- Temporal's log while this file ran (held back; printed because a test failed) --\n${held.join('\n')}\n-- end --\n`);
     }
