@@ -48,6 +48,8 @@ export function createApp(deps: ApiDeps): Express {
   const auth = [requireSecretKey(deps.stores.environments, clients), apiRateLimit(deps.stores.apiRateCounters, deps.settings.apiRateLimit, deps.logger)];
   // Before the body parser: any method, and the body streamed to the provider as it came (the proxy).
   mount(groups('secret-key', true), auth);
+  // The providers' webhook intake reads its raw body itself (the signature is over it), limited per client address.
+  mount(groups('public', true), [clients.limit('unauthenticated')]);
   // Operators' tools (the Temporal UI and CLI), with their own tokens, CORS and body cap; off unless configured.
   // Refused calls spend their address's budget, as wrong secret keys do.
   if (deps.codecEndpoint) app.use('/codec', codecRouter(deps.codecEndpoint, deps.logger, { onRefused: (req, res) => clients.takeUnauthenticated(req, res) }));

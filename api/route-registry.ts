@@ -10,6 +10,7 @@ import { integrationRoutes } from './routers/integrations';
 import { logsRoutes } from './routers/logs';
 import { oauthFlowRoutes } from './routers/oauth-flow';
 import { operationRoutes } from './routers/operations';
+import { providerWebhookRoutes } from './routers/provider-webhooks';
 import { proxyRoutes } from './routers/proxy';
 import { recordsRoutes } from './routers/records';
 import { syncRoutes } from './routers/sync';
@@ -33,6 +34,7 @@ export const API_ROUTES: readonly RouteGroup[] = [
   environmentRoutes,
   logsRoutes,
   webhookRoutes,
+  providerWebhookRoutes,
   proxyRoutes,
   connectSessionRoutes,
   connectPageRoutes,

@@ -19,7 +19,7 @@ export interface CredentialSource {
 
 /** Client credentials of an integration (what `POST /integrations` stores, sealed). */
 export type IntegrationCredentials =
-  | { type: 'OAUTH2'; client_id: string; client_secret: string; scopes?: string; tenant?: string }
+  | { type: 'OAUTH2'; client_id: string; client_secret: string; scopes?: string; tenant?: string; webhook_secret?: string }
   | {
       type: 'APP';
       app_id: string;
@@ -27,6 +27,8 @@ export type IntegrationCredentials =
       private_key: string;
       /** The App's OAuth client (user authorization). */ client_id?: string;
       client_secret?: string;
+      /** What the provider signs its webhook deliveries with. */
+      webhook_secret?: string;
     };
 
 export interface CredentialSourceDeps {

@@ -225,6 +225,23 @@ export interface RateLimitHeadersRule {
   secondaryMessage?: RegExp;
 }
 
+/**
+ * How a provider signs and names its webhook deliveries, as data of the integration folder:
+ * the intake (`POST /webhooks/providers/:environment/:integration`) verifies each delivery
+ * with it before anything is stored.
+ */
+export interface ProviderWebhooks {
+  /**
+   * An HMAC of the raw body with the integration's webhook secret (`credentials.webhook_secret`),
+   * hex-encoded in `header` after `prefix` (GitHub: `X-Hub-Signature-256: sha256=<hex>`).
+   */
+  signature: { header: string; prefix: string; algorithm: 'sha256' };
+  /** The header naming the delivery: a redelivery carries the same value, and is stored once. */
+  deliveryIdHeader: string;
+  /** The header naming the event (GitHub: `X-GitHub-Event`: `pull_request`, `push`, …). */
+  eventHeader: string;
+}
+
 export interface ProviderDefinition {
   name: string;
   displayName: string;
@@ -260,6 +277,8 @@ export interface ProviderDefinition {
   requestBudget?: RequestBudget;
   /** How the provider says "slow down" (429/503 and friends), so the runtime can wait. */
   throttle?: ThrottleRule;
+  /** The provider's own webhooks (deliveries to Weft's intake): how each is signed and named. */
+  webhooks?: ProviderWebhooks;
   /** Default extra attempts on network errors and 5xx. */
   retries?: number;
   /**

@@ -15,6 +15,7 @@ import { ConnectSessionStore } from './connect-sessions';
 import { AuthStateStore } from './auth-states';
 import { ApiRateCounterStore } from './api-rate-counters';
 import { AlertStateStore } from './alert-states';
+import { ProviderDeliveryStore } from './provider-deliveries';
 import type { ExpiryRule } from './ttl';
 
 /** Every collection Weft uses, each behind its own module. */
@@ -37,6 +38,8 @@ export interface Stores {
   authStates: AuthStateStore;
   apiRateCounters: ApiRateCounterStore;
   alertStates: AlertStateStore;
+  /** Webhook deliveries from the providers, verified and stored as they came. */
+  providerDeliveries: ProviderDeliveryStore;
 }
 
 export interface StoreOptions {
@@ -62,6 +65,7 @@ export function createStores(db: Db, options: StoreOptions = { requestLogTtlDays
     authStates: new AuthStateStore(db),
     apiRateCounters: new ApiRateCounterStore(db),
     alertStates: new AlertStateStore(db),
+    providerDeliveries: new ProviderDeliveryStore(db),
   };
 }
 
@@ -86,6 +90,7 @@ export async function ensureIndexes(stores: Stores): Promise<ExpiryRule[]> {
     stores.authStates.ensureIndexes(),
     stores.apiRateCounters.ensureIndexes(),
     stores.alertStates.ensureIndexes(),
+    stores.providerDeliveries.ensureIndexes(),
   ]);
   // A store answers nothing (no expiry), one rule or several.
   return results.flatMap((r) => (Array.isArray(r) ? r : r ? [r] : [])).filter((r) => !r.native);

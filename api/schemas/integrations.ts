@@ -17,6 +17,12 @@ export const providerOverridesSchema = z.strictObject({
     .optional(),
 });
 
+/**
+ * The secret the provider signs its webhook deliveries with (GitHub: the App's or OAuth App's
+ * webhook secret), sealed with the other credentials; the intake refuses what it does not verify.
+ */
+const webhookSecret = z.string().min(16, 'at least 16 characters').max(256).optional();
+
 export const integrationCredentialsSchema = z.discriminatedUnion('type', [
   z.strictObject({
     type: z.literal('OAUTH2'),
@@ -33,6 +39,7 @@ export const integrationCredentialsSchema = z.discriminatedUnion('type', [
       .string()
       .regex(/^[A-Za-z0-9.-]{1,100}$/, 'a tenant id, domain, common, organizations or consumers')
       .optional(),
+    webhook_secret: webhookSecret,
   }),
   z
     .strictObject({
@@ -46,6 +53,7 @@ export const integrationCredentialsSchema = z.discriminatedUnion('type', [
        */
       client_id: z.string().min(1).max(100).optional(),
       client_secret: z.string().min(1).max(200).optional(),
+      webhook_secret: webhookSecret,
     })
     .refine((c) => (c.client_id === undefined) === (c.client_secret === undefined), {
       message: 'client_id and client_secret go together',

@@ -1,4 +1,5 @@
 import type { ProviderDefinition } from '../../runtime/types';
+import { githubWebhooks } from './webhooks';
 
 /**
  * GitHub's REST API as a GitHub App installation. Link-header
@@ -23,6 +24,7 @@ export const githubProvider: ProviderDefinition = {
     userInstallations: { endpoint: '/user/installations', responsePath: 'installations' },
   },
   verify: { method: 'GET', endpoint: '/installation/repositories', params: { per_page: 1 } },
+  webhooks: githubWebhooks,
   // OAuth App mode: user tokens from the web flow; they do not expire.
   // The same endpoints redeem the App's own user-authorization code (install verification).
   oauth: {

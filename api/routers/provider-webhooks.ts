@@ -1,0 +1,109 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import express, { type Request, type Response } from 'express';
+import { z } from 'zod';
+import { openIntegrationCredentials } from '../../auth/credential-source';
+import { BadRequestError, NotFoundError, WeftError } from '../../common/errors';
+import type { ProviderWebhooks } from '../../runtime/types';
+import { providerDeliveryId } from '../../store/provider-deliveries';
+import { json } from '../openapi/content';
+import { errorResponses } from '../openapi/errors';
+import { route, routeGroup } from '../routing/route';
+
+/** A delivery's body, at most (GitHub caps its payloads at 25 MB; the events Weft takes in are far smaller). */
+const MAX_DELIVERY_BYTES = 1024 * 1024;
+
+const intakeParams = z.object({
+  environment: z.string().describe('The environment the integration is in (`dev`, `prod`).'),
+  integration: z.string().describe('The integration’s unique key.'),
+});
+
+const intakeAnswer = z.object({
+  id: z.string().describe('The delivery as Weft stored it.'),
+  duplicate: z.boolean().describe('A redelivery of one stored already: nothing new was stored.'),
+});
+
+/**
+ * The providers' webhook intake: one public URL per integration, given to the provider (a
+ * GitHub App's webhook URL). A delivery is verified with the integration's webhook secret as
+ * its provider signs (the integration folder's `webhooks` data) and stored before it is
+ * answered; one that does not verify is refused and stored nowhere. What a delivery then does
+ * (forwarded to the app, a sync run) starts from the stored copy.
+ */
+export const providerWebhookRoutes = routeGroup({
+  mount: '/webhooks/providers',
+  access: 'public',
+  tag: 'Provider webhooks',
+  // The signature is over the raw body: read here, before any parser.
+  rawBody: true,
+  routes: [
+    route({
+      method: 'post',
+      path: '/webhooks/providers/:environment/:integration',
+      auth: 'none',
+      operationId: 'receiveProviderWebhook',
+      summary: 'A webhook delivery from the integration’s provider (signed with the integration’s webhook secret)',
+      request: { params: intakeParams },
+      responses: {
+        202: json(intakeAnswer, 'Verified and stored'),
+        200: json(intakeAnswer, 'A redelivery: stored already'),
+        ...errorResponses([401, 404, 409, 413], false),
+      },
+      async handler({ deps, req, res, input }) {
+        const { environment, integration: key } = input.params();
+        const integration = await deps.stores.integrations.getRecent(environment, key);
+        if (!integration) throw new NotFoundError('unknown_integration', `No integration "${key}" in environment "${environment}".`);
+        const webhooks = deps.registry.get(integration.provider)?.provider.webhooks;
+        if (!webhooks) throw new NotFoundError('webhooks_not_supported', `Weft takes in no webhooks from ${integration.provider}.`);
+        const secret = openIntegrationCredentials(deps.cipher, integration)?.webhook_secret;
+        if (!secret) {
+          throw new WeftError(
+            'webhook_secret_not_set',
+            `Integration "${key}" has no webhook secret: set credentials.webhook_secret (PATCH /integrations/${key}) to the one the provider signs with.`,
+            409,
+          );
+        }
+        const body = await rawBody(req, res);
+        verifySignature(webhooks, secret, req, body);
+        const deliveryId = headerOf(req, webhooks.deliveryIdHeader);
+        const event = headerOf(req, webhooks.eventHeader);
+        const stored = await deps.stores.providerDeliveries.add({
+          environment,
+          provider_config_key: key,
+          provider: integration.provider,
+          delivery_id: deliveryId,
+          event,
+          body: body.toString('utf8'),
+          received_at: new Date(),
+        });
+        res.status(stored ? 202 : 200).json({ id: providerDeliveryId(environment, key, deliveryId), duplicate: !stored });
+      },
+    }),
+  ],
+});
+
+/** The request's body as bytes, up to MAX_DELIVERY_BYTES (413 beyond). */
+function rawBody(req: Request, res: Response): Promise<Buffer> {
+  const read = express.raw({ type: () => true, limit: MAX_DELIVERY_BYTES });
+  return new Promise((resolve, reject) =>
+    read(req, res, (err?: unknown) => (err ? reject(err) : resolve(Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0)))),
+  );
+}
+
+/** One header's value, required: a delivery without it is not one the provider sent. */
+function headerOf(req: Request, name: string): string {
+  const value = req.headers[name];
+  if (typeof value !== 'string' || value.length === 0 || value.length > 200)
+    throw new BadRequestError('invalid_delivery', `The delivery has no ${name} header.`);
+  return value;
+}
+
+/** The provider's HMAC of the raw body with the secret, compared in constant time; 401 `invalid_signature` otherwise. */
+function verifySignature(webhooks: ProviderWebhooks, secret: string, req: Request, body: Buffer): void {
+  const { header, prefix, algorithm } = webhooks.signature;
+  const given = req.headers[header];
+  const expected = Buffer.from(`${prefix}${createHmac(algorithm, secret).update(body).digest('hex')}`);
+  const actual = Buffer.from(typeof given === 'string' ? given : '');
+  if (actual.length !== expected.length || !timingSafeEqual(actual, expected)) {
+    throw new WeftError('invalid_signature', `The delivery's ${header} is missing or is not the integration's webhook secret's signature of its body.`, 401);
+  }
+}
