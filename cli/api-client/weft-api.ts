@@ -976,6 +976,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/webhooks/providers/{environment}/{integration}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** A webhook delivery from the integration’s provider (signed with the integration’s webhook secret) */
+    post: operations['receiveProviderWebhook'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export interface webhooks {
   alert: {
@@ -4776,6 +4793,7 @@ export interface operations {
                 tenant?: string;
                 /** @enum {string} */
                 type: 'OAUTH2';
+                webhook_secret?: string;
               }
             | {
                 app_id: string;
@@ -4786,6 +4804,7 @@ export interface operations {
                 private_key: string;
                 /** @enum {string} */
                 type: 'APP';
+                webhook_secret?: string;
               };
           display_name?: string;
           provider: string;
@@ -4990,6 +5009,7 @@ export interface operations {
                         tenant?: string;
                         /** @enum {string} */
                         type: 'OAUTH2';
+                        webhook_secret?: string;
                       }
                     | {
                         app_id: string;
@@ -5000,6 +5020,7 @@ export interface operations {
                         private_key: string;
                         /** @enum {string} */
                         type: 'APP';
+                        webhook_secret?: string;
                       };
                   display_name: string;
                   provider: string;
@@ -5245,6 +5266,7 @@ export interface operations {
                 tenant?: string;
                 /** @enum {string} */
                 type: 'OAUTH2';
+                webhook_secret?: string;
               }
             | {
                 app_id: string;
@@ -5255,6 +5277,7 @@ export interface operations {
                 private_key: string;
                 /** @enum {string} */
                 type: 'APP';
+                webhook_secret?: string;
               };
           display_name?: string;
           provider_overrides?: {
@@ -11183,6 +11206,126 @@ export interface operations {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  receiveProviderWebhook: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The environment the integration is in (`dev`, `prod`). */
+        environment: string;
+        /** @description The integration’s unique key. */
+        integration: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A redelivery: stored already */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description A redelivery of one stored already: nothing new was stored. */
+            duplicate: boolean;
+            /** @description The delivery as Weft stored it. */
+            id: string;
+          };
+        };
+      };
+      /** @description Verified and stored */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description A redelivery of one stored already: nothing new was stored. */
+            duplicate: boolean;
+            /** @description The delivery as Weft stored it. */
+            id: string;
+          };
+        };
+      };
+      /** @description Bad input (`invalid_body`, `invalid_query_params`, `invalid_headers`, ... with the invalid fields in `errors`), or a request that does not apply. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description No secret key, or one no environment has (`unauthorized`). */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unknown integration, connection, run, event or route. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A conflict: it exists already, or is busy (a sync running, a webhook event being delivered). */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error. */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
+      429: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A failure inside Weft, or (actions) the action’s own error. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description MongoDB or Temporal is unavailable; `Retry-After` says when to try again. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after': string;
           [name: string]: unknown;
         };
         content: {
