@@ -110,6 +110,8 @@ describe('several weft api and weft worker processes on one Temporal and one dat
   const made: ConnectionMade[] = [];
   const figures: Record<string, unknown> = { connections: CONNECTIONS };
   let killedAt: number | undefined;
+  /** When the calendar last changed: every connection's records are checked once a run that started after it has succeeded. */
+  let calendarChangedAt = 0;
   /** How long Temporal takes to retry what the killed worker was running (see the kill). */
   let killStallMs = 0;
   let traffic: { stop(): Promise<{ proxy: number[]; records: number[] }> } | null = null;
@@ -342,6 +344,7 @@ describe('several weft api and weft worker processes on one Temporal and one dat
       // The calendar changes meanwhile: runs after this add and update records.
       stack.luma.addEvents(10);
       stack.luma.editEvents(5);
+      calendarChangedAt = Date.now();
 
       const drainSeen: string[] = [];
       const stopMs: number[] = [];
@@ -447,6 +450,26 @@ describe('several weft api and weft worker processes on one Temporal and one dat
       // Two due fires of every schedule at least, clear of the pause, then the traffic stops and the schedules pause.
       const lastSet = Math.max(...made.map((m) => m.setTo));
       await sleep(Math.max(0, lastSet + 2 * EVERY_MS + PAUSE_SLACK_MS + 2_000 - Date.now()));
+      // A run that was paging while the calendar changed saw part of the change; the records
+      // are checked against a later one. On a fast machine the rolling restart can end before
+      // every schedule has fired again, so wait for it (a fire every 30 s).
+      const connectionIds = await stack.core.stores.db
+        .collection<{ _id: string; connection_id: string }>('connections')
+        .find({ environment: 'dev', connection_id: { $in: made.map((m) => m.id) } }, { projection: { connection_id: 1 } })
+        .toArray();
+      expect(connectionIds).toHaveLength(made.length);
+      await waitUntil(
+        async () => {
+          for (const c of connectionIds) {
+            const after = await stack.core.stores.db
+              .collection('sync_runs')
+              .findOne({ connection: c._id, status: 'SUCCESS', started_at: { $gt: new Date(calendarChangedAt) } });
+            if (!after) return undefined;
+          }
+          return true;
+        },
+        { what: 'a successful run of every connection started after the calendar changed', timeoutMs: scaled(120_000), everyMs: 1_000 },
+      );
       const trafficCounts = await traffic!.stop();
       traffic = null;
       figures.proxy_calls = trafficCounts.proxy;
