@@ -80,6 +80,15 @@ export const DEFAULT_OAUTH_APP = Object.freeze({
 /** The simulated App's OAuth client secret unless the options name another. */
 const DEFAULT_APP_CLIENT_SECRET = 'weft-sandbox-app-client-secret';
 
+/** The App's "Webhook URL" and "Webhook secret" (GitHub sends no signature without a secret). */
+export const GitHubAppWebhookSchema = z
+  .object({
+    url: z.url({ protocol: /^https?$/ }),
+    secret: z.string().min(1).nullable().optional(),
+  })
+  .strict();
+export type GitHubAppWebhook = z.input<typeof GitHubAppWebhookSchema>;
+
 export const GitHubSimulatorOptionsSchema = z
   .object({
     /** Seed for all generated data. Same seed + same operations ⇒ identical responses. */
@@ -128,6 +137,11 @@ export const GitHubSimulatorOptionsSchema = z
       .url({ protocol: /^https?$/ })
       .nullable()
       .default(null),
+    /**
+     * The App's webhook: where github.com POSTs `pull_request` and `installation_repositories`
+     * deliveries (see `setAppWebhook`). Null (the default) sends none.
+     */
+    webhook: GitHubAppWebhookSchema.nullable().default(null),
     /**
      * GitHub skips the authorize page when the user already granted the OAuth App every
      * requested scope and redirects with a code at once. False always shows the page.

@@ -34,7 +34,7 @@ export interface RenderContext {
 
 type Json = Record<string, unknown>;
 
-function nodeId(prefix: string, id: number | string): string {
+export function nodeId(prefix: string, id: number | string): string {
   return Buffer.from(`${prefix}${id}`, 'utf8').toString('base64');
 }
 

@@ -3,7 +3,7 @@
  * and whether it counts against the primary rate limit; the pipeline in `simulator.ts`
  * enforces that before `handle` runs, so handlers only deal with their own parameters.
  */
-import { commitCount, type RepoRec } from './data';
+import { commitCount, type PullRec, type RepoRec } from './data';
 import { hasRepoScope } from './oauth';
 import { APP_PERMISSIONS, appJson, installationJson, pullFullJson, pullSimpleJson, repoJson, commitJson, type AppInfo, type RenderContext } from './render';
 import { DOCS, githubError, notFound, paginate, validationFailed, type Reply, type ValidationIssue } from './responses';
@@ -11,6 +11,7 @@ import type { TokenRec, TokenStore } from './auth';
 import type { RateLimiter } from './rate-limit';
 import type { GitHubStore, PullSort, PullState } from './store';
 import { privateUserJson, type UserRec } from './users';
+import { snapshotPull, type PullSnapshot } from './webhooks';
 
 /** GitHub lists at most this many commits of a pull request. */
 const PULL_COMMITS_CAP = 250;
@@ -46,6 +47,8 @@ export interface RouteDeps {
   limiter: RateLimiter;
   tokenTtlMs(): number;
   onTokenIssued(installationId: number): void;
+  /** A pull request changed through `PATCH`: `before` is what it was (the App's webhook tells of the change). */
+  onPullEdited(before: PullSnapshot, pull: PullRec, viewer: Viewer): void;
 }
 
 export interface Route {
@@ -492,6 +495,7 @@ export function createRoutes(deps: RouteDeps): Route[] {
         { resource: 'PullRequest', field: 'state', code: 'custom', message: 'state cannot be changed. The pull request cannot be reopened.' },
       ]);
     }
+    const before = snapshotPull(pull);
     store.editPull(
       pull,
       {
@@ -502,6 +506,7 @@ export function createRoutes(deps: RouteDeps): Route[] {
       },
       ctx.nowMs,
     );
+    deps.onPullEdited(before, pull, ctx.viewer);
     return ok(pullFullJson(pull, ctx.render, { repo: repoCache(ctx), fork: store.fork.bind(store) }));
   }
 

@@ -28,6 +28,12 @@
  * the App's installations on the user's account and their organizations', `{total_count,
  * installations}` with Link pagination), anonymous (60/h).
  *
+ * The App's webhook (webhooks.ts; `setAppWebhook` or the `webhook` option): while set, every
+ * change made by the control methods or `PATCH /repos/{o}/{r}/pulls/{n}` is POSTed to it in
+ * the background with plain fetch, as github.com does: `pull_request` and
+ * `installation_repositories` deliveries, GitHub's headers and HMAC signatures, one repository's
+ * deliveries in order, a failure recorded and never retried (`redeliver` repeats one).
+ *
  * github.com on the same host (web/, oauth.ts). These answer HTML (or the
  * token endpoint's form/JSON), without rate-limit headers or the User-Agent rule; failNext
  * and latency apply to them too. Sessions are a cookie `ghsim_session_<port>`.
@@ -76,10 +82,12 @@ import { SimulatorHost } from '../shared/simulator-host';
 import { looksLikeJwt, loadOrCreateAppKeys, TokenStore, verifyAppJwt, JWT_NOT_DECODED, type AuthError } from './auth';
 import { commitCount, DATA_END_MS, makeOwnerAccount, seedKey } from './data';
 import { OAuthState } from './oauth';
+import type { WebhookDeliveryRecord } from '../shared/webhook-sender';
 import {
   GitHubOAuthAppOptionSchema,
   GitHubSimulatorOptionsSchema,
   GitHubUserOptionSchema,
+  type GitHubAppWebhook,
   type GitHubOAuthAppOptions,
   type GitHubSimulatorOptions,
   type GitHubUserOptions,
@@ -105,6 +113,7 @@ import type { GitHubCommitJson, GitHubInstallationJson, GitHubPullRequestJson, G
 import { UserDirectory } from './users';
 import { createWebFlows, type WebReply } from './web/flows';
 import { messagePage } from './web/pages';
+import { GitHubWebhooks, snapshotPull } from './webhooks';
 
 // ---------------------------------------------------------------------------------------
 // Public types
@@ -218,6 +227,23 @@ export interface GitHubSimulator {
   addRepository(installationId: number, name?: string): string;
   /** Every installation token issued so far stops working (401 Bad credentials). */
   expireTokens(): void;
+
+  // The App's webhook (github.com → the App's Webhook URL)
+  /**
+   * The App's "Webhook URL" and "Webhook secret" (null: inactive, nothing is sent). While set,
+   * every change is POSTed there in the background: `addPullRequests` → `pull_request`
+   * `opened`; `updatePullRequests` and `PATCH /repos/{o}/{r}/pulls/{n}` → `edited` (title, body,
+   * base; with `changes`), `ready_for_review`, `closed` (merged or not) or `reopened`;
+   * `addCommits` → `synchronize`; `addRepository` / `removeRepository` →
+   * `installation_repositories` `added` / `removed`. Only repositories the installation sees.
+   */
+  setAppWebhook(webhook: GitHubAppWebhook | null): void;
+  /** Every delivery attempt so far, oldest first (a redelivery is a further attempt of the same id). */
+  webhookDeliveries(): WebhookDeliveryRecord[];
+  /** Resolves when every delivery queued so far has been answered (or has failed). */
+  flushWebhooks(): Promise<void>;
+  /** Sends a delivery again, as GitHub's "Redeliver" button: same X-GitHub-Delivery, headers and body. */
+  redeliver(deliveryId: string): void;
 
   // github.com: users, OAuth Apps, the App's install page
   /** A user who can sign in; their account gets seeded repositories. Returns the account id. */
@@ -361,6 +387,8 @@ export function createGitHubSimulator(options: GitHubSimulatorOptions = {}): Git
   let installationsUpdated = 0;
 
   const host = new SimulatorHost('GitHub', (req, res) => handle(req, res), opts.latencyMs);
+  const webhooks = new GitHubWebhooks({ seedK, app, store, clock, render: () => render() });
+  webhooks.configure(opts.webhook);
 
   const routes: Route[] = createRoutes({
     store,
@@ -370,6 +398,10 @@ export function createGitHubSimulator(options: GitHubSimulatorOptions = {}): Git
     tokenTtlMs: () => opts.tokenTtlMs,
     onTokenIssued: () => {
       tokensIssued++;
+    },
+    onPullEdited: (before, pull, viewer) => {
+      const sender = viewer.kind === 'user' ? viewer.user.account : webhooks.bot;
+      webhooks.pullChanged(before, pull, sender);
     },
   });
 
@@ -691,7 +723,11 @@ export function createGitHubSimulator(options: GitHubSimulatorOptions = {}): Git
 
   const sim: GitHubSimulator = {
     start: (port = 0) => host.start(port),
-    stop: () => host.stop(),
+    stop: () => {
+      // Deliveries under way end as errors ("aborted") rather than outlive the simulator.
+      webhooks.abortAll();
+      return host.stop();
+    },
     get url() {
       return host.url;
     },
@@ -736,30 +772,54 @@ export function createGitHubSimulator(options: GitHubSimulatorOptions = {}): Git
     },
     addPullRequests(fullName, n) {
       nonNegativeInt(n, 'addPullRequests: n');
-      return store.addPulls(store.requireRepo(fullName), n, clock());
+      const repo = store.requireRepo(fullName);
+      const numbers = store.addPulls(repo, n, clock());
+      for (const number of numbers) webhooks.pullOpened(store.pull(repo, number)!);
+      return numbers;
     },
     updatePullRequests(fullName, countOrNumbers) {
       const repo = store.requireRepo(fullName);
       const pulls = store.resolvePulls(repo, countOrNumbers, 'updatePullRequests');
+      const before = pulls.map(snapshotPull);
       store.updatePulls(pulls, clock());
+      // Merged: the merger sent it; any other change: the author.
+      pulls.forEach((p, i) => webhooks.pullChanged(before[i], p, !before[i].merged && p.mergedBy ? p.mergedBy : p.author));
       return pulls.map((p) => p.number);
     },
     addCommits(fullName, number, n) {
       nonNegativeInt(n, 'addCommits: n');
       const pull = requirePull(fullName, number);
+      const before = snapshotPull(pull).headSha;
       store.addCommits(pull, n, clock());
+      if (n > 0) webhooks.pullSynchronized(before, pull, pull.author);
       return commitCount(pull);
     },
     removeRepository(fullName) {
+      const repo = store.requireRepo(fullName);
+      const inst = repo.installationId === null ? undefined : store.installations.get(repo.installationId);
+      const seen = inst !== undefined && store.installationSees(inst.id, repo);
       store.removeRepository(fullName);
+      if (inst && seen) webhooks.repositoriesChanged('removed', inst, [repo], webhooks.accountActor(inst));
     },
     addRepository(installationId, name) {
-      if (!store.installations.has(installationId)) throw new Error(`addRepository: unknown installation ${installationId}`);
+      const inst = store.installations.get(installationId);
+      if (!inst) throw new Error(`addRepository: unknown installation ${installationId}`);
       // Its history runs up to now (never before the seeded data ends, so it stays ordered).
-      return store.addRepository(installationId, name, Math.max(clock(), DATA_END_MS)).fullName;
+      const repo = store.addRepository(installationId, name, Math.max(clock(), DATA_END_MS));
+      if (store.installationSees(installationId, repo)) webhooks.repositoriesChanged('added', inst, [repo], webhooks.accountActor(inst));
+      return repo.fullName;
     },
     expireTokens() {
       tokens.expireAll();
+    },
+
+    setAppWebhook(webhook) {
+      webhooks.configure(webhook);
+    },
+    webhookDeliveries: () => webhooks.deliveries(),
+    flushWebhooks: () => webhooks.flush(),
+    redeliver(deliveryId) {
+      webhooks.redeliver(deliveryId);
     },
 
     addUser(input) {
