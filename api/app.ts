@@ -21,6 +21,14 @@ import type { RouteGroup } from './routing/route';
  * (api/route-registry.ts), each group mounted where its access puts it; the order of the
  * middleware around them is here.
  */
+/** Lets a public route give back its request's address budget once the request proved itself (a verified signature). */
+function refundOnceVerified(clients: ClientRateLimiter): RequestHandler {
+  return (req, res, next) => {
+    res.locals.verified = () => clients.refundUnauthenticated(req);
+    next();
+  };
+}
+
 export function createApp(deps: ApiDeps): Express {
   const app = express();
   app.disable('x-powered-by');
@@ -48,8 +56,10 @@ export function createApp(deps: ApiDeps): Express {
   const auth = [requireSecretKey(deps.stores.environments, clients), apiRateLimit(deps.stores.apiRateCounters, deps.settings.apiRateLimit, deps.logger)];
   // Before the body parser: any method, and the body streamed to the provider as it came (the proxy).
   mount(groups('secret-key', true), auth);
-  // The providers' webhook intake reads its raw body itself (the signature is over it), limited per client address.
-  mount(groups('public', true), [clients.limit('unauthenticated')]);
+  // The providers' webhook intake reads its raw body itself (the signature is over it). Each
+  // delivery spends its address's budget until its signature verifies (then it is given back
+  // and the integration's own limit counts it): forged deliveries cannot use up a provider's.
+  mount(groups('public', true), [clients.limit('unauthenticated'), refundOnceVerified(clients)]);
   // Operators' tools (the Temporal UI and CLI), with their own tokens, CORS and body cap; off unless configured.
   // Refused calls spend their address's budget, as wrong secret keys do.
   if (deps.codecEndpoint) app.use('/codec', codecRouter(deps.codecEndpoint, deps.logger, { onRefused: (req, res) => clients.takeUnauthenticated(req, res) }));

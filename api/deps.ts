@@ -43,6 +43,8 @@ export interface ApiDeps {
     publicUrl?: string;
     /** WEFT_API_RATE_LIMIT per WEFT_API_RATE_LIMIT_WINDOW_S: requests per window and environment (limit 0: off). */
     apiRateLimit: { limit: number; windowMs: number };
+    /** WEFT_PROVIDER_WEBHOOK_RATE_LIMIT per minute: verified provider deliveries per integration (absent or limit 0: off). */
+    providerWebhookRateLimit?: { limit: number; windowMs: number };
     /** WEFT_API_CLIENT_RATE_LIMIT per WEFT_API_CLIENT_RATE_LIMIT_WINDOW_S: requests without a valid key per client address (absent or limit 0: off). */
     clientRateLimit?: { limit: number; windowMs: number };
     /** WEFT_TRUST_PROXY, as Express's `trust proxy` takes it (absent: false, req.ip is the peer). */

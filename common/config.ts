@@ -162,6 +162,17 @@ export const configSchema = z.object({
    * callbacks, unknown paths), and readiness probes in a budget of their own: this many per
    * window and client address, in each API process (0 turns it off). GET /health is not limited.
    */
+  WEFT_PROVIDER_WEBHOOK_RATE_LIMIT: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(60_000)
+    .meta(
+      setting(
+        'protection',
+        'Verified provider webhook deliveries each integration may send per minute, across all API processes (past it: 429 with `Retry-After`, which GitHub does not retry); `0` turns the limit off.',
+      ),
+    ),
   WEFT_API_CLIENT_RATE_LIMIT: z.coerce
     .number()
     .int()

@@ -16,6 +16,7 @@ import type { OutboxDeps } from '../webhooks/outbox';
 import type { ControlDeps } from './deps';
 import { connectionSyncWorkflowId } from './workflow-ids';
 import { deleteSyncSchedules, startNewConnectionSyncs } from './sync-schedules';
+import { addConnectionRoutes } from './provider-deliveries';
 
 /** What creating a connection needs besides controlling its syncs. */
 export interface ConnectionControlDeps extends ControlDeps {
@@ -91,6 +92,7 @@ export async function createConnection(deps: ConnectionControlDeps, input: NewCo
   await Promise.all([
     queueAuthWebhook(deps.outbox, { environment, connection, operation: 'creation', success: true }),
     startNewConnectionSyncs(deps, connection),
+    addConnectionRoutes(deps, connection, credentials),
   ]);
   return connection;
 }

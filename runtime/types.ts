@@ -177,6 +177,12 @@ export interface SyncDefinition {
   /** Human frequency such as "every 1h"; minimum 30 s. */
   frequency: string;
   autoStart: boolean;
+  /**
+   * Provider webhook events (GitHub: `pull_request`) that mean this sync's data changed: a
+   * delivery of one starts the sync's run for each connection it is about, coalesced (a
+   * delivery during a run makes one more run after it, however many arrive).
+   */
+  webhookSubscriptions?: string[];
   exec(ctx: SyncContext): Promise<void>;
 }
 
@@ -240,6 +246,14 @@ export interface ProviderWebhooks {
   deliveryIdHeader: string;
   /** The header naming the event (GitHub: `X-GitHub-Event`: `pull_request`, `push`, …). */
   eventHeader: string;
+  /**
+   * Which connections a delivery is about: the value at `bodyPath` of its (signed) JSON body
+   * is matched against the value a connection's credentials hold in `credentialField`, as the
+   * route key `<kind>:<value>` (GitHub: `installation.id` ↔ an App connection's
+   * `installation_id`). Never a value the sender chooses freely: the body is the provider's,
+   * signed. A delivery without it, or whose value no connection holds, is kept as unmatched.
+   */
+  attribution: { kind: string; bodyPath: string; credentialField: string };
 }
 
 export interface ProviderDefinition {

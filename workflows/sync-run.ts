@@ -1,7 +1,14 @@
-import { ActivityFailure, ApplicationFailure, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, continueAsNew, defineSignal, patched, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { SyncActivities } from '../activities/sync-activities';
 import type { RunSyncResult, SyncRunInput, SyncRunSummary } from '../activities/sync-contracts';
 import type { SyncRunError } from '../store/syncs';
+
+/**
+ * The provider says the sync's data changed (a webhook delivery) while this run is going: it
+ * may have read past the change already, so one more run follows this one. Any number of
+ * signals during a run make one more run.
+ */
+export const providerChangedSignal = defineSignal<[], 'providerChanged'>('providerChanged');
 
 /**
  * One run of one sync for one connection. Its workflow ID is derived from
@@ -10,6 +17,10 @@ import type { SyncRunError } from '../store/syncs';
  */
 export async function syncRun(input: SyncRunInput): Promise<SyncRunSummary> {
   const { runId, workflowId } = workflowInfo();
+  let changedDuringRun = false;
+  setHandler(providerChangedSignal, () => {
+    changedDuringRun = true;
+  });
   // Which failures are final is the activities' call: they fail with nonRetryable set
   // (activities/failures.ts), which Temporal honours whatever the policy below says.
   const bookkeeping = proxyActivities<SyncActivities>({
@@ -32,13 +43,17 @@ export async function syncRun(input: SyncRunInput): Promise<SyncRunSummary> {
   // A run's start, exec and end in one activity: one activity task and two workflow tasks
   // where there were three and four. Histories recorded before run the three activities.
   if (patched(SINGLE_ACTIVITY_RUN)) {
+    let summary: SyncRunSummary;
     try {
-      return await performSyncRun({ ...input, runId, workflowId });
+      summary = await performSyncRun({ ...input, runId, workflowId });
     } catch (err) {
       const error = describeFailure(err);
       await bookkeeping.failSyncRun({ ...input, runId, error });
       throw runFailure(error, err);
     }
+    // Histories recorded before the signal existed never received it: they replay unchanged.
+    if (changedDuringRun) await continueAsNew<typeof syncRun>(input);
+    return summary;
   }
 
   const run = await bookkeeping.startSyncRun({ ...input, runId, workflowId });

@@ -13,13 +13,16 @@ import {
   integrationKeyParams,
   integrationStatusQuery,
   patchIntegrationBody,
+  providerDeliveryListQuery,
   type integrationCredentialsSchema,
   type providerOverridesSchema,
 } from '../schemas/integrations';
 import * as out from '../schemas/responses';
 import { validateClientCredentials } from '../services/client-credentials';
 import { integrationStatus } from '../services/integration-status';
-import type { IntegrationView } from '../schemas/responses';
+import { providerWebhookUrl } from '../services/public-url';
+import type { IntegrationView, ProviderDeliveryView } from '../schemas/responses';
+import type { ProviderDeliveryDoc } from '../../store/provider-deliveries';
 
 export const integrationRoutes = routeGroup({
   mount: '/integrations',
@@ -85,7 +88,12 @@ export const integrationRoutes = routeGroup({
       summary: 'Read an integration',
       request: {
         params: integrationKeyParams,
-        query: z.object({ include: z.enum(['credentials']).optional().describe('`credentials`: the client credentials too.') }),
+        query: z.object({
+          include: z
+            .enum(['credentials', 'webhook'])
+            .optional()
+            .describe('`credentials`: the client credentials too; `webhook`: the URL to give the provider for its webhooks.'),
+        }),
       },
       // `include` is read leniently, as Nango's SDKs send it (`include=` or `include[]=`, one or several); other values are ignored.
       validate: 'in-handler',
@@ -96,10 +104,12 @@ export const integrationRoutes = routeGroup({
         if (!doc) throw new NotFoundError('unknown_provider_config', `No integration "${key}" in this environment.`);
         const include = ([] as unknown[]).concat(req.query.include ?? req.query['include[]'] ?? []);
         const withCredentials = include.includes('credentials') && doc.credentials_encrypted;
+        const takesWebhooks = Boolean(deps.registry.get(doc.provider)?.provider.webhooks);
         res.json({
           data: {
             ...present(doc),
             ...(withCredentials ? { credentials: deps.cipher.open(doc.credentials_encrypted as string, sealedAt.integrationCredentials(doc)) } : {}),
+            ...(include.includes('webhook') ? { webhook_url: takesWebhooks ? providerWebhookUrl(deps, req, doc) : null } : {}),
           },
         });
       },
@@ -115,6 +125,24 @@ export const integrationRoutes = routeGroup({
       responses: { 200: json(out.integrationStatusResponse), ...errorResponses([404]) },
       async handler({ deps, res, input }) {
         res.json({ data: await integrationStatus(deps, environmentOf(res), input.params().key, input.query()) });
+      },
+    }),
+
+    route({
+      method: 'get',
+      path: '/integrations/:key/webhook-deliveries',
+      auth: 'secret-key',
+      operationId: 'listProviderWebhookDeliveries',
+      summary: 'The provider’s webhook deliveries of the last 7 days, by what became of them (`unmatched`: attributed to no connection)',
+      request: { params: integrationKeyParams, query: providerDeliveryListQuery },
+      responses: { 200: json(out.providerDeliveryListResponse), ...errorResponses([404]) },
+      async handler({ deps, res, input }) {
+        const { key } = input.params();
+        const { status, limit } = input.query();
+        const environment = environmentOf(res);
+        if (!(await deps.stores.integrations.get(environment, key))) throw new NotFoundError('unknown_provider_config', `No integration "${key}" in this environment.`);
+        const docs = await deps.stores.providerDeliveries.list(environment, key, status, limit, new Date(Date.now() - 7 * 86_400_000));
+        res.json({ data: docs.map(presentDelivery) });
       },
     }),
 
@@ -187,6 +215,21 @@ function checkOutboundUrls(
 }
 
 /** The body's shape is api/schemas/responses.ts's, which the OpenAPI document shows. */
+function presentDelivery(doc: ProviderDeliveryDoc): ProviderDeliveryView {
+  return {
+    id: doc._id,
+    delivery_id: doc.delivery_id,
+    event: doc.event,
+    status: doc.status ?? 'pending',
+    route: doc.route ?? null,
+    connection_ids: doc.connection_ids ?? [],
+    forwarded: doc.forwarded ?? [],
+    syncs: doc.syncs ?? [],
+    received_at: doc.received_at.toISOString(),
+    processed_at: doc.processed_at?.toISOString() ?? null,
+  };
+}
+
 function present(doc: IntegrationDoc): IntegrationView {
   return {
     unique_key: doc.unique_key,

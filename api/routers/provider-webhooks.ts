@@ -4,7 +4,9 @@ import { z } from 'zod';
 import { openIntegrationCredentials } from '../../auth/credential-source';
 import { BadRequestError, NotFoundError, WeftError } from '../../common/errors';
 import type { ProviderWebhooks } from '../../runtime/types';
+import { keyId } from '../../store/key-ids';
 import { providerDeliveryId } from '../../store/provider-deliveries';
+import type { ApiDeps } from '../deps';
 import { json } from '../openapi/content';
 import { errorResponses } from '../openapi/errors';
 import { route, routeGroup } from '../routing/route';
@@ -46,7 +48,7 @@ export const providerWebhookRoutes = routeGroup({
       responses: {
         202: json(intakeAnswer, 'Verified and stored'),
         200: json(intakeAnswer, 'A redelivery: stored already'),
-        ...errorResponses([401, 404, 409, 413], false),
+        ...errorResponses([400, 401, 404, 409, 413, 429], false),
       },
       async handler({ deps, req, res, input }) {
         const { environment, integration: key } = input.params();
@@ -64,8 +66,12 @@ export const providerWebhookRoutes = routeGroup({
         }
         const body = await rawBody(req, res);
         verifySignature(webhooks, secret, req, body);
+        // The provider's own: no longer counted against its address (res.locals.verified, api/app.ts).
+        (res.locals.verified as (() => void) | undefined)?.();
         const deliveryId = headerOf(req, webhooks.deliveryIdHeader);
         const event = headerOf(req, webhooks.eventHeader);
+        if (!isJsonObject(body)) throw new BadRequestError('invalid_delivery', 'The delivery’s body is not a JSON object.');
+        await takeIntegrationBudget(deps, res, environment, key);
         const stored = await deps.stores.providerDeliveries.add({
           environment,
           provider_config_key: key,
@@ -80,6 +86,29 @@ export const providerWebhookRoutes = routeGroup({
     }),
   ],
 });
+
+function isJsonObject(body: Buffer): boolean {
+  try {
+    const value: unknown = JSON.parse(body.toString('utf8'));
+    return value !== null && typeof value === 'object' && !Array.isArray(value);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * One verified delivery of the integration's budget (WEFT_PROVIDER_WEBHOOK_RATE_LIMIT per
+ * minute, shared by every API process); past it, 429 `rate_limited` with `Retry-After`.
+ */
+async function takeIntegrationBudget(deps: ApiDeps, res: Response, environment: string, key: string): Promise<void> {
+  const policy = deps.settings.providerWebhookRateLimit;
+  if (!policy?.limit) return;
+  const decision = await deps.stores.apiRateCounters.take(`provider-webhooks|${keyId(environment, key)}`, policy);
+  if (decision.allowed) return;
+  const retryAfter = Math.max(1, Math.ceil((decision.resetAt - Date.now()) / 1000));
+  res.setHeader('Retry-After', String(retryAfter));
+  throw new WeftError('rate_limited', `Integration "${key}" received more than ${policy.limit} webhook deliveries this minute; retry after ${retryAfter} s.`, 429);
+}
 
 /** The request's body as bytes, up to MAX_DELIVERY_BYTES (413 beyond). */
 function rawBody(req: Request, res: Response): Promise<Buffer> {

@@ -79,3 +79,9 @@ export const patchIntegrationBody = z.strictObject({
 export const integrationStatusQuery = z.object({
   errors: z.coerce.number().int().min(1).max(100).default(10),
 });
+
+/** `GET /integrations/:key/webhook-deliveries` */
+export const providerDeliveryListQuery = z.object({
+  status: z.enum(['unmatched', 'processed']).default('unmatched').describe('What became of them: `unmatched` (no connection) or `processed`.'),
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+});

@@ -48,7 +48,32 @@ export type IntegrationView = z.infer<typeof integrationView>;
 export const integrationListResponse = z.object({ data: z.array(integrationView) });
 export const integrationResponse = z.object({ data: integrationView });
 /** `GET /integrations/:key?include=credentials`: the client credentials as stored. */
-export const integrationWithCredentialsResponse = z.object({ data: integrationView.extend({ credentials: integrationCredentialsSchema.optional() }) });
+export const integrationWithCredentialsResponse = z.object({
+  data: integrationView.extend({
+    credentials: integrationCredentialsSchema.optional(),
+    webhook_url: z
+      .string()
+      .nullable()
+      .optional()
+      .describe('With `include=webhook`: the URL to give the provider for its webhooks (null: Weft takes in none from this provider).'),
+  }),
+});
+
+const providerDeliveryView = z.object({
+  id: z.string().describe('The delivery as Weft stored it.'),
+  delivery_id: z.string().describe('The provider’s id of the delivery (GitHub: `X-GitHub-Delivery`).'),
+  event: z.string(),
+  status: z.enum(['pending', 'processed', 'unmatched']),
+  route: z.string().nullable().describe('What the delivery named that attributes it (GitHub: `installation:<id>`).'),
+  connection_ids: z.array(z.string()),
+  forwarded: z.array(z.string()).describe('The `forward` webhook events it was sent to the app as.'),
+  syncs: z.array(z.string()).describe('The syncs it made run (`<connection_id>/<sync>`).'),
+  received_at: isoTime,
+  processed_at: isoTime.nullable(),
+});
+export type ProviderDeliveryView = z.infer<typeof providerDeliveryView>;
+/** `GET /integrations/:key/webhook-deliveries` */
+export const providerDeliveryListResponse = z.object({ data: z.array(providerDeliveryView) });
 
 const statusError = z.object({
   type: z.enum(['auth', 'sync']),

@@ -9,7 +9,7 @@ import { temporalWebhookDelivery, type WebhookDeliveryStarter } from '../../webh
 import type { OutboxDeps } from '../../webhooks/outbox';
 import type { ApiDeps } from '../deps';
 import { reconnectTargetMissing } from './connect-session-access';
-import { startNewConnectionSyncs } from '../../control';
+import { addConnectionRoutes, startNewConnectionSyncs } from '../../control';
 
 export interface AuthorizedConnection {
   environment: string;
@@ -71,6 +71,8 @@ export async function storeAuthorizedConnection(
   // Queued before the first sync starts: should Temporal be unreachable (503), the app still
   // hears of the connection that was stored.
   await queueAuthWebhook(webhookDeps(deps), { environment: input.environment, connection, operation, success: true });
+  // Provider webhooks naming its credentials (a GitHub App installation) now reach it.
+  await addConnectionRoutes(deps, connection, input.credentials);
   if (operation === 'creation') await startNewConnectionSyncs(deps, connection);
   return { connection, operation };
 }

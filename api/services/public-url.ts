@@ -23,3 +23,9 @@ export function publicBaseUrl(deps: ApiDeps, req: Request): string {
 export function oauthCallbackUrl(deps: ApiDeps, req: Request): string {
   return new URL('/oauth/callback', publicBaseUrl(deps, req)).href;
 }
+
+/** The provider webhook intake of one integration: the URL to give the provider (a GitHub App's webhook URL). */
+export function providerWebhookUrl(deps: ApiDeps, req: Request, integration: { environment: string; unique_key: string }): string {
+  const path = `/webhooks/providers/${encodeURIComponent(integration.environment)}/${encodeURIComponent(integration.unique_key)}`;
+  return new URL(path, publicBaseUrl(deps, req)).href;
+}

@@ -38,6 +38,7 @@ function apiDeps(core: Core, opts: { logger?: Logger } = {}): ApiDeps {
       heartbeatTimeoutMs: config.WEFT_SYNC_HEARTBEAT_TIMEOUT_MS,
       publicUrl: config.WEFT_PUBLIC_URL,
       apiRateLimit: { limit: config.WEFT_API_RATE_LIMIT, windowMs: config.WEFT_API_RATE_LIMIT_WINDOW_S * 1000 },
+      providerWebhookRateLimit: { limit: config.WEFT_PROVIDER_WEBHOOK_RATE_LIMIT, windowMs: 60_000 },
       clientRateLimit: { limit: config.WEFT_API_CLIENT_RATE_LIMIT, windowMs: config.WEFT_API_CLIENT_RATE_LIMIT_WINDOW_S * 1000 },
       trustProxy: config.WEFT_TRUST_PROXY,
       actionTimeoutMs: config.WEFT_ACTION_TIMEOUT_MS,

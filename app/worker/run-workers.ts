@@ -12,7 +12,7 @@ import { startExpirySweeper } from './expiry-sweeper';
 import { startWebhookDispatcher, type WebhookDispatcher } from '../../webhooks/dispatcher';
 import { coreWebhookDelivery } from '../webhook-delivery';
 import { createWebhookDeliveryActivities } from '../../activities/webhook-delivery';
-import { reconcileSyncSchedules, applySyncOperation, type ControlDeps } from '../../control';
+import { reconcileSyncSchedules, applySyncOperation, startProviderDeliveryProcessor, type ControlDeps } from '../../control';
 import { rebuildTallies } from '../../store/integration-tallies';
 import { createSyncFanOutActivities } from '../../activities/sync-fan-out';
 import { allSyncRunEvents } from '../../webhooks/sync-run-report';
@@ -107,11 +107,14 @@ export async function buildWorkers(core: Core, opts: { logger?: Logger } = {}): 
         // Due webhook events: their first attempt from here, the retries of failed ones by their workflows.
         dispatcher = startWebhookDispatcher({ ...outboxDeps, logger: logger.child({ component: 'webhook-dispatcher' }) });
         const expiry = startExpirySweeper(core.manualExpiry, logger.child({ component: 'expiry-sweeper' }));
+        // Provider webhook deliveries the API stored: forwarded to the app, and the syncs they concern run.
+        const deliveries = startProviderDeliveryProcessor({ ...controlDeps, outbox: outboxDeps, logger: logger.child({ component: 'provider-deliveries' }) });
         const reconciled = reconcileSchedules(core, logger.child({ component: 'schedule-reconcile' }));
         try {
           await Promise.all([sync.run(), action.run()]);
         } finally {
           // A first attempt in progress ends (its lease covers a process that dies meanwhile).
+          await deliveries.stop();
           await dispatcher.stop();
           dispatcher = null;
           expiry.stop();

@@ -384,6 +384,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/integrations/{key}/webhook-deliveries': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The provider’s webhook deliveries of the last 7 days, by what became of them (`unmatched`: attributed to no connection) */
+    get: operations['listProviderWebhookDeliveries'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/logs': {
     parameters: {
       query?: never;
@@ -4947,8 +4964,8 @@ export interface operations {
   getIntegration: {
     parameters: {
       query?: {
-        /** @description `credentials`: the client credentials too. */
-        include?: 'credentials';
+        /** @description `credentials`: the client credentials too; `webhook`: the URL to give the provider for its webhooks. */
+        include?: 'credentials' | 'webhook';
       };
       header?: never;
       path: {
@@ -5038,6 +5055,8 @@ export interface operations {
                   unique_key: string;
                   /** Format: date-time */
                   updated_at: string;
+                  /** @description With `include=webhook`: the URL to give the provider for its webhooks (null: Weft takes in none from this provider). */
+                  webhook_url?: string | null;
                 };
               };
         };
@@ -5502,6 +5521,142 @@ export interface operations {
                 total: number;
               };
             };
+          };
+        };
+      };
+      /** @description Bad input (`invalid_body`, `invalid_query_params`, `invalid_headers`, ... with the invalid fields in `errors`), or a request that does not apply. */
+      400: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description No secret key, or one no environment has (`unauthorized`). */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unknown integration, connection, run, event or route. */
+      404: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
+      429: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          /** @description Seconds to wait. */
+          'retry-after': string;
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A failure inside Weft, or (actions) the action’s own error. */
+      500: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description MongoDB or Temporal is unavailable; `Retry-After` says when to try again. */
+      503: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          /** @description Seconds to wait. */
+          'retry-after': string;
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  listProviderWebhookDeliveries: {
+    parameters: {
+      query?: {
+        limit?: number;
+        /** @description What became of them: `unmatched` (no connection) or `processed`. */
+        status?: 'unmatched' | 'processed';
+      };
+      header?: never;
+      path: {
+        /** @description The integration’s unique key. */
+        key: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            data: {
+              connection_ids: string[];
+              /** @description The provider’s id of the delivery (GitHub: `X-GitHub-Delivery`). */
+              delivery_id: string;
+              event: string;
+              /** @description The `forward` webhook events it was sent to the app as. */
+              forwarded: string[];
+              /** @description The delivery as Weft stored it. */
+              id: string;
+              /** Format: date-time */
+              processed_at: string | null;
+              /** Format: date-time */
+              received_at: string;
+              /** @description What the delivery named that attributes it (GitHub: `installation:<id>`). */
+              route: string | null;
+              /** @enum {string} */
+              status: 'pending' | 'processed' | 'unmatched';
+              /** @description The syncs it made run (`<connection_id>/<sync>`). */
+              syncs: string[];
+            }[];
           };
         };
       };

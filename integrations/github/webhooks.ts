@@ -9,4 +9,7 @@ export const githubWebhooks: ProviderWebhooks = {
   signature: { header: 'x-hub-signature-256', prefix: 'sha256=', algorithm: 'sha256' },
   deliveryIdHeader: 'x-github-delivery',
   eventHeader: 'x-github-event',
+  // Every App delivery names the installation it is about; OAuth App (repository or
+  // organization) webhooks name none, so those are kept as unmatched.
+  attribution: { kind: 'installation', bodyPath: 'installation.id', credentialField: 'installation_id' },
 };

@@ -18,6 +18,8 @@ export const pullRequests: SyncDefinition = {
   syncType: 'incremental',
   frequency: 'every 30m',
   autoStart: true,
+  // An opened, edited, closed or pushed-to pull request: the incremental run picks it up.
+  webhookSubscriptions: ['pull_request'],
   async exec(ctx) {
     await walkUpdatedPulls(ctx, async (repository, pulls) => {
       await ctx.batchSave(

@@ -17,6 +17,8 @@ export const repositories: SyncDefinition = {
   syncType: 'full',
   frequency: 'every 1h',
   autoStart: true,
+  // A repository added to or removed from the installation.
+  webhookSubscriptions: ['installation_repositories'],
   async exec(ctx) {
     for await (const page of ctx.paginate<GitHubRepository>(await repositoryListing(ctx))) {
       await ctx.batchSave(page.map(toRepository), 'Repository');

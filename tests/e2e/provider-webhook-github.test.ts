@@ -1,0 +1,190 @@
+import { createHmac, randomUUID } from 'node:crypto';
+import { startWebhookReceiver, type ReceivedWebhook } from '../support/webhook-receiver';
+import { connectGitHub, readAllRecords, startWeftStack, type WeftStack } from '../support/weft-stack';
+import { waitUntil } from '../support/wait';
+
+const SECRET = 'whsec-github-app-0123456789abcdef';
+
+/**
+ * A change at GitHub reaches the app as it happens: the simulator sends the App's signed
+ * delivery to Weft's intake, the worker attributes it to the connections of that
+ * installation, forwards it (`forward` webhook, Nango's shape) and runs the syncs that
+ * subscribe to the event, whose records and `sync` webhook follow.
+ */
+describe('GitHub App webhooks: attributed, forwarded, and acted on', () => {
+  let stack: WeftStack;
+  let hooks: Awaited<ReturnType<typeof startWebhookReceiver>>;
+  let repo: string;
+  const forwards = (connectionId: string) => hooks.received.filter((w) => w.body?.type === 'forward' && w.body.connectionId === connectionId);
+  const syncHooks = (connectionId: string, model: string) =>
+    hooks.received.filter((w) => w.body?.type === 'sync' && w.body.connectionId === connectionId && w.body.model === model);
+
+  beforeAll(async () => {
+    hooks = await startWebhookReceiver();
+    stack = await startWeftStack({
+      github: {
+        seed: 11,
+        pullsPerRepo: 8,
+        installations: [
+          { id: 1001, account: { login: 'sandbox-org', type: 'Organization' }, repositoryCount: 2 },
+          { id: 1002, account: { login: 'other-org', type: 'Organization' }, repositoryCount: 1 },
+        ],
+      },
+      egressAllow: { webhooks: [hooks.url] },
+    });
+    const created = await stack.api('POST', '/integrations', {
+      body: {
+        unique_key: 'github',
+        provider: 'github',
+        credentials: {
+          type: 'APP',
+          app_id: String(stack.github.app.id),
+          app_link: stack.github.app.publicLink,
+          private_key: stack.github.appPrivateKeyPem,
+          webhook_secret: SECRET,
+        },
+        provider_overrides: { base_url: stack.github.url },
+      },
+    });
+    expect(created.status).toBe(201);
+    // Every run tells the app, so the test can count runs by their webhooks.
+    expect((await stack.api('PATCH', '/environment', { body: { webhook_url: hooks.url, send_sync_completion_always: true } })).status).toBe(200);
+
+    // The App's webhook URL is the one Weft gives (GET /integrations/:key?include=webhook).
+    const integration = await stack.api('GET', '/integrations/github?include=webhook');
+    expect(integration.body.data.webhook_url).toBe(`${stack.apiUrl}/webhooks/providers/dev/github`);
+    stack.github.setAppWebhook({ url: integration.body.data.webhook_url, secret: SECRET });
+
+    // Two connections of installation 1001 (the same account, two of the app's users) and one of 1002.
+    for (const [connectionId, installation] of [
+      ['gh-a', 1001],
+      ['gh-b', 1001],
+      ['gh-other', 1002],
+    ] as const) {
+      const made = await connectGitHub(stack, connectionId, installation);
+      if (made.status !== 201) throw new Error(JSON.stringify(made.body));
+      await stack.waitForSync(connectionId, 'pull-requests', { providerConfigKey: 'github' });
+    }
+    repo = stack.github.repositories(1001)[0].full_name;
+  });
+
+  afterAll(async () => {
+    await stack?.shutdown();
+    await hooks?.close();
+  });
+
+  test('commits pushed to a pull request at GitHub: forwarded to each connection of its installation, and their records updated by a run it started', async () => {
+    const number = openPull(stack, repo);
+    stack.github.addCommits(repo, number, 2);
+    await stack.github.flushWebhooks();
+    const delivery = stack.github.webhookDeliveries().at(-1)!;
+    expect(delivery).toMatchObject({ status: 'answered', statusCode: 202 });
+
+    for (const connectionId of ['gh-a', 'gh-b']) {
+      const forwarded = await hooks.waitFor((w) => w.body?.type === 'forward' && w.body.connectionId === connectionId && w.body.payload?.number === number, 30_000);
+      expect(forwarded.body).toMatchObject({ from: 'github', type: 'forward', connectionId, providerConfigKey: 'github' });
+      expect(forwarded.body.payload.installation.id).toBe(1001);
+      expect(forwarded.body.payload.pull_request.number).toBe(number);
+    }
+    expect(forwards('gh-other')).toHaveLength(0);
+
+    // The run the delivery started brings the pull request as GitHub has it now.
+    const now = stack.github.pullRequests(repo).find((p) => p.number === number)!;
+    await waitUntil(async () => {
+      const records = await readAllRecords(stack, 'gh-a', 'PullRequest', {}, 'github');
+      const record = records.find((r: { number: number; repository: string }) => r.number === number && r.repository === repo);
+      return record?.updated_at === now.updated_at && record?.state === now.state;
+    }, 30_000);
+
+    const stored = await stack.api('GET', '/integrations/github/webhook-deliveries?status=processed');
+    const entry = stored.body.data.find((d: { delivery_id: string }) => d.delivery_id === delivery.id);
+    expect(entry).toMatchObject({ event: 'pull_request', status: 'processed', route: 'installation:1001' });
+    expect([...entry.connection_ids].sort()).toEqual(['gh-a', 'gh-b']);
+    expect([...entry.syncs].sort()).toEqual(['gh-a/pull-requests', 'gh-b/pull-requests']);
+    expect(entry.forwarded).toHaveLength(2);
+  });
+
+  test('a burst of changes makes at most two runs per connection, and the last sees every change', async () => {
+    await waitUntil(async () => !(await runningPulls(stack, 'gh-a')), 30_000);
+    const before = syncHooks('gh-a', 'PullRequest').length;
+    const numbers = stack.github.addPullRequests(repo, 6);
+    await stack.github.flushWebhooks();
+    // Every delivery forwarded to both connections of the installation.
+    await waitUntil(() => numbers.every((n) => ['gh-a', 'gh-b'].every((c) => forwards(c).some((w) => w.body.payload?.number === n))), 30_000);
+    await waitUntil(async () => {
+      const records = await readAllRecords(stack, 'gh-a', 'PullRequest', {}, 'github');
+      return numbers.every((n) => records.some((r: { number: number; repository: string }) => r.number === n && r.repository === repo));
+    }, 60_000);
+    await waitUntil(async () => !(await runningPulls(stack, 'gh-a')), 30_000);
+    const runs = syncHooks('gh-a', 'PullRequest').length - before;
+    expect(runs).toBeGreaterThanOrEqual(1);
+    expect(runs).toBeLessThanOrEqual(2);
+  });
+
+  test('a delivery of an installation no connection holds is kept as unmatched and listed, never forwarded', async () => {
+    const forwardedBefore = hooks.received.filter((w) => w.body?.type === 'forward').length;
+    const body = JSON.stringify({ action: 'opened', number: 1, installation: { id: 424242 }, pull_request: { number: 1 } });
+    const deliveryId = randomUUID();
+    const res = await fetch(`${stack.apiUrl}/webhooks/providers/dev/github`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-github-event': 'pull_request',
+        'x-github-delivery': deliveryId,
+        'x-hub-signature-256': `sha256=${createHmac('sha256', SECRET).update(body).digest('hex')}`,
+      },
+      body,
+    });
+    expect(res.status).toBe(202);
+    let listed: Array<{ delivery_id: string; route: string; connection_ids: string[] }> = [];
+    await waitUntil(async () => {
+      listed = (await stack.api('GET', '/integrations/github/webhook-deliveries?status=unmatched')).body.data;
+      return listed.some((d) => d.delivery_id === deliveryId);
+    }, 30_000);
+    expect(listed.find((d) => d.delivery_id === deliveryId)).toMatchObject({ route: 'installation:424242', connection_ids: [] });
+    expect(hooks.received.filter((w: ReceivedWebhook) => w.body?.type === 'forward')).toHaveLength(forwardedBefore);
+  });
+
+  test('a malformed body is refused before anything is stored; a paused sync is not run by deliveries', async () => {
+    const body = 'not json';
+    const res = await fetch(`${stack.apiUrl}/webhooks/providers/dev/github`, {
+      method: 'POST',
+      headers: {
+        'x-github-event': 'pull_request',
+        'x-github-delivery': randomUUID(),
+        'x-hub-signature-256': `sha256=${createHmac('sha256', SECRET).update(body).digest('hex')}`,
+      },
+      body,
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('invalid_delivery');
+
+    expect((await stack.api('POST', '/sync/pause', { body: { provider_config_key: 'github', connection_id: 'gh-other', syncs: ['pull-requests'] } })).status).toBe(200);
+    const otherRepo = stack.github.repositories(1002)[0].full_name;
+    const before = syncHooks('gh-other', 'PullRequest').length;
+    const number = openPull(stack, otherRepo);
+    stack.github.addCommits(otherRepo, number, 1);
+    await stack.github.flushWebhooks();
+    // Forwarded (the app still hears of it), but no run.
+    await hooks.waitFor((w) => w.body?.type === 'forward' && w.body.connectionId === 'gh-other' && w.body.payload?.number === number, 30_000);
+    const delivery = stack.github.webhookDeliveries().at(-1)!;
+    await waitUntil(async () => {
+      const list = (await stack.api('GET', '/integrations/github/webhook-deliveries?status=processed')).body.data;
+      return list.some((d: { delivery_id: string }) => d.delivery_id === delivery.id);
+    }, 30_000);
+    expect(await runningPulls(stack, 'gh-other')).toBe(false);
+    expect(syncHooks('gh-other', 'PullRequest')).toHaveLength(before);
+  });
+});
+
+/** A pull request that is open: pushing commits to it makes GitHub send `pull_request` `synchronize`. */
+function openPull(stack: WeftStack, repository: string): number {
+  const open = stack.github.pullRequests(repository, { state: 'open' });
+  if (open.length === 0) throw new Error(`no open pull request in ${repository}`);
+  return open[0].number;
+}
+
+async function runningPulls(stack: WeftStack, connectionId: string): Promise<boolean> {
+  const res = await stack.api('GET', `/sync/status?provider_config_key=github&connection_id=${connectionId}&syncs=pull-requests`);
+  return res.body.syncs?.[0]?.status === 'RUNNING';
+}
