@@ -10,3 +10,5 @@ export type {
 export type { DriveType } from './data';
 export type { GraphDrive, GraphDriveItem, GraphDeletedItem, GraphIdentity, GraphIdentitySet, GraphItemReference, GraphUser } from './serialize';
 export { quickXorHash } from './quickxor';
+export type { GraphSubscription, LifecycleEvent } from './subscriptions';
+export type { WebhookDeliveryRecord } from '../shared/webhook-sender';

@@ -18,6 +18,12 @@
  *   6. failNext() → Graph error body for the status.
  *   7. The route: 400 unknown segment, 405 non-GET, 404 itemNotFound, 410 resync, 200/302/304.
  * Every response carries `request-id` / `client-request-id` and is delayed by the latency.
+ *
+ * Change notifications (subscriptions.ts): `/subscriptions` creates, lists, renews and deletes
+ * subscriptions on drive roots after Graph's validation handshake with the notification URL;
+ * after every request and control method, each live subscription on a drive that changed is
+ * POSTed a change notification in the background (plain fetch), and `sendLifecycleNotification`
+ * POSTs lifecycle notifications. An expired subscription (the clock option) gets nothing.
  */
 import type http from 'node:http';
 import { z } from 'zod';
@@ -30,6 +36,8 @@ import { errorBody, formatRetryAfter, GraphError, injectedFailure, throttleBody,
 import { handleApi, type GraphState, type RequestContext } from './routes';
 import { driveItemJson, driveJson, eTag, userJson, type GraphDrive, type GraphDriveItem, type GraphUser } from './serialize';
 import { DriveStore, KIND_FILE, validateName } from './store';
+import { GraphSubscriptions, type GraphSubscription, type LifecycleEvent } from './subscriptions';
+import type { WebhookDeliveryRecord } from '../shared/webhook-sender';
 import { acceptFragment, sessionStatusJson, UploadSessions, writeFile, writtenItemJson } from './writes';
 import { TOKEN, TokenCodec } from './tokens';
 
@@ -147,6 +155,18 @@ export interface GraphSimulator {
   /** Every delta token and delta nextLink issued so far now answers 410 resyncRequired. */
   expireDeltaTokens(): void;
   /**
+   * POSTs a lifecycle notification (`{ value: [{ subscriptionId, subscriptionExpirationDateTime,
+   * tenantId, clientState, lifecycleEvent }] }`) to the subscription's lifecycleNotificationUrl.
+   * `subscriptionRemoved` also removes the subscription (no more change notifications);
+   * `reauthorizationRequired` marks it until it is renewed or reauthorized. Throws for an
+   * unknown or expired subscription, or one without a lifecycleNotificationUrl.
+   */
+  sendLifecycleNotification(subscriptionId: string, event: LifecycleEvent): void;
+  /** Resolves when every change and lifecycle notification queued so far has been answered (or has failed). */
+  flushNotifications(): Promise<void>;
+  /** Sends a notification again (same body), standing in for Graph's retries, which the simulator does not make. */
+  redeliverNotification(deliveryId: string): void;
+  /**
    * Accepts `token` from now on. With `scopes` (the granted permission names), a token that
    * has no write permission (`Files.ReadWrite[.All]`, `Sites.ReadWrite.All`) can read but
    * every write answers 403 accessDenied; without, it may do anything.
@@ -163,6 +183,12 @@ export interface GraphSimulator {
   getItem(driveId: string, id: string): GraphDriveItem | undefined;
   /** The signed-in user as GET /me returns it (without @odata.context). */
   me(): GraphUser;
+  /** The tenant id change notifications carry. */
+  readonly tenantId: string;
+  /** Live (unexpired) subscriptions as GET /subscriptions/{id} shows them, and whether one awaits reauthorization. */
+  subscriptions(): Array<GraphSubscription & { reauthorizationRequired: boolean }>;
+  /** Every notification attempt so far (validation requests are not included), oldest first. */
+  notificationDeliveries(): WebhookDeliveryRecord[];
   stats(): GraphSimulatorStats;
   requestLog(): GraphRequestLogEntry[];
   /** Clears the request log and the stats (not throttling state). */
@@ -225,6 +251,16 @@ export function createGraphSimulator(options: GraphSimulatorOptions = {}): Graph
   let violations = 0;
 
   const host = new SimulatorHost('Graph', (req, res) => handle(req, res), opts.latencyMs);
+
+  const subscriptions = new GraphSubscriptions({ seedK, tenant, drives, driveById, clock });
+  /** Runs a control method, then notifies the subscriptions of the drives it changed. */
+  function mutating<T>(f: () => T): T {
+    try {
+      return f();
+    } finally {
+      subscriptions.notifyChangedDrives();
+    }
+  }
 
   const uploads = new UploadSessions(opts.uploadSessionTtlMs);
   const state: GraphState = {
@@ -363,7 +399,15 @@ export function createGraphSimulator(options: GraphSimulatorOptions = {}): Graph
 
   // ---- API requests ----------------------------------------------------------------------
 
-  function api(req: http.IncomingMessage, method: string, rawPath: string, rawQuery: string, query: URLSearchParams, body: Buffer, ids: RequestIds): Outcome {
+  function api(
+    req: http.IncomingMessage,
+    method: string,
+    rawPath: string,
+    rawQuery: string,
+    query: URLSearchParams,
+    body: Buffer,
+    ids: RequestIds,
+  ): Outcome | Promise<Outcome> {
     const m = /^\/(v1\.0|beta)(\/.*)?$/.exec(rawPath);
     if (!m) {
       const v = rawPath.split('/')[1] ?? '';
@@ -399,6 +443,22 @@ export function createGraphSimulator(options: GraphSimulatorOptions = {}): Graph
       return error(ids, new GraphError(403, 'accessDenied', 'The caller does not have permission to perform the action.'));
     }
 
+    if (subscriptions.isSubscriptionPath(m[2] ?? '/')) {
+      const request = {
+        method,
+        path: m[2] ?? '/',
+        body,
+        base: host.url ?? 'http://127.0.0.1',
+        version: m[1] as 'v1.0' | 'beta',
+        now: ids.now,
+        requestId: ids.requestId,
+      };
+      return subscriptions.handle(request).then(
+        (reply): Outcome => ({ status: reply.status, headers: reply.headers ?? {}, body: reply.body, throttled: false }),
+        (err: unknown) =>
+          err instanceof GraphError ? error(ids, err) : error(ids, new GraphError(500, 'generalException', 'An unspecified error has occurred.')),
+      );
+    }
     const ctx: RequestContext = {
       base: host.url ?? 'http://127.0.0.1',
       version: m[1] as 'v1.0' | 'beta',
@@ -461,19 +521,34 @@ export function createGraphSimulator(options: GraphSimulatorOptions = {}): Graph
     const ids: RequestIds = { requestId, clientRequestId, now };
 
     const rangeHeader = req.headers.range;
-    const outcome = tooLarge
+    const pending = tooLarge
       ? error(ids, new GraphError(413, 'invalidRequest', `The request body exceeds the simulator's ${MAX_BODY_BYTES} bytes.`))
       : rawPath.startsWith('/_download/')
         ? download(method, rawPath, query, typeof rangeHeader === 'string' ? rangeHeader : undefined, ids)
         : rawPath.startsWith('/_upload/')
           ? uploadUrl(req, method, rawPath, query, body, ids)
           : api(req, method, rawPath, rawQuery, query, body, ids);
+    // Drain any request body so keep-alive connections stay usable.
+    req.resume();
+    if (pending instanceof Promise) void pending.then((outcome) => finish(res, method, rawPath, query, now, requestId, clientRequestId, outcome));
+    else finish(res, method, rawPath, query, now, requestId, clientRequestId, pending);
+  }
 
+  function finish(
+    res: http.ServerResponse,
+    method: string,
+    rawPath: string,
+    query: URLSearchParams,
+    now: number,
+    requestId: string,
+    clientRequestId: string,
+    outcome: Outcome,
+  ): void {
+    // A write through the API (or an upload session's last fragment) notifies the drive's subscriptions.
+    subscriptions.notifyChangedDrives();
     log.push({ at: now, method, path: rawPath, query: redactedQuery(query), status: outcome.status, throttled: outcome.throttled });
     byStatus[outcome.status] = (byStatus[outcome.status] ?? 0) + 1;
 
-    // Drain any request body so keep-alive connections stay usable.
-    req.resume();
     const send = () => {
       if (res.writableEnded || res.destroyed) return;
       const headers: Record<string, string> = {
@@ -553,7 +628,11 @@ export function createGraphSimulator(options: GraphSimulatorOptions = {}): Graph
 
   const sim: GraphSimulator = {
     start: (port = 0) => host.start(port),
-    stop: () => host.stop(),
+    stop: () => {
+      // Notifications under way end as errors ("aborted") rather than outlive the simulator.
+      subscriptions.abortAll();
+      return host.stop();
+    },
     get url() {
       return host.url;
     },
@@ -572,70 +651,87 @@ export function createGraphSimulator(options: GraphSimulatorOptions = {}): Graph
     failNext: (n, status = 500) => host.failNext(n, status),
     setLatency: (ms) => host.setLatency(ms),
     editFiles(countOrIds, o = {}) {
-      const now = clock();
-      const out: string[] = [];
-      for (const [store, list] of targets(countOrIds, o.driveId, 'editFiles')) {
-        for (const i of list) if (store.kind[i] !== KIND_FILE) throw new Error(`editFiles: ${store.ids[i]} is not a file`);
-        store.editFiles(list, now);
-        out.push(...list.map((i) => store.ids[i]));
-      }
-      return out;
+      return mutating(() => {
+        const now = clock();
+        const out: string[] = [];
+        for (const [store, list] of targets(countOrIds, o.driveId, 'editFiles')) {
+          for (const i of list) if (store.kind[i] !== KIND_FILE) throw new Error(`editFiles: ${store.ids[i]} is not a file`);
+          store.editFiles(list, now);
+          out.push(...list.map((i) => store.ids[i]));
+        }
+        return out;
+      });
     },
     deleteItems(countOrIds, o = {}) {
-      const now = clock();
-      const groups = targets(countOrIds, o.driveId, 'deleteItems');
-      for (const list of groups.values()) {
-        if (list.includes(0)) throw new Error('deleteItems: the drive root cannot be deleted');
-      }
-      const out: string[] = [];
-      for (const [store, list] of groups) out.push(...store.deleteItems(list, now).map((i) => store.ids[i]));
-      return out;
+      return mutating(() => {
+        const now = clock();
+        const groups = targets(countOrIds, o.driveId, 'deleteItems');
+        for (const list of groups.values()) {
+          if (list.includes(0)) throw new Error('deleteItems: the drive root cannot be deleted');
+        }
+        const out: string[] = [];
+        for (const [store, list] of groups) out.push(...store.deleteItems(list, now).map((i) => store.ids[i]));
+        return out;
+      });
     },
     addFiles(n, o = {}) {
-      checkCount(n, 'addFiles');
-      const now = clock();
-      const rng = Rng.from(seedK, 'mutation', mutationCounter++, 'addFiles');
-      let store: DriveStore;
-      let fixedParent = -1;
-      if (o.parentId !== undefined) {
-        const found = locate(o.parentId, 'addFiles');
-        if (o.driveId !== undefined && found.store.ident.id !== o.driveId) throw new Error(`addFiles: ${o.parentId} is not on drive ${o.driveId}`);
-        if (found.store.kind[found.i] === KIND_FILE) throw new Error(`addFiles: ${o.parentId} is a file, not a folder`);
-        store = found.store;
-        fixedParent = found.i;
-      } else {
-        store = storeFor(o.driveId, 'addFiles');
-      }
-      const containers = fixedParent >= 0 ? [fixedParent] : store.liveContainers();
-      const placement = [];
-      for (let k = 0; k < n; k++) {
-        placement.push({ parent: rng.pick(containers), name: fileName(store.dk, store.count + k, mutationCounter) });
-      }
-      return store.addFiles(placement, now).map((i) => store.ids[i]);
+      return mutating(() => {
+        checkCount(n, 'addFiles');
+        const now = clock();
+        const rng = Rng.from(seedK, 'mutation', mutationCounter++, 'addFiles');
+        let store: DriveStore;
+        let fixedParent = -1;
+        if (o.parentId !== undefined) {
+          const found = locate(o.parentId, 'addFiles');
+          if (o.driveId !== undefined && found.store.ident.id !== o.driveId) throw new Error(`addFiles: ${o.parentId} is not on drive ${o.driveId}`);
+          if (found.store.kind[found.i] === KIND_FILE) throw new Error(`addFiles: ${o.parentId} is a file, not a folder`);
+          store = found.store;
+          fixedParent = found.i;
+        } else {
+          store = storeFor(o.driveId, 'addFiles');
+        }
+        const containers = fixedParent >= 0 ? [fixedParent] : store.liveContainers();
+        const placement = [];
+        for (let k = 0; k < n; k++) {
+          placement.push({ parent: rng.pick(containers), name: fileName(store.dk, store.count + k, mutationCounter) });
+        }
+        return store.addFiles(placement, now).map((i) => store.ids[i]);
+      });
     },
     renameItem(id, name) {
-      const { store, i } = locate(id, 'renameItem');
-      if (i === 0) throw new Error('renameItem: the drive root cannot be renamed');
-      const problem = validateName(name);
-      if (problem) throw new Error(`renameItem: ${problem}`);
-      const clash = store.childNamed(store.parent[i], name);
-      if (clash >= 0 && clash !== i) throw new Error(`renameItem: nameAlreadyExists: "${name}" is already used in that folder`);
-      store.rename(i, name, clock());
+      return mutating(() => {
+        const { store, i } = locate(id, 'renameItem');
+        if (i === 0) throw new Error('renameItem: the drive root cannot be renamed');
+        const problem = validateName(name);
+        if (problem) throw new Error(`renameItem: ${problem}`);
+        const clash = store.childNamed(store.parent[i], name);
+        if (clash >= 0 && clash !== i) throw new Error(`renameItem: nameAlreadyExists: "${name}" is already used in that folder`);
+        store.rename(i, name, clock());
+      });
     },
     moveItem(id, newParentId) {
-      const { store, i } = locate(id, 'moveItem');
-      if (i === 0) throw new Error('moveItem: the drive root cannot be moved');
-      const p = store.liveIndex(newParentId);
-      if (p < 0) throw new Error(`moveItem: unknown or deleted folder ${newParentId} on the item's drive`);
-      if (store.kind[p] === KIND_FILE) throw new Error(`moveItem: ${newParentId} is a file, not a folder`);
-      if (store.isDescendant(p, i)) throw new Error('moveItem: cannot move a folder into itself or its descendants');
-      if (store.parent[i] === p) return;
-      if (store.childNamed(p, store.names[i]) >= 0) throw new Error(`moveItem: nameAlreadyExists: "${store.names[i]}" is already used in the target folder`);
-      store.move(i, p, clock());
+      return mutating(() => {
+        const { store, i } = locate(id, 'moveItem');
+        if (i === 0) throw new Error('moveItem: the drive root cannot be moved');
+        const p = store.liveIndex(newParentId);
+        if (p < 0) throw new Error(`moveItem: unknown or deleted folder ${newParentId} on the item's drive`);
+        if (store.kind[p] === KIND_FILE) throw new Error(`moveItem: ${newParentId} is a file, not a folder`);
+        if (store.isDescendant(p, i)) throw new Error('moveItem: cannot move a folder into itself or its descendants');
+        if (store.parent[i] === p) return;
+        if (store.childNamed(p, store.names[i]) >= 0) throw new Error(`moveItem: nameAlreadyExists: "${store.names[i]}" is already used in the target folder`);
+        store.move(i, p, clock());
+      });
     },
     expireDeltaTokens() {
       epoch++;
       listings.clear();
+    },
+    sendLifecycleNotification(subscriptionId, event) {
+      subscriptions.sendLifecycle(subscriptionId, event);
+    },
+    flushNotifications: () => subscriptions.flush(),
+    redeliverNotification(deliveryId) {
+      subscriptions.redeliver(deliveryId);
     },
     addAccessToken(token, o = {}) {
       if (typeof token !== 'string' || token.length === 0) throw new Error('addAccessToken: token must be a non-empty string');
@@ -667,6 +763,9 @@ export function createGraphSimulator(options: GraphSimulatorOptions = {}): Graph
     me() {
       return userJson(tenant);
     },
+    tenantId: subscriptions.tenantId,
+    subscriptions: () => subscriptions.list(),
+    notificationDeliveries: () => subscriptions.deliveries(),
     stats() {
       return { requests: log.length, byStatus: { ...byStatus }, throttled: throttledCount, retryAfterViolations: violations };
     },
