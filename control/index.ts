@@ -20,5 +20,5 @@ export { syncStatus } from './sync-status';
 export { createSyncVariant, deleteSyncVariant } from './sync-variants';
 export { actionWorkflowId, scheduledSyncWorkflowId, syncScheduleId, syncWorkflowId } from './workflow-ids';
 export { startWorkflow } from './workflow-start';
-export { addConnectionRoutes, processProviderDeliveries, type DeliveryProcessingDeps } from './provider-deliveries';
+export { addConnectionRoutes, processProviderDeliveries, recordRoutesOfEarlierConnections, type DeliveryProcessingDeps } from './provider-deliveries';
 export { startProviderDeliveryProcessor } from './provider-delivery-processor';

@@ -8,6 +8,7 @@ import type { ProviderWebhooks } from '../runtime/types';
 import type { ConnectionDoc } from '../store/connections';
 import type { ClaimedDelivery, ProviderDeliveryDoc } from '../store/provider-deliveries';
 import { queueWebhook, type OutboxDeps } from '../webhooks/outbox';
+import { runOnce } from '../store/migrations';
 import type { ControlDeps } from './deps';
 import { runSyncForChange } from './provider-changes';
 import type { SyncSelector } from './sync-runs';
@@ -117,7 +118,7 @@ export function routeOf(webhooks: ProviderWebhooks, body: unknown): string | nul
   return null;
 }
 
-function routesOfConnection(deps: DeliveryProcessingDeps, webhooks: ProviderWebhooks | undefined, connection: ConnectionDoc): string[] {
+function routesOfConnection(deps: Pick<DeliveryProcessingDeps, 'outbox'>, webhooks: ProviderWebhooks | undefined, connection: ConnectionDoc): string[] {
   return routesOfCredentials(webhooks, deps.outbox.cipher.open<object>(connection.credentials_encrypted, sealedAt.connectionCredentials(connection)));
 }
 
@@ -129,6 +130,32 @@ function routesOfConnection(deps: DeliveryProcessingDeps, webhooks: ProviderWebh
 export async function addConnectionRoutes(deps: Pick<ControlDeps, 'registry' | 'stores'>, connection: ConnectionDoc, credentials: object): Promise<void> {
   const routes = routesOfCredentials(deps.registry.get(connection.provider)?.provider.webhooks, credentials);
   await deps.stores.providerDeliveries.addRoutes(connection.environment, connection.provider_config_key, routes, connection._id);
+}
+
+/**
+ * Once per database: the routes of connections stored before Weft took in provider webhooks
+ * (each connection's credentials opened once), so their deliveries are attributed too.
+ * Resolves with the number of connections that got routes.
+ */
+export async function recordRoutesOfEarlierConnections(deps: Pick<DeliveryProcessingDeps, 'registry' | 'stores' | 'outbox'>): Promise<number> {
+  let recorded = 0;
+  await runOnce(deps.stores.db, 'provider_webhook_routes', async () => {
+    for (const integration of await deps.stores.integrations.all()) {
+      const webhooks = deps.registry.get(integration.provider)?.provider.webhooks;
+      if (!webhooks) continue;
+      for (let after: string | null = null; ; ) {
+        const page: { connections: ConnectionDoc[]; next: string | null } = await deps.stores.connections.pageForIntegration(integration.environment, integration.unique_key, { after, limit: 200 });
+        for (const connection of page.connections) {
+          const routes = routesOfConnection(deps, webhooks, connection);
+          await deps.stores.providerDeliveries.addRoutes(connection.environment, connection.provider_config_key, routes, connection._id);
+          if (routes.length) recorded++;
+        }
+        if (!page.next) break;
+        after = page.next;
+      }
+    }
+  });
+  return recorded;
 }
 
 /** The route keys a connection's credentials give (an App connection: its installation). */

@@ -88,6 +88,11 @@ export class IntegrationStore {
     return this.recent.get(keyId(environment, uniqueKey), () => this.get(environment, uniqueKey));
   }
 
+  /** Every integration of every environment (few: a one-time pass over all of them, e.g. a migration). */
+  async all(): Promise<IntegrationDoc[]> {
+    return this.col.find({}).toArray();
+  }
+
   /** The environment's integrations, oldest first: an `_id` range of `integration_keys`, then one `_id $in` read. */
   async list(environment: string): Promise<IntegrationDoc[]> {
     const aliases = await this.keys.inRange(keyPrefixRange(environment));

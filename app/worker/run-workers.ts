@@ -12,7 +12,7 @@ import { startExpirySweeper } from './expiry-sweeper';
 import { startWebhookDispatcher, type WebhookDispatcher } from '../../webhooks/dispatcher';
 import { coreWebhookDelivery } from '../webhook-delivery';
 import { createWebhookDeliveryActivities } from '../../activities/webhook-delivery';
-import { reconcileSyncSchedules, applySyncOperation, startProviderDeliveryProcessor, type ControlDeps } from '../../control';
+import { reconcileSyncSchedules, applySyncOperation, recordRoutesOfEarlierConnections, startProviderDeliveryProcessor, type ControlDeps } from '../../control';
 import { rebuildTallies } from '../../store/integration-tallies';
 import { createSyncFanOutActivities } from '../../activities/sync-fan-out';
 import { allSyncRunEvents } from '../../webhooks/sync-run-report';
@@ -108,7 +108,15 @@ export async function buildWorkers(core: Core, opts: { logger?: Logger } = {}): 
         dispatcher = startWebhookDispatcher({ ...outboxDeps, logger: logger.child({ component: 'webhook-dispatcher' }) });
         const expiry = startExpirySweeper(core.manualExpiry, logger.child({ component: 'expiry-sweeper' }));
         // Provider webhook deliveries the API stored: forwarded to the app, and the syncs they concern run.
-        const deliveries = startProviderDeliveryProcessor({ ...controlDeps, outbox: outboxDeps, logger: logger.child({ component: 'provider-deliveries' }) });
+        const deliveryDeps = { ...controlDeps, outbox: outboxDeps, logger: logger.child({ component: 'provider-deliveries' }) };
+        const deliveries = startProviderDeliveryProcessor(deliveryDeps);
+        // Connections stored before provider webhooks existed get their routes, once per database.
+        recordRoutesOfEarlierConnections(deliveryDeps).then(
+          (connections) => {
+            if (connections) logger.info({ connections }, 'provider webhook routes recorded for earlier connections');
+          },
+          (err: unknown) => logger.warn({ err }, 'could not record the provider webhook routes of earlier connections; the next start tries again'),
+        );
         const reconciled = reconcileSchedules(core, logger.child({ component: 'schedule-reconcile' }));
         try {
           await Promise.all([sync.run(), action.run()]);

@@ -1,6 +1,8 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { startWebhookReceiver, type ReceivedWebhook } from '../support/webhook-receiver';
-import { connectGitHub, readAllRecords, startWeftStack, type WeftStack } from '../support/weft-stack';
+import { recordRoutesOfEarlierConnections } from '../../control';
+import type { OutboxDeps } from '../../webhooks/outbox';
+import { connectGitHub, createGitHubIntegration, readAllRecords, startWeftStack, type WeftStack } from '../support/weft-stack';
 import { waitUntil } from '../support/wait';
 
 const SECRET = 'whsec-github-app-0123456789abcdef';
@@ -183,6 +185,30 @@ function openPull(stack: WeftStack, repository: string): number {
   if (open.length === 0) throw new Error(`no open pull request in ${repository}`);
   return open[0].number;
 }
+
+describe('connections stored before provider webhooks existed', () => {
+  test('get their routes once per database, from their credentials', async () => {
+    const stack = await startWeftStack({ github: { seed: 12 }, worker: false });
+    try {
+      await createGitHubIntegration(stack);
+      expect((await connectGitHub(stack, 'earlier', 1001)).status).toBe(201);
+      const { stores, cipher, registry } = stack.core;
+      const connection = (await stores.connections.find({ environment: 'dev', providerConfigKey: 'github', connectionId: 'earlier' }))!;
+      // As an earlier version left it: no routes, no marker.
+      await stores.db.collection('provider_webhook_routes').deleteMany({});
+      await stores.db.collection('store_migrations').deleteOne({ _id: 'provider_webhook_routes' as never });
+      expect(await stores.providerDeliveries.connectionsOf('dev', 'github', 'installation:1001')).toEqual([]);
+
+      const deps = { registry, stores, outbox: { cipher } as OutboxDeps };
+      expect(await recordRoutesOfEarlierConnections(deps)).toBe(1);
+      expect(await stores.providerDeliveries.connectionsOf('dev', 'github', 'installation:1001')).toEqual([connection._id]);
+      // Once: the marker keeps a second start from reading every connection again.
+      expect(await recordRoutesOfEarlierConnections(deps)).toBe(0);
+    } finally {
+      await stack.shutdown();
+    }
+  });
+});
 
 async function runningPulls(stack: WeftStack, connectionId: string): Promise<boolean> {
   const res = await stack.api('GET', `/sync/status?provider_config_key=github&connection_id=${connectionId}&syncs=pull-requests`);
