@@ -9,6 +9,12 @@
  *   POST /public/v1/event/create         JSON { name, start_at, timezone, end_at? | duration_interval?,
  *        description_md?, meeting_url?, geo_address_json?, visibility? } → { api_id } (400 { message }
  *        for a bad field); the event is then listed by list-events (no tags) and served by event/get.
+ *   Webhooks (webhooks.ts), at the paths Luma's current API documents (and the same under /public):
+ *   GET /v1/webhooks/list, GET /v2/webhooks/get?id=, POST /v2/webhooks/create { url, event_types },
+ *   POST /v2/webhooks/update { id, event_types?, status? }, POST /v1/webhooks/delete { id }.
+ *   Every active webhook subscribed to the type (or "*") is POSTed `{ type, data }` in the
+ *   background with plain fetch: event.created (addEvents, event/create), event.updated
+ *   (editEvents), event.canceled (deleteEvents). Unsigned: Luma documents no signature.
  *
  * Request pipeline (in this order):
  *   1. failNext() injections answer first (any path, any key).
@@ -27,6 +33,8 @@ import { Rng } from '../shared/prng';
 import { sendJson } from '../shared/http';
 import { SimulatorHost } from '../shared/simulator-host';
 import { maxInAnyWindow, monotonicNow } from '../shared/rate';
+import type { WebhookDeliveryRecord } from '../shared/webhook-sender';
+import { LumaWebhooks, WebhookRouteError, webhookEventData, type LumaWebhook } from './webhooks';
 import {
   buildCreatedEvent,
   buildEntry,
@@ -166,6 +174,16 @@ export interface LumaSimulator {
   eventIds(): string[];
   /** One current event (fresh object), or undefined when it does not exist (or was deleted). */
   getEvent(id: string): LumaEventEntry | undefined;
+
+  // Webhooks (created through the API)
+  /** The calendar's webhooks as the API shows them. */
+  webhooks(): LumaWebhook[];
+  /** Every delivery attempt so far, oldest first. */
+  webhookDeliveries(): WebhookDeliveryRecord[];
+  /** Resolves when every delivery queued so far has been answered (or has failed). */
+  flushWebhooks(): Promise<void>;
+  /** Sends a delivery again with the same body (Luma documents no retries; this stands in for one). */
+  redeliver(deliveryId: string): void;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -420,6 +438,12 @@ export function createLumaSimulator(options: LumaSimulatorOptions = {}): LumaSim
   let rateLimitedCount = 0;
 
   const simHost = new SimulatorHost('Luma', (req, res) => handle(req, res), opts.latencyMs);
+  const webhooks = new LumaWebhooks({ seedK, wallClock: opts.now ?? Date.now, clock });
+  /** event.* deliveries carry the event as the current API shows it. */
+  const sendEvent = (type: 'event.created' | 'event.updated', id: string) => {
+    const skel = store.skeleton(id);
+    if (skel && webhooks.listening(type)) webhooks.send(type, webhookEventData(store.entry(skel)));
+  };
 
   // ---- routes --------------------------------------------------------------------------
 
@@ -549,6 +573,7 @@ export function createLumaSimulator(options: LumaSimulatorOptions = {}): LumaSim
       },
       (opts.now ?? Date.now)(),
     );
+    sendEvent('event.created', id);
     return ok({ api_id: id });
   }
 
@@ -557,6 +582,7 @@ export function createLumaSimulator(options: LumaSimulatorOptions = {}): LumaSim
     ['GET /public/v1/calendar/list-events', listEvents],
     ['GET /public/v1/event/get', getEventRoute],
     ['POST /public/v1/event/create', (_q, body) => createEventRoute(body)],
+    ...webhooks.routes(),
   ]);
 
   // ---- rate limiting -------------------------------------------------------------------
@@ -624,7 +650,7 @@ export function createLumaSimulator(options: LumaSimulatorOptions = {}): LumaSim
     try {
       return { ...route(query, body), headers };
     } catch (err) {
-      if (err instanceof HttpError) return { status: err.status, body: { message: err.message }, headers };
+      if (err instanceof HttpError || err instanceof WebhookRouteError) return { status: err.status, body: { message: err.message }, headers };
       return { status: 500, body: { message: 'Internal server error' }, headers };
     }
   }
@@ -684,7 +710,11 @@ export function createLumaSimulator(options: LumaSimulatorOptions = {}): LumaSim
 
   const sim: LumaSimulator = {
     start: (port = 0) => simHost.start(port),
-    stop: () => simHost.stop(),
+    stop: () => {
+      // Deliveries under way end as errors ("aborted") rather than outlive the simulator.
+      webhooks.abortAll();
+      return simHost.stop();
+    },
     get url() {
       return simHost.url;
     },
@@ -695,17 +725,23 @@ export function createLumaSimulator(options: LumaSimulatorOptions = {}): LumaSim
     editEvents(countOrIds) {
       const ids = resolveTargets(countOrIds, 'editEvents');
       store.edit(ids);
+      for (const id of ids) sendEvent('event.updated', id);
       return ids;
     },
     deleteEvents(countOrIds) {
       const ids = resolveTargets(countOrIds, 'deleteEvents');
+      // A deleted event is a canceled one: the delivery carries it as it last was.
+      const last = webhooks.listening('event.canceled') ? ids.map((id) => webhookEventData(store.entry(store.skeleton(id)!))) : [];
       store.delete(ids);
+      for (const data of last) webhooks.send('event.canceled', data);
       return ids;
     },
     addEvents(n) {
       if (!Number.isInteger(n) || n < 0) throw new Error('addEvents: n must be a non-negative integer');
       mutationCounter++;
-      return store.add(n);
+      const ids = store.add(n);
+      for (const id of ids) sendEvent('event.created', id);
+      return ids;
     },
     corruptEvent(id, fields) {
       if (!store.has(id)) throw new Error(`corruptEvent: no live event ${id}`);
@@ -755,6 +791,12 @@ export function createLumaSimulator(options: LumaSimulatorOptions = {}): LumaSim
     getEvent(id) {
       const skel = store.skeleton(id);
       return skel ? store.entry(skel) : undefined;
+    },
+    webhooks: () => webhooks.webhooks(),
+    webhookDeliveries: () => webhooks.deliveries(),
+    flushWebhooks: () => webhooks.flush(),
+    redeliver(deliveryId) {
+      webhooks.redeliver(deliveryId);
     },
   };
   return sim;
