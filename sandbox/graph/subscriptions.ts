@@ -40,7 +40,7 @@ import type { Reply } from './routes';
 import type { DriveStore } from './store';
 
 /** A driveItem subscription lives at most this long (Graph: 42300 minutes, under 30 days). */
-export const DRIVE_SUBSCRIPTION_MAX_MINUTES = 42_300;
+const DRIVE_SUBSCRIPTION_MAX_MINUTES = 42_300;
 const VALIDATION_TIMEOUT_MS = 10_000;
 /** Graph publishes notifications with an HTTP client that waits 3 seconds. */
 const NOTIFICATION_TIMEOUT_MS = 3_000;

@@ -29,7 +29,7 @@ import { Rng } from '../shared/prng';
 import { WebhookSender, type WebhookDeliveryRecord } from '../shared/webhook-sender';
 import type { LumaEventEntry } from './data';
 
-export const LUMA_WEBHOOK_EVENT_TYPES = [
+const LUMA_WEBHOOK_EVENT_TYPES = [
   'calendar.event.added',
   'calendar.person.subscribed',
   'event.canceled',
