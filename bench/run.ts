@@ -19,6 +19,7 @@ import { dryrunFigure } from './dryrun';
 import { payloadCodecFigures } from './payload-codec';
 import { sharedAccountFigures } from './shared-account';
 import { runCostFigures } from './run-cost';
+import { providerWebhookFigures } from './provider-webhooks';
 import { startStandaloneTestInfra } from '../tests/support/standalone-infra';
 
 async function main(): Promise<void> {
@@ -28,12 +29,13 @@ async function main(): Promise<void> {
     // `npm run bench -- pacing`, `npm run bench -- reads [files]`, `npm run bench -- memory [files]`,
     // `npm run bench -- shared` (a no-change run on a provider account shared with 100 connections, next to one of its own),
     // `npm run bench -- trigger`, `npm run bench -- schedules [connections]` `npm run bench -- webhooks [events]` (throughput, then a sync run's end to its webhook)
-    // `npm run bench -- proxy`, `npm run bench -- dryrun`, `npm run bench -- codec` or `npm run bench -- runs [connections]` (one part only).
+    // `npm run bench -- proxy`, `npm run bench -- dryrun`, `npm run bench -- codec`, `npm run bench -- runs [connections]`
+    // or `npm run bench -- provider-webhooks [deliveries]` (one part only).
     const args = process.argv.slice(2);
     const only = args.find((a) => !/^\d+$/.test(a));
-    if (only !== undefined && !['pacing', 'reads', 'memory', 'trigger', 'schedules', 'webhooks', 'proxy', 'dryrun', 'codec', 'shared', 'runs'].includes(only))
+    if (only !== undefined && !['pacing', 'reads', 'memory', 'trigger', 'schedules', 'webhooks', 'proxy', 'dryrun', 'codec', 'shared', 'runs', 'provider-webhooks'].includes(only))
       throw new Error(
-        `unknown part "${only}": pacing, reads, memory, trigger, schedules, webhooks, proxy, dryrun, codec, shared, runs, or a number (files; connections for schedules and runs; events for webhooks)`,
+        `unknown part "${only}": pacing, reads, memory, trigger, schedules, webhooks, proxy, dryrun, codec, shared, runs, provider-webhooks, or a number (files; connections for schedules and runs; events for webhooks; deliveries for provider-webhooks)`,
       );
     const count = args.find((a) => /^\d+$/.test(a));
     const files = Number(count ?? 100_000);
@@ -55,6 +57,8 @@ async function main(): Promise<void> {
     if (only === undefined || only === 'codec') for (const figure of await payloadCodecFigures()) emit(figure);
     if (only === undefined || only === 'shared') for (const figure of await sharedAccountFigures()) emit(figure);
     if (only === undefined || only === 'runs') for (const figure of await runCostFigures(Number((only === 'runs' && count) || 200))) emit(figure);
+    if (only === undefined || only === 'provider-webhooks')
+      for (const figure of await providerWebhookFigures(Number((only === 'provider-webhooks' && count) || 5_000))) emit(figure);
   } finally {
     await infra.stop();
   }

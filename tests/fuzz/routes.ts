@@ -55,6 +55,14 @@ const SAMPLES: Record<string, Sample | Sample[]> = {
   },
   'GET /integrations/:key': { params: () => ({ key: 'luma' }), query: () => ({ 'include[]': 'credentials' }), readOnly: true },
   'GET /integrations/:key/status': { params: () => ({ key: 'luma' }), readOnly: true },
+  'GET /integrations/:key/webhook-deliveries': { params: () => ({ key: 'luma' }), query: () => ({ status: 'unmatched', limit: '5' }), readOnly: true },
+  // Unsigned, so refused: nothing it answers writes.
+  'POST /webhooks/providers/:environment/:integration': {
+    params: () => ({ environment: 'dev', integration: 'luma' }),
+    headers: () => ({ 'x-github-event': 'pull_request', 'x-github-delivery': 'fz' }),
+    json: () => ({ action: 'opened', installation: { id: 1 } }),
+    readOnly: true,
+  },
   'PATCH /integrations/:key': { params: () => ({ key: 'luma' }), json: () => ({ display_name: 'Luma' }), readOnly: false },
   // luma has connections: refused with 400, so the integration survives the run.
   'DELETE /integrations/:key': { params: () => ({ key: 'luma' }), readOnly: false },
