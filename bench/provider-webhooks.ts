@@ -35,7 +35,12 @@ export async function providerWebhookFigures(deliveries: number): Promise<Figure
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const receiverUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
-  const stack = await startWeftStack({ worker: false, github: { seed: 21, pullsPerRepo: 20 }, egressAllow: { webhooks: [receiverUrl] }, temporalCallTimeoutMs: 10_000 });
+  const stack = await startWeftStack({
+    worker: false,
+    github: { seed: 21, pullsPerRepo: 20 },
+    egressAllow: { webhooks: [receiverUrl] },
+    temporalCallTimeoutMs: 10_000,
+  });
   try {
     const created = await stack.api('POST', '/integrations', {
       body: {

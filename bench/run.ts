@@ -33,7 +33,10 @@ async function main(): Promise<void> {
     // or `npm run bench -- provider-webhooks [deliveries]` (one part only).
     const args = process.argv.slice(2);
     const only = args.find((a) => !/^\d+$/.test(a));
-    if (only !== undefined && !['pacing', 'reads', 'memory', 'trigger', 'schedules', 'webhooks', 'proxy', 'dryrun', 'codec', 'shared', 'runs', 'provider-webhooks'].includes(only))
+    if (
+      only !== undefined &&
+      !['pacing', 'reads', 'memory', 'trigger', 'schedules', 'webhooks', 'proxy', 'dryrun', 'codec', 'shared', 'runs', 'provider-webhooks'].includes(only)
+    )
       throw new Error(
         `unknown part "${only}": pacing, reads, memory, trigger, schedules, webhooks, proxy, dryrun, codec, shared, runs, provider-webhooks, or a number (files; connections for schedules and runs; events for webhooks; deliveries for provider-webhooks)`,
       );

@@ -110,7 +110,7 @@ export const configSchema = z.object({
     .meta(
       setting(
         'server',
-        'Public base URL of the API: connect links, status URLs and the OAuth redirect URI (`{WEFT_PUBLIC_URL}/oauth/callback`). Set it behind a proxy.',
+        'Public base URL of the API: connect links, status URLs, the OAuth redirect URI (`{WEFT_PUBLIC_URL}/oauth/callback`) and the provider webhook intake. Set it behind a proxy, and on the workers: they give it to providers when they make webhook subscriptions (OneDrive), and make none without it.',
         {
           whenUnset: "the request's host",
         },

@@ -17,6 +17,9 @@ import type { ControlDeps } from './deps';
 import { connectionSyncWorkflowId } from './workflow-ids';
 import { deleteSyncSchedules, startNewConnectionSyncs } from './sync-schedules';
 import { addConnectionRoutes } from './provider-deliveries';
+import { endConnectionSubscriptions, startConnectionSubscriptions } from './connection-subscriptions';
+import { removeConnectionSubscriptions } from '../activities/subscription-activities';
+import type { Logger } from '../common/logger';
 
 /** What creating a connection needs besides controlling its syncs. */
 export interface ConnectionControlDeps extends ControlDeps {
@@ -93,19 +96,31 @@ export async function createConnection(deps: ConnectionControlDeps, input: NewCo
     queueAuthWebhook(deps.outbox, { environment, connection, operation: 'creation', success: true }),
     startNewConnectionSyncs(deps, connection),
     addConnectionRoutes(deps, connection, credentials),
+    startConnectionSubscriptions(deps, connection),
   ]);
   return connection;
+}
+
+/** What deleting a connection needs besides controlling its syncs: its webhook subscriptions are deleted at the provider. */
+export interface ConnectionDeletionDeps extends ControlDeps {
+  cipher: CredentialCipher;
+  openProviderSession: OpenProviderSession;
+  logger: Logger;
+  /** WEFT_PUBLIC_URL */
+  publicUrl: string | undefined;
 }
 
 /**
  * Deletes a connection (DELETE /connections/:id) with everything of it: its syncs'
  * schedules first, so none starts another run; then its running syncs, so nothing writes
- * records for a connection that is gone; then its records, sync states and the connection.
- * Temporal out of reach stops it (503) before anything is deleted from the store.
+ * records for a connection that is gone; then its webhook subscriptions (the workflow that
+ * renews them ended, then each deleted at the provider); then its records, sync states and
+ * the connection. Temporal out of reach stops it (503) before anything is deleted from the store.
  */
-export async function deleteConnection(deps: ControlDeps, connection: ConnectionDoc): Promise<void> {
+export async function deleteConnection(deps: ConnectionDeletionDeps, connection: ConnectionDoc): Promise<void> {
   const syncs = await deps.stores.syncs.listForConnection(connection._id);
   await deleteSyncSchedules(deps, connection, syncs);
+  await endConnectionSubscriptions(deps, connection);
   await Promise.all(
     syncs.map((s) =>
       deps.temporal.workflow
@@ -117,6 +132,7 @@ export async function deleteConnection(deps: ControlDeps, connection: Connection
         }),
     ),
   );
+  await removeConnectionSubscriptions(deps, connection);
   await deps.stores.records.deleteScope({ environment: connection.environment, connection: connection._id });
   await deps.stores.syncs.deleteForConnection(connection._id);
   await deps.stores.connections.delete(connection._id);

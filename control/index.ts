@@ -12,6 +12,7 @@
  */
 export type { ControlDeps } from './deps';
 export { createConnection, deleteConnection } from './connections';
+export { startConnectionSubscriptions } from './connection-subscriptions';
 export { WEFT_SEARCH_ATTRIBUTES, searchAttributesFor } from './search-attributes';
 export { applySyncOperation, requestSyncOperation } from './sync-operations';
 export { countRunningSyncs, syncRunInput } from './sync-runs';
@@ -20,5 +21,5 @@ export { syncStatus } from './sync-status';
 export { createSyncVariant, deleteSyncVariant } from './sync-variants';
 export { actionWorkflowId, scheduledSyncWorkflowId, syncScheduleId, syncWorkflowId } from './workflow-ids';
 export { startWorkflow } from './workflow-start';
-export { addConnectionRoutes, processProviderDeliveries, recordRoutesOfEarlierConnections, type DeliveryProcessingDeps } from './provider-deliveries';
+export { addConnectionRoutes, recordRoutesOfEarlierConnections, type DeliveryProcessingDeps } from './provider-deliveries';
 export { startProviderDeliveryProcessor } from './provider-delivery-processor';

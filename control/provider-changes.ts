@@ -45,7 +45,14 @@ export async function runSyncForChange(deps: ControlDeps, connection: Connection
 }
 
 async function schedulePaused(deps: ControlDeps, connection: ConnectionDoc, sel: SyncSelector): Promise<boolean> {
-  const id = syncScheduleId(deps.settings.temporalIdPrefix, connection.environment, connection.provider_config_key, connection.connection_id, sel.name, sel.variant);
+  const id = syncScheduleId(
+    deps.settings.temporalIdPrefix,
+    connection.environment,
+    connection.provider_config_key,
+    connection.connection_id,
+    sel.name,
+    sel.variant,
+  );
   try {
     return (await deps.temporal.schedule.getHandle(id).describe()).state.paused;
   } catch (err) {

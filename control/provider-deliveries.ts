@@ -11,6 +11,8 @@ import { queueWebhook, type OutboxDeps } from '../webhooks/outbox';
 import { runOnce } from '../store/migrations';
 import type { ControlDeps } from './deps';
 import { runSyncForChange } from './provider-changes';
+import { signalSubscriptionLifecycle } from './connection-subscriptions';
+import type { SubscriptionLifecycle } from '../activities/subscription-contracts';
 import type { SyncSelector } from './sync-runs';
 
 /** What processing provider deliveries needs: starting runs, and the outbox the `forward` events go to. */
@@ -58,6 +60,10 @@ export async function processProviderDeliveries(deps: DeliveryProcessingDeps, li
         span.setAttributes({ 'weft.provider': c.doc.provider, 'weft.integration': c.doc.provider_config_key, 'weft.provider_event': c.doc.event });
         try {
           const forwarded = await Promise.all(plan.targets.map(({ connection }) => forward(deps.outbox, c.doc, plan.payload, connection)));
+          if (plan.lifecycle) {
+            const lifecycle = plan.lifecycle;
+            await Promise.all(plan.targets.map(({ connection }) => signalSubscriptionLifecycle(deps, connection, lifecycle)));
+          }
           await Promise.all(plan.targets.flatMap(({ connection, syncs }) => syncs.map((s) => runs.get(runKey(connection, s)))));
           const status = plan.targets.length ? 'processed' : 'unmatched';
           await deps.stores.providerDeliveries.finish(c, {
@@ -84,6 +90,8 @@ export async function processProviderDeliveries(deps: DeliveryProcessingDeps, li
 
 interface DeliveryPlan {
   route: string | null;
+  /** A notification about the subscription itself that asks for it to be renewed or made again. */
+  lifecycle?: SubscriptionLifecycle;
   /** The body as JSON (what a `forward` event carries). */
   payload: unknown;
   targets: Array<{ connection: ConnectionDoc; syncs: SyncSelector[] }>;
@@ -98,19 +106,29 @@ async function planDelivery(deps: DeliveryProcessingDeps, doc: ProviderDeliveryD
   if (!route) return { route: null, payload, targets: [] };
   const store = deps.stores.providerDeliveries;
   const ids = await store.connectionsOf(doc.environment, doc.provider_config_key, route);
-  // A connection re-authorized with other credentials (another installation) no longer holds the route.
+  // A connection re-authorized with other credentials (another installation) no longer holds
+  // the route; a subscription's route is removed with it.
   const connections = (await deps.stores.connections.getManyById(ids)).filter(
-    (c) => c.environment === doc.environment && c.provider_config_key === doc.provider_config_key && routesOfConnection(deps, webhooks, c).includes(route),
+    (c) =>
+      c.environment === doc.environment &&
+      c.provider_config_key === doc.provider_config_key &&
+      (webhooks?.kind !== 'signed' || routesOfConnection(deps, webhooks, c).includes(route)),
   );
   const gone = ids.filter((id) => !connections.some((c) => c._id === id));
   if (gone.length) await store.removeRoutes(doc.environment, doc.provider_config_key, route, gone);
   const syncs = (integration?.syncs ?? []).filter((s) => s.webhookSubscriptions?.includes(doc.event)).map((s) => ({ name: s.name, variant: BASE_VARIANT }));
-  return { route, payload, targets: connections.map((connection) => ({ connection, syncs })) };
+  const targets = connections.map((connection) => ({ connection, syncs }));
+  if (webhooks?.kind === 'subscription-notifications') {
+    const subscriptionId = route.slice(route.indexOf(':') + 1);
+    if (webhooks.renewOn.includes(doc.event)) return { route, payload, targets, lifecycle: { subscriptionId, action: 'renew' } };
+    if (webhooks.remakeOn.includes(doc.event)) return { route, payload, targets, lifecycle: { subscriptionId, action: 'remake' } };
+  }
+  return { route, payload, targets };
 }
 
-/** The route key a delivery's body names (`installation:42`), or null. */
-export function routeOf(webhooks: ProviderWebhooks, body: unknown): string | null {
-  const { kind, bodyPath } = webhooks.attribution;
+/** The route key a delivery's body names (`installation:42`, `subscription:<id>`), or null. */
+function routeOf(webhooks: ProviderWebhooks, body: unknown): string | null {
+  const { kind, bodyPath } = webhooks.kind === 'signed' ? webhooks.attribution : { kind: 'subscription', bodyPath: webhooks.subscriptionIdField };
   let value: unknown = body;
   for (const part of bodyPath.split('.')) value = value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[part] : undefined;
   if (typeof value === 'number' && Number.isSafeInteger(value)) return `${kind}:${value}`;
@@ -143,8 +161,12 @@ export async function recordRoutesOfEarlierConnections(deps: Pick<DeliveryProces
     for (const integration of await deps.stores.integrations.all()) {
       const webhooks = deps.registry.get(integration.provider)?.provider.webhooks;
       if (!webhooks) continue;
-      for (let after: string | null = null; ; ) {
-        const page: { connections: ConnectionDoc[]; next: string | null } = await deps.stores.connections.pageForIntegration(integration.environment, integration.unique_key, { after, limit: 200 });
+      for (let after: string | null = null; ;) {
+        const page: { connections: ConnectionDoc[]; next: string | null } = await deps.stores.connections.pageForIntegration(
+          integration.environment,
+          integration.unique_key,
+          { after, limit: 200 },
+        );
         for (const connection of page.connections) {
           const routes = routesOfConnection(deps, webhooks, connection);
           await deps.stores.providerDeliveries.addRoutes(connection.environment, connection.provider_config_key, routes, connection._id);
@@ -159,8 +181,8 @@ export async function recordRoutesOfEarlierConnections(deps: Pick<DeliveryProces
 }
 
 /** The route keys a connection's credentials give (an App connection: its installation). */
-export function routesOfCredentials(webhooks: ProviderWebhooks | undefined, credentials: object): string[] {
-  if (!webhooks) return [];
+function routesOfCredentials(webhooks: ProviderWebhooks | undefined, credentials: object): string[] {
+  if (webhooks?.kind !== 'signed') return [];
   const value = (credentials as Record<string, unknown>)[webhooks.attribution.credentialField];
   return typeof value === 'string' || typeof value === 'number' ? [`${webhooks.attribution.kind}:${value}`] : [];
 }

@@ -64,3 +64,11 @@ export function syncFanOutWorkflowId(prefix: string, environment: string, provid
 export function actionWorkflowId(prefix: string, environment: string, id: string): string {
   return idOf([`${prefix}-action`, environment, id]);
 }
+
+/** The workflow that keeps a connection's webhook subscriptions at its provider: one per connection. */
+export function connectionSubscriptionsWorkflowId(
+  prefix: string,
+  connection: Pick<ConnectionDoc, 'environment' | 'provider_config_key' | 'connection_id'>,
+): string {
+  return idOf([`${prefix}-subscriptions`, connection.environment, connection.provider_config_key, connection.connection_id]);
+}

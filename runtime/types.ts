@@ -232,11 +232,18 @@ export interface RateLimitHeadersRule {
 }
 
 /**
- * How a provider signs and names its webhook deliveries, as data of the integration folder:
- * the intake (`POST /webhooks/providers/:environment/:integration`) verifies each delivery
- * with it before anything is stored.
+ * How a provider's webhook deliveries are verified, named and attributed, as data of the
+ * integration folder: the intake (`POST /webhooks/providers/:environment/:integration`)
+ * checks each delivery with it before anything is stored. Two kinds:
+ * - `signed`: an HMAC of the raw body with the integration's webhook secret (GitHub);
+ * - `subscription-notifications`: notifications of subscriptions Weft made for each
+ *   connection (`IntegrationDefinition.subscriptions`), each carrying the secret Weft gave
+ *   its subscription (Microsoft Graph's `clientState`), after a handshake that echoes a token.
  */
-export interface ProviderWebhooks {
+export type ProviderWebhooks = SignedWebhooks | SubscriptionNotifications;
+
+export interface SignedWebhooks {
+  kind: 'signed';
   /**
    * An HMAC of the raw body with the integration's webhook secret (`credentials.webhook_secret`),
    * hex-encoded in `header` after `prefix` (GitHub: `X-Hub-Signature-256: sha256=<hex>`).
@@ -254,6 +261,67 @@ export interface ProviderWebhooks {
    * signed. A delivery without it, or whose value no connection holds, is kept as unmatched.
    */
   attribution: { kind: string; bodyPath: string; credentialField: string };
+}
+
+export interface SubscriptionNotifications {
+  kind: 'subscription-notifications';
+  /** The handshake: a request with this query parameter is answered 200 `text/plain` with its value. */
+  validationQuery: string;
+  /** Where the body lists its notifications (Graph: `value`). */
+  listField: string;
+  /** Each notification's subscription (the route `subscription:<id>`). */
+  subscriptionIdField: string;
+  /** Each notification's copy of its subscription's secret. */
+  clientStateField: string;
+  /** Set on a notification about the subscription itself (Graph: `lifecycleEvent`), which is then its event. */
+  lifecycleField: string;
+  /** The event of a notification that is about data (Graph: `change`). */
+  changeEvent: string;
+  /** Lifecycle events after which the subscription is renewed (Graph: `reauthorizationRequired`). */
+  renewOn: string[];
+  /** Lifecycle events after which the subscription is gone and is made again (Graph: `subscriptionRemoved`). */
+  remakeOn: string[];
+}
+
+/** A subscription a connection holds at its provider, made by the integration's hooks. */
+export interface ProviderSubscription {
+  id: string;
+  /** What it watches, as the provider names it (Graph: `/drives/<id>/root`). */
+  resource: string;
+  /** ISO 8601: renewed before then. */
+  expiresAt: string;
+}
+
+/** What subscription hooks see: the connection's provider calls, and where notifications go. */
+export interface SubscriptionContext {
+  readonly connectionId: string;
+  readonly providerConfigKey: string;
+  get<T = unknown>(config: RequestConfig): Promise<HttpResponse<T>>;
+  post<T = unknown>(config: RequestConfig): Promise<HttpResponse<T>>;
+  patch<T = unknown>(config: RequestConfig): Promise<HttpResponse<T>>;
+  delete<T = unknown>(config: RequestConfig): Promise<HttpResponse<T>>;
+  /** The integration's public intake URL (`{WEFT_PUBLIC_URL}/webhooks/providers/<environment>/<integration>`). */
+  getWebhookURL(): string;
+  /** A new random secret for one subscription, which the provider sends back with each notification (Graph: `clientState`). */
+  newClientState(): string;
+  log(message: string, fields?: LogFields): void;
+}
+
+/**
+ * Subscriptions are part of a connection's life: made when it is created (a durable
+ * workflow retries until the provider accepts), renewed `renewBeforeMs` before each
+ * expires, remade when the provider removes one, and deleted with the connection.
+ */
+export interface WebhookSubscriptionHooks {
+  renewBeforeMs: number;
+  /** Makes the connection's subscriptions; each secret from ctx.newClientState() goes with the subscription it was given to. */
+  onConnectionCreated(ctx: SubscriptionContext): Promise<Array<ProviderSubscription & { clientState: string }>>;
+  /** Extends one; resolves with its new expiry. */
+  renew(ctx: SubscriptionContext, subscription: ProviderSubscription): Promise<ProviderSubscription>;
+  /** Makes a new subscription of the same resource as one the provider removed. */
+  remake(ctx: SubscriptionContext, removed: ProviderSubscription): Promise<ProviderSubscription & { clientState: string }>;
+  /** Deletes them at the provider (the connection is being deleted). */
+  onConnectionDeleted(ctx: SubscriptionContext, subscriptions: ProviderSubscription[]): Promise<void>;
 }
 
 export interface ProviderDefinition {
@@ -380,6 +448,8 @@ export interface IntegrationDefinition {
   provider: ProviderDefinition;
   syncs: SyncDefinition[];
   actions: ActionDefinition[];
+  /** Webhook subscriptions each connection holds at the provider (OneDrive: Graph change notifications). */
+  subscriptions?: WebhookSubscriptionHooks;
 }
 
 /**

@@ -78,14 +78,69 @@ function idOfQueueKey(key: string): string {
  * `provider_webhook_routes` (which connections a route key — an installation, a
  * subscription — belongs to). Every read is by `_id` or an `_id` range.
  */
+/**
+ * A subscription a connection holds at its provider (Graph change notifications). Its secret
+ * (Graph's `clientState`) is kept as a SHA-256 hash only: the intake compares hashes, and
+ * nothing ever needs the secret back.
+ */
+export interface ProviderSubscriptionDoc {
+  /** keyId(environment, integration, subscription id): what the intake looks a notification's subscription up by. */
+  _id: string;
+  environment: string;
+  provider_config_key: string;
+  /** The connection's `_id`. */
+  connection: string;
+  subscription_id: string;
+  /** What it watches (Graph: `/drives/<id>/root`). */
+  resource: string;
+  client_state_sha256: string;
+  expires_at: Date;
+  created_at: Date;
+}
+
+/** A connection's subscriptions are listed through `#c|<connection>|<subscription id>` keys in the same collection. */
+const subscriptionIndexKey = (connection: string, subscriptionId: string) => keyId('#c', connection, subscriptionId);
+
 export class ProviderDeliveryStore {
   private readonly col: Collection<ProviderDeliveryDoc>;
   private readonly keys: Collection<{ _id: string; at?: Date }>;
   private readonly routes: Collection<{ _id: string; connection: string; at: Date }>;
+  private readonly subscriptions: Collection<ProviderSubscriptionDoc | { _id: string; target: string }>;
   constructor(db: Db) {
     this.col = db.collection<ProviderDeliveryDoc>('provider_deliveries');
     this.keys = db.collection('provider_delivery_keys');
     this.routes = db.collection('provider_webhook_routes');
+    this.subscriptions = db.collection('provider_subscriptions');
+  }
+
+  /** Records a subscription made for a connection, and routes its notifications to it. */
+  async saveSubscription(doc: Omit<ProviderSubscriptionDoc, '_id'>): Promise<void> {
+    const _id = keyId(doc.environment, doc.provider_config_key, doc.subscription_id);
+    await insertManyIgnoringDuplicates(this.subscriptions, [{ _id: subscriptionIndexKey(doc.connection, doc.subscription_id), target: _id }]);
+    await this.subscriptions.replaceOne({ _id }, { _id, ...doc }, { upsert: true });
+    await this.addRoutes(doc.environment, doc.provider_config_key, [`subscription:${doc.subscription_id}`], doc.connection);
+  }
+
+  async getSubscription(environment: string, providerConfigKey: string, subscriptionId: string): Promise<ProviderSubscriptionDoc | null> {
+    return (await this.subscriptions.findOne({ _id: keyId(environment, providerConfigKey, subscriptionId) })) as ProviderSubscriptionDoc | null;
+  }
+
+  /** A connection's subscriptions (its `_id`). */
+  async subscriptionsOf(connection: string): Promise<ProviderSubscriptionDoc[]> {
+    const index = (await this.subscriptions.find({ _id: keyPrefixRange('#c', connection) }).toArray()) as Array<{ _id: string; target: string }>;
+    if (index.length === 0) return [];
+    const docs = (await this.subscriptions.find({ _id: { $in: index.map((i) => i.target) } }).toArray()) as ProviderSubscriptionDoc[];
+    return docs.filter((d) => d.connection === connection);
+  }
+
+  async renewSubscription(doc: ProviderSubscriptionDoc, expiresAt: Date): Promise<void> {
+    await this.subscriptions.updateOne({ _id: doc._id }, { $set: { expires_at: expiresAt } });
+  }
+
+  /** Forgets a subscription (deleted or removed at the provider): its notifications reach no connection any more. */
+  async removeSubscription(doc: ProviderSubscriptionDoc): Promise<void> {
+    await this.removeRoutes(doc.environment, doc.provider_config_key, `subscription:${doc.subscription_id}`, [doc.connection]);
+    await this.subscriptions.deleteMany({ _id: { $in: [doc._id, subscriptionIndexKey(doc.connection, doc.subscription_id)] } });
   }
 
   async ensureIndexes(): Promise<ExpiryRule[]> {
@@ -171,7 +226,13 @@ export class ProviderDeliveryStore {
   }
 
   /** An integration's deliveries with this outcome, newest first, received after `since`. */
-  async list(environment: string, providerConfigKey: string, status: Exclude<ProviderDeliveryStatus, 'pending'>, limit: number, since: Date): Promise<ProviderDeliveryDoc[]> {
+  async list(
+    environment: string,
+    providerConfigKey: string,
+    status: Exclude<ProviderDeliveryStatus, 'pending'>,
+    limit: number,
+    since: Date,
+  ): Promise<ProviderDeliveryDoc[]> {
     const prefix = `${keyId(environment, providerConfigKey, status)}|`;
     const entries = await this.keys
       .find({ _id: { $gte: `${prefix}${timeKey(since)}`, $lt: `${prefix.slice(0, -1)}}` } })

@@ -4,3 +4,4 @@ export { actionRun } from './action-run';
 export { scheduledSync } from './scheduled-sync';
 export { syncFanOut } from './sync-fan-out';
 export { webhookDelivery } from './webhook-delivery';
+export { connectionSubscriptions } from './connection-subscriptions';

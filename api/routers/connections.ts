@@ -144,7 +144,7 @@ export const connectionRoutes = routeGroup({
       responses: { 200: json(out.successResponse), ...errorResponses([404]) },
       async handler({ deps, res, input }) {
         const { connection } = await findConnection(deps.stores, environmentOf(res), input.query().provider_config_key, input.params().connectionId);
-        await deleteConnection(deps, connection);
+        await deleteConnection({ ...deps, publicUrl: deps.settings.publicUrl }, connection);
         res.json({ success: true });
       },
     }),

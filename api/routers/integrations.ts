@@ -140,7 +140,8 @@ export const integrationRoutes = routeGroup({
         const { key } = input.params();
         const { status, limit } = input.query();
         const environment = environmentOf(res);
-        if (!(await deps.stores.integrations.get(environment, key))) throw new NotFoundError('unknown_provider_config', `No integration "${key}" in this environment.`);
+        if (!(await deps.stores.integrations.get(environment, key)))
+          throw new NotFoundError('unknown_provider_config', `No integration "${key}" in this environment.`);
         const docs = await deps.stores.providerDeliveries.list(environment, key, status, limit, new Date(Date.now() - 7 * 86_400_000));
         res.json({ data: docs.map(presentDelivery) });
       },

@@ -1,13 +1,13 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import express, { type Request, type Response } from 'express';
 import { z } from 'zod';
 import { openIntegrationCredentials } from '../../auth/credential-source';
 import { BadRequestError, NotFoundError, WeftError } from '../../common/errors';
-import type { ProviderWebhooks } from '../../runtime/types';
+import type { SignedWebhooks, SubscriptionNotifications } from '../../runtime/types';
 import { keyId } from '../../store/key-ids';
 import { providerDeliveryId } from '../../store/provider-deliveries';
 import type { ApiDeps } from '../deps';
-import { json } from '../openapi/content';
+import { json, text } from '../openapi/content';
 import { errorResponses } from '../openapi/errors';
 import { route, routeGroup } from '../routing/route';
 
@@ -20,8 +20,9 @@ const intakeParams = z.object({
 });
 
 const intakeAnswer = z.object({
-  id: z.string().describe('The delivery as Weft stored it.'),
+  id: z.string().nullable().describe('The delivery as Weft stored it (the first, when a delivery of notifications was stored as several; null when none was).'),
   duplicate: z.boolean().describe('A redelivery of one stored already: nothing new was stored.'),
+  stored: z.number().int().describe('How many deliveries were stored: one per signed delivery, one per verified notification.'),
 });
 
 /**
@@ -43,11 +44,14 @@ export const providerWebhookRoutes = routeGroup({
       path: '/webhooks/providers/:environment/:integration',
       auth: 'none',
       operationId: 'receiveProviderWebhook',
-      summary: 'A webhook delivery from the integration’s provider (signed with the integration’s webhook secret)',
+      summary: 'A webhook delivery from the integration’s provider (signed with its webhook secret, or notifications carrying their subscription’s secret)',
       request: { params: intakeParams },
       responses: {
         202: json(intakeAnswer, 'Verified and stored'),
-        200: json(intakeAnswer, 'A redelivery: stored already'),
+        200: {
+          description: 'A redelivery: stored already (JSON); or the validation handshake of notifications, answered with its token (text)',
+          content: { ...json(intakeAnswer).content, ...text('').content },
+        },
         ...errorResponses([400, 401, 404, 409, 413, 429], false),
       },
       async handler({ deps, req, res, input }) {
@@ -56,6 +60,8 @@ export const providerWebhookRoutes = routeGroup({
         if (!integration) throw new NotFoundError('unknown_integration', `No integration "${key}" in environment "${environment}".`);
         const webhooks = deps.registry.get(integration.provider)?.provider.webhooks;
         if (!webhooks) throw new NotFoundError('webhooks_not_supported', `Weft takes in no webhooks from ${integration.provider}.`);
+        const target = { environment, key, provider: integration.provider };
+        if (webhooks.kind === 'subscription-notifications') return receiveNotifications(deps, req, res, webhooks, target);
         const secret = openIntegrationCredentials(deps.cipher, integration)?.webhook_secret;
         if (!secret) {
           throw new WeftError(
@@ -70,7 +76,7 @@ export const providerWebhookRoutes = routeGroup({
         (res.locals.verified as (() => void) | undefined)?.();
         const deliveryId = headerOf(req, webhooks.deliveryIdHeader);
         const event = headerOf(req, webhooks.eventHeader);
-        if (!isJsonObject(body)) throw new BadRequestError('invalid_delivery', 'The delivery’s body is not a JSON object.');
+        if (!isJsonObject(parseJson(body))) throw new BadRequestError('invalid_delivery', 'The delivery’s body is not a JSON object.');
         await takeIntegrationBudget(deps, res, environment, key);
         const stored = await deps.stores.providerDeliveries.add({
           environment,
@@ -81,19 +87,88 @@ export const providerWebhookRoutes = routeGroup({
           body: body.toString('utf8'),
           received_at: new Date(),
         });
-        res.status(stored ? 202 : 200).json({ id: providerDeliveryId(environment, key, deliveryId), duplicate: !stored });
+        res.status(stored ? 202 : 200).json({ id: providerDeliveryId(environment, key, deliveryId), duplicate: !stored, stored: stored ? 1 : 0 });
       },
     }),
   ],
 });
 
-function isJsonObject(body: Buffer): boolean {
+function parseJson(body: Buffer): unknown {
   try {
-    const value: unknown = JSON.parse(body.toString('utf8'));
-    return value !== null && typeof value === 'object' && !Array.isArray(value);
+    return JSON.parse(body.toString('utf8'));
   } catch {
-    return false;
+    return undefined;
   }
+}
+
+function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** Notifications in one delivery, at most (Graph batches up to a few dozen). */
+const MAX_NOTIFICATIONS = 1_000;
+
+/**
+ * Notifications of the subscriptions Weft made for the integration's connections (Graph):
+ * the handshake's token echoed as `text/plain`; otherwise each notification is checked
+ * against its subscription's secret (its hash, in constant time) and stored as a delivery of
+ * its own (a random id: Graph's notifications carry none, and two alike are two changes).
+ * A notification of a subscription Weft no longer has is dropped (Graph may still send a few
+ * after a delete); a wrong secret refuses the whole delivery: 401 `invalid_client_state`.
+ */
+async function receiveNotifications(
+  deps: ApiDeps,
+  req: Request,
+  res: Response,
+  webhooks: SubscriptionNotifications,
+  target: { environment: string; key: string; provider: string },
+): Promise<void> {
+  const token = req.query[webhooks.validationQuery];
+  if (typeof token === 'string') {
+    // Graph's handshake (a subscription being made or moved): the token, exactly, as text within 10 s.
+    res.status(200).type('text/plain').send(token);
+    return;
+  }
+  const body = parseJson(await rawBody(req, res));
+  const list = isJsonObject(body) ? body[webhooks.listField] : undefined;
+  if (!Array.isArray(list) || list.length === 0 || list.length > MAX_NOTIFICATIONS || !list.every(isJsonObject)) {
+    throw new BadRequestError('invalid_delivery', `The delivery has no list of notifications in "${webhooks.listField}".`);
+  }
+  const verified: Array<Record<string, unknown>> = [];
+  for (const notification of list) {
+    const subscriptionId = notification[webhooks.subscriptionIdField];
+    if (typeof subscriptionId !== 'string' || subscriptionId.length === 0 || subscriptionId.length > 200)
+      throw new BadRequestError('invalid_delivery', `A notification has no ${webhooks.subscriptionIdField}.`);
+    const subscription = await deps.stores.providerDeliveries.getSubscription(target.environment, target.key, subscriptionId);
+    if (!subscription) continue;
+    const given = notification[webhooks.clientStateField];
+    const hash = createHash('sha256')
+      .update(typeof given === 'string' ? given : '')
+      .digest();
+    if (!timingSafeEqual(hash, Buffer.from(subscription.client_state_sha256, 'hex'))) {
+      throw new WeftError('invalid_client_state', `A notification's ${webhooks.clientStateField} is not its subscription's.`, 401);
+    }
+    verified.push(notification);
+  }
+  (res.locals.verified as (() => void) | undefined)?.();
+  if (verified.length) await takeIntegrationBudget(deps, res, target.environment, target.key);
+  const receivedAt = new Date();
+  const ids: string[] = [];
+  for (const notification of verified) {
+    const deliveryId = randomUUID();
+    const lifecycle = notification[webhooks.lifecycleField];
+    await deps.stores.providerDeliveries.add({
+      environment: target.environment,
+      provider_config_key: target.key,
+      provider: target.provider,
+      delivery_id: deliveryId,
+      event: typeof lifecycle === 'string' && lifecycle.length <= 100 ? lifecycle : webhooks.changeEvent,
+      body: JSON.stringify(notification),
+      received_at: receivedAt,
+    });
+    ids.push(providerDeliveryId(target.environment, target.key, deliveryId));
+  }
+  res.status(202).json({ id: ids[0] ?? null, duplicate: false, stored: ids.length });
 }
 
 /**
@@ -107,7 +182,11 @@ async function takeIntegrationBudget(deps: ApiDeps, res: Response, environment: 
   if (decision.allowed) return;
   const retryAfter = Math.max(1, Math.ceil((decision.resetAt - Date.now()) / 1000));
   res.setHeader('Retry-After', String(retryAfter));
-  throw new WeftError('rate_limited', `Integration "${key}" received more than ${policy.limit} webhook deliveries this minute; retry after ${retryAfter} s.`, 429);
+  throw new WeftError(
+    'rate_limited',
+    `Integration "${key}" received more than ${policy.limit} webhook deliveries this minute; retry after ${retryAfter} s.`,
+    429,
+  );
 }
 
 /** The request's body as bytes, up to MAX_DELIVERY_BYTES (413 beyond). */
@@ -127,7 +206,7 @@ function headerOf(req: Request, name: string): string {
 }
 
 /** The provider's HMAC of the raw body with the secret, compared in constant time; 401 `invalid_signature` otherwise. */
-function verifySignature(webhooks: ProviderWebhooks, secret: string, req: Request, body: Buffer): void {
+function verifySignature(webhooks: SignedWebhooks, secret: string, req: Request, body: Buffer): void {
   const { header, prefix, algorithm } = webhooks.signature;
   const given = req.headers[header];
   const expected = Buffer.from(`${prefix}${createHmac(algorithm, secret).update(body).digest('hex')}`);

@@ -9,7 +9,7 @@ import { temporalWebhookDelivery, type WebhookDeliveryStarter } from '../../webh
 import type { OutboxDeps } from '../../webhooks/outbox';
 import type { ApiDeps } from '../deps';
 import { reconnectTargetMissing } from './connect-session-access';
-import { addConnectionRoutes, startNewConnectionSyncs } from '../../control';
+import { addConnectionRoutes, startConnectionSubscriptions, startNewConnectionSyncs } from '../../control';
 
 export interface AuthorizedConnection {
   environment: string;
@@ -73,7 +73,7 @@ export async function storeAuthorizedConnection(
   await queueAuthWebhook(webhookDeps(deps), { environment: input.environment, connection, operation, success: true });
   // Provider webhooks naming its credentials (a GitHub App installation) now reach it.
   await addConnectionRoutes(deps, connection, input.credentials);
-  if (operation === 'creation') await startNewConnectionSyncs(deps, connection);
+  if (operation === 'creation') await Promise.all([startNewConnectionSyncs(deps, connection), startConnectionSubscriptions(deps, connection)]);
   return { connection, operation };
 }
 

@@ -19,6 +19,7 @@ import { allSyncRunEvents } from '../../webhooks/sync-run-report';
 import { createSyncWebhooks } from '../../webhooks/sync-webhooks';
 import { createChatAlerts } from '../../webhooks/chat-alerts';
 import { createActionCompletionActivities } from '../../activities/action-completion';
+import { createSubscriptionActivities } from '../../activities/subscription-activities';
 
 export interface WeftWorkers {
   sync: Worker;
@@ -90,6 +91,7 @@ export async function buildWorkers(core: Core, opts: { logger?: Logger } = {}): 
         ...createActionCompletionActivities(outboxDeps),
         ...fanOutActivities,
         ...createWebhookDeliveryActivities(webhookDeps),
+        ...createSubscriptionActivities({ ...activityDeps, publicUrl: config.WEFT_PUBLIC_URL }),
       },
     });
     const action = await createWeftWorker({

@@ -1002,7 +1002,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** A webhook delivery from the integration’s provider (signed with the integration’s webhook secret) */
+    /** A webhook delivery from the integration’s provider (signed with its webhook secret, or notifications carrying their subscription’s secret) */
     post: operations['receiveProviderWebhook'];
     delete?: never;
     options?: never;
@@ -11383,7 +11383,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description A redelivery: stored already */
+      /** @description A redelivery: stored already (JSON); or the validation handshake of notifications, answered with its token (text) */
       200: {
         headers: {
           [name: string]: unknown;
@@ -11392,9 +11392,12 @@ export interface operations {
           'application/json': {
             /** @description A redelivery of one stored already: nothing new was stored. */
             duplicate: boolean;
-            /** @description The delivery as Weft stored it. */
-            id: string;
+            /** @description The delivery as Weft stored it (the first, when a delivery of notifications was stored as several; null when none was). */
+            id: string | null;
+            /** @description How many deliveries were stored: one per signed delivery, one per verified notification. */
+            stored: number;
           };
+          'text/plain': string;
         };
       };
       /** @description Verified and stored */
@@ -11406,8 +11409,10 @@ export interface operations {
           'application/json': {
             /** @description A redelivery of one stored already: nothing new was stored. */
             duplicate: boolean;
-            /** @description The delivery as Weft stored it. */
-            id: string;
+            /** @description The delivery as Weft stored it (the first, when a delivery of notifications was stored as several; null when none was). */
+            id: string | null;
+            /** @description How many deliveries were stored: one per signed delivery, one per verified notification. */
+            stored: number;
           };
         };
       };

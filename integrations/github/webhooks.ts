@@ -1,11 +1,12 @@
-import type { ProviderWebhooks } from '../../runtime/types';
+import type { SignedWebhooks } from '../../runtime/types';
 
 /**
  * GitHub's webhook deliveries (App and OAuth App alike; docs/providers/github.md): the raw
  * body's HMAC-SHA256 with the webhook secret set on the App, hex in `X-Hub-Signature-256`
  * after `sha256=`; `X-GitHub-Delivery` is a GUID a redelivery repeats; `X-GitHub-Event` the event.
  */
-export const githubWebhooks: ProviderWebhooks = {
+export const githubWebhooks: SignedWebhooks = {
+  kind: 'signed',
   signature: { header: 'x-hub-signature-256', prefix: 'sha256=', algorithm: 'sha256' },
   deliveryIdHeader: 'x-github-delivery',
   eventHeader: 'x-github-event',

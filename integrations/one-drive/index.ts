@@ -7,9 +7,11 @@ import { fetchFileAction } from './actions/fetch-file';
 import { teamSiteTokenAction } from './actions/team-site-token';
 import { uploadFileAction } from './actions/upload-file';
 import { createFolderAction } from './actions/create-folder';
+import { oneDriveSubscriptions } from './webhooks';
 
 export const oneDrive: IntegrationDefinition = {
   provider: oneDriveProvider,
   syncs: [userFiles, selectedFiles],
   actions: [listDrivesAction, fetchFileAction, teamSiteTokenAction, uploadFileAction, createFolderAction],
+  subscriptions: oneDriveSubscriptions,
 };

@@ -1,4 +1,5 @@
 import type { ProviderDefinition } from '../../runtime/types';
+import { graphNotifications } from './webhooks';
 
 /**
  * Microsoft Graph, files (OneDrive and SharePoint document libraries). Collections page with `@odata.nextLink` (a full URL, followed as is);
@@ -16,6 +17,7 @@ export const oneDriveProvider: ProviderDefinition = {
   // OneDrive; upload-file sends them no bearer token either.
   allowedHosts: ['sharepoint.com', 'files.1drv.com', 'livefilestore.com', 'up.1drv.com'],
   verify: { method: 'GET', endpoint: '/v1.0/me' },
+  webhooks: graphNotifications,
   oauth: {
     authorizationUrl: 'https://login.microsoftonline.com/{tenant}/oauth2/v2.0/authorize',
     tokenUrl: 'https://login.microsoftonline.com/{tenant}/oauth2/v2.0/token',

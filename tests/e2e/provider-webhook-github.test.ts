@@ -83,7 +83,10 @@ describe('GitHub App webhooks: attributed, forwarded, and acted on', () => {
     expect(delivery).toMatchObject({ status: 'answered', statusCode: 202 });
 
     for (const connectionId of ['gh-a', 'gh-b']) {
-      const forwarded = await hooks.waitFor((w) => w.body?.type === 'forward' && w.body.connectionId === connectionId && w.body.payload?.number === number, 30_000);
+      const forwarded = await hooks.waitFor(
+        (w) => w.body?.type === 'forward' && w.body.connectionId === connectionId && w.body.payload?.number === number,
+        30_000,
+      );
       expect(forwarded.body).toMatchObject({ from: 'github', type: 'forward', connectionId, providerConfigKey: 'github' });
       expect(forwarded.body.payload.installation.id).toBe(1001);
       expect(forwarded.body.payload.pull_request.number).toBe(number);
@@ -161,7 +164,9 @@ describe('GitHub App webhooks: attributed, forwarded, and acted on', () => {
     expect(res.status).toBe(400);
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe('invalid_delivery');
 
-    expect((await stack.api('POST', '/sync/pause', { body: { provider_config_key: 'github', connection_id: 'gh-other', syncs: ['pull-requests'] } })).status).toBe(200);
+    expect(
+      (await stack.api('POST', '/sync/pause', { body: { provider_config_key: 'github', connection_id: 'gh-other', syncs: ['pull-requests'] } })).status,
+    ).toBe(200);
     const otherRepo = stack.github.repositories(1002)[0].full_name;
     const before = syncHooks('gh-other', 'PullRequest').length;
     const number = openPull(stack, otherRepo);

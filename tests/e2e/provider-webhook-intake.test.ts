@@ -60,7 +60,7 @@ describe('provider webhook intake: POST /webhooks/providers/:environment/:integr
 
     const again = await fetch(url(), githubDelivery(body, { deliveryId }));
     expect(again.status).toBe(200);
-    expect(await again.json()).toEqual({ id: answer.id, duplicate: true });
+    expect(await again.json()).toEqual({ id: answer.id, duplicate: true, stored: 0 });
     expect((await stored()).filter((d) => d.delivery_id === deliveryId)).toHaveLength(1);
   });
 

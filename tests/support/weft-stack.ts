@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import net from 'node:net';
 import type { Client } from '@temporalio/client';
 import { installTestRuntime } from './temporal-runtime';
 import { CredentialCipher } from '../../auth/credential-cipher';
@@ -62,6 +63,11 @@ export interface StackOptions {
   github?: GitHubSimulatorOptions;
   heartbeatTimeoutMs?: number;
   maxInlineWaitMs?: number;
+  /**
+   * Listen on a port chosen before start and set WEFT_PUBLIC_URL to it, so the worker knows
+   * where providers reach the webhook intake (webhook subscriptions need it).
+   */
+  publicUrl?: boolean;
   /** Start the in-process sync worker right away (default true). */
   worker?: boolean;
   /**
@@ -161,7 +167,9 @@ export async function startWeftStack(opts: StackOptions = {}): Promise<WeftStack
   const providerAllow = allowEntries([luma.url, graph?.url, github?.url, ...(opts.egressAllow?.providers ?? [])]);
   const webhookAllow = allowEntries(opts.egressAllow?.webhooks ?? []);
 
+  const apiPort = opts.publicUrl ? await freePort() : 0;
   const env: Record<string, string> = {
+    ...(opts.publicUrl ? { WEFT_PUBLIC_URL: `http://127.0.0.1:${apiPort}` } : {}),
     TEMPORAL_ADDRESS: infra.temporalAddress,
     TEMPORAL_NAMESPACE: infra.namespace,
     MONGODB_URI: infra.mongodbUri,
@@ -202,7 +210,7 @@ export async function startWeftStack(opts: StackOptions = {}): Promise<WeftStack
   await core.stores.environments.ensure('prod', keys.prod);
   const { temporal, egress } = core;
 
-  const api: RunningApi = await startApi(core, { port: 0, host: '127.0.0.1' });
+  const api: RunningApi = await startApi(core, { port: apiPort, host: '127.0.0.1' });
   const checkAgainstDocument = openApiCheck(core);
   const observe =
     opts.onResponse || checkAgainstDocument
@@ -435,4 +443,13 @@ export async function runSync(
   });
   if (res.status !== 200) throw new Error(`sync trigger failed: ${res.status} ${JSON.stringify(res.body)}`);
   return stack.waitForSync(connectionId, syncName, { providerConfigKey });
+}
+
+/** A port free on 127.0.0.1 now (the OS's pick, released at once): for a server whose URL must be known before it starts. */
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
 }

@@ -39,6 +39,8 @@ export const userFiles: SyncDefinition = {
   syncType: 'incremental',
   frequency: 'every 1h',
   autoStart: true,
+  // A change in a drive (Graph sends no item data: the delta query fetches it), or changes Graph could not send.
+  webhookSubscriptions: ['change', 'missed'],
   async exec(ctx) {
     const v = await graphVersion(ctx);
     const saved = await ctx.getCheckpoint<UserFilesCheckpoint>();
