@@ -102,7 +102,7 @@ async function planDelivery(deps: DeliveryProcessingDeps, doc: ProviderDeliveryD
   const integration = deps.registry.get(doc.provider);
   const webhooks = integration?.provider.webhooks;
   const payload = parseBody(doc.body);
-  const route = webhooks ? routeOf(webhooks, payload) : null;
+  const route = doc.route ?? (webhooks ? routeOf(webhooks, payload) : null);
   if (!route) return { route: null, payload, targets: [] };
   const store = deps.stores.providerDeliveries;
   const ids = await store.connectionsOf(doc.environment, doc.provider_config_key, route);
@@ -118,7 +118,7 @@ async function planDelivery(deps: DeliveryProcessingDeps, doc: ProviderDeliveryD
   if (gone.length) await store.removeRoutes(doc.environment, doc.provider_config_key, route, gone);
   const syncs = (integration?.syncs ?? []).filter((s) => s.webhookSubscriptions?.includes(doc.event)).map((s) => ({ name: s.name, variant: BASE_VARIANT }));
   const targets = connections.map((connection) => ({ connection, syncs }));
-  if (webhooks?.kind === 'subscription-notifications') {
+  if (webhooks?.kind === 'subscription-notifications' && route.startsWith('subscription:')) {
     const subscriptionId = route.slice(route.indexOf(':') + 1);
     if (webhooks.renewOn.includes(doc.event)) return { route, payload, targets, lifecycle: { subscriptionId, action: 'renew' } };
     if (webhooks.remakeOn.includes(doc.event)) return { route, payload, targets, lifecycle: { subscriptionId, action: 'remake' } };
@@ -128,6 +128,7 @@ async function planDelivery(deps: DeliveryProcessingDeps, doc: ProviderDeliveryD
 
 /** The route key a delivery's body names (`installation:42`, `subscription:<id>`), or null. */
 function routeOf(webhooks: ProviderWebhooks, body: unknown): string | null {
+  if (webhooks.kind === 'secret-path') return null; // its route comes from the URL, set at intake
   const { kind, bodyPath } = webhooks.kind === 'signed' ? webhooks.attribution : { kind: 'subscription', bodyPath: webhooks.subscriptionIdField };
   let value: unknown = body;
   for (const part of bodyPath.split('.')) value = value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[part] : undefined;

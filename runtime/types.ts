@@ -238,9 +238,12 @@ export interface RateLimitHeadersRule {
  * - `signed`: an HMAC of the raw body with the integration's webhook secret (GitHub);
  * - `subscription-notifications`: notifications of subscriptions Weft made for each
  *   connection (`IntegrationDefinition.subscriptions`), each carrying the secret Weft gave
- *   its subscription (Microsoft Graph's `clientState`), after a handshake that echoes a token.
+ *   its subscription (Microsoft Graph's `clientState`), after a handshake that echoes a token;
+ * - `secret-path`: a provider that signs nothing (Luma): each subscription Weft makes is given
+ *   its own URL, the intake's with a random secret as its last segment, and only a delivery to
+ *   a live subscription's URL is taken in.
  */
-export type ProviderWebhooks = SignedWebhooks | SubscriptionNotifications;
+export type ProviderWebhooks = SignedWebhooks | SubscriptionNotifications | SecretPathWebhooks;
 
 export interface SignedWebhooks {
   kind: 'signed';
@@ -283,6 +286,12 @@ export interface SubscriptionNotifications {
   remakeOn: string[];
 }
 
+export interface SecretPathWebhooks {
+  kind: 'secret-path';
+  /** Where the body names its event (Luma: `type`, e.g. `event.created`). */
+  eventField: string;
+}
+
 /** A subscription a connection holds at its provider, made by the integration's hooks. */
 export interface ProviderSubscription {
   id: string;
@@ -302,7 +311,11 @@ export interface SubscriptionContext {
   delete<T = unknown>(config: RequestConfig): Promise<HttpResponse<T>>;
   /** The integration's public intake URL (`{WEFT_PUBLIC_URL}/webhooks/providers/<environment>/<integration>`). */
   getWebhookURL(): string;
-  /** A new random secret for one subscription, which the provider sends back with each notification (Graph: `clientState`). */
+  /**
+   * A new random secret for one subscription, which the provider sends back with each
+   * notification (Graph: `clientState`); for a `secret-path` provider, the last segment of
+   * the subscription's URL (`${ctx.getWebhookURL()}/${secret}`).
+   */
   newClientState(): string;
   log(message: string, fields?: LogFields): void;
 }

@@ -29,7 +29,7 @@ export interface ProviderDeliveryDoc {
   received_at: Date;
   /** Absent on deliveries stored before processing existed: pending. */
   status?: ProviderDeliveryStatus;
-  /** The route key the delivery named (GitHub: `installation:<id>`), when it named one. */
+  /** The route key the delivery named (GitHub: `installation:<id>`), when it named one; set at intake when its URL named it (secret-path). */
   route?: string | null;
   /** The connections it was attributed to (their `connection_id`). */
   connection_ids?: string[];
@@ -40,7 +40,7 @@ export interface ProviderDeliveryDoc {
   processed_at?: Date;
 }
 
-export type NewProviderDelivery = Omit<ProviderDeliveryDoc, '_id' | 'status' | 'route' | 'connection_ids' | 'forwarded' | 'syncs' | 'processed_at'>;
+export type NewProviderDelivery = Omit<ProviderDeliveryDoc, '_id' | 'status' | 'connection_ids' | 'forwarded' | 'syncs' | 'processed_at'>;
 
 /** A due delivery as the queue holds it: claim it by this key. */
 export interface QueuedDelivery {
@@ -100,6 +100,8 @@ export interface ProviderSubscriptionDoc {
 
 /** A connection's subscriptions are listed through `#c|<connection>|<subscription id>` keys in the same collection. */
 const subscriptionIndexKey = (connection: string, subscriptionId: string) => keyId('#c', connection, subscriptionId);
+/** A secret-path subscription is found by its secret's hash: `#s|<environment>|<integration>|<sha256>`. */
+const secretIndexKey = (environment: string, providerConfigKey: string, secretSha256: string) => keyId('#s', environment, providerConfigKey, secretSha256);
 
 export class ProviderDeliveryStore {
   private readonly col: Collection<ProviderDeliveryDoc>;
@@ -116,13 +118,25 @@ export class ProviderDeliveryStore {
   /** Records a subscription made for a connection, and routes its notifications to it. */
   async saveSubscription(doc: Omit<ProviderSubscriptionDoc, '_id'>): Promise<void> {
     const _id = keyId(doc.environment, doc.provider_config_key, doc.subscription_id);
-    await insertManyIgnoringDuplicates(this.subscriptions, [{ _id: subscriptionIndexKey(doc.connection, doc.subscription_id), target: _id }]);
+    await insertManyIgnoringDuplicates(this.subscriptions, [
+      { _id: subscriptionIndexKey(doc.connection, doc.subscription_id), target: _id },
+      { _id: secretIndexKey(doc.environment, doc.provider_config_key, doc.client_state_sha256), target: _id },
+    ]);
     await this.subscriptions.replaceOne({ _id }, { _id, ...doc }, { upsert: true });
     await this.addRoutes(doc.environment, doc.provider_config_key, [`subscription:${doc.subscription_id}`], doc.connection);
   }
 
   async getSubscription(environment: string, providerConfigKey: string, subscriptionId: string): Promise<ProviderSubscriptionDoc | null> {
     return (await this.subscriptions.findOne({ _id: keyId(environment, providerConfigKey, subscriptionId) })) as ProviderSubscriptionDoc | null;
+  }
+
+  /** The subscription whose secret hashes to this (a secret-path delivery's last segment). */
+  async subscriptionBySecret(environment: string, providerConfigKey: string, secretSha256: string): Promise<ProviderSubscriptionDoc | null> {
+    const index = (await this.subscriptions.findOne({ _id: secretIndexKey(environment, providerConfigKey, secretSha256) })) as { target: string } | null;
+    if (!index) return null;
+    const doc = (await this.subscriptions.findOne({ _id: index.target })) as ProviderSubscriptionDoc | null;
+    // A subscription made again under the same id with another secret leaves the old index behind.
+    return doc?.client_state_sha256 === secretSha256 ? doc : null;
   }
 
   /** A connection's subscriptions (its `_id`). */
@@ -140,7 +154,15 @@ export class ProviderDeliveryStore {
   /** Forgets a subscription (deleted or removed at the provider): its notifications reach no connection any more. */
   async removeSubscription(doc: ProviderSubscriptionDoc): Promise<void> {
     await this.removeRoutes(doc.environment, doc.provider_config_key, `subscription:${doc.subscription_id}`, [doc.connection]);
-    await this.subscriptions.deleteMany({ _id: { $in: [doc._id, subscriptionIndexKey(doc.connection, doc.subscription_id)] } });
+    await this.subscriptions.deleteMany({
+      _id: {
+        $in: [
+          doc._id,
+          subscriptionIndexKey(doc.connection, doc.subscription_id),
+          secretIndexKey(doc.environment, doc.provider_config_key, doc.client_state_sha256),
+        ],
+      },
+    });
   }
 
   async ensureIndexes(): Promise<ExpiryRule[]> {

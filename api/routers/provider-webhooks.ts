@@ -62,6 +62,7 @@ export const providerWebhookRoutes = routeGroup({
         if (!webhooks) throw new NotFoundError('webhooks_not_supported', `Weft takes in no webhooks from ${integration.provider}.`);
         const target = { environment, key, provider: integration.provider };
         if (webhooks.kind === 'subscription-notifications') return receiveNotifications(deps, req, res, webhooks, target);
+        if (webhooks.kind === 'secret-path') throw unknownSecretPath(integration.provider);
         const secret = openIntegrationCredentials(deps.cipher, integration)?.webhook_secret;
         if (!secret) {
           throw new WeftError(
@@ -90,8 +91,53 @@ export const providerWebhookRoutes = routeGroup({
         res.status(stored ? 202 : 200).json({ id: providerDeliveryId(environment, key, deliveryId), duplicate: !stored, stored: stored ? 1 : 0 });
       },
     }),
+
+    route({
+      method: 'post',
+      path: '/webhooks/providers/:environment/:integration/:secret',
+      auth: 'none',
+      operationId: 'receiveProviderWebhookAtSecretPath',
+      summary: 'A webhook delivery from a provider that signs nothing (Luma), at the URL of the one subscription it is for',
+      request: { params: intakeParams.extend({ secret: z.string().describe('The subscription’s secret: its URL’s last segment.') }) },
+      responses: { 202: json(intakeAnswer, 'Verified and stored'), ...errorResponses([400, 404, 413, 429], false) },
+      async handler({ deps, req, res, input }) {
+        const { environment, integration: key, secret } = input.params();
+        const integration = await deps.stores.integrations.getRecent(environment, key);
+        if (!integration) throw new NotFoundError('unknown_integration', `No integration "${key}" in environment "${environment}".`);
+        const webhooks = deps.registry.get(integration.provider)?.provider.webhooks;
+        if (webhooks?.kind !== 'secret-path')
+          throw new NotFoundError('webhooks_not_supported', `Weft takes in no webhooks from ${integration.provider} at such a URL.`);
+        const subscription = await deps.stores.providerDeliveries.subscriptionBySecret(environment, key, createHash('sha256').update(secret).digest('hex'));
+        // The URL is the credential: one no live subscription was given is unknown, whatever it carries.
+        if (!subscription) throw unknownSecretPath(integration.provider);
+        const raw = await rawBody(req, res);
+        const body = parseJson(raw);
+        const event = isJsonObject(body) ? body[webhooks.eventField] : undefined;
+        if (typeof event !== 'string' || event.length === 0 || event.length > 100) {
+          throw new BadRequestError('invalid_delivery', `The delivery is not a JSON object naming its event in "${webhooks.eventField}".`);
+        }
+        (res.locals.verified as (() => void) | undefined)?.();
+        await takeIntegrationBudget(deps, res, environment, key);
+        const deliveryId = randomUUID();
+        await deps.stores.providerDeliveries.add({
+          environment,
+          provider_config_key: key,
+          provider: integration.provider,
+          delivery_id: deliveryId,
+          event,
+          body: raw.toString('utf8'),
+          route: `subscription:${subscription.subscription_id}`,
+          received_at: new Date(),
+        });
+        res.status(202).json({ id: providerDeliveryId(environment, key, deliveryId), duplicate: false, stored: 1 });
+      },
+    }),
   ],
 });
+
+function unknownSecretPath(provider: string): WeftError {
+  return new NotFoundError('unknown_webhook', `No webhook subscription of ${provider} has this URL.`);
+}
 
 function parseJson(body: Buffer): unknown {
   try {

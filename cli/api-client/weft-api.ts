@@ -1010,6 +1010,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/webhooks/providers/{environment}/{integration}/{secret}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** A webhook delivery from a provider that signs nothing (Luma), at the URL of the one subscription it is for */
+    post: operations['receiveProviderWebhookAtSecretPath'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export interface webhooks {
   alert: {
@@ -11445,6 +11462,98 @@ export interface operations {
       };
       /** @description A conflict: it exists already, or is busy (a sync running, a webhook event being delivered). */
       409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error. */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
+      429: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A failure inside Weft, or (actions) the action’s own error. */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description MongoDB or Temporal is unavailable; `Retry-After` says when to try again. */
+      503: {
+        headers: {
+          /** @description Seconds to wait. */
+          'retry-after': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  receiveProviderWebhookAtSecretPath: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The environment the integration is in (`dev`, `prod`). */
+        environment: string;
+        /** @description The integration’s unique key. */
+        integration: string;
+        /** @description The subscription’s secret: its URL’s last segment. */
+        secret: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Verified and stored */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description A redelivery of one stored already: nothing new was stored. */
+            duplicate: boolean;
+            /** @description The delivery as Weft stored it (the first, when a delivery of notifications was stored as several; null when none was). */
+            id: string | null;
+            /** @description How many deliveries were stored: one per signed delivery, one per verified notification. */
+            stored: number;
+          };
+        };
+      };
+      /** @description Bad input (`invalid_body`, `invalid_query_params`, `invalid_headers`, ... with the invalid fields in `errors`), or a request that does not apply. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unknown integration, connection, run, event or route. */
+      404: {
         headers: {
           [name: string]: unknown;
         };

@@ -1,4 +1,5 @@
 import type { ProviderDefinition } from '../../runtime/types';
+import { lumaWebhooks } from './webhooks';
 
 /** Luma's public API (legacy `/public/v1` paths, still served). */
 export const lumaProvider: ProviderDefinition = {
@@ -11,6 +12,7 @@ export const lumaProvider: ProviderDefinition = {
   // The key header is redacted from logs like every provider's `apiKey.header`.
   apiKey: { header: 'x-luma-api-key' },
   verify: { method: 'GET', endpoint: '/public/v1/user/get-self' },
+  webhooks: lumaWebhooks,
   pagination: {
     type: 'cursor',
     cursorPathInResponse: 'next_cursor',

@@ -89,7 +89,11 @@ describe('provider webhook intake: POST /webhooks/providers/:environment/:integr
       [url('dev', 'no-such-integration'), githubDelivery(body), 404, 'unknown_integration'],
       // The integration exists in dev only.
       [url('prod', 'github'), githubDelivery(body), 404, 'unknown_integration'],
-      [url('dev', 'luma'), githubDelivery(body), 404, 'webhooks_not_supported'],
+      // Luma signs nothing: its deliveries are taken in only at a subscription's own URL.
+      [url('dev', 'luma'), githubDelivery(body), 404, 'unknown_webhook'],
+      [`${url('dev', 'luma')}/not-a-subscription-secret`, githubDelivery(body), 404, 'unknown_webhook'],
+      // GitHub signs its deliveries: there is no URL per subscription to send them to.
+      [`${url()}/some-secret`, githubDelivery(body), 404, 'webhooks_not_supported'],
       [url('dev', 'github-quiet'), githubDelivery(body), 409, 'webhook_secret_not_set'],
       [url(), { ...githubDelivery(body), headers: { ...githubDelivery(body).headers, 'x-github-delivery': '' } }, 400, 'invalid_delivery'],
       // Larger than a delivery may be.

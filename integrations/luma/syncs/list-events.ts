@@ -1,3 +1,4 @@
+import { LUMA_EVENT_TYPES } from '../webhooks';
 import type { SyncDefinition } from '../../../runtime/types';
 import { CalendarEvent, type LumaEventEntry } from '../models';
 import { toCalendarEvent, toUnifiedEvent } from '../mappers';
@@ -17,6 +18,8 @@ export const listEvents: SyncDefinition = {
   syncType: 'full',
   frequency: 'every 1h',
   autoStart: true,
+  // An event created, changed or canceled on the calendar (Luma's webhook event types).
+  webhookSubscriptions: LUMA_EVENT_TYPES,
   async exec(ctx) {
     for await (const page of ctx.paginate<LumaEventEntry>({ endpoint: '/public/v1/calendar/list-events' })) {
       await ctx.batchSave(
