@@ -63,6 +63,12 @@ const SAMPLES: Record<string, Sample | Sample[]> = {
     json: () => ({ action: 'opened', installation: { id: 1 } }),
     readOnly: true,
   },
+  // No live webhook has this URL: refused, nothing written.
+  'POST /webhooks/providers/:environment/:integration/:secret': {
+    params: () => ({ environment: 'dev', integration: 'luma', secret: 'fz' }),
+    json: () => ({ type: 'event.created', data: { id: 'evt-fz' } }),
+    readOnly: true,
+  },
   'PATCH /integrations/:key': { params: () => ({ key: 'luma' }), json: () => ({ display_name: 'Luma' }), readOnly: false },
   // luma has connections: refused with 400, so the integration survives the run.
   'DELETE /integrations/:key': { params: () => ({ key: 'luma' }), readOnly: false },
