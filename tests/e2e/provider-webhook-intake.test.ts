@@ -114,3 +114,46 @@ describe('provider webhook intake: POST /webhooks/providers/:environment/:integr
     expect(stack.logs.join('\n')).not.toContain(SECRET);
   });
 });
+
+describe("the intake's limits", () => {
+  test('an integration past WEFT_PROVIDER_WEBHOOK_RATE_LIMIT verified deliveries a minute gets 429 with Retry-After; forged ones do not use its budget', async () => {
+    const stack = await startWeftStack({ github: { seed: 8 }, worker: false, env: { WEFT_PROVIDER_WEBHOOK_RATE_LIMIT: '3' } });
+    try {
+      const created = await stack.api('POST', '/integrations', {
+        body: {
+          unique_key: 'github',
+          provider: 'github',
+          credentials: {
+            type: 'APP',
+            app_id: String(stack.github.app.id),
+            app_link: stack.github.app.publicLink,
+            private_key: stack.github.appPrivateKeyPem,
+            webhook_secret: SECRET,
+          },
+        },
+      });
+      expect(created.status).toBe(201);
+      const url = `${stack.apiUrl}/webhooks/providers/dev/github`;
+      const body = JSON.stringify({ action: 'opened', installation: { id: 1001 } });
+      // Forged deliveries first: refused, and not counted against the integration.
+      for (let i = 0; i < 5; i++) expect((await fetch(url, githubDelivery(body, { secret: 'forged-secret-0123456789' }))).status).toBe(401);
+      // Windows follow the clock's minutes: seven deliveries see a refusal even if they straddle two.
+      const statuses: number[] = [];
+      for (let i = 0; i < 7; i++) {
+        const res = await fetch(url, githubDelivery(body));
+        statuses.push(res.status);
+        if (res.status === 429) {
+          expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+          expect(((await res.json()) as { error: { code: string } }).error.code).toBe('rate_limited');
+        }
+      }
+      expect(statuses.slice(0, 3)).toEqual([202, 202, 202]);
+      expect(statuses).toContain(429);
+      expect(statuses.every((s) => s === 202 || s === 429)).toBe(true);
+      // The refused ones are stored nowhere.
+      expect(await stack.core.stores.db.collection('provider_deliveries').countDocuments({})).toBe(statuses.filter((s) => s === 202).length);
+    } finally {
+      await stack.shutdown();
+    }
+  });
+});
