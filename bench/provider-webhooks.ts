@@ -1,7 +1,7 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { connectGitHub, startWeftStack } from '../tests/support/weft-stack';
+import { connectGitHub, createGitHubIntegration, startWeftStack } from '../tests/support/weft-stack';
 import type { Figure } from './figure';
 import { now, percentile, round1 } from './timing';
 import { spawnWorkerProcess } from './worker-process';
@@ -42,21 +42,7 @@ export async function providerWebhookFigures(deliveries: number): Promise<Figure
     temporalCallTimeoutMs: 10_000,
   });
   try {
-    const created = await stack.api('POST', '/integrations', {
-      body: {
-        unique_key: 'github',
-        provider: 'github',
-        credentials: {
-          type: 'APP',
-          app_id: String(stack.github.app.id),
-          app_link: stack.github.app.publicLink,
-          private_key: stack.github.appPrivateKeyPem,
-          webhook_secret: SECRET,
-        },
-        provider_overrides: { base_url: stack.github.url },
-      },
-    });
-    if (created.status !== 201) throw new Error(`POST /integrations: ${created.status} ${JSON.stringify(created.body)}`);
+    await createGitHubIntegration(stack, 'github', { webhookSecret: SECRET });
     const intake = `${stack.apiUrl}/webhooks/providers/dev/github`;
     const figures: Figure[] = [await intakeFigure(stack, intake, deliveries)];
 

@@ -12,7 +12,7 @@
  */
 import crypto from 'node:crypto';
 import { Rng } from '../shared/prng';
-import { WebhookSender, type WebhookDeliveryRecord } from '../shared/webhook-sender';
+import { WebhookSender, WebhookSource } from '../shared/webhook-sender';
 import { baseSha, headSha, pullBody, pullTitle, type Account, type PullRec, type RepoRec } from './data';
 import { GitHubAppWebhookSchema, type GitHubAppWebhook } from './options';
 import { installationJson, nodeId, pullFullJson, repoJson, simpleUser, type AppInfo, type RenderContext } from './render';
@@ -48,10 +48,10 @@ export function snapshotPull(pull: PullRec): PullSnapshot {
 
 type Json = Record<string, unknown>;
 
-export class GitHubWebhooks {
+export class GitHubWebhooks extends WebhookSource {
   private config: { url: string; secret: string | null } | null = null;
   private counter = 0;
-  private readonly sender: WebhookSender;
+  protected readonly sender: WebhookSender;
   /** The App's webhook id (`X-GitHub-Hook-ID`): one hook per App. */
   readonly hookId: number;
   private readonly userAgent: string;
@@ -67,6 +67,7 @@ export class GitHubWebhooks {
       render: () => RenderContext;
     },
   ) {
+    super();
     this.sender = new WebhookSender({ timeoutMs: DELIVERY_TIMEOUT_MS, clock: deps.clock });
     this.hookId = Rng.from(deps.seedK, 'app-hook-id').int(400_000_000, 599_999_999);
     this.userAgent = `GitHub-Hookshot/${Rng.from(deps.seedK, 'hookshot').hex(7)}`;
@@ -84,22 +85,6 @@ export class GitHubWebhooks {
 
   get enabled(): boolean {
     return this.config !== null;
-  }
-
-  deliveries(): WebhookDeliveryRecord[] {
-    return this.sender.records();
-  }
-
-  flush(): Promise<void> {
-    return this.sender.flush();
-  }
-
-  redeliver(id: string): void {
-    this.sender.redeliver(id);
-  }
-
-  abortAll(): void {
-    this.sender.abortAll();
   }
 
   // ---- events --------------------------------------------------------------------------

@@ -33,7 +33,7 @@
  * Plain http notification URLs are accepted (Graph requires https) so tests can listen on 127.0.0.1.
  */
 import { Rng } from '../shared/prng';
-import { postOnce, WebhookSender, type WebhookDeliveryRecord } from '../shared/webhook-sender';
+import { postOnce, WebhookSender, WebhookSource } from '../shared/webhook-sender';
 import { personUpn, type Tenant } from './data';
 import { GraphError } from './errors';
 import type { Reply } from './routes';
@@ -101,10 +101,10 @@ function graphTime(ms: number): string {
   return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$10000Z');
 }
 
-export class GraphSubscriptions {
+export class GraphSubscriptions extends WebhookSource {
   private readonly subs = new Map<string, SubscriptionRec>();
   private readonly seen = new Map<DriveStore, number>();
-  private readonly sender: WebhookSender;
+  protected readonly sender: WebhookSender;
   private counter = 0;
   private notificationCounter = 0;
   readonly tenantId: string;
@@ -119,6 +119,7 @@ export class GraphSubscriptions {
       clock: () => number;
     },
   ) {
+    super();
     this.sender = new WebhookSender({ timeoutMs: NOTIFICATION_TIMEOUT_MS, clock: deps.clock });
     this.tenantId = Rng.from(deps.seedK, 'tenant-id').uuid();
     this.applicationId = Rng.from(deps.seedK, 'application-id').uuid();
@@ -381,21 +382,5 @@ export class GraphSubscriptions {
 
   list(): Array<GraphSubscription & { reauthorizationRequired: boolean }> {
     return this.liveList(this.deps.clock()).map((s) => ({ ...this.json(s), reauthorizationRequired: s.reauthorizationRequired }));
-  }
-
-  deliveries(): WebhookDeliveryRecord[] {
-    return this.sender.records();
-  }
-
-  flush(): Promise<void> {
-    return this.sender.flush();
-  }
-
-  redeliver(id: string): void {
-    this.sender.redeliver(id);
-  }
-
-  abortAll(): void {
-    this.sender.abortAll();
   }
 }

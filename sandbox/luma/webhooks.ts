@@ -26,7 +26,7 @@
  * /public/v1/event/create), event.updated (editEvents) and event.canceled (deleteEvents).
  */
 import { Rng } from '../shared/prng';
-import { WebhookSender, type WebhookDeliveryRecord } from '../shared/webhook-sender';
+import { WebhookSender, WebhookSource } from '../shared/webhook-sender';
 import type { LumaEventEntry } from './data';
 
 const LUMA_WEBHOOK_EVENT_TYPES = [
@@ -121,9 +121,9 @@ export function webhookEventData(entry: LumaEventEntry): Record<string, unknown>
   };
 }
 
-export class LumaWebhooks {
+export class LumaWebhooks extends WebhookSource {
   private readonly hooks = new Map<string, LumaWebhook>();
-  private readonly sender: WebhookSender;
+  protected readonly sender: WebhookSender;
   private counter = 0;
   private deliveryCounter = 0;
 
@@ -135,6 +135,7 @@ export class LumaWebhooks {
       clock: () => number;
     },
   ) {
+    super();
     this.sender = new WebhookSender({ timeoutMs: DELIVERY_TIMEOUT_MS, clock: deps.clock });
   }
 
@@ -252,22 +253,6 @@ export class LumaWebhooks {
 
   webhooks(): LumaWebhook[] {
     return [...this.hooks.values()].map((h) => ({ ...h, event_types: [...h.event_types] }));
-  }
-
-  deliveries(): WebhookDeliveryRecord[] {
-    return this.sender.records();
-  }
-
-  flush(): Promise<void> {
-    return this.sender.flush();
-  }
-
-  redeliver(id: string): void {
-    this.sender.redeliver(id);
-  }
-
-  abortAll(): void {
-    this.sender.abortAll();
   }
 }
 

@@ -163,3 +163,27 @@ export class WebhookSender {
     });
   }
 }
+
+/**
+ * What each simulator's webhook part shows its tests, the same for all three: the delivery
+ * log, waiting for deliveries under way, a redelivery, and stopping them (at `stop()`).
+ */
+export abstract class WebhookSource {
+  protected abstract readonly sender: WebhookSender;
+
+  deliveries(): WebhookDeliveryRecord[] {
+    return this.sender.records();
+  }
+
+  flush(): Promise<void> {
+    return this.sender.flush();
+  }
+
+  redeliver(id: string): void {
+    this.sender.redeliver(id);
+  }
+
+  abortAll(): void {
+    this.sender.abortAll();
+  }
+}

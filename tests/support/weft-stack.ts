@@ -367,8 +367,8 @@ export async function connectOneDrive(stack: WeftStack, connectionId: string, ac
   });
 }
 
-/** Creates the `github` integration in dev with the simulator's App ID and private key. */
-export async function createGitHubIntegration(stack: WeftStack, uniqueKey = 'github') {
+/** Creates the `github` integration in dev with the simulator's App ID and private key (and the App's webhook secret, if given). */
+export async function createGitHubIntegration(stack: WeftStack, uniqueKey = 'github', opts: { webhookSecret?: string } = {}) {
   const res = await stack.api('POST', '/integrations', {
     body: {
       unique_key: uniqueKey,
@@ -378,6 +378,7 @@ export async function createGitHubIntegration(stack: WeftStack, uniqueKey = 'git
         app_id: String(stack.github.app.id),
         app_link: `https://github.com/apps/${stack.github.app.slug}`,
         private_key: stack.github.appPrivateKeyPem,
+        ...(opts.webhookSecret ? { webhook_secret: opts.webhookSecret } : {}),
       },
       provider_overrides: { base_url: stack.github.url },
     },
