@@ -12,14 +12,17 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { writeFileSync } from 'node:fs';
+import { createHmac } from 'node:crypto';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { loadConfig } from '../../common/config';
 import { startTelemetry, type Telemetry } from '../../app/telemetry';
 import type { WeftStack } from '../support/weft-stack';
 import { startWebhookReceiver } from '../support/webhook-receiver';
+import { waitUntil } from '../support/wait';
 import { attr, isUnder as isUnderIn, pointAttr, startOtlpReceiver, type OtlpReceiver } from './telemetry-receiver';
 
 const API_KEY = 'sandbox-luma-api-key';
+const WEBHOOK_SECRET = 'otel-github-webhook-secret-0123';
 
 describe('OpenTelemetry: traces and metrics over OTLP/HTTP', () => {
   let receiver: OtlpReceiver;
@@ -49,15 +52,17 @@ describe('OpenTelemetry: traces and metrics over OTLP/HTTP', () => {
     });
     writeFileSync(bundleFile, code);
 
-    const { startWeftStack, createLumaIntegration } = await import('../support/weft-stack');
+    const { startWeftStack, createLumaIntegration, createGitHubIntegration } = await import('../support/weft-stack');
     webhooks = await startWebhookReceiver();
     stack = await startWeftStack({
       luma: { seed: 3, eventCount: 120 },
+      github: { seed: 4 },
       telemetry,
       env: { ...otelEnv, WEFT_WORKFLOW_BUNDLE: bundleFile },
       egressAllow: { webhooks: [webhooks.url] },
     });
     await createLumaIntegration(stack);
+    await createGitHubIntegration(stack, 'github', { webhookSecret: WEBHOOK_SECRET });
     // Each run's end sends a signed `sync` webhook: its delivery is measured, its key never exported.
     expect((await stack.api('PATCH', '/environment', { body: { webhook_url: webhooks.url } })).status).toBe(200);
     signingKey = (await stack.api('POST', '/environment/webhook-signing-key/rotate')).body.data.webhook_signing_key;
@@ -68,6 +73,33 @@ describe('OpenTelemetry: traces and metrics over OTLP/HTTP', () => {
     await receiver?.close();
     await webhooks?.close();
   });
+
+  // First: the next test stops the worker and shuts the SDK down.
+  test('a provider webhook delivery: one span and one point by provider and outcome; its secret exported nowhere', async () => {
+    const body = JSON.stringify({ action: 'opened', installation: { id: 777 } });
+    const res = await fetch(`${stack.apiUrl}/webhooks/providers/dev/github`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-github-event': 'pull_request',
+        'x-github-delivery': 'otel-delivery-1',
+        'x-hub-signature-256': `sha256=${createHmac('sha256', WEBHOOK_SECRET).update(body).digest('hex')}`,
+      },
+      body,
+    });
+    expect(res.status).toBe(202);
+    await waitUntil(
+      () =>
+        receiver.spans.some((s) => s.name === 'weft.provider_delivery' && attr(s, 'weft.outcome') === 'unmatched') &&
+        receiver.points.some((p) => p.name === 'weft.provider_webhook.deliveries' && pointAttr(p, 'weft.outcome') === 'unmatched'),
+      30_000,
+    );
+    const span = receiver.spans.find((s) => s.name === 'weft.provider_delivery')!;
+    expect([attr(span, 'weft.provider'), attr(span, 'weft.integration'), attr(span, 'weft.provider_event')]).toEqual(['github', 'github', 'pull_request']);
+    const point = receiver.points.find((p) => p.name === 'weft.provider_webhook.deliveries')!;
+    expect(pointAttr(point, 'weft.provider')).toBe('github');
+    expect(receiver.bodies.join('\n')).not.toContain(WEBHOOK_SECRET);
+  }, 60_000);
 
   test('POST /sync/trigger → workflow → activities → every provider call: one trace; metric points; no secrets', async () => {
     const created = await stack.api('POST', '/connections', {
