@@ -6,7 +6,9 @@ import type { OpenProviderSession } from './provider-session';
 import type { Logger } from '../common/logger';
 import type { Stores } from '../store/db';
 import type { IntegrationRegistry } from '../runtime/registry';
-import type { ModelSchemas } from '../runtime/types';
+import type { ActionContext, ModelSchemas } from '../runtime/types';
+import type { ConnectionDoc } from '../store/connections';
+import type { IntegrationDoc } from '../store/integrations';
 import { createWorkerActionContext } from '../runtime/worker-context';
 import { ActionError } from '../runtime/errors';
 import { toValidationIssues } from '../runtime/validation';
@@ -46,35 +48,16 @@ export function createActionActivities(deps: ActionActivityDeps) {
       if (!parsedInput.success) {
         throw new ActionError('invalid_action_input', `Invalid input for action ${def.name}.`, 400, { errors: toValidationIssues(parsedInput.error) });
       }
-      const session = deps.openProviderSession({
+      const ctx = connectionActionContext(deps, {
         environment: input.environment,
         integration,
         connection,
-        credentials: deps.cipher.open<Credentials>(connection.credentials_encrypted, sealedAt.connectionCredentials(connection)),
-        connectionId: input.connectionId,
         operation: `action:${input.actionName}`,
         runId: activity.info.workflowExecution?.workflowId ?? null,
+        // One per attempt: a retried action's saves are new runs, never an earlier attempt's log.
+        runIdPrefix: `action:${activity.info.workflowExecution?.workflowId ?? input.actionName}:${activity.info.attempt}`,
         signal: activity.cancellationSignal,
-      });
-      const logger = deps.logger.child({ action: input.actionName, connectionId: input.connectionId, attempt: activity.info.attempt });
-      const ctx = createWorkerActionContext({
-        transport: session.client,
-        providerPagination: session.provider.definition.pagination,
-        connection: connectionInfo(connection, deps.cipher),
-        metadata: {
-          replace: (m) => stores.connections.updateMetadata(connection._id, m, 'replace'),
-          merge: (m) => stores.connections.updateMetadata(connection._id, m, 'merge'),
-        },
-        logger,
-        records: stores.records,
-        recordScope: {
-          environment: input.environment,
-          connection: input.connection,
-          // One per attempt: a retried action's saves are new runs, never an earlier attempt's log.
-          runIdPrefix: `action:${activity.info.workflowExecution?.workflowId ?? input.actionName}:${activity.info.attempt}`,
-          models: syncModels(registry, input.provider),
-          defaultVariant: BASE_VARIANT,
-        },
+        logFields: { action: input.actionName, attempt: activity.info.attempt },
       });
       const output = await def.exec(ctx, parsedInput.data);
       const parsedOutput = def.output.safeParse(output);
@@ -84,6 +67,57 @@ export function createActionActivities(deps: ActionActivityDeps) {
         });
       }
       return parsedOutput.data;
+    },
+  });
+}
+
+/**
+ * The `ctx` of code that acts for one connection outside a sync run (an action, a sync's
+ * onWebhook): its provider calls through the connection's session (credentials, request log,
+ * egress), and saves into the records of the integration's syncs, committed at once.
+ */
+export function connectionActionContext(
+  deps: ActionActivityDeps,
+  args: {
+    environment: string;
+    integration: IntegrationDoc;
+    connection: ConnectionDoc;
+    /** For the request log: `action:<name>`, `webhook:<sync>`. */
+    operation: string;
+    runId: string | null;
+    /** Names the saves: each is run `<runIdPrefix>:<n>`. */
+    runIdPrefix: string;
+    signal?: AbortSignal;
+    logFields: Record<string, unknown>;
+  },
+): ActionContext {
+  const { connection } = args;
+  const session = deps.openProviderSession({
+    environment: args.environment,
+    integration: args.integration,
+    connection,
+    credentials: deps.cipher.open<Credentials>(connection.credentials_encrypted, sealedAt.connectionCredentials(connection)),
+    connectionId: connection.connection_id,
+    operation: args.operation,
+    runId: args.runId,
+    ...(args.signal ? { signal: args.signal } : {}),
+  });
+  return createWorkerActionContext({
+    transport: session.client,
+    providerPagination: session.provider.definition.pagination,
+    connection: connectionInfo(connection, deps.cipher),
+    metadata: {
+      replace: (m) => deps.stores.connections.updateMetadata(connection._id, m, 'replace'),
+      merge: (m) => deps.stores.connections.updateMetadata(connection._id, m, 'merge'),
+    },
+    logger: deps.logger.child({ connectionId: connection.connection_id, ...args.logFields }),
+    records: deps.stores.records,
+    recordScope: {
+      environment: args.environment,
+      connection: connection._id,
+      runIdPrefix: args.runIdPrefix,
+      models: syncModels(deps.registry, connection.provider),
+      defaultVariant: BASE_VARIANT,
     },
   });
 }

@@ -19,9 +19,10 @@ const WARM_UP_CHANGES = 3;
  *   answered 2xx, answer time p50/p99, and how many are stored (nothing lost); then how fast
  *   a worker process processes them (from its start until the queue is empty).
  * - `provider_change_to_app_webhook`: a commit pushed at the GitHub simulator (which sends
- *   its delivery) until the app's endpoint receives the `forward` webhook, and until it
- *   receives the `sync` webhook of the run the delivery started; the worker in a process of
- *   its own, as deployed. Same machine, same clock.
+ *   its delivery) until the app's endpoint receives the `forward` webhook and until GET
+ *   /records shows it (the pull-requests sync's onWebhook saves it); and a repository added
+ *   until the app receives the `sync` webhook of the repositories run it started. The worker
+ *   in a process of its own, as deployed. Same machine, same clock.
  */
 export async function providerWebhookFigures(deliveries: number): Promise<Figure[]> {
   const arrivals: Array<{ at: number; body: { type?: string; connectionId?: string; payload?: { after?: string }; syncName?: string } }> = [];
@@ -46,7 +47,6 @@ export async function providerWebhookFigures(deliveries: number): Promise<Figure
     const intake = `${stack.apiUrl}/webhooks/providers/dev/github`;
     const figures: Figure[] = [await intakeFigure(stack, intake, deliveries)];
 
-    // Every run sends its `sync` webhook (a run that finds the record as it was sends none otherwise).
     await stack.api('PATCH', '/environment', { body: { webhook_url: receiverUrl, send_sync_completion_always: true } });
     stack.github.setAppWebhook({ url: intake, secret: SECRET });
     const worker = await spawnWorkerProcess(stack);
@@ -60,31 +60,39 @@ export async function providerWebhookFigures(deliveries: number): Promise<Figure
       await stack.waitForSync('bench-gh', 'pull-requests', { providerConfigKey: 'github' });
       const repo = stack.github.repositories(1001)[0].full_name;
       const forwardMs: number[] = [];
+      const recordMs: number[] = [];
       const syncMs: number[] = [];
       for (let i = 0; i < WARM_UP_CHANGES + CHANGES; i++) {
         const open = stack.github.pullRequests(repo, { state: 'open' })[0];
         const seen = arrivals.length;
         const t0 = now();
         stack.github.addCommits(repo, open.number, 1);
-        const head = stack.github.pullRequests(repo, { state: 'open' }).find((p) => p.number === open.number)!.head.sha;
-        const forward = await arrival(arrivals, seen, (b) => b.type === 'forward' && b.payload?.after === head);
-        const sync = await arrival(arrivals, seen, (b) => b.type === 'sync' && b.syncName === 'pull-requests');
+        const after = stack.github.pullRequests(repo, { state: 'open' }).find((p) => p.number === open.number)!;
+        const forward = await arrival(arrivals, seen, (b) => b.type === 'forward' && b.payload?.after === after.head.sha);
+        // The pull-requests sync saves it from the delivery (onWebhook): no call to GitHub, no run.
+        const saved = await recordShows(stack, String(after.id), after.updated_at);
+        // A repository added: the repositories sync runs, and its `sync` webhook tells the app.
+        const repoSeen = arrivals.length;
+        const t1 = now();
+        stack.github.addRepository(1001);
+        const sync = await arrival(arrivals, repoSeen, (b) => b.type === 'sync' && b.syncName === 'repositories');
         if (i >= WARM_UP_CHANGES) {
           forwardMs.push(forward - t0);
-          syncMs.push(sync - t0);
+          recordMs.push(saved - t0);
+          syncMs.push(sync - t1);
         }
-        // The next change after this run has ended, so each one starts a run of its own.
-        await stack.waitForSync('bench-gh', 'pull-requests', { providerConfigKey: 'github' });
+        await stack.waitForSync('bench-gh', 'repositories', { providerConfigKey: 'github' });
       }
       figures.push({
         figure: 'provider_change_to_app_webhook',
         changes: CHANGES,
-        change: 'a commit pushed to an open pull request at the GitHub simulator (pull_request synchronize)',
         forward_p50_ms: percentile(forwardMs, 50),
         forward_p99_ms: percentile(forwardMs, 99),
+        record_p50_ms: percentile(recordMs, 50),
+        record_p99_ms: percentile(recordMs, 99),
         sync_webhook_p50_ms: percentile(syncMs, 50),
         sync_webhook_p99_ms: percentile(syncMs, 99),
-        note: 'to the app endpoint receiving the forward webhook, and the sync webhook of the pull-requests run the delivery started (records committed before it is sent)',
+        note: 'forward and record: a commit pushed to an open pull request (pull_request synchronize) until the app receives the forward webhook, and until GET /records shows the pull request (saved by onWebhook); sync webhook: a repository added (installation_repositories) until the app receives the sync webhook of the repositories run it started',
       });
     } finally {
       await worker.stop();
@@ -150,6 +158,18 @@ async function intakeFigure(stack: Awaited<ReturnType<typeof startWeftStack>>, i
     sent: SEQUENTIAL + deliveries,
     stored,
   };
+}
+
+/** When GET /records first shows the pull request with this `updated_at`. */
+async function recordShows(stack: Awaited<ReturnType<typeof startWeftStack>>, id: string, updatedAt: string): Promise<number> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const res = await stack.api('GET', `/records?model=PullRequest&ids=${id}`, { headers: { 'connection-id': 'bench-gh', 'provider-config-key': 'github' } });
+    const record = (res.body.records as Array<{ updated_at?: string }> | undefined)?.[0];
+    if (record?.updated_at === updatedAt) return now();
+    if (Date.now() > deadline) throw new Error(`GET /records did not show pull request ${id} at ${updatedAt} within 60 s`);
+    await new Promise((r) => setTimeout(r, 2));
+  }
 }
 
 /** When the app's endpoint received the first webhook after `from` that matches. */

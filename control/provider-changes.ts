@@ -44,7 +44,8 @@ export async function runSyncForChange(deps: ControlDeps, connection: Connection
   }
 }
 
-async function schedulePaused(deps: ControlDeps, connection: ConnectionDoc, sel: SyncSelector): Promise<boolean> {
+/** Whether the sync's schedule is paused (by the app or an operator): deliveries then leave it alone. */
+export async function schedulePaused(deps: ControlDeps, connection: ConnectionDoc, sel: SyncSelector): Promise<boolean> {
   const id = syncScheduleId(
     deps.settings.temporalIdPrefix,
     connection.environment,

@@ -10,7 +10,7 @@ import type { ClaimedDelivery, ProviderDeliveryDoc } from '../store/provider-del
 import { queueWebhook, type OutboxDeps } from '../webhooks/outbox';
 import { runOnce } from '../store/migrations';
 import type { ControlDeps } from './deps';
-import { runSyncForChange } from './provider-changes';
+import { runSyncForChange, schedulePaused } from './provider-changes';
 import { signalSubscriptionLifecycle } from './connection-subscriptions';
 import type { SubscriptionLifecycle } from '../activities/subscription-contracts';
 import type { SyncSelector } from './sync-runs';
@@ -19,7 +19,12 @@ import type { SyncSelector } from './sync-runs';
 export interface DeliveryProcessingDeps extends ControlDeps {
   outbox: OutboxDeps;
   logger: Logger;
+  /** Runs a sync's onWebhook for one delivery and connection (activities/provider-webhook-handler.ts); syncs with one are not run. */
+  handleWithSync?: SyncWebhookHandler;
 }
+
+/** Hands one delivery to a sync's onWebhook for one connection; rejects when it failed (the delivery is then taken again). */
+export type SyncWebhookHandler = (connection: ConnectionDoc, syncName: string, delivery: { id: string; event: string; payload: unknown }) => Promise<void>;
 
 /** A claimed delivery is this process's for this long; past it (the process died), another takes it again. */
 const CLAIM_LEASE_MS = 60_000;
@@ -47,7 +52,7 @@ export async function processProviderDeliveries(deps: DeliveryProcessingDeps, li
   const runKey = (connection: ConnectionDoc, sync: SyncSelector) => `${connection._id}/${sync.name}/${sync.variant}`;
   for (const plan of plans)
     for (const { connection, syncs } of plan.targets)
-      for (const sync of syncs) {
+      for (const sync of syncs.filter((s) => !s.onWebhook)) {
         const key = runKey(connection, sync);
         if (!runs.has(key)) runs.set(key, runSyncForChange(deps, connection, sync));
       }
@@ -64,7 +69,17 @@ export async function processProviderDeliveries(deps: DeliveryProcessingDeps, li
             const lifecycle = plan.lifecycle;
             await Promise.all(plan.targets.map(({ connection }) => signalSubscriptionLifecycle(deps, connection, lifecycle)));
           }
-          await Promise.all(plan.targets.flatMap(({ connection, syncs }) => syncs.map((s) => runs.get(runKey(connection, s)))));
+          // A sync that acts on the delivery itself gets it, once per connection; the others were asked to run.
+          const handle = deps.handleWithSync;
+          await Promise.all(
+            plan.targets.flatMap(({ connection, syncs }) =>
+              syncs.map((s) =>
+                s.onWebhook && handle
+                  ? handleUnlessPaused(deps, handle, connection, s, { id: c.doc._id, event: c.doc.event, payload: plan.payload })
+                  : runs.get(runKey(connection, s)),
+              ),
+            ),
+          );
           const status = plan.targets.length ? 'processed' : 'unmatched';
           await deps.stores.providerDeliveries.finish(c, {
             status,
@@ -88,13 +103,28 @@ export async function processProviderDeliveries(deps: DeliveryProcessingDeps, li
   return due.length;
 }
 
+/** A sync a delivery concerns; `onWebhook`: it acts on the delivery itself rather than run. */
+type ConcernedSync = SyncSelector & { onWebhook: boolean };
+
+/** A paused sync (its schedule paused by the app or an operator) takes no records from deliveries either. */
+async function handleUnlessPaused(
+  deps: DeliveryProcessingDeps,
+  handle: SyncWebhookHandler,
+  connection: ConnectionDoc,
+  sync: SyncSelector,
+  delivery: Parameters<SyncWebhookHandler>[2],
+): Promise<void> {
+  if (await schedulePaused(deps, connection, sync)) return;
+  await handle(connection, sync.name, delivery);
+}
+
 interface DeliveryPlan {
   route: string | null;
   /** A notification about the subscription itself that asks for it to be renewed or made again. */
   lifecycle?: SubscriptionLifecycle;
   /** The body as JSON (what a `forward` event carries). */
   payload: unknown;
-  targets: Array<{ connection: ConnectionDoc; syncs: SyncSelector[] }>;
+  targets: Array<{ connection: ConnectionDoc; syncs: ConcernedSync[] }>;
 }
 
 /** Who a delivery is about, and which of their syncs it concerns. */
@@ -116,7 +146,9 @@ async function planDelivery(deps: DeliveryProcessingDeps, doc: ProviderDeliveryD
   );
   const gone = ids.filter((id) => !connections.some((c) => c._id === id));
   if (gone.length) await store.removeRoutes(doc.environment, doc.provider_config_key, route, gone);
-  const syncs = (integration?.syncs ?? []).filter((s) => s.webhookSubscriptions?.includes(doc.event)).map((s) => ({ name: s.name, variant: BASE_VARIANT }));
+  const syncs = (integration?.syncs ?? [])
+    .filter((s) => s.webhookSubscriptions?.includes(doc.event))
+    .map((s) => ({ name: s.name, variant: BASE_VARIANT, onWebhook: Boolean(s.onWebhook && deps.handleWithSync) }));
   const targets = connections.map((connection) => ({ connection, syncs }));
   if (webhooks?.kind === 'subscription-notifications' && route.startsWith('subscription:')) {
     const subscriptionId = route.slice(route.indexOf(':') + 1);

@@ -29,15 +29,23 @@ export type {
   PaginateConfig,
   PaginationConfig,
   ProviderDefinition,
+  ProviderDelivery,
+  ProviderSubscription,
+  ProviderWebhooks,
   QueryValue,
   RateLimitHeadersRule,
   RequestBudget,
   RequestConfig,
   ScopeRules,
+  SecretPathWebhooks,
+  SignedWebhooks,
+  SubscriptionContext,
+  SubscriptionNotifications,
   SyncContext,
   SyncDefinition,
   ThrottleRule,
   UnifiedMapping,
+  WebhookSubscriptionHooks,
 } from './types';
 export { defineAction } from './types';
 export { ActionError, IntegrationCodeError, isProviderStatus, ProviderHttpError } from './errors';

@@ -183,7 +183,22 @@ export interface SyncDefinition {
    * delivery during a run makes one more run after it, however many arrive).
    */
   webhookSubscriptions?: string[];
+  /**
+   * Acts on such a delivery directly instead of running the sync: saves what the delivery
+   * carries into the sync's records (`ctx.batchSave`, committed at once, as an action saves),
+   * with no run and no call to the provider unless it makes one. Called once per delivery and
+   * connection; a delivery that fails here is taken again later.
+   */
+  onWebhook?(ctx: ActionContext, delivery: ProviderDelivery): Promise<void>;
   exec(ctx: SyncContext): Promise<void>;
+}
+
+/** A provider's webhook delivery, as a sync's onWebhook sees it. */
+export interface ProviderDelivery {
+  /** The provider's event (GitHub: `pull_request`; Graph: `change`; Luma: `event.created`). */
+  event: string;
+  /** The body as JSON (one notification, for Graph). */
+  payload: unknown;
 }
 
 export interface ActionDefinition<I = unknown, O = unknown> {

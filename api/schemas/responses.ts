@@ -67,7 +67,7 @@ const providerDeliveryView = z.object({
   route: z.string().nullable().describe('What the delivery named that attributes it (GitHub: `installation:<id>`).'),
   connection_ids: z.array(z.string()),
   forwarded: z.array(z.string()).describe('The `forward` webhook events it was sent to the app as.'),
-  syncs: z.array(z.string()).describe('The syncs it made run (`<connection_id>/<sync>`).'),
+  syncs: z.array(z.string()).describe('The syncs it concerned (`<connection_id>/<sync>`): run, or given the delivery by their onWebhook.'),
   received_at: isoTime,
   processed_at: isoTime.nullable(),
 });

@@ -20,6 +20,7 @@ import { createSyncWebhooks } from '../../webhooks/sync-webhooks';
 import { createChatAlerts } from '../../webhooks/chat-alerts';
 import { createActionCompletionActivities } from '../../activities/action-completion';
 import { createSubscriptionActivities } from '../../activities/subscription-activities';
+import { createSyncWebhookHandler } from '../../activities/provider-webhook-handler';
 
 export interface WeftWorkers {
   sync: Worker;
@@ -110,7 +111,12 @@ export async function buildWorkers(core: Core, opts: { logger?: Logger } = {}): 
         dispatcher = startWebhookDispatcher({ ...outboxDeps, logger: logger.child({ component: 'webhook-dispatcher' }) });
         const expiry = startExpirySweeper(core.manualExpiry, logger.child({ component: 'expiry-sweeper' }));
         // Provider webhook deliveries the API stored: forwarded to the app, and the syncs they concern run.
-        const deliveryDeps = { ...controlDeps, outbox: outboxDeps, logger: logger.child({ component: 'provider-deliveries' }) };
+        const deliveryDeps = {
+          ...controlDeps,
+          outbox: outboxDeps,
+          logger: logger.child({ component: 'provider-deliveries' }),
+          handleWithSync: createSyncWebhookHandler(activityDeps),
+        };
         const deliveries = startProviderDeliveryProcessor(deliveryDeps);
         // Connections stored before provider webhooks existed get their routes, once per database.
         recordRoutesOfEarlierConnections(deliveryDeps).then(

@@ -5671,7 +5671,7 @@ export interface operations {
               route: string | null;
               /** @enum {string} */
               status: 'pending' | 'processed' | 'unmatched';
-              /** @description The syncs it made run (`<connection_id>/<sync>`). */
+              /** @description The syncs it concerned (`<connection_id>/<sync>`): run, or given the delivery by their onWebhook. */
               syncs: string[];
             }[];
           };

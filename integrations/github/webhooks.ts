@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { SignedWebhooks } from '../../runtime/types';
 
 /**
@@ -14,3 +15,21 @@ export const githubWebhooks: SignedWebhooks = {
   // organization) webhooks name none, so those are kept as unmatched.
   attribution: { kind: 'installation', bodyPath: 'installation.id', credentialField: 'installation_id' },
 };
+
+/** What a `pull_request` delivery must hold for the pull request to be saved from it (the rest is the pulls API's shape). */
+export const PullRequestDelivery = z.object({
+  pull_request: z
+    .object({
+      id: z.number(),
+      number: z.number(),
+      title: z.string(),
+      state: z.string(),
+      head: z.object({ ref: z.string() }).passthrough(),
+      base: z.object({ ref: z.string() }).passthrough(),
+      created_at: z.string(),
+      updated_at: z.string(),
+      html_url: z.string(),
+    })
+    .passthrough(),
+  repository: z.object({ full_name: z.string() }).passthrough(),
+});

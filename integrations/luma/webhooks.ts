@@ -1,4 +1,5 @@
 import type { ProviderSubscription, SecretPathWebhooks, SubscriptionContext, WebhookSubscriptionHooks } from '../../runtime/types';
+import { listEvents } from './syncs/list-events';
 
 /**
  * Luma's webhooks (docs/providers/luma.md): a POST of `{ type, data }` to a webhook's URL,
@@ -8,8 +9,8 @@ import type { ProviderSubscription, SecretPathWebhooks, SubscriptionContext, Web
  */
 export const lumaWebhooks: SecretPathWebhooks = { kind: 'secret-path', eventField: 'type' };
 
-/** The events that change what the `list-events` sync holds. */
-export const LUMA_EVENT_TYPES = ['event.created', 'event.updated', 'event.canceled'];
+/** The events the webhook is made for: those that change what the `list-events` sync holds. */
+const LUMA_EVENT_TYPES = listEvents.webhookSubscriptions ?? [];
 
 interface LumaWebhookJson {
   id: string;

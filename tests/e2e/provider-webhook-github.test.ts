@@ -10,8 +10,9 @@ const SECRET = 'whsec-github-app-0123456789abcdef';
 /**
  * A change at GitHub reaches the app as it happens: the simulator sends the App's signed
  * delivery to Weft's intake, the worker attributes it to the connections of that
- * installation, forwards it (`forward` webhook, Nango's shape) and runs the syncs that
- * subscribe to the event, whose records and `sync` webhook follow.
+ * installation, forwards it (`forward` webhook, Nango's shape) and acts on it: the
+ * pull-requests sync saves the pull request it carries (onWebhook), the repositories sync
+ * runs, its records and `sync` webhook following.
  */
 describe('GitHub App webhooks: attributed, forwarded, and acted on', () => {
   let stack: WeftStack;
@@ -51,7 +52,9 @@ describe('GitHub App webhooks: attributed, forwarded, and acted on', () => {
     ] as const) {
       const made = await connectGitHub(stack, connectionId, installation);
       if (made.status !== 201) throw new Error(JSON.stringify(made.body));
+      // Both auto-started syncs' first runs over before the tests count GitHub's calls.
       await stack.waitForSync(connectionId, 'pull-requests', { providerConfigKey: 'github' });
+      await stack.waitForSync(connectionId, 'repositories', { providerConfigKey: 'github' });
     }
     repo = stack.github.repositories(1001)[0].full_name;
   });
@@ -61,8 +64,10 @@ describe('GitHub App webhooks: attributed, forwarded, and acted on', () => {
     await hooks?.close();
   });
 
-  test('commits pushed to a pull request at GitHub: forwarded to each connection of its installation, and their records updated by a run it started', async () => {
+  test('commits pushed to a pull request at GitHub: forwarded to each connection of its installation, and their records updated from the delivery, with no call to GitHub', async () => {
     const number = openPull(stack, repo);
+    const callsBefore = stack.github.stats().requests;
+    const runsBefore = syncHooks('gh-a', 'PullRequest').length + syncHooks('gh-b', 'PullRequest').length;
     stack.github.addCommits(repo, number, 2);
     await stack.github.flushWebhooks();
     const delivery = stack.github.webhookDeliveries().at(-1)!;
@@ -79,13 +84,15 @@ describe('GitHub App webhooks: attributed, forwarded, and acted on', () => {
     }
     expect(forwards('gh-other')).toHaveLength(0);
 
-    // The run the delivery started brings the pull request as GitHub has it now.
+    // The sync's onWebhook saves the pull request as the delivery carries it: GitHub is not called, no run starts.
     const now = stack.github.pullRequests(repo).find((p) => p.number === number)!;
-    await waitUntil(async () => {
-      const records = await readAllRecords(stack, 'gh-a', 'PullRequest', {}, 'github');
-      const record = records.find((r: { number: number; repository: string }) => r.number === number && r.repository === repo);
-      return record?.updated_at === now.updated_at && record?.state === now.state;
-    }, 30_000);
+    for (const connectionId of ['gh-a', 'gh-b'])
+      await waitUntil(async () => {
+        const record = (await pullRecord(stack, connectionId, repo, number)) as { updated_at?: string; state?: string } | undefined;
+        return record?.updated_at === now.updated_at && record?.state === now.state;
+      }, 30_000);
+    expect(stack.github.stats().requests).toBe(callsBefore);
+    expect(syncHooks('gh-a', 'PullRequest').length + syncHooks('gh-b', 'PullRequest').length).toBe(runsBefore);
 
     const stored = await stack.api('GET', '/integrations/github/webhook-deliveries?status=processed');
     const entry = stored.body.data.find((d: { delivery_id: string }) => d.delivery_id === delivery.id);
@@ -95,23 +102,21 @@ describe('GitHub App webhooks: attributed, forwarded, and acted on', () => {
     expect(entry.forwarded).toHaveLength(2);
   });
 
-  test('a burst of changes makes a run or two per connection, not one each, and the last sees every change', async () => {
-    await waitUntil(async () => !(await runningPulls(stack, 'gh-a')), 30_000);
-    const before = syncHooks('gh-a', 'PullRequest').length;
-    const numbers = stack.github.addPullRequests(repo, 6);
+  test('repositories added to the installation: the repositories sync runs (a run or two for the burst, not one each) and the last sees every one', async () => {
+    await waitUntil(async () => !(await running(stack, 'gh-a', 'repositories')), 30_000);
+    const before = syncHooks('gh-a', 'Repository').length;
+    const added = [1, 2, 3, 4].map(() => stack.github.addRepository(1001));
     await stack.github.flushWebhooks();
-    // Every delivery forwarded to both connections of the installation.
-    await waitUntil(() => numbers.every((n) => ['gh-a', 'gh-b'].every((c) => forwards(c).some((w) => w.body.payload?.number === n))), 30_000);
     await waitUntil(async () => {
-      const records = await readAllRecords(stack, 'gh-a', 'PullRequest', {}, 'github');
-      return numbers.every((n) => records.some((r: { number: number; repository: string }) => r.number === n && r.repository === repo));
+      const names = (await readAllRecords(stack, 'gh-a', 'Repository', {}, 'github')).map((r: { full_name: string }) => r.full_name);
+      return added.every((n) => names.includes(n));
     }, 60_000);
-    await waitUntil(async () => !(await runningPulls(stack, 'gh-a')), 30_000);
+    await waitUntil(async () => !(await running(stack, 'gh-a', 'repositories')), 30_000);
     // Each run's `sync` webhook follows its end through the outbox.
-    await waitUntil(() => syncHooks('gh-a', 'PullRequest').length > before, 30_000);
+    await waitUntil(() => syncHooks('gh-a', 'Repository').length > before, 30_000);
     // Deliveries processed together ask once; one processed during a run makes one more after
-    // it. Six deliveries over ~0.1 s span at most two runs' worth of time even on a loaded box.
-    expect(syncHooks('gh-a', 'PullRequest').length - before).toBeLessThanOrEqual(3);
+    // it. Four deliveries over ~0.1 s span at most two runs' worth of time even on a loaded box.
+    expect(syncHooks('gh-a', 'Repository').length - before).toBeLessThanOrEqual(3);
   });
 
   test('a delivery of an installation no connection holds is kept as unmatched and listed, never forwarded', async () => {
@@ -138,7 +143,7 @@ describe('GitHub App webhooks: attributed, forwarded, and acted on', () => {
     expect(hooks.received.filter((w: ReceivedWebhook) => w.body?.type === 'forward')).toHaveLength(forwardedBefore);
   });
 
-  test('a malformed body is refused before anything is stored; a paused sync is not run by deliveries', async () => {
+  test('a malformed body is refused before anything is stored; a paused sync takes nothing from deliveries', async () => {
     const body = 'not json';
     const res = await fetch(`${stack.apiUrl}/webhooks/providers/dev/github`, {
       method: 'POST',
@@ -156,19 +161,20 @@ describe('GitHub App webhooks: attributed, forwarded, and acted on', () => {
       (await stack.api('POST', '/sync/pause', { body: { provider_config_key: 'github', connection_id: 'gh-other', syncs: ['pull-requests'] } })).status,
     ).toBe(200);
     const otherRepo = stack.github.repositories(1002)[0].full_name;
-    const before = syncHooks('gh-other', 'PullRequest').length;
     const number = openPull(stack, otherRepo);
+    const recordBefore = await pullRecord(stack, 'gh-other', otherRepo, number);
+    expect(recordBefore).toBeDefined();
     stack.github.addCommits(otherRepo, number, 1);
     await stack.github.flushWebhooks();
-    // Forwarded (the app still hears of it), but no run.
+    // Forwarded (the app still hears of it), but the paused sync takes nothing from it.
     await hooks.waitFor((w) => w.body?.type === 'forward' && w.body.connectionId === 'gh-other' && w.body.payload?.number === number, 30_000);
     const delivery = stack.github.webhookDeliveries().at(-1)!;
     await waitUntil(async () => {
       const list = (await stack.api('GET', '/integrations/github/webhook-deliveries?status=processed')).body.data;
       return list.some((d: { delivery_id: string }) => d.delivery_id === delivery.id);
     }, 30_000);
-    expect(await runningPulls(stack, 'gh-other')).toBe(false);
-    expect(syncHooks('gh-other', 'PullRequest')).toHaveLength(before);
+    expect(await pullRecord(stack, 'gh-other', otherRepo, number)).toEqual(recordBefore);
+    expect(await running(stack, 'gh-other', 'pull-requests')).toBe(false);
   });
 });
 
@@ -203,7 +209,12 @@ describe('connections stored before provider webhooks existed', () => {
   });
 });
 
-async function runningPulls(stack: WeftStack, connectionId: string): Promise<boolean> {
-  const res = await stack.api('GET', `/sync/status?provider_config_key=github&connection_id=${connectionId}&syncs=pull-requests`);
+async function running(stack: WeftStack, connectionId: string, sync: string): Promise<boolean> {
+  const res = await stack.api('GET', `/sync/status?provider_config_key=github&connection_id=${connectionId}&syncs=${sync}`);
   return res.body.syncs?.[0]?.status === 'RUNNING';
+}
+
+async function pullRecord(stack: WeftStack, connectionId: string, repository: string, number: number): Promise<unknown> {
+  const records = await readAllRecords(stack, connectionId, 'PullRequest', {}, 'github');
+  return records.find((r: { number: number; repository: string }) => r.number === number && r.repository === repository);
 }

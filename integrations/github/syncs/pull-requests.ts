@@ -1,6 +1,7 @@
 import type { SyncDefinition } from '../../../runtime/types';
 import { toPullRequest, toUnifiedPullRequest } from '../mappers';
-import { PullRequest } from '../models';
+import { PullRequest, RepositoriesMetadata, type GitHubPullRequest } from '../models';
+import { PullRequestDelivery } from '../webhooks';
 import { walkUpdatedPulls } from '../pull-walk';
 
 /**
@@ -18,8 +19,22 @@ export const pullRequests: SyncDefinition = {
   syncType: 'incremental',
   frequency: 'every 30m',
   autoStart: true,
-  // An opened, edited, closed or pushed-to pull request: the incremental run picks it up.
+  // An opened, edited, closed or pushed-to pull request: GitHub's delivery carries it whole.
   webhookSubscriptions: ['pull_request'],
+  /**
+   * The delivery's `pull_request` is the pull request as the pulls API shows it: saved as it
+   * is, with no call to GitHub (the installation's budget is spent only by the runs). Its
+   * repository must be one the connection syncs; the next run finds the record unchanged.
+   */
+  async onWebhook(ctx, delivery) {
+    const body = PullRequestDelivery.safeParse(delivery.payload);
+    if (!body.success) return;
+    const meta = RepositoriesMetadata.safeParse(await ctx.getMetadata());
+    const only = meta.success ? meta.data.repositories : undefined;
+    const repository = body.data.repository.full_name;
+    if (only && !only.includes(repository)) return;
+    await ctx.batchSave([toPullRequest(body.data.pull_request as unknown as GitHubPullRequest, repository)], 'PullRequest');
+  },
   async exec(ctx) {
     await walkUpdatedPulls(ctx, async (repository, pulls) => {
       await ctx.batchSave(

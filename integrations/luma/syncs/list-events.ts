@@ -1,4 +1,3 @@
-import { LUMA_EVENT_TYPES } from '../webhooks';
 import type { SyncDefinition } from '../../../runtime/types';
 import { CalendarEvent, type LumaEventEntry } from '../models';
 import { toCalendarEvent, toUnifiedEvent } from '../mappers';
@@ -19,7 +18,7 @@ export const listEvents: SyncDefinition = {
   frequency: 'every 1h',
   autoStart: true,
   // An event created, changed or canceled on the calendar (Luma's webhook event types).
-  webhookSubscriptions: LUMA_EVENT_TYPES,
+  webhookSubscriptions: ['event.created', 'event.updated', 'event.canceled'],
   async exec(ctx) {
     for await (const page of ctx.paginate<LumaEventEntry>({ endpoint: '/public/v1/calendar/list-events' })) {
       await ctx.batchSave(
