@@ -317,13 +317,7 @@ export interface ProviderSubscription {
 }
 
 /** What subscription hooks see: the connection's provider calls, and where notifications go. */
-export interface SubscriptionContext {
-  readonly connectionId: string;
-  readonly providerConfigKey: string;
-  get<T = unknown>(config: RequestConfig): Promise<HttpResponse<T>>;
-  post<T = unknown>(config: RequestConfig): Promise<HttpResponse<T>>;
-  patch<T = unknown>(config: RequestConfig): Promise<HttpResponse<T>>;
-  delete<T = unknown>(config: RequestConfig): Promise<HttpResponse<T>>;
+export interface SubscriptionContext extends Pick<BaseContext, 'connectionId' | 'providerConfigKey' | 'get' | 'post' | 'patch' | 'delete' | 'log'> {
   /** The integration's public intake URL (`{WEFT_PUBLIC_URL}/webhooks/providers/<environment>/<integration>`). */
   getWebhookURL(): string;
   /**
@@ -332,7 +326,6 @@ export interface SubscriptionContext {
    * the subscription's URL (`${ctx.getWebhookURL()}/${secret}`).
    */
   newClientState(): string;
-  log(message: string, fields?: LogFields): void;
 }
 
 /**
