@@ -1,9 +1,10 @@
-import { ScheduleNotFoundError, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import type { ConnectionDoc } from '../store/connections';
 import type { providerChangedSignal } from '../workflows/sync-run';
 import type { ControlDeps } from './deps';
 import { syncRunInput, syncSearchAttributes, type SyncSelector } from './sync-runs';
-import { connectionSyncWorkflowId, syncScheduleId } from './workflow-ids';
+import { connectionSyncWorkflowId } from './workflow-ids';
+import { describeSyncSchedule } from './sync-schedules';
 import { startWorkflow } from './workflow-start';
 
 /** What a provider's word that data changed did to one sync. */
@@ -44,21 +45,7 @@ export async function runSyncForChange(deps: ControlDeps, connection: Connection
   }
 }
 
-/** Whether the sync's schedule is paused (by the app or an operator): deliveries then leave it alone. */
+/** Whether the sync's schedule is paused (by the app or an operator): deliveries then leave it alone. A connection of an earlier version has none: nothing paused it. */
 export async function schedulePaused(deps: ControlDeps, connection: ConnectionDoc, sel: SyncSelector): Promise<boolean> {
-  const id = syncScheduleId(
-    deps.settings.temporalIdPrefix,
-    connection.environment,
-    connection.provider_config_key,
-    connection.connection_id,
-    sel.name,
-    sel.variant,
-  );
-  try {
-    return (await deps.temporal.schedule.getHandle(id).describe()).state.paused;
-  } catch (err) {
-    // A connection of an earlier version has no schedule: nothing paused it.
-    if (err instanceof ScheduleNotFoundError) return false;
-    throw err;
-  }
+  return (await describeSyncSchedule(deps, connection, sel))?.state.paused ?? false;
 }
