@@ -73,7 +73,7 @@ export function createSubscriptionActivities(deps: SubscriptionActivityDeps) {
     async ensureSubscriptions(input: ConnectionSubscriptionsInput): Promise<NextRenewal> {
       if (!deps.publicUrl) {
         // Providers could not reach the intake: no subscriptions, and nothing for the workflow to keep.
-        deps.logger.warn(
+        deps.logger.info(
           { connectionId: input.connectionId, providerConfigKey: input.providerConfigKey },
           'WEFT_PUBLIC_URL is not set on the worker: no webhook subscriptions are made',
         );

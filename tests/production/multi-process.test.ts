@@ -354,7 +354,13 @@ describe('several weft api and weft worker processes on one Temporal and one dat
       for (let i = 0; i < workers.length; i++) {
         const old = workers[i];
         // Its readiness from the signal until its port closes: 503 shutting_down while it drains.
-        const watching = watchReadiness(old.healthUrl);
+        // The signal goes once the watch has an answer: a drain with nothing in flight takes tens
+        // of ms, less than a first probe still connecting when the signal lands.
+        let answered: () => void = () => undefined;
+        const firstAnswer = new Promise<void>((resolve) => (answered = resolve));
+        const watching = watchReadiness(old.healthUrl, () => answered());
+        // (A watch that ends unanswered, its port already closed, fails the check below.)
+        await Promise.race([firstAnswer, watching]);
         const stopAt = Date.now();
         old.p.child.kill('SIGTERM');
         expect(await old.p.exited).toBe(0);
@@ -729,7 +735,7 @@ describe('several weft api and weft worker processes on one Temporal and one dat
   }
 
   /** Polls a worker's readiness from now until its port closes: the answers seen in order, a repeat in a row once, as "<status> <body.status>". */
-  async function watchReadiness(healthUrl: string): Promise<string[]> {
+  async function watchReadiness(healthUrl: string, onAnswer: () => void = () => undefined): Promise<string[]> {
     const seen: string[] = [];
     for (const end = Date.now() + 120_000; Date.now() < end;) {
       const r = await probe(`${healthUrl}/ready`);
@@ -737,6 +743,7 @@ describe('several weft api and weft worker processes on one Temporal and one dat
       // closed as this probe reused it) says nothing about readiness: probe again.
       if (r.status === 0 && r.errorCode === 'ECONNREFUSED') break;
       if (r.status === 0) continue;
+      onAnswer();
       const label = `${r.status} ${r.body?.status}`;
       if (seen[seen.length - 1] !== label) seen.push(label);
       await sleep(10);
