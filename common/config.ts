@@ -424,7 +424,8 @@ export const configSchema = z.object({
    * link-local, per purpose (egress/purposes.ts): comma-separated CIDRs, IP addresses or
    * host:port (egress/address-policy.ts). PROVIDERS: provider APIs and the proxy, token and
    * authorization endpoints, credential checks; plain http carries credentials only to a
-   * host:port named here. WEBHOOKS: the app's webhook receivers and chat alert URLs.
+   * host:port named here. WEBHOOKS: the app's webhook receivers and chat alert URLs. ASSETS:
+   * images fetched once to be served by Weft (the Connect page's logo).
    */
   WEFT_EGRESS_ALLOW_PROVIDERS: allowList.meta(
     setting(
@@ -439,11 +440,21 @@ export const configSchema = z.object({
       values: 'comma-separated CIDRs, IP addresses or `host:port`',
     }),
   ),
-  WEFT_EGRESS_ALLOW: allowList.meta(
-    setting('egress', 'Deprecated: the single list of earlier versions, applied to both purposes with a warning at start; move its entries to the two above.', {
+  WEFT_EGRESS_ALLOW_ASSETS: allowList.meta(
+    setting('egress', "The same for images Weft fetches once to serve itself (the Connect page's logo, `branding.logo_url`): a logo on an internal server.", {
       whenUnset: 'none',
       values: 'comma-separated CIDRs, IP addresses or `host:port`',
     }),
+  ),
+  WEFT_EGRESS_ALLOW: allowList.meta(
+    setting(
+      'egress',
+      'Deprecated: the single list of earlier versions, applied to provider calls and webhooks with a warning at start; move its entries to the two lists for those.',
+      {
+        whenUnset: 'none',
+        values: 'comma-separated CIDRs, IP addresses or `host:port`',
+      },
+    ),
   ),
   WEFT_EGRESS_CONNECT_TIMEOUT_MS: duration.default(10_000).meta(setting('egress', 'Outbound calls: time to connect, DNS included.')),
   WEFT_EGRESS_HEADERS_TIMEOUT_MS: duration

@@ -99,6 +99,7 @@ export interface Egress<P extends EgressPurpose> {
 export interface Egresses {
   providers: Egress<'providers'>;
   webhooks: Egress<'webhooks'>;
+  assets: Egress<'assets'>;
 }
 
 export function createEgress<P extends EgressPurpose>(settings: EgressSettings<P>): Egress<P> {

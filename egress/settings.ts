@@ -8,6 +8,7 @@ export type EgressConfig = Pick<
   | 'WEFT_EGRESS_ALLOW'
   | 'WEFT_EGRESS_ALLOW_PROVIDERS'
   | 'WEFT_EGRESS_ALLOW_WEBHOOKS'
+  | 'WEFT_EGRESS_ALLOW_ASSETS'
   | 'WEFT_EGRESS_CONNECT_TIMEOUT_MS'
   | 'WEFT_EGRESS_HEADERS_TIMEOUT_MS'
   | 'WEFT_EGRESS_BODY_TIMEOUT_MS'
@@ -18,15 +19,16 @@ export type ExtraAllow = Partial<Record<EgressPurpose, readonly string[]>>;
 
 /**
  * One purpose's egress settings: its own variable, the legacy WEFT_EGRESS_ALLOW (which
- * earlier versions applied to every call, so it still does), and the entries the
- * composition adds for destinations it started itself.
+ * earlier versions applied to every call, so it still does for providers and webhooks; the
+ * `assets` purpose came later and never read it), and the entries the composition adds for
+ * destinations it started itself.
  */
 export function egressSettings<P extends EgressPurpose>(config: EgressConfig, purpose: P, extraAllow: readonly string[] = []): EgressSettings<P> {
   return {
     purpose,
     allow: [
       { variable: ALLOW_VARIABLE[purpose], entries: config[ALLOW_VARIABLE[purpose]] },
-      { variable: LEGACY_ALLOW_VARIABLE, entries: config.WEFT_EGRESS_ALLOW },
+      { variable: LEGACY_ALLOW_VARIABLE, entries: purpose === 'assets' ? [] : config.WEFT_EGRESS_ALLOW },
       { variable: `${purpose} servers this process started`, entries: extraAllow },
     ],
     connectTimeoutMs: config.WEFT_EGRESS_CONNECT_TIMEOUT_MS,
@@ -35,18 +37,20 @@ export function egressSettings<P extends EgressPurpose>(config: EgressConfig, pu
   };
 }
 
-/** Both ways out of a process, built from its config; `close` closes both. */
+/** The process's ways out, one per purpose, built from its config; `close` closes them all. */
 export function createEgresses(
   config: EgressConfig,
   opts: { extraAllow?: ExtraAllow; timeouts?: Partial<Pick<EgressSettings<EgressPurpose>, 'connectTimeoutMs' | 'headersTimeoutMs' | 'bodyTimeoutMs'>> } = {},
 ): Egresses & { close(): Promise<void> } {
   const providers = createEgress({ ...egressSettings(config, 'providers', opts.extraAllow?.providers), ...opts.timeouts });
   const webhooks = createEgress({ ...egressSettings(config, 'webhooks', opts.extraAllow?.webhooks), ...opts.timeouts });
+  const assets = createEgress({ ...egressSettings(config, 'assets', opts.extraAllow?.assets), ...opts.timeouts });
   return {
     providers,
     webhooks,
+    assets,
     close: async () => {
-      await Promise.all([providers.close(), webhooks.close()]);
+      await Promise.all([providers.close(), webhooks.close(), assets.close()]);
     },
   };
 }

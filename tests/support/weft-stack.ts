@@ -74,7 +74,7 @@ export interface StackOptions {
    * More allow-list entries per purpose (host:port or base URLs of servers the test started):
    * `webhooks` for webhook and chat-alert receivers (WEFT_EGRESS_ALLOW_WEBHOOKS), `providers`
    * for other simulators, identity servers, a custom integration's API
-   * (WEFT_EGRESS_ALLOW_PROVIDERS). The stack's own simulators are always allowed as
+   * (WEFT_EGRESS_ALLOW_PROVIDERS), `assets` for a server of images (WEFT_EGRESS_ALLOW_ASSETS). The stack's own simulators are always allowed as
    * providers, each by its exact host:port, so other loopback ports stay refused.
    */
   egressAllow?: Partial<Record<EgressPurpose, string[]>>;
@@ -166,6 +166,7 @@ export async function startWeftStack(opts: StackOptions = {}): Promise<WeftStack
     urls.filter((u): u is string => typeof u === 'string').map((u) => (/^https?:\/\//.test(u) ? allowEntryFor(u) : u));
   const providerAllow = allowEntries([luma.url, graph?.url, github?.url, ...(opts.egressAllow?.providers ?? [])]);
   const webhookAllow = allowEntries(opts.egressAllow?.webhooks ?? []);
+  const assetAllow = allowEntries(opts.egressAllow?.assets ?? []);
 
   const apiPort = opts.publicUrl ? await freePort() : 0;
   const env: Record<string, string> = {
@@ -184,6 +185,7 @@ export async function startWeftStack(opts: StackOptions = {}): Promise<WeftStack
     WEFT_REQUEST_LOG_TTL_DAYS: '1',
     WEFT_EGRESS_ALLOW_PROVIDERS: providerAllow.join(','),
     WEFT_EGRESS_ALLOW_WEBHOOKS: webhookAllow.join(','),
+    WEFT_EGRESS_ALLOW_ASSETS: assetAllow.join(','),
     LOG_LEVEL: 'info',
     ...(opts.integrationsDir ? { WEFT_INTEGRATIONS_DIR: opts.integrationsDir } : {}),
     ...(opts.actionTimeoutMs ? { WEFT_ACTION_TIMEOUT_MS: String(opts.actionTimeoutMs) } : {}),
