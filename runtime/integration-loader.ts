@@ -165,7 +165,12 @@ function applyExtension(base: IntegrationDefinition, ext: IntegrationExtension):
     ...own.map((fn) => theirs.find((t) => t.name === fn.name) ?? fn),
     ...theirs.filter((t) => !own.some((fn) => fn.name === t.name)),
   ];
-  return Object.assign(ext, { provider: base.provider, syncs: replace(base.syncs, ext.syncs), actions: replace(base.actions, ext.actions) });
+  return Object.assign(ext, {
+    provider: base.provider,
+    syncs: replace(base.syncs, ext.syncs),
+    actions: replace(base.actions, ext.actions),
+    connectUi: base.connectUi,
+  });
 }
 
 /** The registry's own uniqueness rule, checked when built-in and custom integrations meet. */
@@ -240,6 +245,18 @@ const integrationShape = z.object({
   }),
   syncs: z.array(syncShape),
   actions: z.array(actionShape),
+  connectUi: z
+    .object({
+      logoSvg: z
+        .string()
+        .max(16_384)
+        .regex(/^\s*<svg[\s>]/, 'an <svg> document')
+        .optional(),
+      scopes: z.record(z.string(), z.string().max(300)).optional(),
+      apiKeyAccess: z.array(z.string().max(300)).optional(),
+      appAccess: z.array(z.string().max(300)).optional(),
+    })
+    .optional(),
 });
 
 const extensionShape = z.object({

@@ -471,6 +471,31 @@ export interface IntegrationDefinition {
   actions: ActionDefinition[];
   /** Webhook subscriptions each connection holds at the provider (OneDrive: Graph change notifications). */
   subscriptions?: WebhookSubscriptionHooks;
+  /** How the Connect page presents it to the person connecting (the folder's `connect-ui.ts`). */
+  connectUi?: ConnectUi;
+}
+
+/**
+ * How the Connect page shows an integration to the person connecting an account: its logo,
+ * which Weft serves from its own origin (the end user's browser fetches nothing elsewhere),
+ * and what the app gets, in plain words. Data, kept in the integration's folder.
+ */
+export interface ConnectUi {
+  /**
+   * The provider's logo: a small SVG document (square viewBox, at most 16 KB) drawn with
+   * presentation attributes only: no `style`, script, links or external references.
+   */
+  logoSvg?: string;
+  /**
+   * An OAuth scope → what it lets the app do, in plain words ("Read your files"), matched
+   * case-insensitively (and without the scope rules' `implicitPrefix`). A scope not listed is
+   * shown as it is; one mapped to '' is not shown (OpenID's `openid`).
+   */
+  scopes?: Record<string, string>;
+  /** What the app gets with an API key (which has no scopes to list). */
+  apiKeyAccess?: string[];
+  /** What the app gets through an App installation (the provider shows the permissions itself). */
+  appAccess?: string[];
 }
 
 /**

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Collection, Db, Filter } from 'mongodb';
+import { Binary, type Collection, type Db, type Filter } from 'mongodb';
 import { AlreadyExistsError } from '../common/errors';
 import { isDuplicateKey } from './duplicate-key';
 import { KeyAliases } from './key-aliases';
@@ -23,15 +23,49 @@ export interface EnvironmentDoc {
   /** The key before the last rotation: webhooks carry its signature too for a grace period. */
   previous_webhook_signing_key_encrypted: string | null;
   webhook_signing_key_rotated_at: Date | null;
+  /** How the Connect page presents the app to its end users (`PATCH /environment` `branding`). */
+  branding: EnvironmentBranding;
   created_at: Date;
   updated_at: Date;
 }
 
+export type ConnectTheme = 'light' | 'dark' | 'auto';
+/** The image types a logo may be: raster only (an SVG is a document that can carry script and links). */
+export type LogoContentType = 'image/png' | 'image/jpeg' | 'image/webp';
+
+/** A logo Weft fetched once and serves itself, by the hash of its bytes (`environment_logos`). */
+export interface StoredLogo {
+  sha256: string;
+  content_type: LogoContentType;
+  size: number;
+  /** Where it was fetched from, as the app gave it. */
+  source_url: string;
+  fetched_at: Date;
+}
+
+export interface EnvironmentBranding {
+  app_name: string | null;
+  logo: StoredLogo | null;
+  /** `#rrggbb`, lower-case. */
+  primary_color: string | null;
+  theme: ConnectTheme;
+}
+
+export const DEFAULT_BRANDING: EnvironmentBranding = { app_name: null, logo: null, primary_color: null, theme: 'light' };
+
 /** What `PATCH /environment` may change. */
 export type EnvironmentSettings = Pick<
   EnvironmentDoc,
-  'webhook_url' | 'secondary_webhook_url' | 'alert_webhook_url' | 'send_auth_webhooks' | 'send_sync_completion_always' | 'send_sync_error_webhooks'
+  'webhook_url' | 'secondary_webhook_url' | 'alert_webhook_url' | 'send_auth_webhooks' | 'send_sync_completion_always' | 'send_sync_error_webhooks' | 'branding'
 >;
+
+/** A logo's bytes, by their SHA-256 (hex): the same image set in two environments is stored once. */
+interface LogoDoc {
+  _id: string;
+  content_type: LogoContentType;
+  data: Binary;
+  created_at: Date;
+}
 
 /** Values for fields that documents written before they existed do not have. */
 const SETTING_DEFAULTS: Omit<EnvironmentDoc, '_id' | 'secret_key_hash' | 'secret_key_hint' | 'created_at' | 'updated_at'> = {
@@ -45,6 +79,7 @@ const SETTING_DEFAULTS: Omit<EnvironmentDoc, '_id' | 'secret_key_hash' | 'secret
   webhook_signing_key_hint: null,
   previous_webhook_signing_key_encrypted: null,
   webhook_signing_key_rotated_at: null,
+  branding: DEFAULT_BRANDING,
 };
 
 function withDefaults(doc: EnvironmentDoc | null): EnvironmentDoc | null {
@@ -87,6 +122,7 @@ export class EnvironmentStore {
   /** Bumped by every write: a lookup under way across a write does not mark its key unknown (it may predate the write). */
   private unknownGeneration = 0;
   private readonly keys: KeyAliases;
+  private readonly logos: Collection<LogoDoc>;
   constructor(private readonly db: Db) {
     const forgetUnknown = {
       clear: () => {
@@ -97,6 +133,7 @@ export class EnvironmentStore {
     // Every request's key check is cached briefly (environmentForSecretKey), found or not; any write here drops both.
     this.col = droppingCachesOnWrite(db.collection<EnvironmentDoc>('environments'), this.byKey, forgetUnknown);
     this.keys = new KeyAliases(db, 'environment_keys');
+    this.logos = db.collection<LogoDoc>('environment_logos');
   }
 
   async ensureIndexes(): Promise<void> {
@@ -189,8 +226,34 @@ export class EnvironmentStore {
   }
 
   async updateSettings(name: string, patch: Partial<EnvironmentSettings>): Promise<EnvironmentDoc | null> {
+    const before = patch.branding ? await this.get(name) : null;
     await this.col.updateOne({ _id: name }, { $set: { ...patch, updated_at: new Date() } });
+    const replaced = before?.branding.logo?.sha256;
+    if (replaced && replaced !== patch.branding?.logo?.sha256) await this.dropLogoUnlessUsed(replaced);
     return this.get(name);
+  }
+
+  /** Keeps a logo's bytes (before the environment names it: a logo named is always there). */
+  async putLogo(sha256: string, contentType: LogoContentType, bytes: Buffer): Promise<void> {
+    await this.logos.updateOne(
+      { _id: sha256 },
+      { $setOnInsert: { content_type: contentType, data: new Binary(bytes), created_at: new Date() } },
+      { upsert: true },
+    );
+  }
+
+  async getLogo(sha256: string): Promise<{ contentType: LogoContentType; bytes: Buffer } | null> {
+    const doc = await this.logos.findOne({ _id: sha256 });
+    return doc ? { contentType: doc.content_type, bytes: Buffer.from(doc.data.buffer) } : null;
+  }
+
+  /**
+   * A logo no environment names any more is deleted; one set again meanwhile is put back by its
+   * putLogo (which comes before the environment names it).
+   */
+  private async dropLogoUnlessUsed(sha256: string): Promise<void> {
+    if (await this.col.findOne({ 'branding.logo.sha256': sha256 } as Filter<EnvironmentDoc>, { projection: { _id: 1 } })) return;
+    await this.logos.deleteOne({ _id: sha256 });
   }
 
   /**

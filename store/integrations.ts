@@ -11,6 +11,8 @@ import { droppingCachesOnWrite, ReadCache } from './read-cache';
 export interface IntegrationDoc extends StoredIntegration {
   provider: string;
   display_name: string;
+  /** The app's help page for this integration, linked from the Connect page; absent in documents written before it existed. */
+  docs_url?: string | null;
   provider_overrides: ProviderOverrides;
   created_at: Date;
   updated_at: Date;
@@ -18,7 +20,7 @@ export interface IntegrationDoc extends StoredIntegration {
 
 /** `_id` comes from the caller: client credentials are sealed for it before the document exists (sealedAt). */
 export type NewIntegration = Pick<IntegrationDoc, '_id' | 'environment' | 'unique_key' | 'provider' | 'display_name'> &
-  Partial<Pick<IntegrationDoc, 'credentials_encrypted' | 'provider_overrides'>>;
+  Partial<Pick<IntegrationDoc, 'credentials_encrypted' | 'provider_overrides' | 'docs_url'>>;
 
 function keyOf(doc: Pick<IntegrationDoc, 'environment' | 'unique_key'>): string {
   return keyId(doc.environment, doc.unique_key);
@@ -105,7 +107,7 @@ export class IntegrationStore {
   async update(
     environment: string,
     uniqueKey: string,
-    patch: Partial<Pick<IntegrationDoc, 'display_name' | 'credentials_encrypted' | 'provider_overrides'>>,
+    patch: Partial<Pick<IntegrationDoc, 'display_name' | 'docs_url' | 'credentials_encrypted' | 'provider_overrides'>>,
   ): Promise<IntegrationDoc | null> {
     const existing = await this.get(environment, uniqueKey);
     if (!existing) return null;

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import helmet from 'helmet';
-import { CLOSE_POPUP_SCRIPT, PAGE_STYLE } from '../pages/html';
+import { CLOSE_POPUP_SCRIPT, EXPIRY_SCRIPT, PAGE_STYLE } from '../pages/html';
 
 /** A CSP source that allows exactly this inline content (CSP Level 2 hash source). */
 function inlineHash(content: string): string {
@@ -12,8 +12,10 @@ function inlineHash(content: string): string {
  * Security headers on every response, JSON and HTML alike (helmet):
  *
  * - One Content-Security-Policy for all: nothing loads by default; the pages' single inline
- *   style and popup-closing script run because their hashes are listed (no
- *   'unsafe-inline'), so markup injected into a page could not run script; forms post only
+ *   style and their two scripts (closing a popup, the expiry in the reader's time zone) run
+ *   because their hashes are listed (no 'unsafe-inline'), so markup injected into a page
+ *   could not run script; stylesheets and images come from Weft's own origin only (the
+ *   Connect page's colour, the app's and providers' logos); forms post only
  *   to Weft; no page can be framed (`frame-ancestors 'none'`, and X-Frame-Options: DENY for
  *   older browsers), so nobody can overlay the Connect page to capture an API key.
  * - Cross-Origin-Opener-Policy stays off: the Connect page is opened as a popup by the
@@ -22,7 +24,8 @@ function inlineHash(content: string): string {
  * - `Cache-Control: no-store` on every response: the API answers with credentials
  *   (GET /connections/:id, ?include=credentials), session tokens (POST /connect/sessions,
  *   the Connect page that embeds one), signing keys and connection results; none of it may
- *   sit in a browser or proxy cache, and nothing Weft serves gains from being cached.
+ *   sit in a browser or proxy cache. The Connect page's assets (logos, colour stylesheets),
+ *   named by their content, say otherwise themselves.
  * - The rest as helmet sets it: nosniff, Referrer-Policy: no-referrer (connect links carry
  *   the session token in the query), HSTS (browsers honour it only over https), ...
  */
@@ -32,8 +35,10 @@ export function securityHeaders(): RequestHandler {
       useDefaults: false,
       directives: {
         defaultSrc: ["'none'"],
-        scriptSrc: [inlineHash(CLOSE_POPUP_SCRIPT)],
-        styleSrc: [inlineHash(PAGE_STYLE)],
+        scriptSrc: [inlineHash(CLOSE_POPUP_SCRIPT), inlineHash(EXPIRY_SCRIPT)],
+        // 'self': the Connect page's colour stylesheet and its logos, served by Weft itself.
+        styleSrc: ["'self'", inlineHash(PAGE_STYLE)],
+        imgSrc: ["'self'"],
         formAction: ["'self'"],
         frameAncestors: ["'none'"],
         baseUri: ["'none'"],

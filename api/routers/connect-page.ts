@@ -1,11 +1,17 @@
+import type { Response } from 'express';
 import { z } from 'zod';
+import { openIntegrationCredentials } from '../../auth/credential-source';
+import { decideScopes } from '../../auth/oauth/scopes';
 import { verifyCredentials } from '../../auth/verify-credentials';
 import { WeftError } from '../../common/errors';
 import { resolveProvider } from '../../runtime/http/provider-access';
+import type { ConnectUi, ScopeRules } from '../../runtime/types';
 import type { ConnectSessionDoc } from '../../store/connect-sessions';
+import { DEFAULT_BRANDING } from '../../store/environments';
 import type { IntegrationDoc } from '../../store/integrations';
 import type { ApiDeps } from '../deps';
-import { connectedPage, escapeHtml, layout } from '../pages/html';
+import { connectPage, type AccessLine, type ConnectPageView } from '../pages/connect';
+import { connectedPage } from '../pages/html';
 import { asPage } from '../pages/as-page';
 import { html, json } from '../openapi/content';
 import { errorResponses } from '../openapi/errors';
@@ -13,6 +19,7 @@ import { route, routeGroup } from '../routing/route';
 import { apiKeyBody } from '../schemas/connect';
 import { integrationKeyParams } from '../schemas/integrations';
 import * as out from '../schemas/responses';
+import { logoPath, parseLogoFile, themeStylesheet, themeStylesheetPath } from '../services/connect-branding';
 import { countFlowAttempt, flowTarget, openConnectSession, sessionIntegration, sessionIntegrations } from '../services/connect-session-access';
 import { reportFailedAuthorization, storeAuthorizedConnection } from '../services/connection-authorization';
 
@@ -48,7 +55,7 @@ export const connectPageRoutes = routeGroup({
           const token = typeof req.query.session_token === 'string' ? req.query.session_token : undefined;
           const session = await openConnectSession(deps, token);
           const integrations = await sessionIntegrations(deps, session);
-          res.type('html').send(connectPage(deps, session, token as string, integrations));
+          res.type('html').send(connectPage(await connectPageView(deps, session, token as string, integrations)));
         });
       },
     }),
@@ -63,13 +70,64 @@ export const connectPageRoutes = routeGroup({
       validate: 'in-handler',
       responses: { 200: html('Connected'), ...refusedPages },
       async handler({ deps, req, res, input }) {
-        await asPage(res, async () => {
-          const session = await openConnectSession(deps, req.body?.connect_session_token);
-          await countFlowAttempt(deps, session);
-          const { apiKey } = input.body();
-          const { connection, integration } = await connectWithApiKey(deps, session, input.params().key, apiKey);
-          res.type('html').send(connectedPage({ integrationName: integration.display_name, connectionId: connection.connection_id }));
-        });
+        const token: unknown = req.body?.connect_session_token;
+        // A refused key can be typed again: the result page links back to the Connect page.
+        const retry = typeof token === 'string' && token ? { href: `/connect?session_token=${encodeURIComponent(token)}`, label: 'Try again' } : undefined;
+        await asPage(
+          res,
+          async () => {
+            const session = await openConnectSession(deps, token);
+            await countFlowAttempt(deps, session);
+            const { apiKey } = input.body();
+            const { connection, integration } = await connectWithApiKey(deps, session, input.params().key, apiKey);
+            res.type('html').send(connectedPage({ integrationName: integration.display_name, connectionId: connection.connection_id }));
+          },
+          { retry },
+        );
+      },
+    }),
+
+    route({
+      method: 'get',
+      path: '/connect/assets/logos/:file',
+      auth: 'none',
+      undocumented: 'the Connect page’s app logo (`PATCH /environment` branding.logo_url), by the hash of its bytes',
+      request: { params: z.object({ file: z.string() }) },
+      async handler({ deps, res, next, input }) {
+        const named = parseLogoFile(input.params().file);
+        const logo = named && (await deps.stores.environments.getLogo(named.sha256));
+        if (!named || !logo || logo.contentType !== named.contentType) return next();
+        immutableAsset(res, logo.contentType);
+        res.send(logo.bytes);
+      },
+    }),
+
+    route({
+      method: 'get',
+      path: '/connect/assets/providers/:provider/logo.svg',
+      auth: 'none',
+      undocumented: 'a provider’s logo on the Connect page, from its integration folder (connect-ui.ts)',
+      request: { params: z.object({ provider: z.string() }) },
+      handler({ deps, res, next, input }) {
+        const svg = deps.registry.get(input.params().provider)?.connectUi?.logoSvg;
+        if (!svg) return next();
+        // It changes with Weft's version, not its content's name: cached for an hour.
+        res.setHeader('Cache-Control', 'public, max-age=3600');
+        res.type('image/svg+xml').send(svg);
+      },
+    }),
+
+    route({
+      method: 'get',
+      path: '/connect/assets/theme/:file',
+      auth: 'none',
+      undocumented: 'the Connect page’s stylesheet for a primary colour (`/connect/assets/theme/<rrggbb>.css`)',
+      request: { params: z.object({ file: z.string() }) },
+      handler({ res, next, input }) {
+        const css = themeStylesheet(input.params().file);
+        if (!css) return next();
+        immutableAsset(res, 'text/css; charset=utf-8');
+        res.send(css);
       },
     }),
 
@@ -148,43 +206,83 @@ async function connectWithApiKey(deps: ApiDeps, session: ConnectSessionDoc, key:
   return { ...stored, integration };
 }
 
-function connectPage(deps: ApiDeps, session: ConnectSessionDoc, token: string, integrations: IntegrationDoc[]): string {
-  const sections = integrations.map((integration) => {
-    const def = deps.registry.get(integration.provider)?.provider;
-    const name = escapeHtml(integration.display_name);
-    const key = encodeURIComponent(integration.unique_key);
-    if (def?.authMode === 'API_KEY') {
-      return `<section data-integration="${escapeHtml(integration.unique_key)}">
-<h2>${name}</h2>
-<form method="post" action="/connect/api-key/${key}">
-<input type="hidden" name="connect_session_token" value="${escapeHtml(token)}">
-<label for="api-key-${key}">API key</label>
-<input id="api-key-${key}" name="apiKey" type="password" autocomplete="off" required>
-<p><button type="submit">Connect ${name}</button></p>
-</form>
-</section>`;
-    }
-    const href = `/oauth/connect/${key}?connect_session_token=${encodeURIComponent(token)}`;
-    return `<section data-integration="${escapeHtml(integration.unique_key)}">
-<h2>${name}</h2>
-<p><a class="button" href="${escapeHtml(href)}">Connect ${name}</a></p>
-</section>`;
-  });
-  const body = `<h1>Connect an account</h1>
-${endUserLine(session.end_user)}<p>Choose the service to connect. This link expires at ${escapeHtml(session.expires_at.toISOString())}.</p>
-${sections.length ? sections.join('\n') : '<p role="alert">No integration is available in this session.</p>'}`;
-  return layout({ title: 'Connect an account', page: 'connect', body });
+/** Named by their content (a hash, a colour): the same URL never serves anything else. */
+function immutableAsset(res: Response, type: string): void {
+  res.setHeader('Cache-Control', 'public, max-age=31536000, immutable');
+  res.type(type);
 }
 
+/** What the Connect page shows: the environment's branding, and per integration its way to connect and what it gives the app. */
+async function connectPageView(deps: ApiDeps, session: ConnectSessionDoc, token: string, integrations: IntegrationDoc[]): Promise<ConnectPageView> {
+  const branding = (await deps.stores.environments.get(session.environment))?.branding ?? DEFAULT_BRANDING;
+  return {
+    token,
+    expiresAt: session.expires_at,
+    now: new Date(),
+    endUser: session.end_user,
+    app: {
+      name: branding.app_name,
+      logoUrl: branding.logo ? logoPath(branding.logo) : null,
+      stylesheet: branding.primary_color ? themeStylesheetPath(branding.primary_color) : null,
+      theme: branding.theme,
+    },
+    integrations: integrations.map((integration) => {
+      const definition = deps.registry.get(integration.provider);
+      const provider = definition?.provider;
+      const ui = definition?.connectUi;
+      const apiKey = provider?.authMode === 'API_KEY';
+      return {
+        key: integration.unique_key,
+        name: integration.display_name,
+        flow: apiKey ? 'api-key' : 'redirect',
+        logoUrl: ui?.logoSvg ? `/connect/assets/providers/${encodeURIComponent(integration.provider)}/logo.svg` : null,
+        docsUrl: integration.docs_url ?? null,
+        access: apiKey ? plain(ui?.apiKeyAccess) : redirectAccess(deps, session, integration, ui, provider?.oauth?.defaultScopes, provider?.oauth?.scopeRules),
+      };
+    }),
+  };
+}
+
+const plain = (lines: string[] | undefined): AccessLine[] => (lines ?? []).map((text) => ({ text, known: true }));
+
 /**
- * Whom the app made this link for, so a person handed someone else's link (or one for another
- * of their own accounts) can tell before connecting: the display name with the email, else the
- * email, else the app's id for them. The app wrote these values; they are escaped like any text.
+ * An App installation's lines, or the scopes the OAuth flow will ask for (the session's
+ * `user_scopes`, else the integration's, else the provider's defaults, as /oauth/connect picks
+ * them) in the integration's plain words; a scope it has no words for is shown as it is.
  */
-function endUserLine(endUser: ConnectSessionDoc['end_user']): string {
-  if (!endUser) return '';
-  const name = endUser.display_name?.trim();
-  const email = endUser.email?.trim();
-  const who = name ? (email ? `${name} (${email})` : name) : (email ?? endUser.id);
-  return `<p data-end-user>Connecting for <strong>${escapeHtml(who)}</strong></p>\n`;
+function redirectAccess(
+  deps: ApiDeps,
+  session: ConnectSessionDoc,
+  integration: IntegrationDoc,
+  ui: ConnectUi | undefined,
+  defaultScopes: string[] | undefined,
+  rules: ScopeRules | undefined,
+): AccessLine[] {
+  let credentials: ReturnType<typeof openIntegrationCredentials> = null;
+  try {
+    credentials = openIntegrationCredentials(deps.cipher, integration);
+  } catch {
+    // Unreadable credentials fail the flow itself, with its own page; the list just says less.
+  }
+  if (credentials?.type === 'APP') return plain(ui?.appAccess);
+  const configured = credentials?.type === 'OAUTH2' && credentials.scopes ? credentials.scopes.split(/[\s,]+/) : undefined;
+  const requested = session.integrations_config_defaults[integration.unique_key]?.user_scopes ?? configured ?? defaultScopes ?? [];
+  let scopes: string[];
+  try {
+    scopes = decideScopes(requested, rules).scopes;
+  } catch {
+    scopes = requested; // refused when the flow starts, with its reason; listed as asked here
+  }
+  const words = new Map(Object.entries(ui?.scopes ?? {}).map(([scope, text]) => [scope.toLowerCase(), text]));
+  const prefix = rules?.implicitPrefix?.toLowerCase();
+  const lines: AccessLine[] = [];
+  for (const scope of scopes) {
+    let name = scope.toLowerCase();
+    if (prefix && name.startsWith(prefix)) name = name.slice(prefix.length);
+    const text = words.get(name);
+    if (text === '') continue;
+    const line = text === undefined ? { text: scope, scope, known: false } : { text, scope, known: true };
+    if (!lines.some((l) => l.text === line.text)) lines.push(line);
+  }
+  return lines;
 }

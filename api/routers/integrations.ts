@@ -71,6 +71,7 @@ export const integrationRoutes = routeGroup({
           unique_key: body.unique_key,
           provider: body.provider,
           display_name: body.display_name ?? provider.displayName,
+          docs_url: body.docs_url ?? null,
           credentials_encrypted: body.credentials
             ? deps.cipher.seal(body.credentials, sealedAt.integrationCredentials({ _id, environment: environmentOf(res) }))
             : null,
@@ -169,6 +170,7 @@ export const integrationRoutes = routeGroup({
         }
         const doc = await deps.stores.integrations.update(environmentOf(res), key, {
           ...(body.display_name ? { display_name: body.display_name } : {}),
+          ...(body.docs_url !== undefined ? { docs_url: body.docs_url } : {}),
           ...(credentialsEncrypted ? { credentials_encrypted: credentialsEncrypted } : {}),
           ...(body.provider_overrides ? { provider_overrides: body.provider_overrides } : {}),
         });
@@ -236,6 +238,7 @@ function present(doc: IntegrationDoc): IntegrationView {
     unique_key: doc.unique_key,
     provider: doc.provider,
     display_name: doc.display_name,
+    docs_url: doc.docs_url ?? null,
     provider_overrides: doc.provider_overrides,
     created_at: doc.created_at.toISOString(),
     updated_at: doc.updated_at.toISOString(),

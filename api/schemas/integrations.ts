@@ -61,16 +61,24 @@ export const integrationCredentialsSchema = z.discriminatedUnion('type', [
     }),
 ]);
 
+/** Where the Connect page sends a person who wants help connecting this integration (the app's own guide). */
+const docsUrl = z
+  .url({ protocol: /^https?$/, message: 'an http(s) URL' })
+  .max(2048)
+  .describe('An http(s) page the Connect page links to for help with this integration (null: none).');
+
 export const createIntegrationBody = z.strictObject({
   unique_key: uniqueKey,
   provider: z.string().min(1),
   display_name: z.string().min(1).max(200).optional(),
+  docs_url: docsUrl.nullable().optional(),
   credentials: integrationCredentialsSchema.optional(),
   provider_overrides: providerOverridesSchema.optional(),
 });
 
 export const patchIntegrationBody = z.strictObject({
   display_name: z.string().min(1).max(200).optional(),
+  docs_url: docsUrl.nullable().optional(),
   credentials: integrationCredentialsSchema.optional(),
   provider_overrides: providerOverridesSchema.optional(),
 });

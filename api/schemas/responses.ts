@@ -39,6 +39,7 @@ const integrationView = z.object({
   unique_key: z.string(),
   provider: z.string(),
   display_name: z.string(),
+  docs_url: z.string().nullable().describe('Where the Connect page sends end users who want help with this integration.'),
   provider_overrides: providerOverridesSchema,
   created_at: isoTime,
   updated_at: isoTime,
@@ -171,6 +172,22 @@ const environmentView = z.object({
   webhook_signing_key_hint: z.string().nullable(),
   webhook_signing_key_rotated_at: isoTime.nullable(),
   previous_webhook_signing_key_valid_until: isoTime.nullable(),
+  branding: z
+    .object({
+      app_name: z.string().nullable(),
+      logo_url: z.string().nullable().describe('Where the logo was fetched from, as given.'),
+      logo: z
+        .object({
+          url: z.string().describe('Where Weft serves it (a path on Weft’s own origin).'),
+          content_type: z.enum(['image/png', 'image/jpeg', 'image/webp']),
+          size: z.number().int(),
+          fetched_at: isoTime,
+        })
+        .nullable(),
+      primary_color: z.string().nullable(),
+      theme: z.enum(['light', 'dark', 'auto']),
+    })
+    .describe('How the Connect page presents the app.'),
   created_at: isoTime,
   updated_at: isoTime,
 });

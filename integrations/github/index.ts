@@ -1,5 +1,6 @@
 import type { IntegrationDefinition } from '../../runtime/types';
 import { githubProvider } from './provider';
+import { githubConnectUi } from './connect-ui';
 import { repositories } from './syncs/repositories';
 import { pullRequests } from './syncs/pull-requests';
 import { commits } from './syncs/commits';
@@ -9,4 +10,5 @@ export const github: IntegrationDefinition = {
   provider: githubProvider,
   syncs: [repositories, pullRequests, commits],
   actions: [updatePullRequestAction],
+  connectUi: githubConnectUi,
 };

@@ -1,5 +1,6 @@
 import type { IntegrationDefinition } from '../../runtime/types';
 import { lumaProvider } from './provider';
+import { lumaConnectUi } from './connect-ui';
 import { listEvents } from './syncs/list-events';
 import { createEventAction } from './actions/create-event';
 import { lumaSubscriptions } from './webhooks';
@@ -9,4 +10,5 @@ export const luma: IntegrationDefinition = {
   syncs: [listEvents],
   actions: [createEventAction],
   subscriptions: lumaSubscriptions,
+  connectUi: lumaConnectUi,
 };

@@ -1,5 +1,6 @@
 import type { IntegrationDefinition } from '../../runtime/types';
 import { oneDriveProvider } from './provider';
+import { oneDriveConnectUi } from './connect-ui';
 import { userFiles } from './syncs/user-files';
 import { selectedFiles } from './syncs/selected-files';
 import { listDrivesAction } from './actions/list-drives';
@@ -14,4 +15,5 @@ export const oneDrive: IntegrationDefinition = {
   syncs: [userFiles, selectedFiles],
   actions: [listDrivesAction, fetchFileAction, teamSiteTokenAction, uploadFileAction, createFolderAction],
   subscriptions: oneDriveSubscriptions,
+  connectUi: oneDriveConnectUi,
 };
