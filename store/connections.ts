@@ -8,6 +8,7 @@ import { keyId, keyPrefixRange } from './key-ids';
 import { runOnce } from './migrations';
 import { droppingCachesOnWrite, ReadCache } from './read-cache';
 import { CONNECTION_NEEDS_REAUTHORIZATION, CONNECTION_OK, IntegrationTallyStore } from './integration-tallies';
+import { ConnectionListKeys, integrationScope, tagScope } from './connection-list-keys';
 
 /** A connection's document: the fields auth/ reads (common/'s StoredConnection) and what the API adds. */
 export interface ConnectionDoc extends StoredConnection {
@@ -50,8 +51,11 @@ export class ConnectionStore {
   private readonly keys: KeyAliases;
   /** Each connection's auth state in its integration's tally (what the status counts). */
   private readonly tallies: IntegrationTallyStore;
+  /** The scopes GET /connections filters by (integration, tag), as `_id` ranges. */
+  private readonly listKeys: ConnectionListKeys;
   constructor(private readonly db: Db) {
     this.tallies = new IntegrationTallyStore(db);
+    this.listKeys = new ConnectionListKeys(db);
     // The proxy's lookups are cached briefly (findRecent); any write here drops them.
     this.col = droppingCachesOnWrite(db.collection<ConnectionDoc>('connections'), this.recent);
     this.leases = db.collection('connection_refresh_leases');
@@ -67,6 +71,11 @@ export class ConnectionStore {
       const docs = await this.col.find({}, { projection: { environment: 1, provider_config_key: 1, connection_id: 1 } }).toArray();
       await this.keys.backfill(docs.map((d) => ({ key: keyOf(d), target: d._id })));
     });
+    // And their listing keys (by integration, by tag), once.
+    await runOnce(this.db, 'connection_list_keys', async () => {
+      const docs = await this.col.find({}, { projection: { environment: 1, provider_config_key: 1, created_at: 1, tags: 1 } }).toArray();
+      await this.listKeys.backfill(docs.map((d) => ({ ...d, tags: d.tags ?? {} })));
+    });
   }
 
   async create(input: NewConnection): Promise<ConnectionDoc> {
@@ -78,8 +87,11 @@ export class ConnectionStore {
     const claim = await this.keys.claim(key, doc._id, async (holder) => (await this.getById(holder)) !== null, now);
     if (!claim.claimed) throw duplicate();
     try {
+      // Listed before it exists: a key whose connection is missing reads as nothing.
+      await this.listKeys.add(doc);
       await this.col.insertOne(doc);
     } catch (err) {
+      await this.listKeys.removeAll(doc).catch(() => undefined);
       await this.keys.release(key, doc._id).catch(() => undefined);
       if (!isDuplicateKey(err)) throw err;
       // MongoDB's unique index knows a connection under this key that has no key entry (its
@@ -91,6 +103,7 @@ export class ConnectionStore {
     if (!(await this.keys.holds(key, doc._id))) {
       // Lost the key to a create that took it over meanwhile (see KeyAliases.holds).
       await this.col.deleteOne({ _id: doc._id });
+      await this.listKeys.removeAll(doc).catch(() => undefined);
       throw duplicate();
     }
     await this.tallies.setConnection(doc, doc._id, CONNECTION_OK, now);
@@ -131,16 +144,13 @@ export class ConnectionStore {
   }
 
   /**
-   * GET /connections: filtered, searched and sorted by creation, so a scan on FerretDB (an
-   * index on MongoDB). Lookups of one connection go through find().
+   * GET /connections without a scope to read: searched and sorted by creation, so a scan on
+   * FerretDB (an index on MongoDB). Lookups of one connection go through find(); filters by
+   * integration or tag through listInScopes().
    */
-  async list(
-    environment: string,
-    opts: { connectionId?: string; search?: string; providerConfigKey?: string; limit: number; page: number },
-  ): Promise<ConnectionDoc[]> {
+  async list(environment: string, opts: { connectionId?: string; search?: string; limit: number; page: number }): Promise<ConnectionDoc[]> {
     const filter: Filter<ConnectionDoc> = { environment };
     if (opts.connectionId) filter.connection_id = opts.connectionId;
-    if (opts.providerConfigKey) filter.provider_config_key = opts.providerConfigKey;
     if (opts.search) filter.connection_id = { $regex: escapeRegex(opts.search), $options: 'i' };
     return this.col
       .find(filter)
@@ -148,6 +158,37 @@ export class ConnectionStore {
       .skip(opts.page * opts.limit)
       .limit(opts.limit)
       .toArray();
+  }
+
+  /**
+   * GET /connections filtered by tags or integrations, newest first: the connections carrying
+   * the first tag (or, without tags, those of each integration, merged), read as `_id` ranges
+   * until the page is full, each checked against every filter (`match`) on its document.
+   */
+  async listInScopes(
+    environment: string,
+    opts: { tags: Record<string, string>; providerConfigKeys?: string[]; match: (doc: ConnectionDoc) => boolean; limit: number; page: number },
+  ): Promise<ConnectionDoc[]> {
+    const wanted = Object.entries(opts.tags).map(([k, v]) => [k.toLowerCase(), v] as const);
+    const integrations = opts.providerConfigKeys ? new Set(opts.providerConfigKeys) : null;
+    const match = (doc: ConnectionDoc) =>
+      doc.environment === environment &&
+      (!integrations || integrations.has(doc.provider_config_key)) &&
+      wanted.every(([key, value]) => Object.entries(doc.tags ?? {}).some(([k, v]) => k.toLowerCase() === key && v === value)) &&
+      opts.match(doc);
+    const scopes =
+      wanted.length > 0 ? [tagScope(environment, wanted[0][0], wanted[0][1])] : [...(integrations ?? [])].map((key) => integrationScope(environment, key));
+    const count = (opts.page + 1) * opts.limit;
+    // Past any scope Weft holds (and past what a read's limit takes).
+    if (count > MAX_SCOPE_READ) return [];
+    const load = async (ids: string[]) => {
+      const byId = new Map((await this.getManyById(ids)).map((d) => [d._id, d]));
+      return ids.map((id) => byId.get(id) ?? null);
+    };
+    const found = (await Promise.all(scopes.map((scope) => this.listKeys.firstInScope(scope, count, load, match)))).flat();
+    // Several integrations: each scope's first `count`, merged in the scopes' own order (newest first, then `_id` descending).
+    found.sort((a, b) => b.created_at.getTime() - a.created_at.getTime() || (a._id < b._id ? 1 : a._id > b._id ? -1 : 0));
+    return found.slice(opts.page * opts.limit, count);
   }
 
   /** An `_id` range of `connection_keys` (the keys share the integration's prefix), then the connections by `_id`. */
@@ -205,7 +246,11 @@ export class ConnectionStore {
 
   /** `PATCH /connections/:id`: each field given replaces the stored one (tags as a whole; a null override clears it). */
   async updateSettings(id: string, patch: Partial<Pick<ConnectionDoc, 'tags' | 'webhook_url_override'>>): Promise<void> {
+    const before = patch.tags ? await this.getById(id) : null;
+    // The new tags' listing keys first, the old ones' after the document no longer has them.
+    if (before && patch.tags) await this.listKeys.add(before, patch.tags);
     await this.col.updateOne({ _id: id }, { $set: { ...patch, updated_at: new Date() } });
+    if (before && patch.tags) await this.listKeys.removeStale(before, before.tags ?? {}, patch.tags);
   }
 
   async updateCredentials(id: string, credentialsEncrypted: string): Promise<void> {
@@ -279,9 +324,13 @@ export class ConnectionStore {
     const doc = await this.getById(id);
     await this.col.deleteOne({ _id: id });
     if (doc) await this.keys.release(keyOf(doc), id);
+    if (doc) await this.listKeys.removeAll({ ...doc, tags: doc.tags ?? {} });
     if (doc) await this.tallies.removeConnection(doc, id);
   }
 }
+
+/** Connections a scoped list reads at most (page × limit): far past any one tag's or integration's. */
+const MAX_SCOPE_READ = 10_000_000;
 
 function escapeRegex(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

@@ -3,6 +3,7 @@ import { sealedAt } from '../../auth/credential-cipher';
 import { freshOAuthCredentials } from '../../auth/oauth/token-refresh';
 import { createConnection, deleteConnection } from '../../control';
 import type { ConnectionDoc } from '../../store/connections';
+import { END_USER_TAGS, endUserOf } from '../services/end-user-tags';
 import { findConnection, findIntegration } from '../../store/connection-lookup';
 import { tokenRefreshDeps } from '../../webhooks/auth-events';
 import type { ApiDeps } from '../deps';
@@ -67,23 +68,33 @@ export const connectionRoutes = routeGroup({
       request: { query: listConnectionsQuery },
       responses: { 200: json(out.connectionListResponse), ...errorResponses([]) },
       async handler({ deps, res, input }) {
+        const env = environmentOf(res);
         const q = input.query();
+        const integrations = q.integrationId
+          ?.split(',')
+          .map((k) => k.trim())
+          .filter(Boolean);
+        // The end user and their organization are tags, as Nango keeps them (a connect session's end_user becomes them).
+        const tags: Record<string, string> = { ...q.tags };
+        if (q.endUserId !== undefined) tags[END_USER_TAGS.id] = q.endUserId;
+        if (q.endUserOrganizationId !== undefined) tags[END_USER_TAGS.organizationId] = q.endUserOrganizationId;
+        const search = q.search ? q.search.toLowerCase() : null;
+        const match = (c: ConnectionDoc) =>
+          (!q.connectionId || c.connection_id === q.connectionId) && (search === null || c.connection_id.toLowerCase().includes(search));
+        const byCreation = (a: ConnectionDoc, b: ConnectionDoc) =>
+          b.created_at.getTime() - a.created_at.getTime() || (a._id < b._id ? -1 : a._id > b._id ? 1 : 0);
+        let docs: ConnectionDoc[];
         if (q.connectionId && !q.search) {
           // One connection id (what SDKs ask): by key in each integration, not a search of every connection.
-          const env = environmentOf(res);
-          const keys = q.integrationId ? [q.integrationId] : (await deps.stores.integrations.list(env)).map((i) => i.unique_key);
-          const found = await deps.stores.connections.findInIntegrations(env, keys, q.connectionId);
-          found.sort((a, b) => b.created_at.getTime() - a.created_at.getTime() || (a._id < b._id ? -1 : a._id > b._id ? 1 : 0));
-          res.json({ connections: await summarizeAll(deps, found.slice(q.page * q.limit, (q.page + 1) * q.limit)) });
-          return;
+          const keys = integrations ?? (await deps.stores.integrations.list(env)).map((i) => i.unique_key);
+          const found = (await deps.stores.connections.findInIntegrations(env, keys, q.connectionId)).filter((c) => hasTags(c, tags));
+          docs = found.sort(byCreation).slice(q.page * q.limit, (q.page + 1) * q.limit);
+        } else if (Object.keys(tags).length > 0 || integrations) {
+          // A tag's or an integration's connections, newest first: `_id` ranges, not a scan.
+          docs = await deps.stores.connections.listInScopes(env, { tags, providerConfigKeys: integrations, match, limit: q.limit, page: q.page });
+        } else {
+          docs = await deps.stores.connections.list(env, { connectionId: q.connectionId, search: q.search, limit: q.limit, page: q.page });
         }
-        const docs = await deps.stores.connections.list(environmentOf(res), {
-          connectionId: q.connectionId,
-          search: q.search,
-          providerConfigKey: q.integrationId,
-          limit: q.limit,
-          page: q.page,
-        });
         res.json({ connections: await summarizeAll(deps, docs) });
       },
     }),
@@ -219,8 +230,15 @@ function summarize(c: ConnectionDoc, errors: ConnectionListError[]) {
     created: c.created_at.toISOString(),
     metadata: c.metadata,
     tags: c.tags,
+    end_user: endUserOf(c.tags ?? {}),
     errors,
   };
+}
+
+/** Every tag asked for, keys without regard to case (as Nango normalizes them), values exactly. */
+function hasTags(c: ConnectionDoc, wanted: Record<string, string>): boolean {
+  const own = Object.entries(c.tags ?? {});
+  return Object.entries(wanted).every(([key, value]) => own.some(([k, v]) => k.toLowerCase() === key.toLowerCase() && v === value));
 }
 
 function presentConnection(c: ConnectionDoc, deps: ApiDeps, opts: { withCredentials?: boolean; withRefreshToken?: boolean } = {}) {

@@ -17,16 +17,36 @@ const integrationDefaultsSchema = z.strictObject({
   connection_config: jsonObject().optional(),
 });
 
+/** Who connects: kept on the connection as the tags `end_user_id`, `end_user_email`, `end_user_display_name` (api/services/end-user-tags.ts). */
+const endUserSchema = z.strictObject({ id: z.string().min(1).max(255), email: z.email().max(255).optional(), display_name: z.string().max(255).optional() });
+/** Their organization: the tags `organization_id`, `organization_display_name`. */
+const organizationSchema = z.strictObject({ id: z.string().min(1).max(255), display_name: z.string().max(255).optional() });
+const integrationsConfigDefaults = z.record(z.string(), integrationDefaultsSchema);
+
 export const createConnectSessionBody = z.strictObject({
-  end_user: z.strictObject({ id: z.string().min(1).max(255), email: z.email().optional(), display_name: z.string().max(255).optional() }).optional(),
+  end_user: endUserSchema.optional(),
+  organization: organizationSchema.optional(),
   allowed_integrations: z.array(z.string().min(1)).min(1).max(100).optional(),
-  integrations_config_defaults: z.record(z.string(), integrationDefaultsSchema).optional(),
+  integrations_config_defaults: integrationsConfigDefaults.optional(),
   tags: tagsObject.optional(),
   /**
    * A reconnect session: its flows re-authorize this existing connection (of an allowed
    * integration) and nothing else; without it every flow creates a new connection.
    */
   connection_id: connectionId.optional(),
+});
+
+/**
+ * `POST /connect/sessions/reconnect` as Nango's SDKs send it (`createReconnectSession`): a
+ * reconnect session for one connection of one integration.
+ */
+export const createReconnectSessionBody = z.strictObject({
+  connection_id: connectionId,
+  integration_id: z.string().min(1),
+  end_user: endUserSchema.optional(),
+  organization: organizationSchema.optional(),
+  integrations_config_defaults: integrationsConfigDefaults.optional(),
+  tags: tagsObject.optional(),
 });
 
 /** The browser names only its session: the connection comes from the session (oauth-flow.ts). */

@@ -20,10 +20,22 @@ export const createConnectionBody = z.strictObject({
   tags: tagsObject.optional(),
 });
 
+/** Nango's query, as its SDKs send it: `tags[<key>]=<value>` (every one must match), ids of integrations joined by commas. */
 export const listConnectionsQuery = z.object({
   connectionId: z.string().optional(),
   search: z.string().max(255).optional(),
-  integrationId: z.string().optional(),
+  integrationId: z.string().max(10_000).optional().describe('An integration’s unique key, or several joined by commas: connections of any of them.'),
+  endUserId: z.string().min(1).max(255).optional().describe('Connections whose `end_user_id` tag is this (a connect session’s `end_user.id`).'),
+  endUserOrganizationId: z
+    .string()
+    .min(1)
+    .max(255)
+    .optional()
+    .describe('Connections whose `organization_id` tag is this (a connect session’s `organization.id`).'),
+  tags: tagsObject
+    .optional()
+    .describe('`tags[<key>]=<value>`: connections carrying every tag given (keys without regard to case, values exactly).')
+    .meta({ param: { style: 'deepObject', explode: true } }),
   limit: z.coerce.number().int().min(1).max(1000).default(100),
   page: z.coerce.number().int().min(0).default(0),
 });

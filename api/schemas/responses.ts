@@ -133,6 +133,15 @@ export const connectionListResponse = z.object({
       created: isoTime,
       metadata: freeForm,
       tags: z.record(z.string(), z.string()),
+      /** Read from the `end_user_*` and `organization_*` tags (api/services/end-user-tags.ts); null without `end_user_id`. */
+      end_user: z
+        .object({
+          id: z.string(),
+          email: z.string().nullable(),
+          display_name: z.string().nullable(),
+          organization: z.object({ id: z.string(), display_name: z.string().nullable() }).nullable(),
+        })
+        .nullable(),
       errors: z.array(connectionListError),
     }),
   ),

@@ -120,6 +120,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/connect/sessions/reconnect': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Create a reconnect session: a link that re-authorizes one existing connection
+     * @description Nango’s `createReconnectSession`: the same as `POST /connect/sessions` with `allowed_integrations: [integration_id]` and `connection_id`. The connection must exist in that integration (404 `unknown_connection`).
+     */
+    post: operations['createReconnectSession'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/connection': {
     parameters: {
       query?: never;
@@ -289,7 +309,10 @@ export interface paths {
     delete?: never;
     options?: never;
     head?: never;
-    /** Change webhook URLs and toggles */
+    /**
+     * Change webhook URLs and toggles, and the Connect page’s branding
+     * @description `branding.logo_url` is fetched once, now (PNG, JPEG or WebP, at most 256 KB, through the egress policy), and served by Weft from then on. A logo that cannot be taken is a 400 (`egress_refused`, `logo_fetch_failed`, `logo_too_large`, `logo_type_unsupported`) and nothing is changed.
+     */
     patch: operations['updateEnvironment'];
     trace?: never;
   };
@@ -2190,6 +2213,10 @@ export interface operations {
               user_scopes?: string[];
             };
           };
+          organization?: {
+            display_name?: string;
+            id: string;
+          };
           tags?: {
             [key: string]: string;
           };
@@ -2304,14 +2331,170 @@ export interface operations {
       };
     };
   };
+  createReconnectSession: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          connection_id: string;
+          end_user?: {
+            display_name?: string;
+            /** Format: email */
+            email?: string;
+            id: string;
+          };
+          integration_id: string;
+          integrations_config_defaults?: {
+            [key: string]: {
+              authorization_params?: {
+                [key: string]: string;
+              };
+              connection_config?: {
+                [key: string]: unknown;
+              };
+              user_scopes?: string[];
+            };
+          };
+          organization?: {
+            display_name?: string;
+            id: string;
+          };
+          tags?: {
+            [key: string]: string;
+          };
+        };
+      };
+    };
+    responses: {
+      /** @description Created: a 30-minute link that re-authorizes the connection */
+      201: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            data: {
+              /** Format: uri */
+              connect_link: string;
+              /** Format: date-time */
+              expires_at: string;
+              token: string;
+            };
+          };
+        };
+      };
+      /** @description Bad input (`invalid_body`, `invalid_query_params`, `invalid_headers`, ... with the invalid fields in `errors`), or a request that does not apply. */
+      400: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description No secret key, or one no environment has (`unauthorized`). */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unknown integration, connection, run, event or route. */
+      404: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
+      429: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          /** @description Seconds to wait. */
+          'retry-after': string;
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A failure inside Weft, or (actions) the action’s own error. */
+      500: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description MongoDB or Temporal is unavailable; `Retry-After` says when to try again. */
+      503: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          /** @description Seconds to wait. */
+          'retry-after': string;
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
   listConnectionsSingular: {
     parameters: {
       query?: {
         connectionId?: string;
+        /** @description Connections whose `end_user_id` tag is this (a connect session’s `end_user.id`). */
+        endUserId?: string;
+        /** @description Connections whose `organization_id` tag is this (a connect session’s `organization.id`). */
+        endUserOrganizationId?: string;
+        /** @description An integration’s unique key, or several joined by commas: connections of any of them. */
         integrationId?: string;
         limit?: number;
         page?: number | null;
         search?: string;
+        /** @description `tags[<key>]=<value>`: connections carrying every tag given (keys without regard to case, values exactly). */
+        tags?: {
+          [key: string]: string;
+        };
       };
       header?: never;
       path?: never;
@@ -2335,6 +2518,15 @@ export interface operations {
               connection_id: string;
               /** Format: date-time */
               created: string;
+              end_user: {
+                display_name: string | null;
+                email: string | null;
+                id: string;
+                organization: {
+                  display_name: string | null;
+                  id: string;
+                } | null;
+              } | null;
               errors: {
                 code: string;
                 log_id: string | null;
@@ -3304,10 +3496,19 @@ export interface operations {
     parameters: {
       query?: {
         connectionId?: string;
+        /** @description Connections whose `end_user_id` tag is this (a connect session’s `end_user.id`). */
+        endUserId?: string;
+        /** @description Connections whose `organization_id` tag is this (a connect session’s `organization.id`). */
+        endUserOrganizationId?: string;
+        /** @description An integration’s unique key, or several joined by commas: connections of any of them. */
         integrationId?: string;
         limit?: number;
         page?: number | null;
         search?: string;
+        /** @description `tags[<key>]=<value>`: connections carrying every tag given (keys without regard to case, values exactly). */
+        tags?: {
+          [key: string]: string;
+        };
       };
       header?: never;
       path?: never;
@@ -3331,6 +3532,15 @@ export interface operations {
               connection_id: string;
               /** Format: date-time */
               created: string;
+              end_user: {
+                display_name: string | null;
+                email: string | null;
+                id: string;
+                organization: {
+                  display_name: string | null;
+                  id: string;
+                } | null;
+              } | null;
               errors: {
                 code: string;
                 log_id: string | null;
@@ -4350,6 +4560,24 @@ export interface operations {
           'application/json': {
             data: {
               alert_webhook_url: string | null;
+              /** @description How the Connect page presents the app. */
+              branding: {
+                app_name: string | null;
+                logo: {
+                  /** @enum {string} */
+                  content_type: 'image/png' | 'image/jpeg' | 'image/webp';
+                  /** Format: date-time */
+                  fetched_at: string;
+                  size: number;
+                  /** @description Where Weft serves it (a path on Weft’s own origin). */
+                  url: string;
+                } | null;
+                /** @description Where the logo was fetched from, as given. */
+                logo_url: string | null;
+                primary_color: string | null;
+                /** @enum {string} */
+                theme: 'light' | 'dark' | 'auto';
+              };
               /** Format: date-time */
               created_at: string;
               name: string;
@@ -4452,6 +4680,22 @@ export interface operations {
         'application/json': {
           /** Format: uri */
           alert_webhook_url?: string | null;
+          branding?: {
+            /** @description The name the Connect page shows for the app (null: none). */
+            app_name?: string | null;
+            /**
+             * Format: uri
+             * @description A PNG, JPEG or WebP image of at most 256 KB, fetched once when set (null: no logo). SVG is refused.
+             */
+            logo_url?: string | null;
+            /** @description The buttons’ and accents’ colour, `#rrggbb` (null: Weft’s blue). */
+            primary_color?: string | null;
+            /**
+             * @description `auto` follows the end user’s system setting.
+             * @enum {string}
+             */
+            theme?: 'light' | 'dark' | 'auto';
+          };
           /** Format: uri */
           secondary_webhook_url?: string | null;
           send_auth_webhooks?: boolean;
@@ -4477,6 +4721,24 @@ export interface operations {
           'application/json': {
             data: {
               alert_webhook_url: string | null;
+              /** @description How the Connect page presents the app. */
+              branding: {
+                app_name: string | null;
+                logo: {
+                  /** @enum {string} */
+                  content_type: 'image/png' | 'image/jpeg' | 'image/webp';
+                  /** Format: date-time */
+                  fetched_at: string;
+                  size: number;
+                  /** @description Where Weft serves it (a path on Weft’s own origin). */
+                  url: string;
+                } | null;
+                /** @description Where the logo was fetched from, as given. */
+                logo_url: string | null;
+                primary_color: string | null;
+                /** @enum {string} */
+                theme: 'light' | 'dark' | 'auto';
+              };
               /** Format: date-time */
               created_at: string;
               name: string;
@@ -4715,6 +4977,8 @@ export interface operations {
               /** Format: date-time */
               created_at: string;
               display_name: string;
+              /** @description Where the Connect page sends end users who want help with this integration. */
+              docs_url: string | null;
               provider: string;
               provider_overrides: {
                 /** Format: uri */
@@ -4841,6 +5105,11 @@ export interface operations {
                 webhook_secret?: string;
               };
           display_name?: string;
+          /**
+           * Format: uri
+           * @description An http(s) page the Connect page links to for help with this integration (null: none).
+           */
+          docs_url?: string | null;
           provider: string;
           provider_overrides?: {
             /** Format: uri */
@@ -4874,6 +5143,8 @@ export interface operations {
               /** Format: date-time */
               created_at: string;
               display_name: string;
+              /** @description Where the Connect page sends end users who want help with this integration. */
+              docs_url: string | null;
               provider: string;
               provider_overrides: {
                 /** Format: uri */
@@ -5010,6 +5281,8 @@ export interface operations {
                   /** Format: date-time */
                   created_at: string;
                   display_name: string;
+                  /** @description Where the Connect page sends end users who want help with this integration. */
+                  docs_url: string | null;
                   provider: string;
                   provider_overrides: {
                     /** Format: uri */
@@ -5057,6 +5330,8 @@ export interface operations {
                         webhook_secret?: string;
                       };
                   display_name: string;
+                  /** @description Where the Connect page sends end users who want help with this integration. */
+                  docs_url: string | null;
                   provider: string;
                   provider_overrides: {
                     /** Format: uri */
@@ -5316,6 +5591,11 @@ export interface operations {
                 webhook_secret?: string;
               };
           display_name?: string;
+          /**
+           * Format: uri
+           * @description An http(s) page the Connect page links to for help with this integration (null: none).
+           */
+          docs_url?: string | null;
           provider_overrides?: {
             /** Format: uri */
             auth_base_url?: string;
@@ -5347,6 +5627,8 @@ export interface operations {
               /** Format: date-time */
               created_at: string;
               display_name: string;
+              /** @description Where the Connect page sends end users who want help with this integration. */
+              docs_url: string | null;
               provider: string;
               provider_overrides: {
                 /** Format: uri */

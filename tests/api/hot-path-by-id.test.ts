@@ -14,6 +14,7 @@ const LOOKUP_COLLECTIONS = new Set([
   'integration_keys',
   'connections',
   'connection_keys',
+  'connection_list_keys',
   'connection_refresh_leases',
   'syncs',
   'sync_checkpoints',

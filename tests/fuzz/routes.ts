@@ -85,7 +85,15 @@ const SAMPLES: Record<string, Sample | Sample[]> = {
     }),
     readOnly: false,
   },
-  'GET /connections': { query: () => ({ search: 'fz', limit: '10', page: '0' }), readOnly: true },
+  'GET /connections': [
+    { query: () => ({ search: 'fz', limit: '10', page: '0' }), readOnly: true },
+    // Nango's filters, as its SDK sends them: an `_id` range per tag or integration.
+    {
+      label: 'filtered',
+      query: () => ({ 'tags[t]': 'v', endUserId: 'fz-user', endUserOrganizationId: 'fz-org', integrationId: 'luma,one-drive', limit: '5', page: '1' }),
+      readOnly: true,
+    },
+  ],
   'GET /connections/:connectionId': {
     params: (f) => ({ connectionId: f.ids.luma }),
     query: () => ({ provider_config_key: 'luma' }),
@@ -187,6 +195,17 @@ const SAMPLES: Record<string, Sample | Sample[]> = {
     json: () => ({
       end_user: { id: 'fz-user' },
       allowed_integrations: ['luma'],
+      integrations_config_defaults: { luma: { connection_config: { a: 1 } } },
+      tags: { user: 'fz' },
+    }),
+    readOnly: false,
+  },
+  'POST /connect/sessions/reconnect': {
+    json: (f) => ({
+      connection_id: f.ids.luma,
+      integration_id: 'luma',
+      end_user: { id: 'fz-user', email: 'fz@example.com' },
+      organization: { id: 'fz-org' },
       integrations_config_defaults: { luma: { connection_config: { a: 1 } } },
       tags: { user: 'fz' },
     }),

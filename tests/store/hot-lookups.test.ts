@@ -120,6 +120,33 @@ describe('hot lookups by _id', () => {
       await expect(store.create(newConnection({ connection_id: 'legacy' }))).rejects.toMatchObject({ code: 'duplicate_connection' });
     });
 
+    test('connections stored by an earlier version are listed by tag and integration after start-up; a stale listing key is passed over', async () => {
+      const store = new ConnectionStore(db);
+      await store.ensureIndexes();
+      const at = new Date();
+      const old = {
+        ...newConnection({ environment: 'listing', connection_id: 'legacy', tags: { Team: 'red' } }),
+        auth_status: 'ok',
+        last_auth_error: null,
+        created_at: at,
+        updated_at: at,
+      };
+      await db.collection<any>('connections').insertOne(old);
+      const byTag = () => store.listInScopes('listing', { tags: { team: 'red' }, match: () => true, limit: 10, page: 0 });
+      const byIntegration = () => store.listInScopes('listing', { tags: {}, providerConfigKeys: ['luma'], match: () => true, limit: 10, page: 0 });
+      expect(await byTag()).toEqual([]);
+      await db.collection<any>('store_migrations').deleteOne({ _id: 'connection_list_keys' });
+      await Promise.all([new ConnectionStore(db).ensureIndexes(), new ConnectionStore(db).ensureIndexes()]);
+      expect((await byTag()).map((c) => c._id)).toEqual([old._id]);
+      expect((await byIntegration()).map((c) => c._id)).toEqual([old._id]);
+
+      // Keys naming a connection that is gone, or whose tags changed behind the store's back, list nothing.
+      await db.collection<any>('connection_list_keys').insertOne({ _id: `listing|t|team|red|${at.toISOString()}|gone`, target: 'gone' });
+      await db.collection<any>('connections').updateOne({ _id: old._id }, { $set: { tags: { Team: 'blue' } } });
+      expect(await byTag()).toEqual([]);
+      expect((await byIntegration()).map((c) => c._id)).toEqual([old._id]);
+    });
+
     test('a connection without a key entry (lost in a race) is refused as a duplicate and listed again', async () => {
       const store = new ConnectionStore(db);
       await store.ensureIndexes(); // the backfill is done: it will not list this one
