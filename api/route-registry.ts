@@ -10,6 +10,7 @@ import { integrationRoutes } from './routers/integrations';
 import { logsRoutes } from './routers/logs';
 import { oauthFlowRoutes } from './routers/oauth-flow';
 import { operationRoutes } from './routers/operations';
+import { providerRoutes } from './routers/providers';
 import { providerWebhookRoutes } from './routers/provider-webhooks';
 import { proxyRoutes } from './routers/proxy';
 import { recordsRoutes } from './routers/records';
@@ -26,6 +27,7 @@ export const API_ROUTES: readonly RouteGroup[] = [
   healthRoutes,
   docsRoutes,
   integrationRoutes,
+  providerRoutes,
   connectionRoutes,
   syncRoutes,
   recordsRoutes,

@@ -234,6 +234,11 @@ const integrationShape = z.object({
   provider: z.looseObject({
     name: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'lower-case letters, digits and dashes'),
     displayName: z.string().min(1),
+    docs: z.url({ protocol: /^https?$/ }).optional(),
+    categories: z
+      .array(z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'lower-case letters, digits and dashes'))
+      .max(20)
+      .optional(),
     authMode: z.enum(['API_KEY', 'OAUTH2', 'APP']),
     baseUrl: z.url(),
     apiKey: z.object({ header: z.string().regex(/^[A-Za-z0-9-]+$/) }).optional(),

@@ -348,6 +348,10 @@ export interface WebhookSubscriptionHooks {
 export interface ProviderDefinition {
   name: string;
   displayName: string;
+  /** The provider's own API documentation (a URL): shown in the provider catalog (`GET /providers`). */
+  docs?: string;
+  /** What kind of service it is (`storage`, `dev-tools`, ...): lower-case words joined by dashes, shown in `GET /providers`. */
+  categories?: string[];
   /** The auth mode of a connection when the integration does not choose another. */
   authMode: AuthMode;
   /** Every mode the provider supports; the integration's client credentials pick one (GitHub: App or OAuth App). */

@@ -492,6 +492,40 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/providers': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The providers integrations can be made for */
+    get: operations['listProviders'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/providers/{provider}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** One provider of the catalog */
+    get: operations['getProvider'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/proxy/{path}': {
     parameters: {
       query?: never;
@@ -1356,6 +1390,38 @@ export interface components {
         };
         webUrl: string | null;
       }[];
+    };
+    Provider: {
+      /**
+       * @description The auth mode of a connection when the integration does not choose another.
+       * @enum {string}
+       */
+      auth_mode: 'OAUTH2' | 'API_KEY' | 'APP';
+      /** @description Every mode the provider supports (GitHub: an App, or an OAuth App). */
+      auth_modes: ('OAUTH2' | 'API_KEY' | 'APP')[];
+      /** @description OAuth: where the end user authorizes (`{tenant}` replaced per connection). */
+      authorization_url: string | null;
+      categories: string[];
+      /** @description OAuth scopes requested when neither the connect session nor the integration names any; empty without OAuth. */
+      default_scopes: string[];
+      display_name: string;
+      /** @description The provider’s own API documentation. */
+      docs: string | null;
+      /** @description What `POST /integrations` takes as `provider`. */
+      name: string;
+      /** @description Where the proxy and the integration’s calls go, unless the integration overrides it. */
+      proxy: {
+        base_url: string;
+      };
+      token_url: string | null;
+      /** @description Whether Weft takes in the provider’s webhooks, and how they are verified; null: it takes none. */
+      webhooks: {
+        /**
+         * @description `signed`: deliveries carry the provider’s signature; `subscription-notifications`: Weft subscribes per connection; `secret-path`: a secret URL per connection.
+         * @enum {string}
+         */
+        kind: 'signed' | 'subscription-notifications' | 'secret-path';
+      } | null;
     };
     PullRequest: {
       author: string | null;
@@ -6281,6 +6347,217 @@ export interface operations {
         headers: {
           /** @description Seconds to wait. */
           'retry-after': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  listProviders: {
+    parameters: {
+      query?: {
+        /** @description Only providers whose name or display name contains this (any case). */
+        search?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            data: components['schemas']['Provider'][];
+          };
+        };
+      };
+      /** @description Bad input (`invalid_body`, `invalid_query_params`, `invalid_headers`, ... with the invalid fields in `errors`), or a request that does not apply. */
+      400: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description No secret key, or one no environment has (`unauthorized`). */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
+      429: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          /** @description Seconds to wait. */
+          'retry-after': string;
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A failure inside Weft, or (actions) the action’s own error. */
+      500: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description MongoDB or Temporal is unavailable; `Retry-After` says when to try again. */
+      503: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          /** @description Seconds to wait. */
+          'retry-after': string;
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  getProvider: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        provider: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            data: components['schemas']['Provider'];
+          };
+        };
+      };
+      /** @description Bad input (`invalid_body`, `invalid_query_params`, `invalid_headers`, ... with the invalid fields in `errors`), or a request that does not apply. */
+      400: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description No secret key, or one no environment has (`unauthorized`). */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unknown integration, connection, run, event or route. */
+      404: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Over the environment’s API rate limit, or (requests without a valid key) the client address’s (`rate_limited`); or a provider call had to wait longer than the API waits for the provider account’s shared request budget (`provider_budget_busy` when checking new credentials, `rate_limited` from the proxy). `Retry-After` says when to try again. */
+      429: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          /** @description Seconds to wait. */
+          'retry-after': string;
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A failure inside Weft, or (actions) the action’s own error. */
+      500: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description MongoDB or Temporal is unavailable; `Retry-After` says when to try again. */
+      503: {
+        headers: {
+          RateLimit: components['headers']['RateLimit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
+          /** @description Seconds to wait. */
+          'retry-after': string;
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {

@@ -10,6 +10,8 @@ import { githubWebhooks } from './webhooks';
 export const githubProvider: ProviderDefinition = {
   name: 'github',
   displayName: 'GitHub',
+  docs: 'https://docs.github.com/en/rest',
+  categories: ['dev-tools'],
   authMode: 'APP',
   authModes: ['APP', 'OAUTH2'],
   baseUrl: 'https://api.github.com',

@@ -5,6 +5,8 @@ import { lumaWebhooks } from './webhooks';
 export const lumaProvider: ProviderDefinition = {
   name: 'luma',
   displayName: 'Luma',
+  docs: 'https://docs.luma.com/reference',
+  categories: ['events'],
   authMode: 'API_KEY',
   baseUrl: 'https://api.lu.ma',
   // Luma's other API hosts: the same API, reachable through the proxy's Base-Url-Override.

@@ -9,6 +9,8 @@ import { graphNotifications } from './webhooks';
 export const oneDriveProvider: ProviderDefinition = {
   name: 'one-drive',
   displayName: 'OneDrive (Microsoft Graph)',
+  docs: 'https://learn.microsoft.com/en-us/graph/api/resources/onedrive',
+  categories: ['storage'],
   authMode: 'OAUTH2',
   baseUrl: 'https://graph.microsoft.com',
   // Where `/content` redirects to (a pre-authenticated download URL on the

@@ -55,6 +55,8 @@ const SAMPLES: Record<string, Sample | Sample[]> = {
   },
   'GET /integrations/:key': { params: () => ({ key: 'luma' }), query: () => ({ 'include[]': 'credentials' }), readOnly: true },
   'GET /integrations/:key/status': { params: () => ({ key: 'luma' }), readOnly: true },
+  'GET /providers': { query: () => ({ search: 'lu' }), readOnly: true },
+  'GET /providers/:provider': { params: () => ({ provider: 'luma' }), readOnly: true },
   'GET /integrations/:key/webhook-deliveries': { params: () => ({ key: 'luma' }), query: () => ({ status: 'unmatched', limit: '5' }), readOnly: true },
   // Unsigned, so refused: nothing it answers writes.
   'POST /webhooks/providers/:environment/:integration': {
