@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import type { CredentialCipher } from '../auth/credential-cipher';
 import type { Logger } from '../common/logger';
@@ -120,7 +120,16 @@ export async function deliverWebhook(deps: WebhookDeps, event: WebhookEvent): Pr
     const signers = secrets.map((k) => new Webhook(k));
     const body = JSON.stringify(event.payload);
     const sign = (at: Date) => signers.map((s) => s.sign(id, at, body)).join(' ');
-    const signed: SignedEvent = { id, type: event.type, environment: event.environment, body, sign, secrets, attempt: event.attempt ?? 1 };
+    const signed: SignedEvent = {
+      id,
+      type: event.type,
+      environment: event.environment,
+      body,
+      sign,
+      nangoHmac: nangoHmac(keys.current, body),
+      secrets,
+      attempt: event.attempt ?? 1,
+    };
 
     const results = await Promise.all(targets.map((t) => deliverToUrl(deps, log, signed, t)));
     const summary: DeliverySummary = { id, delivered: results.every((r) => r.delivered), targets: results };
@@ -132,12 +141,24 @@ export async function deliverWebhook(deps: WebhookDeps, event: WebhookEvent): Pr
   }
 }
 
+/**
+ * What Nango's SDKs check (`verifyIncomingWebhookRequest`): the hex HMAC-SHA256 of the raw
+ * body, keyed with the signing key as the app holds it (the whole `whsec_…` string, which the
+ * app hands the SDK as its webhook signing key). One key only: the current one; the
+ * Standard Webhooks header carries the previous key's signature during a rotation's grace.
+ */
+function nangoHmac(signingKey: string, body: string): string {
+  return createHmac('sha256', signingKey).update(body).digest('hex');
+}
+
 interface SignedEvent {
   id: string;
   type: WebhookType;
   environment: string;
   body: string;
   sign(at: Date): string;
+  /** `X-Nango-Hmac-Sha256`, for apps that verify with Nango's SDKs. */
+  nangoHmac: string;
   /** Scrubbed from what the receiver answers before it is recorded. */
   secrets: string[];
   attempt: number;
@@ -169,11 +190,12 @@ async function deliverToUrl(
         'webhook-id': event.id,
         'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
         'webhook-signature': signature,
+        'x-nango-hmac-sha256': event.nangoHmac,
       },
       body: event.body,
     });
     status = res.status;
-    excerpt = responseExcerpt(res.body, [...event.secrets, ...signature.split(' ')]);
+    excerpt = responseExcerpt(res.body, [...event.secrets, ...signature.split(' '), event.nangoHmac]);
     if (status < 200 || status >= 300) error = `HTTP ${status}`;
   } catch (err) {
     // A network error, a timeout, or the egress policy refusing the address.

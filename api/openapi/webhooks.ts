@@ -2,13 +2,18 @@ import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import { alertWebhookPayload, asyncActionWebhookPayload, authWebhookPayload, syncWebhookPayload } from '../schemas/webhook-payloads';
 
-/** Standard Webhooks signing, on every delivery (webhooks/deliver.ts). */
+/** Standard Webhooks signing, and Nango's, on every delivery (webhooks/deliver.ts). */
 const SIGNATURE_HEADERS = z.object({
   'webhook-id': z.string().describe('The event’s id: the same on every retry and replay.'),
   'webhook-timestamp': z.string().describe('Unix seconds of this try.'),
   'webhook-signature': z
     .string()
     .describe('`v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">` with the environment’s signing key (two during a rotation’s grace period).'),
+  'x-nango-hmac-sha256': z
+    .string()
+    .describe(
+      'Hex HMAC-SHA256 of the raw body keyed with the whole `whsec_…` signing key (the current one only), as Nango’s SDKs verify it (`verifyIncomingWebhookRequest`).',
+    ),
 });
 
 /** What Weft POSTs to the app (OpenAPI 3.1 `webhooks`), one entry per event type. */

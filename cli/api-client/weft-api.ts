@@ -12172,6 +12172,8 @@ export interface operations {
         'webhook-signature': string;
         /** @description Unix seconds of this try. */
         'webhook-timestamp': string;
+        /** @description Hex HMAC-SHA256 of the raw body keyed with the whole `whsec_…` signing key (the current one only), as Nango’s SDKs verify it (`verifyIncomingWebhookRequest`). */
+        'x-nango-hmac-sha256': string;
       };
       path?: never;
       cookie?: never;
@@ -12201,6 +12203,8 @@ export interface operations {
         'webhook-signature': string;
         /** @description Unix seconds of this try. */
         'webhook-timestamp': string;
+        /** @description Hex HMAC-SHA256 of the raw body keyed with the whole `whsec_…` signing key (the current one only), as Nango’s SDKs verify it (`verifyIncomingWebhookRequest`). */
+        'x-nango-hmac-sha256': string;
       };
       path?: never;
       cookie?: never;
@@ -12230,6 +12234,8 @@ export interface operations {
         'webhook-signature': string;
         /** @description Unix seconds of this try. */
         'webhook-timestamp': string;
+        /** @description Hex HMAC-SHA256 of the raw body keyed with the whole `whsec_…` signing key (the current one only), as Nango’s SDKs verify it (`verifyIncomingWebhookRequest`). */
+        'x-nango-hmac-sha256': string;
       };
       path?: never;
       cookie?: never;
@@ -12259,6 +12265,8 @@ export interface operations {
         'webhook-signature': string;
         /** @description Unix seconds of this try. */
         'webhook-timestamp': string;
+        /** @description Hex HMAC-SHA256 of the raw body keyed with the whole `whsec_…` signing key (the current one only), as Nango’s SDKs verify it (`verifyIncomingWebhookRequest`). */
+        'x-nango-hmac-sha256': string;
       };
       path?: never;
       cookie?: never;

@@ -78,7 +78,14 @@ describe('webhook delivery on real servers', () => {
     // A receiver answering with what it should not: a token of its own, the signature, the secret.
     app.setAnswerBody((r) => {
       const signature = String(r.headers['webhook-signature']);
-      return JSON.stringify({ ok: true, token: RECEIVER_TOKEN, echo: signature, bare: signature.split(' ')[0].slice('v1,'.length), key: secret });
+      return JSON.stringify({
+        ok: true,
+        token: RECEIVER_TOKEN,
+        echo: signature,
+        bare: signature.split(' ')[0].slice('v1,'.length),
+        key: secret,
+        nango: r.headers['x-nango-hmac-sha256'],
+      });
     });
     const id = (await connect('five-hundred'))!;
     await settled(id);
@@ -101,7 +108,12 @@ describe('webhook delivery on real servers', () => {
     // What the receiver answered is recorded for operators, without what it echoed.
     for (const [i, a] of attempts.entries()) {
       expect(a.response_excerpt).toContain('"ok":true');
-      for (const leaked of [RECEIVER_TOKEN, secret.slice('whsec_'.length), ...String(tries[i].headers['webhook-signature']).split(' ')])
+      for (const leaked of [
+        RECEIVER_TOKEN,
+        secret.slice('whsec_'.length),
+        ...String(tries[i].headers['webhook-signature']).split(' '),
+        String(tries[i].headers['x-nango-hmac-sha256']),
+      ])
         expect(a.response_excerpt).not.toContain(leaked);
     }
   });
@@ -179,8 +191,11 @@ describe('webhook delivery on real servers', () => {
     const sent = app.received.map((r) => r.raw).join('\n') + override.received.map((r) => r.raw).join('\n');
     const logs = stack.logs.join('\n');
     expect(logs).toContain('webhook delivered');
-    // Signatures are per try; none of them reach a log line or a record either.
-    const signatures = [...app.received, ...override.received].flatMap((r) => String(r.headers['webhook-signature']).split(' '));
+    // Signatures are per try (Nango's HMAC per body); none of them reach a log line or a record either.
+    const signatures = [...app.received, ...override.received].flatMap((r) => [
+      ...String(r.headers['webhook-signature']).split(' '),
+      String(r.headers['x-nango-hmac-sha256']),
+    ]);
     for (const s of [...secrets, ...signatures]) {
       expect(stored).not.toContain(s);
       expect(sent).not.toContain(s);
