@@ -10,6 +10,7 @@ import { errorHandler, notFound } from './middleware/errors';
 import { bodyParsing } from './middleware/body-parsing';
 import { closeConnectionsWhileDraining } from './middleware/draining';
 import { codecRouter } from './routers/codec';
+import { consoleRouter } from './console/router';
 import { parseQueryString } from './query-parser';
 import { buildOpenApiDocument, type OpenApiDocument } from './openapi/document';
 import { API_ROUTES } from './route-registry';
@@ -63,6 +64,9 @@ export function createApp(deps: ApiDeps): Express {
   // Operators' tools (the Temporal UI and CLI), with their own tokens, CORS and body cap; off unless configured.
   // Refused calls spend their address's budget, as wrong secret keys do.
   if (deps.codecEndpoint) app.use('/codec', codecRouter(deps.codecEndpoint, deps.logger, { onRefused: (req, res) => clients.takeUnauthenticated(req, res) }));
+
+  // The operator console: its own pages, forms, sessions and CSP (api/console/), before the API's JSON body parser.
+  app.use('/console', consoleRouter(deps, clients));
 
   // JSON bodies everywhere; the routes that declare a form body (the Connect page's API-key form) take forms.
   app.use(bodyParsing({ formRoutes: formRoutes(API_ROUTES) }));

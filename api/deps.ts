@@ -53,5 +53,13 @@ export interface ApiDeps {
     actionTimeoutMs?: number;
     /** WEFT_ALERT_WINDOW_MINUTES in ms: a connection's re-authorization alerts within it are one chat message. */
     alertWindowMs?: number;
+    /** The operator console (`/console`). */
+    console?: {
+      /** WEFT_CONSOLE_PASSWORD: read-only sign-in; absent, only secret keys sign in. */
+      password?: string;
+      /** WEFT_TEMPORAL_UI_URL and the namespace: each run links to its history there. */
+      temporalUiUrl: string;
+      temporalNamespace: string;
+    };
   };
 }

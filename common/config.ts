@@ -145,6 +145,23 @@ export const configSchema = z.object({
       ),
     ),
   /**
+   * The operator console's read-only sign-in (api/console/): whoever knows it may look at any
+   * environment and change nothing. Unset, the console takes secret keys only.
+   */
+  WEFT_CONSOLE_PASSWORD: z
+    .string()
+    .min(12, 'at least 12 characters')
+    .optional()
+    .meta(
+      setting(
+        'server',
+        'A password for read-only operators of the console (`/console`): they see every page of the environment they name and can change nothing.',
+        {
+          whenUnset: 'the console takes secret keys only',
+        },
+      ),
+    ),
+  /**
    * Rate limit of the app-facing API, per environment, shared by every API process: this many
    * requests per window (0 turns it off). 6,000 a minute is 100 a second on average.
    */

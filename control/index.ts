@@ -15,7 +15,7 @@ export { createConnection, deleteConnection } from './connections';
 export { startConnectionSubscriptions } from './connection-subscriptions';
 export { WEFT_SEARCH_ATTRIBUTES, searchAttributesFor } from './search-attributes';
 export { applySyncOperation, requestSyncOperation } from './sync-operations';
-export { countRunningSyncs, syncRunInput } from './sync-runs';
+export { countRunningSyncs, countSyncRunsByInterval, syncRunInput, type RunCounts } from './sync-runs';
 export { countPausedSchedules, reconcileSyncSchedules, setConnectionSyncFrequency, startNewConnectionSyncs } from './sync-schedules';
 export { syncStatus } from './sync-status';
 export { createSyncVariant, deleteSyncVariant } from './sync-variants';

@@ -1,6 +1,6 @@
 import type { Collection, Db } from 'mongodb';
 import { keyId } from './key-ids';
-import { readRangePage, timeKey } from './key-range';
+import { readRangePage, timeKey, type RangePage } from './key-range';
 import { insertMissing } from './migrations';
 
 /** What a connection's listing keys are made from (fields that never change but its tags). */
@@ -37,14 +37,15 @@ export function tagScope(environment: string, key: string, value: string): strin
   return `${keyId(environment, 't', key.toLowerCase(), value)}|`;
 }
 
-function tail(c: Pick<ListedConnection, '_id' | 'created_at'>): string {
+/** Where a connection sits in every scope it is listed in: its keys' common tail, newest last. */
+export function listPosition(c: Pick<ListedConnection, '_id' | 'created_at'>): string {
   return `${timeKey(c.created_at)}|${encodeURIComponent(c._id)}`;
 }
 
 /** Every listing key of the connection as it is (or would be with these tags). */
 function keysOf(c: ListedConnection, tags: Record<string, string> = c.tags): string[] {
   const scopes = [integrationScope(c.environment, c.provider_config_key), ...Object.entries(tags).map(([k, v]) => tagScope(c.environment, k, v))];
-  return [...new Set(scopes.map((s) => s + tail(c)))];
+  return [...new Set(scopes.map((s) => s + listPosition(c)))];
 }
 
 export class ConnectionListKeys {
@@ -95,5 +96,21 @@ export class ConnectionListKeys {
       (keys) => load(keys.map((k) => k.target)),
     );
     return page.items;
+  }
+
+  /**
+   * One page of a scope, newest first, after a position (exclusive), and the position the read
+   * stopped at (null when the scope has nothing older): at most a page of matches, and at most
+   * the range reader's bound of keys examined.
+   */
+  async pageInScope<T>(
+    scope: string,
+    page: { after?: string; limit: number },
+    load: (ids: string[]) => Promise<Array<T | null>>,
+    match: (doc: T) => boolean,
+  ): Promise<RangePage<T>> {
+    return readRangePage<ListKeyDoc, T>(this.col, { prefix: scope, direction: 'desc', after: page.after, limit: page.limit, match }, (keys) =>
+      load(keys.map((k) => k.target)),
+    );
   }
 }

@@ -8,7 +8,7 @@ import { keyId, keyPrefixRange } from './key-ids';
 import { runOnce } from './migrations';
 import { droppingCachesOnWrite, ReadCache } from './read-cache';
 import { CONNECTION_NEEDS_REAUTHORIZATION, CONNECTION_OK, IntegrationTallyStore } from './integration-tallies';
-import { ConnectionListKeys, integrationScope, tagScope } from './connection-list-keys';
+import { ConnectionListKeys, integrationScope, listPosition, tagScope } from './connection-list-keys';
 
 /** A connection's document: the fields auth/ reads (common/'s StoredConnection) and what the API adds. */
 export interface ConnectionDoc extends StoredConnection {
@@ -22,6 +22,13 @@ export interface ConnectionDoc extends StoredConnection {
 
 /** `_id` comes from the caller: the credentials are sealed for it before the document exists (sealedAt). */
 export type NewConnection = Omit<ConnectionDoc, 'created_at' | 'updated_at' | 'auth_status' | 'last_auth_error'>;
+
+/** What a scoped listing filters by: tags (all of them), else integrations; `match` checks the rest (a search) on each document. */
+export interface ScopedListing {
+  tags: Record<string, string>;
+  providerConfigKeys?: string[];
+  match: (doc: ConnectionDoc) => boolean;
+}
 
 export interface ConnectionKey {
   environment: string;
@@ -165,10 +172,47 @@ export class ConnectionStore {
    * the first tag (or, without tags, those of each integration, merged), read as `_id` ranges
    * until the page is full, each checked against every filter (`match`) on its document.
    */
-  async listInScopes(
+  async listInScopes(environment: string, opts: ScopedListing & { limit: number; page: number }): Promise<ConnectionDoc[]> {
+    const { scopes, match } = this.scoped(environment, opts);
+    const count = (opts.page + 1) * opts.limit;
+    // Past any scope Weft holds (and past what a read's limit takes).
+    if (count > MAX_SCOPE_READ) return [];
+    const found = (await Promise.all(scopes.map((scope) => this.listKeys.firstInScope(scope, count, (ids) => this.loadInOrder(ids), match)))).flat();
+    // Several integrations: each scope's first `count`, merged in the scopes' own order (newest first, then `_id` descending).
+    found.sort((a, b) => b.created_at.getTime() - a.created_at.getTime() || (a._id < b._id ? 1 : a._id > b._id ? -1 : 0));
+    return found.slice(opts.page * opts.limit, count);
+  }
+
+  /**
+   * The console's list: one page of the scopes' connections, newest first, after a position
+   * (the `next` of the page before), and the position to continue after (null at the end).
+   * Each page reads at most a page (or the examined bound, with a search) from each scope,
+   * however deep it is: a keyset cursor, not an offset.
+   */
+  async pageInScopes(
     environment: string,
-    opts: { tags: Record<string, string>; providerConfigKeys?: string[]; match: (doc: ConnectionDoc) => boolean; limit: number; page: number },
-  ): Promise<ConnectionDoc[]> {
+    opts: ScopedListing & { after?: string; limit: number },
+  ): Promise<{ connections: ConnectionDoc[]; next: string | null }> {
+    const { scopes, match } = this.scoped(environment, opts);
+    const pages = await Promise.all(
+      scopes.map((scope) => this.listKeys.pageInScope(scope, { after: opts.after, limit: opts.limit }, (ids) => this.loadInOrder(ids), match)),
+    );
+    // A scope that stopped early (a full page, or the examined bound) has not been read past its
+    // position: nothing older than the newest such position may be shown yet, or a later page
+    // would skip what lies between.
+    const bound = pages.reduce<string | null>((b, p) => (p.next !== null && (b === null || p.next > b) ? p.next : b), null);
+    const candidates = pages
+      .flatMap((p) => p.items)
+      .map((doc) => ({ doc, position: listPosition(doc) }))
+      .filter((c) => bound === null || c.position >= bound)
+      .sort((a, b) => (a.position < b.position ? 1 : a.position > b.position ? -1 : 0));
+    const shown = candidates.slice(0, opts.limit);
+    const next = candidates.length > opts.limit ? shown[shown.length - 1].position : bound;
+    return { connections: shown.map((c) => c.doc), next };
+  }
+
+  /** The key ranges a scoped listing reads (the first tag's, else each integration's), and the check of every filter on the document. */
+  private scoped(environment: string, opts: ScopedListing): { scopes: string[]; match: (doc: ConnectionDoc) => boolean } {
     const wanted = Object.entries(opts.tags).map(([k, v]) => [k.toLowerCase(), v] as const);
     const integrations = opts.providerConfigKeys ? new Set(opts.providerConfigKeys) : null;
     const match = (doc: ConnectionDoc) =>
@@ -178,17 +222,13 @@ export class ConnectionStore {
       opts.match(doc);
     const scopes =
       wanted.length > 0 ? [tagScope(environment, wanted[0][0], wanted[0][1])] : [...(integrations ?? [])].map((key) => integrationScope(environment, key));
-    const count = (opts.page + 1) * opts.limit;
-    // Past any scope Weft holds (and past what a read's limit takes).
-    if (count > MAX_SCOPE_READ) return [];
-    const load = async (ids: string[]) => {
-      const byId = new Map((await this.getManyById(ids)).map((d) => [d._id, d]));
-      return ids.map((id) => byId.get(id) ?? null);
-    };
-    const found = (await Promise.all(scopes.map((scope) => this.listKeys.firstInScope(scope, count, load, match)))).flat();
-    // Several integrations: each scope's first `count`, merged in the scopes' own order (newest first, then `_id` descending).
-    found.sort((a, b) => b.created_at.getTime() - a.created_at.getTime() || (a._id < b._id ? 1 : a._id > b._id ? -1 : 0));
-    return found.slice(opts.page * opts.limit, count);
+    return { scopes, match };
+  }
+
+  /** Connections by `_id`, in the order asked, null where one is gone. */
+  private async loadInOrder(ids: string[]): Promise<Array<ConnectionDoc | null>> {
+    const byId = new Map((await this.getManyById(ids)).map((d) => [d._id, d]));
+    return ids.map((id) => byId.get(id) ?? null);
   }
 
   /** An `_id` range of `connection_keys` (the keys share the integration's prefix), then the connections by `_id`. */

@@ -16,6 +16,7 @@ import { AuthStateStore } from './auth-states';
 import { ApiRateCounterStore } from './api-rate-counters';
 import { AlertStateStore } from './alert-states';
 import { ProviderDeliveryStore } from './provider-deliveries';
+import { ConsoleSessionStore } from './console-sessions';
 import type { ExpiryRule } from './ttl';
 
 /** Every collection Weft uses, each behind its own module. */
@@ -40,6 +41,8 @@ export interface Stores {
   alertStates: AlertStateStore;
   /** Webhook deliveries from the providers, verified and stored as they came. */
   providerDeliveries: ProviderDeliveryStore;
+  /** Sign-ins to the operator console. */
+  consoleSessions: ConsoleSessionStore;
 }
 
 export interface StoreOptions {
@@ -66,6 +69,7 @@ export function createStores(db: Db, options: StoreOptions = { requestLogTtlDays
     apiRateCounters: new ApiRateCounterStore(db),
     alertStates: new AlertStateStore(db),
     providerDeliveries: new ProviderDeliveryStore(db),
+    consoleSessions: new ConsoleSessionStore(db),
   };
 }
 
@@ -91,6 +95,7 @@ export async function ensureIndexes(stores: Stores): Promise<ExpiryRule[]> {
     stores.apiRateCounters.ensureIndexes(),
     stores.alertStates.ensureIndexes(),
     stores.providerDeliveries.ensureIndexes(),
+    stores.consoleSessions.ensureIndexes(),
   ]);
   // A store answers nothing (no expiry), one rule or several.
   return results.flatMap((r) => (Array.isArray(r) ? r : r ? [r] : [])).filter((r) => !r.native);

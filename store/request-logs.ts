@@ -231,6 +231,23 @@ export class RequestLogStore {
     return { entries: page.items, nextCursor: page.next === null ? null : encodeCursor(page.next) };
   }
 
+  /** One entry by its `id`, in the environment's log; null when unknown or expired. */
+  async get(environment: string, id: string): Promise<RequestLogEntry | null> {
+    const doc = await (this.col as unknown as Collection<ReadEntry>).findOne({ _id: keyPrefix(environment, 'a') + id });
+    return doc ? toEntry(doc) : null;
+  }
+
+  /**
+   * How many requests an integration logged in each of `bounds`' intervals (`bounds[i]` to
+   * `bounds[i + 1]`): one count of an `_id` range each, nothing decoded.
+   */
+  async countByInterval(environment: string, integration: string, bounds: Date[]): Promise<number[]> {
+    const prefix = keyPrefix(environment, 'i', integration);
+    return Promise.all(
+      bounds.slice(0, -1).map((from, i) => this.col.countDocuments({ _id: { $gte: prefix + timeKey(from), $lt: prefix + timeKey(bounds[i + 1]) } })),
+    );
+  }
+
   /**
    * Deletes the entries logged before `cutoff` through their expiry keys: each batch is one
    * range read and one delete by `_id $in`, so a pass costs what expired, not the log's size.

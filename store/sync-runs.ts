@@ -61,4 +61,9 @@ export class SyncRunStore {
       { returnDocument: 'after' },
     );
   }
+
+  /** A sync's latest runs, newest first (the index's order: connection, sync, start). */
+  async recent(connection: string, syncName: string, variant: string, limit: number): Promise<SyncRunDoc[]> {
+    return this.col.find({ connection, sync_name: syncName, variant }).sort({ started_at: -1 }).limit(limit).toArray();
+  }
 }

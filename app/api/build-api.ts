@@ -43,6 +43,7 @@ function apiDeps(core: Core, opts: { logger?: Logger } = {}): ApiDeps {
       trustProxy: config.WEFT_TRUST_PROXY,
       actionTimeoutMs: config.WEFT_ACTION_TIMEOUT_MS,
       alertWindowMs: config.WEFT_ALERT_WINDOW_MINUTES * 60_000,
+      console: { password: config.WEFT_CONSOLE_PASSWORD, temporalUiUrl: config.WEFT_TEMPORAL_UI_URL, temporalNamespace: config.TEMPORAL_NAMESPACE },
     },
     ...(config.WEFT_CODEC_ENDPOINT_ENABLED && {
       codecEndpoint: {

@@ -267,6 +267,7 @@ function printSummary(s: { apiUrl: string; infra: Infrastructure; config: Config
   const { infra } = s;
   const rows: Array<[string, string]> = [
     ['API', s.apiUrl],
+    ['Console', `${s.apiUrl}/console (sign in with a secret key)`],
     [
       'Temporal UI',
       infra.temporal.uiUrl

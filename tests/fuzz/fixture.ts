@@ -102,11 +102,15 @@ export async function startFuzzFixture(): Promise<FuzzFixture> {
         const res = await stack.api('POST', '/connect/sessions', { body: { allowed_integrations: ['luma', 'one-drive', 'github'], tags: { user: 'fz' } } });
         if (res.status !== 201) throw new Error(`connect session: ${res.status} ${JSON.stringify(res.body)}`);
         fixture.sessionToken = res.body.data.token;
-        // The Connect page shows the user their own link's token; nothing else may.
+        // The Connect page shows the user their own link's token, and so does the API-key form's
+        // refusal page in its "Try again" link back to it (not for a refused or spent session:
+        // 401, 429); nothing else may.
         fixture.secrets.push({
           name: 'connect session token',
           value: fixture.sessionToken,
-          allowedIn: (route, status) => status < 300 && route === 'GET /connect',
+          allowedIn: (route, status) =>
+            (status < 300 && route === 'GET /connect') ||
+            (route === 'POST /connect/api-key/:key' && status >= 400 && status < 500 && status !== 401 && status !== 429),
         });
       },
       async quiesce(timeoutMs = 60_000) {
