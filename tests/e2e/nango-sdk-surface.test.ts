@@ -3,6 +3,7 @@ import { LUMA_DEFAULT_API_KEY } from '../../sandbox/luma';
 import { recordFilters, selectsByIdOnly } from '../support/command-filters';
 import { startWebhookReceiver, type ReceivedWebhook } from '../support/webhook-receiver';
 import { createLumaIntegration, startWeftStack, type WeftStack } from '../support/weft-stack';
+import { sdk, sdkError } from '../support/nango-sdk-calls';
 
 /**
  * The rest of the app-facing surface of Nango's Node SDK (`@nangohq/node`, unmodified) against
@@ -273,36 +274,4 @@ function paged(params: ListParams, page: number): ListParams {
 /** A delivery's headers as the SDK takes them (one string each). */
 function stringHeaders(w: ReceivedWebhook): Record<string, string> {
   return Object.fromEntries(Object.entries(w.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : String(v)]));
-}
-
-/** The SDK's HTTP failures are axios errors (axios is the SDK's dependency, not Weft's: recognised by shape). */
-interface HttpError {
-  isAxiosError: true;
-  config?: { method?: string; url?: string };
-  response?: { status: number; data: unknown };
-}
-function isAxiosError(err: unknown): err is HttpError {
-  return typeof err === 'object' && err !== null && (err as { isAxiosError?: unknown }).isAxiosError === true;
-}
-
-/** The SDK's answer; a failed call shows Weft's status and error body instead of axios' long error. */
-async function sdk<T>(call: Promise<T>): Promise<T> {
-  try {
-    return await call;
-  } catch (err) {
-    if (isAxiosError(err))
-      throw new Error(`${err.config?.method?.toUpperCase()} ${err.config?.url}: ${err.response?.status} ${JSON.stringify(err.response?.data)}`);
-    throw err;
-  }
-}
-
-/** A call the test expects Weft to refuse: its HTTP status and error code. */
-async function sdkError(call: Promise<unknown>): Promise<[number | undefined, string | undefined]> {
-  try {
-    await call;
-  } catch (err) {
-    if (isAxiosError(err)) return [err.response?.status, (err.response?.data as { error?: { code?: string } } | undefined)?.error?.code];
-    throw err;
-  }
-  throw new Error('the call was expected to be refused, and succeeded');
 }
