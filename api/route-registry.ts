@@ -8,6 +8,7 @@ import { environmentRoutes } from './routers/environment';
 import { healthRoutes } from './routers/health';
 import { integrationRoutes } from './routers/integrations';
 import { logsRoutes } from './routers/logs';
+import { mcpRoutes } from './routers/mcp';
 import { oauthFlowRoutes } from './routers/oauth-flow';
 import { operationRoutes } from './routers/operations';
 import { providerRoutes } from './routers/providers';
@@ -38,6 +39,7 @@ export const API_ROUTES: readonly RouteGroup[] = [
   webhookRoutes,
   providerWebhookRoutes,
   proxyRoutes,
+  mcpRoutes,
   connectSessionRoutes,
   connectPageRoutes,
   oauthFlowRoutes,

@@ -208,6 +208,13 @@ export interface ActionDefinition<I = unknown, O = unknown> {
   endpoint: { method: 'GET' | 'POST'; path: string };
   input: z.ZodType<I>;
   output: z.ZodType<O>;
+  /**
+   * How AI agents see the action as an MCP tool (docs/mcp.md). `effect`: `read` tools are
+   * marked read-only, `write` tools destructive (default: a GET endpoint reads, any other
+   * writes). `exposed: false` keeps the action from agents altogether, e.g. one that returns a
+   * credential.
+   */
+  agentTool?: { effect?: 'read' | 'write'; exposed?: boolean };
   exec(ctx: ActionContext, input: I): Promise<O>;
 }
 

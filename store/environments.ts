@@ -25,6 +25,8 @@ export interface EnvironmentDoc {
   webhook_signing_key_rotated_at: Date | null;
   /** How the Connect page presents the app to its end users (`PATCH /environment` `branding`). */
   branding: EnvironmentBranding;
+  /** Whether `/mcp` serves this environment's connections; null: the default (mcpEnabled). */
+  mcp_enabled: boolean | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -56,7 +58,14 @@ export const DEFAULT_BRANDING: EnvironmentBranding = { app_name: null, logo: nul
 /** What `PATCH /environment` may change. */
 export type EnvironmentSettings = Pick<
   EnvironmentDoc,
-  'webhook_url' | 'secondary_webhook_url' | 'alert_webhook_url' | 'send_auth_webhooks' | 'send_sync_completion_always' | 'send_sync_error_webhooks' | 'branding'
+  | 'webhook_url'
+  | 'secondary_webhook_url'
+  | 'alert_webhook_url'
+  | 'send_auth_webhooks'
+  | 'send_sync_completion_always'
+  | 'send_sync_error_webhooks'
+  | 'branding'
+  | 'mcp_enabled'
 >;
 
 /** A logo's bytes, by their SHA-256 (hex): the same image set in two environments is stored once. */
@@ -80,7 +89,17 @@ const SETTING_DEFAULTS: Omit<EnvironmentDoc, '_id' | 'secret_key_hash' | 'secret
   previous_webhook_signing_key_encrypted: null,
   webhook_signing_key_rotated_at: null,
   branding: DEFAULT_BRANDING,
+  mcp_enabled: null,
 };
+
+/**
+ * Whether the environment's connections are served as MCP tools (`/mcp`): as set with
+ * `PATCH /environment`, else on everywhere but in `prod`, where agents get nothing until an
+ * operator turns it on.
+ */
+export function mcpEnabled(env: Pick<EnvironmentDoc, '_id' | 'mcp_enabled'>): boolean {
+  return env.mcp_enabled ?? env._id !== 'prod';
+}
 
 function withDefaults(doc: EnvironmentDoc | null): EnvironmentDoc | null {
   if (!doc) return null;

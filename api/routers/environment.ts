@@ -1,5 +1,5 @@
 import { NotFoundError } from '../../common/errors';
-import type { EnvironmentDoc, EnvironmentSettings } from '../../store/environments';
+import { mcpEnabled, type EnvironmentDoc, type EnvironmentSettings } from '../../store/environments';
 import { rotateWebhookSigningKey, SIGNING_KEY_GRACE_MS } from '../../webhooks/signing-key';
 import type { ApiDeps } from '../deps';
 import { applyBrandingPatch, logoPath } from '../services/connect-branding';
@@ -97,6 +97,7 @@ function present(env: EnvironmentDoc): EnvironmentView {
     send_auth_webhooks: env.send_auth_webhooks,
     send_sync_completion_always: env.send_sync_completion_always,
     send_sync_error_webhooks: env.send_sync_error_webhooks,
+    mcp_enabled: mcpEnabled(env),
     // The key itself is shown only by the rotate call.
     webhook_signing_key_hint: env.webhook_signing_key_hint ? `whsec_…${env.webhook_signing_key_hint}` : null,
     webhook_signing_key_rotated_at: rotatedAt?.toISOString() ?? null,

@@ -39,6 +39,11 @@ export const patchEnvironmentBody = z.strictObject({
   send_sync_completion_always: z.boolean().optional(),
   send_sync_error_webhooks: z.boolean().optional(),
   branding: brandingPatch.optional(),
+  mcp_enabled: z
+    .boolean()
+    .nullable()
+    .optional()
+    .describe('Serve this environment’s connections as MCP tools at `/mcp` (null: the default, on everywhere but in `prod`).'),
 });
 
 export type PatchEnvironmentBody = z.infer<typeof patchEnvironmentBody>;

@@ -181,6 +181,7 @@ const environmentView = z.object({
   webhook_signing_key_hint: z.string().nullable(),
   webhook_signing_key_rotated_at: isoTime.nullable(),
   previous_webhook_signing_key_valid_until: isoTime.nullable(),
+  mcp_enabled: z.boolean().describe('Whether `/mcp` serves this environment’s connections (docs/mcp.md).'),
   branding: z
     .object({
       app_name: z.string().nullable(),

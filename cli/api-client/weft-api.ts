@@ -4646,6 +4646,8 @@ export interface operations {
               };
               /** Format: date-time */
               created_at: string;
+              /** @description Whether `/mcp` serves this environment’s connections (docs/mcp.md). */
+              mcp_enabled: boolean;
               name: string;
               /** Format: date-time */
               previous_webhook_signing_key_valid_until: string | null;
@@ -4762,6 +4764,8 @@ export interface operations {
              */
             theme?: 'light' | 'dark' | 'auto';
           };
+          /** @description Serve this environment’s connections as MCP tools at `/mcp` (null: the default, on everywhere but in `prod`). */
+          mcp_enabled?: boolean | null;
           /** Format: uri */
           secondary_webhook_url?: string | null;
           send_auth_webhooks?: boolean;
@@ -4807,6 +4811,8 @@ export interface operations {
               };
               /** Format: date-time */
               created_at: string;
+              /** @description Whether `/mcp` serves this environment’s connections (docs/mcp.md). */
+              mcp_enabled: boolean;
               name: string;
               /** Format: date-time */
               previous_webhook_signing_key_valid_until: string | null;

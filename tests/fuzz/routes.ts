@@ -144,6 +144,28 @@ const SAMPLES: Record<string, Sample | Sample[]> = {
 
   'POST /action/trigger': { headers: driveHeaders, json: () => ({ action_name: 'list-drives', input: {} }), readOnly: false },
   'GET /action/:id': { params: () => ({ id: 'fz-no-such-run' }), readOnly: true },
+  // MCP: a tools/call of a read action (list-drives runs an actionRun, which writes its request log only).
+  'POST /mcp': [
+    {
+      label: 'initialize',
+      headers: (f) => ({ ...driveHeaders(f), accept: 'application/json, text/event-stream' }),
+      json: () => ({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'fz', version: '1' } },
+      }),
+      readOnly: true,
+    },
+    {
+      label: 'tools/call',
+      headers: (f) => ({ ...driveHeaders(f), accept: 'application/json, text/event-stream' }),
+      json: (_f, n) => ({ jsonrpc: '2.0', id: n, method: 'tools/call', params: { name: 'list-drives', arguments: {} } }),
+      readOnly: false,
+    },
+  ],
+  'GET /mcp': { headers: lumaHeaders, readOnly: true },
+  'DELETE /mcp': { headers: lumaHeaders, readOnly: true },
 
   'GET /v1/*path': [
     { label: 'action', params: () => ({ path: 'list-drives' }), headers: driveHeaders, readOnly: false },

@@ -16,6 +16,8 @@ export const teamSiteTokenAction = defineAction<z.infer<typeof Input>, z.infer<t
   endpoint: { method: 'GET', path: '/team-site-token' },
   input: Input,
   output: Output,
+  // A SharePoint access token: for the app's own file picker, never for an agent.
+  agentTool: { exposed: false },
   async exec(ctx) {
     const config = (await ctx.getConnection()).connection_config;
     if (typeof config.teamsiteAccessToken !== 'string') {
