@@ -20,6 +20,7 @@ import { payloadCodecFigures } from './payload-codec';
 import { sharedAccountFigures } from './shared-account';
 import { runCostFigures } from './run-cost';
 import { providerWebhookFigures } from './provider-webhooks';
+import { consolePageFigures } from './console-pages';
 import { startStandaloneTestInfra } from '../tests/support/standalone-infra';
 
 async function main(): Promise<void> {
@@ -30,15 +31,17 @@ async function main(): Promise<void> {
     // `npm run bench -- shared` (a no-change run on a provider account shared with 100 connections, next to one of its own),
     // `npm run bench -- trigger`, `npm run bench -- schedules [connections]` `npm run bench -- webhooks [events]` (throughput, then a sync run's end to its webhook)
     // `npm run bench -- proxy`, `npm run bench -- dryrun`, `npm run bench -- codec`, `npm run bench -- runs [connections]`
-    // or `npm run bench -- provider-webhooks [deliveries]` (one part only).
+    // `npm run bench -- provider-webhooks [deliveries]`, or `npm run bench -- console [connections]` (one part only).
     const args = process.argv.slice(2);
     const only = args.find((a) => !/^\d+$/.test(a));
     if (
       only !== undefined &&
-      !['pacing', 'reads', 'memory', 'trigger', 'schedules', 'webhooks', 'proxy', 'dryrun', 'codec', 'shared', 'runs', 'provider-webhooks'].includes(only)
+      !['pacing', 'reads', 'memory', 'trigger', 'schedules', 'webhooks', 'proxy', 'dryrun', 'codec', 'shared', 'runs', 'provider-webhooks', 'console'].includes(
+        only,
+      )
     )
       throw new Error(
-        `unknown part "${only}": pacing, reads, memory, trigger, schedules, webhooks, proxy, dryrun, codec, shared, runs, provider-webhooks, or a number (files; connections for schedules and runs; events for webhooks; deliveries for provider-webhooks)`,
+        `unknown part "${only}": pacing, reads, memory, trigger, schedules, webhooks, proxy, dryrun, codec, shared, runs, provider-webhooks, console, or a number (files; connections for schedules, runs and console; events for webhooks; deliveries for provider-webhooks)`,
       );
     const count = args.find((a) => /^\d+$/.test(a));
     const files = Number(count ?? 100_000);
@@ -62,6 +65,7 @@ async function main(): Promise<void> {
     if (only === undefined || only === 'runs') for (const figure of await runCostFigures(Number((only === 'runs' && count) || 200))) emit(figure);
     if (only === undefined || only === 'provider-webhooks')
       for (const figure of await providerWebhookFigures(Number((only === 'provider-webhooks' && count) || 5_000))) emit(figure);
+    if (only === undefined || only === 'console') for (const figure of await consolePageFigures(Number((only === 'console' && count) || 10_000))) emit(figure);
   } finally {
     await infra.stop();
   }

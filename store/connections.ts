@@ -36,6 +36,11 @@ export interface ConnectionKey {
   connectionId: string;
 }
 
+/** The first string after every string that starts with `prefix` (non-empty). */
+function successor(prefix: string): string {
+  return prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
+}
+
 /** The `_id` of a connection's entry in `connection_keys`. */
 function connectionKeyId(environment: string, providerConfigKey: string, connectionId: string): string {
   return keyId(environment, providerConfigKey, connectionId);
@@ -209,6 +214,47 @@ export class ConnectionStore {
     const shown = candidates.slice(0, opts.limit);
     const next = candidates.length > opts.limit ? shown[shown.length - 1].position : bound;
     return { connections: shown.map((c) => c.doc), next };
+  }
+
+  /**
+   * The console's search: connections whose id starts with `prefix` (as typed: case counts),
+   * in id order across the integrations, one page after a position (the `next` of the page
+   * before). Each integration's `connection_keys` hold its connections by id, so this is one
+   * `_id` range read per integration, whatever the number of connections.
+   */
+  async pageByIdPrefix(
+    environment: string,
+    opts: { providerConfigKeys: string[]; prefix: string; match: (doc: ConnectionDoc) => boolean; after?: string; limit: number },
+  ): Promise<{ connections: ConnectionDoc[]; next: string | null }> {
+    // Positions and order are the keys' own: the encoded id, then the integration.
+    const [afterId, afterKey] =
+      opts.after === undefined ? [undefined, undefined] : [opts.after.split('|')[0], decodeURIComponent(opts.after.split('|')[1] ?? '')];
+    const encodedPrefix = keyId(opts.prefix);
+    const found = await Promise.all(
+      opts.providerConfigKeys.map(async (key) => {
+        const scope = `${keyId(environment, key)}|`;
+        // Up to the prefix's successor (its last character's next): exactly the ids with the prefix,
+        // and a bound FerretDB reads from its index (a DEL bound, measured, it does not: 138 ms, not 1 ms, at 10,000 keys).
+        const range = { $gte: scope + encodedPrefix, $lt: scope + successor(encodedPrefix) };
+        let after: string | null = null;
+        if (afterId !== undefined) {
+          const at = scope + afterId;
+          // Past the position: after its id, or from its id on in an integration that sorts after the position's.
+          if (key > (afterKey as string)) range.$gte = at > range.$gte ? at : range.$gte;
+          else after = at;
+        }
+        const aliases = await this.keys.pageInRange(range, after, opts.limit + 1);
+        return aliases.map((a) => ({ key, id: a._id.slice(scope.length), target: a.target }));
+      }),
+    );
+    const ordered = found.flat().sort((a, b) => (a.id !== b.id ? (a.id < b.id ? -1 : 1) : a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    const page = ordered.slice(0, opts.limit);
+    const docs = await this.loadInOrder(page.map((p) => p.target));
+    const last = page[page.length - 1];
+    return {
+      connections: docs.filter((d): d is ConnectionDoc => d !== null && opts.match(d)),
+      next: ordered.length > opts.limit ? `${last.id}|${encodeURIComponent(last.key)}` : null,
+    };
   }
 
   /** The key ranges a scoped listing reads (the first tag's, else each integration's), and the check of every filter on the document. */

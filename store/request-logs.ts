@@ -2,6 +2,7 @@ import type { Collection, Db } from 'mongodb';
 import { keyPrefix, readRangePage, timeKey, uniqueSuffix, encodeCursor, decodeCursor, type Direction } from './key-range';
 import { rekeyEarlierDocuments, runOnce } from './migrations';
 import { ensureExpiry, type ExpiryRule } from './ttl';
+import { RequestLogHours } from './request-log-hours';
 
 /** One third-party request, as an operator sees it in `GET /logs`. Secrets already removed. */
 export interface RequestLogDoc {
@@ -115,11 +116,15 @@ export class RequestLogStore {
   private readonly suffixPrefix = uniqueSuffix().slice(0, 12);
   private suffixCount = 0;
 
+  /** Calls per integration and hour, counted as entries are written (the console's chart). */
+  readonly hours: RequestLogHours;
+
   constructor(
     private readonly db: Db,
     private readonly ttlDays: number,
   ) {
     this.col = db.collection<Stored>('request_logs');
+    this.hours = new RequestLogHours(db, ttlDays);
   }
 
   async ensureIndexes(): Promise<ExpiryRule[]> {
@@ -130,11 +135,12 @@ export class RequestLogStore {
       await this.col.dropIndex(name).catch(() => undefined);
     }
     await runOnce(this.db, 'request_logs_keyed', () => this.adoptEarlierEntries());
-    return [rule];
+    return [rule, await this.hours.ensureIndexes()];
   }
 
   async insert(entry: RequestLogDoc, suffix: string = uniqueSuffix()): Promise<void> {
     await this.col.insertMany(this.documentsFor(entry, suffix), { ordered: false });
+    this.hours.count(entry);
   }
 
   /**
@@ -147,6 +153,7 @@ export class RequestLogStore {
    */
   append(entry: RequestLogDoc, onFailure: AppendFailure): void {
     this.pending.push({ docs: this.documentsFor(entry, this.nextSuffix(), false), at: entry.at, onFailure });
+    this.hours.count(entry);
     if (this.pending.length >= APPEND_MAX_ENTRIES) {
       void this.writePending();
     } else if (this.flushTimer === null && this.writing.size === 0) {
@@ -160,6 +167,7 @@ export class RequestLogStore {
   async flush(): Promise<void> {
     await this.writePending();
     while (this.writing.size > 0) await Promise.all([...this.writing]);
+    await this.hours.flush();
   }
 
   private writePending(): Promise<void> {
@@ -235,17 +243,6 @@ export class RequestLogStore {
   async get(environment: string, id: string): Promise<RequestLogEntry | null> {
     const doc = await (this.col as unknown as Collection<ReadEntry>).findOne({ _id: keyPrefix(environment, 'a') + id });
     return doc ? toEntry(doc) : null;
-  }
-
-  /**
-   * How many requests an integration logged in each of `bounds`' intervals (`bounds[i]` to
-   * `bounds[i + 1]`): one count of an `_id` range each, nothing decoded.
-   */
-  async countByInterval(environment: string, integration: string, bounds: Date[]): Promise<number[]> {
-    const prefix = keyPrefix(environment, 'i', integration);
-    return Promise.all(
-      bounds.slice(0, -1).map((from, i) => this.col.countDocuments({ _id: { $gte: prefix + timeKey(from), $lt: prefix + timeKey(bounds[i + 1]) } })),
-    );
   }
 
   /**

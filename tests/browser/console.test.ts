@@ -105,6 +105,15 @@ describe('the operator console, in Chromium', () => {
   test('integrations: the status figures and the last 24 hours of runs and calls', async () => {
     const { context, page } = await newPage();
     try {
+      // A run that fails (Luma refuses its first page), for the chart's failed runs and calls.
+      stack.luma.failNext(1, 400);
+      expect(
+        (await stack.api('POST', '/sync/trigger', { body: { provider_config_key: 'luma', connection_id: 'other-user', syncs: ['list-events'] } })).status,
+      ).toBe(200);
+      await waitUntil(async () => {
+        const now = await stack.api('GET', '/sync/status?provider_config_key=luma&connection_id=other-user&syncs=list-events');
+        return now.body.syncs[0].status === 'ERROR';
+      }, 30_000);
       await signInWithKey(page, stack.keys.dev);
       const row = page.locator('tr[data-integration="luma"]');
       expect(await row.locator('[data-figure="connections"]').textContent()).toBe('2');
@@ -114,8 +123,12 @@ describe('the operator console, in Chromium', () => {
       expect(await hours.count()).toBe(24);
       // The runs of the first syncs and their calls are in the chart (this hour's bar).
       const lastHour = hours.last();
-      expect(Number(await lastHour.getAttribute('data-runs'))).toBeGreaterThanOrEqual(2);
+      expect(Number(await lastHour.getAttribute('data-runs'))).toBeGreaterThanOrEqual(3);
+      expect(Number(await lastHour.getAttribute('data-failed'))).toBe(1);
       expect(Number(await lastHour.getAttribute('data-calls'))).toBeGreaterThan(0);
+      expect(Number(await lastHour.getAttribute('data-call-errors'))).toBe(1);
+      // The failing sync is among the latest errors, linked to its connection.
+      expect(await page.locator('tr[data-error] a').first().textContent()).toBe('other-user');
       await shot(page, 'integration');
     } finally {
       await context.close();

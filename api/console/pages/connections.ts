@@ -47,7 +47,7 @@ export async function connectionsPage(deps: ApiDeps, req: Request, res: Response
       notice: noticeOf(req.query.notice),
       body: html`<h1>Connections</h1>
         <form class="filters" method="get" action="/console/connections">
-          <label>Connection id <input name="search" value=${q.search ?? ''} placeholder="contains…" /></label>
+          <label>Connection id <input name="search" value=${q.search ?? ''} placeholder="starts with…" /></label>
           <label
             >Integration
             <select name="integration">

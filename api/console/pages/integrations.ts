@@ -85,9 +85,11 @@ export async function integrationPage(deps: ApiDeps, req: Request, res: Response
   const now = Date.now();
   const end = Math.ceil(now / HOUR_MS) * HOUR_MS;
   const bounds = Array.from({ length: 25 }, (_, i) => new Date(end - (24 - i) * HOUR_MS));
+  // This process's own counts of the last seconds first (other processes' follow within seconds).
+  await deps.stores.requestLogs.hours.flush();
   const [runs, calls] = await Promise.all([
     countSyncRunsByInterval(deps, session.environment, key, bounds).catch(() => null),
-    deps.stores.requestLogs.countByInterval(session.environment, key, bounds),
+    deps.stores.requestLogs.hours.read(session.environment, key, bounds[0], 24),
   ]);
   const f = status.last_hour;
   res.type('html').send(
@@ -143,15 +145,15 @@ function figure(name: string, value: string | number, label: string) {
 }
 
 /**
- * Runs started (failed ones in red) and third-party calls per hour, as an SVG of plain
- * rectangles: sized by attributes, coloured by the stylesheet (no inline style, no script).
+ * Runs started and third-party calls per hour, the failed ones of each in red, as an SVG of
+ * plain rectangles: sized by attributes, coloured by the stylesheet (no inline style, no script).
  */
-function activityChart(bounds: Date[], runs: RunCounts[] | null, calls: number[]) {
+function activityChart(bounds: Date[], runs: RunCounts[] | null, calls: Array<{ calls: number; errors: number }>) {
   const W = 720;
   const H = 140;
   const slot = W / calls.length;
   const maxRuns = Math.max(1, ...(runs ?? []).map((r) => r.started));
-  const maxCalls = Math.max(1, ...calls);
+  const maxCalls = Math.max(1, ...calls.map((c) => c.calls));
   const half = H / 2 - 6;
   const bars = calls.map((c, i) => {
     const x = i * slot + 2;
@@ -159,18 +161,27 @@ function activityChart(bounds: Date[], runs: RunCounts[] | null, calls: number[]
     const r = runs?.[i];
     const runH = r ? (r.started / maxRuns) * half : 0;
     const failH = r ? (r.failed / maxRuns) * half : 0;
-    const callH = (c / maxCalls) * half;
+    const callH = (c.calls / maxCalls) * half;
+    const errorH = (c.errors / maxCalls) * half;
     const hour = bounds[i].toISOString().slice(11, 16);
-    return html`<g data-hour=${bounds[i].toISOString()} data-runs=${r?.started ?? ''} data-failed=${r?.failed ?? ''} data-calls=${c}>
-      <title>${`${hour} UTC: ${r ? `${r.started} runs (${r.failed} failed), ` : ''}${c} calls`}</title>
+    return html`<g
+      data-hour=${bounds[i].toISOString()}
+      data-runs=${r?.started ?? ''}
+      data-failed=${r?.failed ?? ''}
+      data-calls=${c.calls}
+      data-call-errors=${c.errors}
+    >
+      <title>${`${hour} UTC: ${r ? `${r.started} runs (${r.failed} failed), ` : ''}${c.calls} calls (${c.errors} failed)`}</title>
       <rect class="runs" x=${x} y=${half - runH} width=${w} height=${runH} />
       <rect class="failed" x=${x} y=${half - failH} width=${w} height=${failH} />
       <rect class="calls" x=${x} y=${H - callH} width=${w} height=${callH} />
+      <rect class="failed" x=${x} y=${H - errorH} width=${w} height=${errorH} />
     </g>`;
   });
   return html`<svg viewBox=${`0 0 ${W} ${H}`} role="img" aria-label="Sync runs and third-party calls per hour, last 24 hours">${bars}</svg>
     <div class="legend">
-      <span>Top: sync runs per hour (max ${runs ? maxRuns : '—'}; failed in red)${runs ? '' : ' — Temporal did not answer'}</span>
+      <span>Top: sync runs per hour (max ${runs ? maxRuns : '—'})${runs ? '' : ' — Temporal did not answer'}</span>
       <span>Bottom: third-party calls per hour (max ${maxCalls})</span>
+      <span>Failed ones in red</span>
     </div>`;
 }
