@@ -36,6 +36,11 @@ export interface ConnectionKey {
   connectionId: string;
 }
 
+/** Whether the connection carries every one of `tags`: keys without regard to case (as Nango's), values exactly. */
+export function carriesTags(doc: Pick<ConnectionDoc, 'tags'>, tags: Record<string, string>): boolean {
+  return Object.entries(tags).every(([key, value]) => Object.entries(doc.tags ?? {}).some(([k, v]) => k.toLowerCase() === key.toLowerCase() && v === value));
+}
+
 /** The first string after every string that starts with `prefix` (non-empty). */
 function successor(prefix: string): string {
   return prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
@@ -262,10 +267,7 @@ export class ConnectionStore {
     const wanted = Object.entries(opts.tags).map(([k, v]) => [k.toLowerCase(), v] as const);
     const integrations = opts.providerConfigKeys ? new Set(opts.providerConfigKeys) : null;
     const match = (doc: ConnectionDoc) =>
-      doc.environment === environment &&
-      (!integrations || integrations.has(doc.provider_config_key)) &&
-      wanted.every(([key, value]) => Object.entries(doc.tags ?? {}).some(([k, v]) => k.toLowerCase() === key && v === value)) &&
-      opts.match(doc);
+      doc.environment === environment && (!integrations || integrations.has(doc.provider_config_key)) && carriesTags(doc, opts.tags) && opts.match(doc);
     const scopes =
       wanted.length > 0 ? [tagScope(environment, wanted[0][0], wanted[0][1])] : [...(integrations ?? [])].map((key) => integrationScope(environment, key));
     return { scopes, match };

@@ -1,5 +1,5 @@
 import { decodeCursor, encodeCursor } from '../../store/key-range';
-import type { ConnectionDoc } from '../../store/connections';
+import { carriesTags, type ConnectionDoc } from '../../store/connections';
 import type { ApiDeps } from '../deps';
 
 export interface ConsoleConnectionFilters {
@@ -32,14 +32,12 @@ export async function consoleConnectionPage(
   const at = filters.tag?.indexOf('=') ?? -1;
   const tags = filters.tag && at > 0 ? { [filters.tag.slice(0, at)]: filters.tag.slice(at + 1) } : {};
   const providerConfigKeys = filters.integration ? [filters.integration] : (await deps.stores.integrations.list(environment)).map((i) => i.unique_key);
-  const hasTags = (doc: ConnectionDoc) =>
-    Object.entries(tags).every(([k, v]) => Object.entries(doc.tags ?? {}).some(([dk, dv]) => dk.toLowerCase() === k.toLowerCase() && dv === v));
   // A search reads the ids' own key ranges; otherwise the listing's, newest first.
   const page = filters.search
     ? await deps.stores.connections.pageByIdPrefix(environment, {
         providerConfigKeys,
         prefix: filters.search,
-        match: hasTags,
+        match: (doc) => carriesTags(doc, tags),
         after: cursor === undefined ? undefined : decodeCursor(cursor, SEARCH_POSITION),
         limit,
       })
