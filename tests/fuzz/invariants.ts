@@ -26,11 +26,13 @@ export function answerProblems(method: string, route: string, res: RawResponse, 
 
 /**
  * Collections that record an attempt by design, or are logs: a refused request may write
- * there (the third-party request log, a failed-auth webhook delivery, a claimed connect
+ * there (the third-party request log and its hourly sums, a failed-auth webhook delivery, a claimed connect
  * attempt, the API rate counters, Luma's request budget, a token-refresh lease).
  */
 const UNCHECKED_COLLECTIONS = [
   /^request_logs$/,
+  // The log's calls per hour: summed by each process every few seconds, whatever else is going on.
+  /^request_log_hours$/,
   /^webhook_deliveries$/,
   /^connect_session_attempts$/,
   /^api_rate/,
