@@ -7,8 +7,9 @@ import { percentile, round1 } from './timing';
 
 /** Requests timed per page, one after the other (an operator clicking). */
 const SAMPLES = 20;
-/** Pages followed from the first for the deep page figure. */
+/** Pages followed from the first for the deep page figure (fewer when there are not that many). */
 const DEEP_PAGES = 100;
+const PAGE_SIZE = 50;
 
 /**
  * The console's pages at `connections` connections (`npm run bench -- console [connections]`):
@@ -37,8 +38,9 @@ export async function consolePageFigures(connections: number): Promise<Figure[]>
       return { status: res.status, text };
     };
     // The cursor 100 pages in, followed as an operator would.
+    const deepPages = Math.max(1, Math.min(DEEP_PAGES, Math.floor(connections / PAGE_SIZE) - 1));
     let deep = '/console/connections';
-    for (let i = 0; i < DEEP_PAGES; i++) {
+    for (let i = 0; i < deepPages; i++) {
       const next = /href="(\/console\/connections\?cursor=[^"]+)" rel="next"/.exec((await get(deep)).text)?.[1];
       if (!next) throw new Error(`no next page after ${i} pages`);
       deep = next.replace(/&amp;/g, '&');
@@ -47,7 +49,7 @@ export async function consolePageFigures(connections: number): Promise<Figure[]>
       integrations: '/console/integrations',
       integration_24h: '/console/integrations/luma-many',
       connections_first_page: '/console/connections',
-      [`connections_page_${DEEP_PAGES + 1}`]: deep,
+      [`connections_page_${deepPages + 1}`]: deep,
       connections_search_by_id: `/console/connections?search=many-${connections - 7}`,
       connections_by_tag: '/console/connections?tag=team%3Dt7',
       connections_by_integration_and_tag: '/console/connections?integration=luma-many&tag=team%3Dt7',
