@@ -274,6 +274,9 @@ describe('the operator console, in Chromium', () => {
       await connect.goto(link);
       expect(await connect.locator('[data-end-user]').textContent()).toContain('user-42');
       await connect.close();
+      // Made as POST /connect/sessions makes it: the end user will be the connection's end_user_id tag.
+      const stored = await stack.core.stores.connectSessions.find(new URL(link).searchParams.get('session_token') as string);
+      expect(stored).toMatchObject({ allowed_integrations: ['luma'], tags: { end_user_id: 'user-42' } });
 
       await page.goto(`${stack.apiUrl}/console/connections/luma/other-user`);
       await page.click('button[data-action="reconnect"]');

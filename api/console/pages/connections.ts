@@ -2,9 +2,9 @@ import type { Request, Response } from 'express';
 import { z } from 'zod';
 import { deleteConnection } from '../../../control';
 import type { ConnectionDoc } from '../../../store/connections';
-import { findConnection, findIntegration } from '../../../store/connection-lookup';
+import { findConnection } from '../../../store/connection-lookup';
 import type { ApiDeps } from '../../deps';
-import { publicBaseUrl } from '../../services/public-url';
+import { createConnectSession } from '../../services/connect-sessions';
 import { parseInput } from '../../validate';
 import { sessionOf } from '../auth';
 import { consoleConnectionPage, type ConsoleConnectionFilters } from '../connection-listing';
@@ -111,46 +111,33 @@ const connectLinkForm = z.object({
   end_user_email: z.union([z.email(), z.literal('')]).optional(),
 });
 
-/** POST /console/connect-links: a Connect link for an end user, shown once. */
+/** POST /console/connect-links: a Connect link for an end user, shown once (as `POST /connect/sessions` makes it). */
 export async function createConnectLink(deps: ApiDeps, req: Request, res: Response): Promise<void> {
   const session = sessionOf(res);
   const form = parseInput(connectLinkForm, req.body, 'invalid_body');
-  const integration = form.integration || undefined;
-  if (integration) await findIntegration(deps.stores, session.environment, integration);
-  const link = await connectLink(deps, req, {
-    environment: session.environment,
-    allowed_integrations: integration ? [integration] : null,
+  const created = await createConnectSession(deps, req, session.environment, {
+    ...(form.integration ? { allowed_integrations: [form.integration] } : {}),
     end_user: { id: form.end_user_id, ...(form.end_user_email ? { email: form.end_user_email } : {}) },
-    connection_id: null,
   });
-  linkPage(res, session, { title: 'Connect link', heading: `A Connect link for ${form.end_user_id}`, ...link });
+  linkPage(res, session, { title: 'Connect link', heading: `A Connect link for ${form.end_user_id}`, ...created });
 }
 
-/** POST /console/connections/:key/:id/reconnect: a link that re-authorizes this connection only. */
+/** POST /console/connections/:key/:id/reconnect: a link that re-authorizes this connection only (as `POST /connect/sessions/reconnect`). */
 export async function createReconnectLink(deps: ApiDeps, req: Request, res: Response): Promise<void> {
   const session = sessionOf(res);
   const { connection } = await findConnection(deps.stores, session.environment, String(req.params.key), String(req.params.id));
-  const link = await connectLink(deps, req, {
-    environment: session.environment,
+  const created = await createConnectSession(deps, req, session.environment, {
     allowed_integrations: [connection.provider_config_key],
-    end_user: null,
     connection_id: connection.connection_id,
   });
-  linkPage(res, session, { title: 'Reconnect link', heading: `Re-authorize ${connection.connection_id}`, ...link });
+  linkPage(res, session, { title: 'Reconnect link', heading: `Re-authorize ${connection.connection_id}`, ...created });
 }
 
-async function connectLink(
-  deps: ApiDeps,
-  req: Request,
-  session: { environment: string; allowed_integrations: string[] | null; end_user: { id: string; email?: string } | null; connection_id: string | null },
-): Promise<{ link: string; expiresAt: Date }> {
-  const link = new URL('/connect', publicBaseUrl(deps, req));
-  const { token, doc } = await deps.stores.connectSessions.create({ ...session, integrations_config_defaults: {}, tags: {} });
-  link.searchParams.set('session_token', token);
-  return { link: link.href, expiresAt: doc.expires_at };
-}
-
-function linkPage(res: Response, session: ReturnType<typeof sessionOf>, opts: { title: string; heading: string; link: string; expiresAt: Date }): void {
+function linkPage(
+  res: Response,
+  session: ReturnType<typeof sessionOf>,
+  opts: { title: string; heading: string; connect_link: string; expires_at: string },
+): void {
   res.type('html').send(
     consolePage({
       title: opts.title,
@@ -159,8 +146,8 @@ function linkPage(res: Response, session: ReturnType<typeof sessionOf>, opts: { 
       session,
       body: html`<h1>${opts.heading}</h1>
         <div class="panel">
-          <p>Send this link to the person; it works until ${time(opts.expiresAt)} and is shown only now.</p>
-          <input class="link" readonly value=${opts.link} data-connect-link aria-label="Connect link" />
+          <p>Send this link to the person; it works until ${time(opts.expires_at)} and is shown only now.</p>
+          <input class="link" readonly value=${opts.connect_link} data-connect-link aria-label="Connect link" />
         </div>
         <p><a href="/console/connections">Back to the connections</a></p>`,
     }),
