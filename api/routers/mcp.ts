@@ -1,18 +1,26 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, JSONRPCMessageSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  JSONRPCMessageSchema,
+  ListResourcesRequestSchema,
+  ListToolsRequestSchema,
+  ReadResourceRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import { BadRequestError, NotFoundError, WeftError } from '../../common/errors';
 import { findConnection } from '../../store/connection-lookup';
 import { mcpEnabled } from '../../store/environments';
 import { environmentOf } from '../middleware/auth';
 import { route, routeGroup } from '../routing/route';
 import { mcpHeaders } from '../schemas/mcp';
+import { listResources, readResource } from '../services/mcp-resources';
 import { callTool, exposedActions, toolOf } from '../services/mcp-tools';
 
 const NOT_SERVED = 'MCP’s Streamable HTTP transport (JSON-RPC 2.0 messages), described in docs/mcp.md rather than here.';
 
 /**
- * `/mcp`: one connection's actions as tools for AI agents, over MCP's Streamable HTTP
+ * `/mcp`: one connection's actions as tools for AI agents (and its synced records as
+ * resources), over MCP's Streamable HTTP
  * transport (the official SDK's server), stateless: every POST carries its own JSON-RPC
  * message(s) and is answered with JSON. The secret key names the environment, the
  * `Connection-Id` and `Provider-Config-Key` headers the connection; an environment with MCP
@@ -49,14 +57,16 @@ export const mcpRoutes = routeGroup({
         const server = new Server(
           { name: 'weft', version: '1' },
           {
-            capabilities: { tools: {} },
-            instructions: `Tools act on the ${connection.provider_config_key} account of connection ${connection.connection_id}.`,
+            capabilities: { tools: {}, resources: {} },
+            instructions: `Tools act on the ${connection.provider_config_key} account of connection ${connection.connection_id}; resources are its synced records.`,
           },
         );
         server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: tools.map(toolOf) }));
         server.setRequestHandler(CallToolRequestSchema, async (request) =>
           callTool(deps, connection, tools, request.params.name, request.params.arguments ?? {}),
         );
+        server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: listResources(deps, connection) }));
+        server.setRequestHandler(ReadResourceRequestSchema, async (request) => readResource(deps, connection, request.params.uri));
         const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
         res.on('close', () => {
           void transport.close();

@@ -59,6 +59,16 @@ export function resolveModel(registry: IntegrationRegistry, provider: string, re
   return { model: requested };
 }
 
+/** The models a connection's records can be read as: each sync's own, and the unified shape where one exists. */
+export function recordModels(registry: IntegrationRegistry, provider: string): Array<{ model: string; unified: boolean }> {
+  const models = new Map<string, boolean>();
+  for (const sync of registry.get(provider)?.syncs ?? []) {
+    for (const model of Object.keys(sync.models)) models.set(model, false);
+    for (const mapping of Object.values(sync.unified ?? {})) models.set(mapping.name, true);
+  }
+  return [...models].map(([model, unified]) => ({ model, unified }));
+}
+
 /** Whether some sync of the provider stores `requested` (by its own or its unified name). */
 export function isKnownModel(registry: IntegrationRegistry, provider: string, requested: string): boolean {
   return (registry.get(provider)?.syncs ?? []).some((s) => s.models[requested] || Object.values(s.unified ?? {}).some((m) => m.name === requested));

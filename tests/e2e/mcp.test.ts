@@ -141,6 +141,29 @@ describe('actions as MCP tools, per connection', () => {
     }
   });
 
+  test('resources: each synced model of the connection, read a page at a time by its next_uri, as GET /records pages them', async () => {
+    await stack.waitForSync('agent-luma', 'list-events', { providerConfigKey: 'luma' });
+    const client = await agent('agent-luma', 'luma');
+    const { resources } = await client.listResources();
+    expect(resources.map((r) => r.uri).sort()).toEqual(['weft://luma/CalendarEvent', 'weft://luma/UnifiedEvent']);
+
+    const first = await client.readResource({ uri: 'weft://luma/CalendarEvent?limit=10' });
+    const page1 = JSON.parse((first.contents[0] as { text: string }).text) as { records: Array<{ id: string }>; next_uri: string };
+    const api = await stack.api('GET', '/records?model=CalendarEvent&limit=10', { headers: { 'connection-id': 'agent-luma', 'provider-config-key': 'luma' } });
+    expect(page1.records.map((r) => r.id)).toEqual(api.body.records.map((r: { id: string }) => r.id));
+    const text = (read: { contents: Array<object> }) => JSON.parse(String((read.contents[0] as { text?: unknown }).text));
+    const second = text(await client.readResource({ uri: page1.next_uri })) as { records: Array<{ id: string }> };
+    expect(second.records).toHaveLength(10);
+    expect(second.records.filter((r) => page1.records.some((p) => p.id === r.id))).toEqual([]);
+    // The unified shape where the integration has one.
+    const unified = text(await client.readResource({ uri: 'weft://luma/UnifiedEvent?limit=2' }));
+    expect(unified.records).toHaveLength(2);
+
+    await expect(client.readResource({ uri: 'weft://luma/Nothing' })).rejects.toThrow(/No resource/);
+    await expect(client.readResource({ uri: 'weft://one-drive/File' })).rejects.toThrow(/No resource/);
+    await expect(client.readResource({ uri: 'weft://luma/CalendarEvent?cursor=not-a-cursor' })).rejects.toThrow(/invalid_cursor/);
+  });
+
   /** A raw MCP initialize request, for the refusals (the client SDK's errors carry only the status). */
   async function initialize(headers: Record<string, string>): Promise<{ status: number; body: any }> {
     const res = await fetch(`${stack.apiUrl}/mcp`, {

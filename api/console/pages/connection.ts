@@ -6,6 +6,7 @@ import type { ConsoleSessionDoc } from '../../../store/console-sessions';
 import type { SyncRunDoc } from '../../../store/sync-runs';
 import { temporalRunUrl } from '../../../webhooks/chat-alert-messages';
 import type { ApiDeps } from '../../deps';
+import { recordModels } from '../../services/record-listing';
 import { parseInput } from '../../validate';
 import { sessionOf } from '../auth';
 import { html } from '../view/html';
@@ -17,16 +18,6 @@ const RECENT_RUNS = 5;
 
 const STATUS_TONE: Record<string, 'ok' | 'bad' | 'warn'> = { SUCCESS: 'ok', ERROR: 'bad', RUNNING: 'warn' };
 const toneOf = (status: string) => STATUS_TONE[status] ?? 'muted';
-
-/** The models a connection's records can be read as: each sync's own, and the unified shape where one exists. */
-export function recordModels(deps: ApiDeps, provider: string): Array<{ model: string; unified: boolean }> {
-  const models = new Map<string, boolean>();
-  for (const sync of deps.registry.get(provider)?.syncs ?? []) {
-    for (const model of Object.keys(sync.models)) models.set(model, false);
-    for (const mapping of Object.values(sync.unified ?? {})) models.set(mapping.name, true);
-  }
-  return [...models].map(([model, unified]) => ({ model, unified }));
-}
 
 /** GET /console/connections/:key/:id: the connection, its syncs with their latest runs, and what can be done to them. */
 export async function connectionPage(deps: ApiDeps, req: Request, res: Response): Promise<void> {
@@ -95,7 +86,7 @@ export async function connectionPage(deps: ApiDeps, req: Request, res: Response)
         </div>
         <h2>Records</h2>
         <div class="panel actions">
-          ${recordModels(deps, connection.provider).map(
+          ${recordModels(deps.registry, connection.provider).map(
             (m) => html`<a href=${hrefWith(`${base}/records`, { model: m.model })} data-model=${m.model}>${m.model}${m.unified ? ' (unified)' : ''}</a>`,
           )}
         </div>

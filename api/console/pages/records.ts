@@ -3,12 +3,11 @@ import { z } from 'zod';
 import { findConnection } from '../../../store/connection-lookup';
 import type { ApiDeps } from '../../deps';
 import { listRecordsQuery } from '../../schemas/records';
-import { listRecordsPage } from '../../services/record-listing';
+import { listRecordsPage, recordModels } from '../../services/record-listing';
 import { parseInput } from '../../validate';
 import { sessionOf } from '../auth';
 import { html } from '../view/html';
 import { badge, connectionHref, consolePage, json, pager, time } from '../view/layout';
-import { recordModels } from './connection';
 
 const PAGE_SIZE = 25;
 
@@ -27,7 +26,7 @@ export async function recordsPage(deps: ApiDeps, req: Request, res: Response): P
   const session = sessionOf(res);
   const q = parseInput(recordsQuery, req.query, 'invalid_query_params');
   const { connection } = await findConnection(deps.stores, session.environment, String(req.params.key), String(req.params.id));
-  const models = recordModels(deps, connection.provider);
+  const models = recordModels(deps.registry, connection.provider);
   const model = q.model ?? models[0]?.model;
   const page = model
     ? await listRecordsPage(
