@@ -19,10 +19,9 @@ import { callTool, exposedActions, toolOf } from '../services/mcp-tools';
 const NOT_SERVED = 'MCP’s Streamable HTTP transport (JSON-RPC 2.0 messages), described in docs/mcp.md rather than here.';
 
 /**
- * `/mcp`: one connection's actions as tools for AI agents (and its synced records as
- * resources), over MCP's Streamable HTTP
- * transport (the official SDK's server), stateless: every POST carries its own JSON-RPC
- * message(s) and is answered with JSON. The secret key names the environment, the
+ * `/mcp`: one connection's actions as tools for AI agents, and its synced records as
+ * resources, over MCP's Streamable HTTP transport (the official SDK's server), stateless:
+ * every POST carries its own JSON-RPC message(s) and is answered with JSON. The secret key names the environment, the
  * `Connection-Id` and `Provider-Config-Key` headers the connection; an environment with MCP
  * off answers 404 `mcp_disabled`. There is no server-initiated stream: GET and DELETE answer
  * 405, as the transport's specification allows.
