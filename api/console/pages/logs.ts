@@ -8,7 +8,7 @@ import { listRequestLogs } from '../../services/request-log-listing';
 import { parseInput } from '../../validate';
 import { sessionOf } from '../auth';
 import { html } from '../view/html';
-import { badge, connectionHref, consolePage, hrefWith, pager, time } from '../view/layout';
+import { badge, connectionHref, consolePage, filledFields, hrefWith, pager, time } from '../view/layout';
 
 const PAGE_SIZE = 50;
 
@@ -30,7 +30,7 @@ function statusBadge(status: number | null, error: string | null) {
 export async function logsPage(deps: ApiDeps, req: Request, res: Response): Promise<void> {
   const session = sessionOf(res);
   const form = parseInput(logsForm, req.query, 'invalid_query_params');
-  const filters = Object.fromEntries(Object.entries(form).filter(([, v]) => v !== undefined && v !== '')) as Record<string, string>;
+  const filters = filledFields(form);
   const q = parseInput(listLogsQuery, { ...filters, limit: String(PAGE_SIZE) }, 'invalid_query_params');
   const page = await listRequestLogs(deps.stores, session.environment, q);
   res.type('html').send(

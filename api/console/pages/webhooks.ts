@@ -7,7 +7,7 @@ import { getWebhookEvent, listWebhookEvents, replayFailedWebhookEvents, replayWe
 import { parseInput } from '../../validate';
 import { sessionOf } from '../auth';
 import { html } from '../view/html';
-import { actionButton, badge, consolePage, csrfField, json, noticeOf, pager, time } from '../view/layout';
+import { actionButton, badge, consolePage, csrfField, filledFields, json, noticeOf, pager, time } from '../view/layout';
 
 const PAGE_SIZE = 50;
 
@@ -28,7 +28,7 @@ function eventHref(id: string): string {
 export async function webhooksPage(deps: ApiDeps, req: Request, res: Response): Promise<void> {
   const session = sessionOf(res);
   const form = parseInput(eventsForm, req.query, 'invalid_query_params');
-  const filters = Object.fromEntries(Object.entries(form).filter(([, v]) => v !== undefined && v !== '')) as Record<string, string>;
+  const filters = filledFields(form);
   const q = parseInput(listWebhookEventsQuery, { ...filters, limit: String(PAGE_SIZE) }, 'invalid_query_params');
   const page = await listWebhookEvents(deps, session.environment, q);
   const dayAgo = new Date(Date.now() - 86_400_000).toISOString().slice(0, 16);

@@ -120,6 +120,11 @@ export function pager(basePath: string, query: Record<string, string | undefined
   </nav>`;
 }
 
+/** A filter form's fields that were filled in: an empty field is no filter. */
+export function filledFields(form: Record<string, string | undefined>): Record<string, string> {
+  return Object.fromEntries(Object.entries(form).filter((e): e is [string, string] => e[1] !== undefined && e[1] !== ''));
+}
+
 export function hrefWith(basePath: string, query: Record<string, string | undefined>): string {
   const params = new URLSearchParams();
   for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== '') params.set(k, v);
